@@ -1,0 +1,3 @@
+"""Placeholder registration (replaced by the real glue)."""
+def register_plugin(ctx):
+    pass

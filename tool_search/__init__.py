@@ -1,0 +1,1 @@
+"""tool_search package."""
