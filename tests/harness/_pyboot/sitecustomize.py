@@ -1,0 +1,130 @@
+"""Process bootstrap for harness subprocesses (on ``PYTHONPATH``).
+
+Python imports ``sitecustomize`` after the ``.pth`` files of site-packages
+ran, so this runs before any host code in the driver *and* in the real
+``hermes`` CLI.  Controlled by environment variables:
+
+``STOWAGE_HARNESS_OFFLINE=1``
+    Refuse every network connection that is not to a loopback address or a
+    Unix socket, and refuse DNS lookups of non-local names, failing fast
+    instead of hanging.  Each refused attempt is appended as a JSON line to
+    ``STOWAGE_HARNESS_NET_LOG`` (if set) so tests can assert "no network".
+
+``STOWAGE_HARNESS_HIDE_DISTS=dist-a,dist-b``
+    Make those installed distributions invisible to ``importlib.metadata``
+    (so their ``hermes_agent.plugins`` entry points are not discovered) and
+    drop their setuptools *editable* import finders (so their top-level
+    packages cannot be imported).  Used to test a user-folder install of a
+    plugin whose distribution is also pip-installed in the same venv.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+
+
+def _normalize(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _log_attempt(kind: str, target: object) -> None:
+    path = os.environ.get("STOWAGE_HARNESS_NET_LOG")
+    if not path:
+        return
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(json.dumps({"kind": kind, "target": repr(target), "pid": os.getpid(), "time": time.time()}) + "\n")
+    except OSError:
+        pass
+
+
+def _install_offline_guard() -> None:
+    import ipaddress
+    import socket
+
+    local_names = {"localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", ""}
+
+    def is_local_host(host: object) -> bool:
+        if host is None:
+            return True
+        if isinstance(host, bytes):
+            host = host.decode("ascii", "ignore")
+        host = str(host).strip("[]").lower()
+        if host in local_names:
+            return True
+        try:
+            addr = ipaddress.ip_address(host.split("%", 1)[0])
+        except ValueError:
+            return False
+        return addr.is_loopback or addr.is_unspecified
+
+    real_getaddrinfo = socket.getaddrinfo
+    real_connect = socket.socket.connect
+    real_connect_ex = socket.socket.connect_ex
+
+    def getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if not is_local_host(host):
+            _log_attempt("dns", host)
+            raise socket.gaierror(socket.EAI_NONAME, f"harness offline: DNS lookup of {host!r} refused")
+        return real_getaddrinfo(host, *args, **kwargs)
+
+    def allowed(sock: socket.socket, address: object) -> bool:
+        if sock.family == getattr(socket, "AF_UNIX", object()):
+            return True
+        host = address[0] if isinstance(address, tuple) and address else address
+        return is_local_host(host)
+
+    def connect(self, address):  # type: ignore[no-untyped-def]
+        if not allowed(self, address):
+            _log_attempt("connect", address)
+            raise ConnectionRefusedError(111, f"harness offline: connection to {address!r} refused")
+        return real_connect(self, address)
+
+    def connect_ex(self, address):  # type: ignore[no-untyped-def]
+        if not allowed(self, address):
+            _log_attempt("connect", address)
+            return 111
+        return real_connect_ex(self, address)
+
+    socket.getaddrinfo = getaddrinfo
+    socket.socket.connect = connect  # type: ignore[method-assign]
+    socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
+
+
+def _hide_distributions(names: set[str]) -> None:
+    import importlib.metadata as md
+
+    real_distributions = md.distributions
+
+    def distributions(**kwargs):  # type: ignore[no-untyped-def]
+        for dist in real_distributions(**kwargs):
+            try:
+                name = dist.metadata["Name"] or ""
+            except Exception:
+                name = ""
+            if _normalize(name) not in names:
+                yield dist
+
+    md.distributions = distributions  # entry_points() looks this global up
+
+    prefixes = tuple("__editable___" + n.replace("-", "_") + "_" for n in names)
+    sys.meta_path[:] = [
+        f for f in sys.meta_path if not getattr(f, "__module__", "").startswith(prefixes)
+    ]
+    sys.path_hooks[:] = [
+        h for h in sys.path_hooks if not getattr(h, "__module__", "").startswith(prefixes)
+    ]
+    sys.path[:] = [p for p in sys.path if not str(p).startswith("__editable__.")]
+    sys.path_importer_cache.clear()
+
+
+if os.environ.get("STOWAGE_HARNESS_OFFLINE") == "1":
+    _install_offline_guard()
+
+_hidden = {_normalize(n) for n in os.environ.get("STOWAGE_HARNESS_HIDE_DISTS", "").split(",") if n.strip()}
+if _hidden:
+    _hide_distributions(_hidden)

@@ -1,0 +1,247 @@
+"""Temporary ``HERMES_HOME`` directories and plugin install routes.
+
+A :class:`HermesHome` is a throw-away directory tree::
+
+    <root>/hermes/      HERMES_HOME (config.yaml, plugins/, state.db, logs/ ...)
+    <root>/home/        HOME of the subprocess (nothing touches the real ~)
+    <root>/work/        working directory of the subprocess
+    <root>/net.log      refused network attempts (JSON lines), see _pyboot
+
+plus the environment to run the host in it (:meth:`HermesHome.env`).
+
+Plugin install routes:
+
+* **entry point** (default): the project is pip-installed (editable) in the
+  venv, so ``plugins.enabled: [stowage]`` is all it takes.
+* **user folder**: :meth:`HermesHome.install_user_plugin` symlinks or copies
+  a plugin folder to ``$HERMES_HOME/plugins/<name>/``;
+  :meth:`HermesHome.install_stowage_user_plugin` does it for the repo's
+  ``plugins/stowage`` (``mode="copy"`` also copies the core folders inside
+  it, making a self-contained copy).  Both sources produce the key
+  ``stowage`` and the entry point, discovered *later*, would win the key
+  collision in ``hermes_cli.plugins`` (and ``plugins.disabled`` would
+  disable both), so the user-folder routes also hide the ``hermes-stowage``
+  distribution from the subprocess: ``tests/harness/_pyboot/sitecustomize.py``
+  filters it out of ``importlib.metadata`` and removes its editable import
+  finder, so neither its entry point nor ``import stowage`` is visible.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Literal, Mapping
+
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+HARNESS_DIR = Path(__file__).resolve().parent
+PYBOOT_DIR = HARNESS_DIR / "_pyboot"
+STOWAGE_DIST = "hermes-stowage"
+STOWAGE_PLUGIN_DIR = REPO_ROOT / "plugins" / "stowage"
+STOWAGE_CORE_PACKAGES = ("context_engine", "blobstore", "tool_search")
+
+# Environment variables passed through from the test process; everything
+# else (API keys, proxies, HERMES_* of the developer) is dropped.
+_PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT", "TERM")
+
+# Settings that keep the host offline, quiet and fast (all overridable).
+OFFLINE_DEFAULTS: dict[str, Any] = {
+    "memory": {"memory_enabled": False, "user_profile_enabled": False},
+    "curator": {"enabled": False},
+    "model_catalog": {"enabled": False},
+    "lsp": {"enabled": False},
+    "security": {"tirith_enabled": False, "allow_lazy_installs": False},
+    "agent": {"environment_probe": False},
+    "checkpoints": {"enabled": False},
+    "sessions": {"auto_prune": False},
+    "updates": {"non_interactive_local_changes": "stash"},
+}
+
+
+def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Recursively merge *extra* into a copy of *base* (extra wins)."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in extra.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = deep_merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+@dataclass
+class HermesHome:
+    """A temp Hermes home wired to the fake model server at ``base_url``."""
+
+    root: Path
+    base_url: str
+    context_length: int = 128_000
+    engine: str = "compressor"
+    plugins_enabled: list[str] = field(default_factory=list)
+    extra_config: dict[str, Any] = field(default_factory=dict)
+    model: str = "fake-model"
+    hidden_distributions: set[str] = field(default_factory=set)
+    offline: bool = True
+
+    def __post_init__(self) -> None:
+        self.root = Path(self.root)
+        for directory in (self.path, self.home_dir, self.work_dir):
+            directory.mkdir(parents=True, exist_ok=True)
+        self.write_config()
+
+    # -- layout -----------------------------------------------------------------
+    @property
+    def path(self) -> Path:
+        """The ``HERMES_HOME`` directory."""
+        return self.root / "hermes"
+
+    @property
+    def home_dir(self) -> Path:
+        return self.root / "home"
+
+    @property
+    def work_dir(self) -> Path:
+        return self.root / "work"
+
+    @property
+    def config_path(self) -> Path:
+        return self.path / "config.yaml"
+
+    @property
+    def plugins_dir(self) -> Path:
+        return self.path / "plugins"
+
+    @property
+    def net_log(self) -> Path:
+        return self.root / "net.log"
+
+    # -- config -----------------------------------------------------------------
+    def config(self) -> dict[str, Any]:
+        """The config this home writes (base + offline defaults + extras)."""
+        base: dict[str, Any] = {
+            "model": {
+                "provider": "custom",
+                "default": self.model,
+                "base_url": self.base_url,
+                "api_key": "sk-fake",
+                "context_length": self.context_length,
+            },
+            "context": {"engine": self.engine},
+            "plugins": {"enabled": list(self.plugins_enabled)},
+            "tools": {"tool_search": {"enabled": "off"}},
+        }
+        return deep_merge(deep_merge(base, OFFLINE_DEFAULTS), self.extra_config)
+
+    def write_config(self) -> Path:
+        self.config_path.write_text(yaml.safe_dump(self.config(), sort_keys=False), encoding="utf-8")
+        return self.config_path
+
+    def update_config(self, extra: Mapping[str, Any]) -> Path:
+        """Deep-merge *extra* into the extra config and rewrite ``config.yaml``."""
+        self.extra_config = deep_merge(self.extra_config, extra)
+        return self.write_config()
+
+    def set_engine(self, engine: str) -> None:
+        self.engine = engine
+        self.write_config()
+
+    def enable_plugins(self, *keys: str) -> None:
+        for key in keys:
+            if key not in self.plugins_enabled:
+                self.plugins_enabled.append(key)
+        self.write_config()
+
+    def read_config(self) -> dict[str, Any]:
+        """Read ``config.yaml`` back (e.g. after ``hermes plugins enable``)."""
+        return yaml.safe_load(self.config_path.read_text(encoding="utf-8")) or {}
+
+    # -- plugins ----------------------------------------------------------------
+    def install_user_plugin(
+        self,
+        source: Path,
+        *,
+        name: str | None = None,
+        mode: Literal["symlink", "copy"] = "symlink",
+        extra_dirs: Iterable[Path] = (),
+    ) -> Path:
+        """Install the plugin folder *source* as ``plugins/<name>/``.
+
+        ``mode="copy"`` copies it (ignoring caches) and also copies each of
+        *extra_dirs* inside it; ``mode="symlink"`` links the folder itself.
+        """
+        source = Path(source).resolve()
+        target = self.plugins_dir / (name or source.name)
+        self.plugins_dir.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.exists():
+            shutil.rmtree(target)
+        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+        if mode == "symlink":
+            if extra_dirs:
+                raise ValueError("extra_dirs needs mode='copy'")
+            target.symlink_to(source, target_is_directory=True)
+        elif mode == "copy":
+            shutil.copytree(source, target, ignore=ignore)
+            for extra in extra_dirs:
+                extra = Path(extra).resolve()
+                shutil.copytree(extra, target / extra.name, ignore=ignore)
+        else:
+            raise ValueError(f"unknown install mode {mode!r}")
+        return target
+
+    def install_stowage_user_plugin(self, mode: Literal["symlink", "copy"] = "symlink") -> Path:
+        """Install the repo's Stowage plugin as a user plugin and hide the
+        pip distribution (entry point and editable finder) from subprocesses.
+
+        ``symlink`` links ``plugins/stowage``: the package then finds the core
+        folders through the checkout root.  ``copy`` makes a self-contained
+        copy with ``context_engine/``, ``blobstore/`` and ``tool_search/``
+        inside the plugin folder.
+        """
+        extra = [REPO_ROOT / pkg for pkg in STOWAGE_CORE_PACKAGES] if mode == "copy" else []
+        target = self.install_user_plugin(STOWAGE_PLUGIN_DIR, name="stowage", mode=mode, extra_dirs=extra)
+        self.hide_distribution(STOWAGE_DIST)
+        return target
+
+    def hide_distribution(self, dist_name: str) -> None:
+        """Hide an installed distribution from the subprocesses of this home."""
+        self.hidden_distributions.add(dist_name)
+
+    # -- environment ------------------------------------------------------------
+    def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Environment for a host subprocess running in this home."""
+        env = {k: os.environ[k] for k in _PASSTHROUGH_ENV if k in os.environ}
+        env.update(
+            {
+                "HERMES_HOME": str(self.path),
+                "HOME": str(self.home_dir),
+                "PYTHONPATH": str(PYBOOT_DIR),
+                "PYTHONUNBUFFERED": "1",
+                "PYTHONIOENCODING": "utf-8",
+                "NO_PROXY": "127.0.0.1,localhost",
+                "no_proxy": "127.0.0.1,localhost",
+                "TERM": "dumb",
+                "COLUMNS": "200",
+                "NO_COLOR": "1",
+            }
+        )
+        if self.offline:
+            env["STOWAGE_HARNESS_OFFLINE"] = "1"
+            env["STOWAGE_HARNESS_NET_LOG"] = str(self.net_log)
+        if self.hidden_distributions:
+            env["STOWAGE_HARNESS_HIDE_DISTS"] = ",".join(sorted(self.hidden_distributions))
+        env.update(extra or {})
+        return env
+
+    def network_attempts(self) -> list[dict[str, Any]]:
+        """Network connections the offline guard refused (JSON lines)."""
+        import json
+
+        if not self.net_log.exists():
+            return []
+        return [json.loads(line) for line in self.net_log.read_text().splitlines() if line.strip()]
