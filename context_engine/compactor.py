@@ -1,0 +1,233 @@
+"""One compaction: prune, choose the window, summarize, assemble and sanitize.
+
+:func:`compact` is the only place the four phases meet.  It is pure apart
+from the two callables it is given: ``summarize`` (the host's auxiliary LLM,
+or ``None`` while the summary model is cooling down) and an optional
+``archive`` that keeps what leaves the window (the blob store).  It never
+raises for bad input and never returns an invalid message list: if it cannot
+do better it returns the input unchanged and says why.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Callable, Protocol
+
+from .assemble import place_summary, sanitize
+from .boundaries import Window, budget_tail_start, choose_window, head_end_index
+from .fallback import build_fallback
+from .messages import Message, is_real_user_turn, is_summary, last_index, message_text, tool_names_by_call_id
+from .prune import PruneSettings, prune
+from .stubs import PrunedOutput, default_stub
+from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
+from .summary_prompt import SummaryRequest, build_prompt, summary_budget_tokens
+from .transcript import TranscriptLimits, serialize_window
+from .validate import validate_messages
+
+logger = logging.getLogger(__name__)
+
+CountFn = Callable[[Message], int]
+Summarizer = Callable[[str], str]
+
+
+class Archive(Protocol):
+    """Where content leaving the window is kept (the blob store, issue 3)."""
+
+    def render_pruned(self, output: PrunedOutput) -> str | None:
+        """Keep a pruned tool output; return its replacement text (None = default stub)."""
+
+    def keep_window(self, window: list[Message]) -> str | None:
+        """Keep the summarized turns; return a reference for the summary (None = not kept)."""
+
+
+@dataclass(frozen=True)
+class CompactionPlan:
+    """The numbers one compaction works with (derived from settings and model)."""
+
+    protect_first_n: int
+    tail_budget_tokens: int
+    tail_min_messages: int
+    context_length: int
+    summary_max_tokens: int = 8000
+    abort_on_summary_failure: bool = False
+    profile: str = "strict"
+    prune: PruneSettings = PruneSettings()
+    transcript: TranscriptLimits = TranscriptLimits()
+
+
+@dataclass
+class CompactionStats:
+    messages_before: int = 0
+    messages_after: int = 0
+    pruned_outputs: int = 0
+    images_removed: int = 0
+    arguments_shrunk: int = 0
+    window_messages: int = 0
+    summary_chars: int = 0
+    phase_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class CompactionOutcome:
+    messages: list[Message]
+    changed: bool
+    aborted: bool = False
+    summary_error: str | None = None
+    fallback_used: bool = False
+    summary_body: str | None = None
+    window_reference: str | None = None
+    pruned: list[PrunedOutput] = field(default_factory=list)
+    stats: CompactionStats = field(default_factory=CompactionStats)
+
+
+def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, summarize: Summarizer | None,
+            focus_topic: str | None = None, memory_context: str = "", archive: Archive | None = None,
+            cooldown_reason: str = "the summary model is cooling down after a failure",
+            today: str | None = None) -> CompactionOutcome:
+    """Compact ``messages`` (the input list is never mutated)."""
+    stats = CompactionStats(messages_before=len(messages))
+    clock = _PhaseClock(stats)
+    if not messages:
+        return CompactionOutcome(messages, changed=False, stats=stats)
+
+    head_end = head_end_index(messages, plan.protect_first_n)
+    prune_from = budget_tail_start(messages, budget_tokens=plan.tail_budget_tokens,
+                                   min_messages=plan.tail_min_messages, count=count, floor_index=head_end)
+    newest_user = last_index(messages, is_real_user_turn)
+    render = _renderer(archive)
+    pruned = prune(messages, protect_from=prune_from, settings=plan.prune, render=render,
+                   keep_images_at=frozenset({newest_user}))
+    stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
+    stats.arguments_shrunk = pruned.arguments_shrunk
+    clock.lap("prune")
+
+    window = choose_window(pruned.messages, protect_first_n=plan.protect_first_n,
+                           tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
+                           count=count)
+    clock.lap("boundaries")
+    if window.size == 0:
+        if not pruned.changed:
+            return CompactionOutcome(messages, changed=False, stats=stats)
+        result = sanitize(pruned.messages)
+        return _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
+
+    outcome = _summarize(messages, pruned.messages, window, plan, count=count, summarize=summarize,
+                         focus_topic=focus_topic, memory_context=memory_context, archive=archive,
+                         cooldown_reason=cooldown_reason, today=today or date.today().isoformat())
+    clock.lap("summary")
+    if outcome.aborted:
+        outcome.stats = stats
+        return outcome
+    head, tail = pruned.messages[:window.head_end], pruned.messages[window.tail_start:]
+    result = sanitize(place_summary(head, wrap(outcome.summary_body or ""), tail))
+    stats.window_messages = window.size
+    stats.summary_chars = len(outcome.summary_body or "")
+    final = _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
+    final.summary_error, final.fallback_used = outcome.summary_error, outcome.fallback_used
+    final.summary_body, final.window_reference = outcome.summary_body, outcome.window_reference
+    return final
+
+
+def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
+    if archive is None:
+        return default_stub
+
+    def render(output: PrunedOutput) -> str:
+        try:
+            text = archive.render_pruned(output)
+        except Exception:  # noqa: BLE001 - a failing store must not break compaction
+            logger.warning("stowage: archive failed for a pruned output; using a plain stub", exc_info=True)
+            text = None
+        return text if text is not None else default_stub(output)
+    return render
+
+
+def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
+               count: CountFn, summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
+               archive: Archive | None, cooldown_reason: str, today: str) -> CompactionOutcome:
+    """Phase 3: the summary body (model or fallback), or an abort."""
+    window_messages = pruned[window.head_end:window.tail_start]
+    previous = extract_previous(pruned[:window.tail_start])
+    previous_body = previous[1] if previous else None
+    reference = _keep_window(archive, original[window.head_end:window.tail_start])
+    newest_user = last_index(pruned, is_real_user_turn)
+    newest_request = remainder_after_summary(message_text(pruned[newest_user])) if newest_user >= 0 else None
+    # Like the built-in, the summarizer reads the pruned turns: old outputs are
+    # informative stubs (kept whole in the store), which keeps the summary
+    # request small and fast.
+    transcript_input = [_without_summary(m) for m in window_messages]
+
+    error: str | None = None
+    body: str | None = None
+    if summarize is None:
+        error = cooldown_reason
+    else:
+        names = tool_names_by_call_id(pruned)
+        transcript = serialize_window(transcript_input, names=names, first_number=window.head_end + 1,
+                                      limits=plan.transcript)
+        request = SummaryRequest(
+            transcript=transcript,
+            # the budget only needs a rough size: 4 chars per token
+            budget_tokens=summary_budget_tokens(len(transcript) // 4, plan.context_length, plan.summary_max_tokens),
+            today=today, previous_summary=previous_body, focus_topic=focus_topic, memory_context=memory_context)
+        try:
+            body = clean_reply(summarize(build_prompt(request)))
+        except SummaryFailure as failure:
+            error = str(failure)
+            if failure.aborts or plan.abort_on_summary_failure:
+                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error)
+        except Exception as exc:  # noqa: BLE001 - any summarizer bug degrades to the fallback
+            error = f"error: {type(exc).__name__}: {exc}"
+            if plan.abort_on_summary_failure:
+                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error)
+    fallback_used = body is None
+    if body is None:
+        body = build_fallback(window_messages, previous_summary=previous_body, reason=error or "unknown")
+    body = ground(body, newest_request=newest_request, store_reference=reference)
+    return CompactionOutcome(original, changed=True, summary_error=error, fallback_used=fallback_used,
+                             summary_body=body, window_reference=reference)
+
+
+def _keep_window(archive: Archive | None, window: list[Message]) -> str | None:
+    if archive is None:
+        return None
+    try:
+        return archive.keep_window(window)
+    except Exception:  # noqa: BLE001
+        logger.warning("stowage: could not store the summarized window", exc_info=True)
+        return None
+
+
+def _without_summary(message: Message) -> Message:
+    """A message with an embedded earlier summary reduced to its own text."""
+    if not is_summary(message):
+        return message
+    remainder = remainder_after_summary(message_text(message))
+    return {"role": message.get("role"), "content": remainder or "(earlier summary, see PREVIOUS SUMMARY)"}
+
+
+def _finish(original: list[Message], result: list[Message], plan: CompactionPlan, stats: CompactionStats,
+            count: CountFn, *, pruned: list[PrunedOutput], clock: "_PhaseClock") -> CompactionOutcome:
+    problems = validate_messages(result, plan.profile)
+    clock.lap("assemble")
+    if problems:
+        logger.error("stowage: compaction produced an invalid list (%s); keeping the messages unchanged",
+                     "; ".join(map(str, problems[:3])))
+        return CompactionOutcome(original, changed=False, aborted=True,
+                                 summary_error=f"internal error: invalid result ({problems[0]})", stats=stats)
+    stats.messages_after = len(result)
+    return CompactionOutcome(result, changed=True, pruned=pruned, stats=stats)
+
+
+class _PhaseClock:
+    def __init__(self, stats: CompactionStats) -> None:
+        self._stats = stats
+        self._last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        now = time.perf_counter()
+        self._stats.phase_ms[phase] = round((now - self._last) * 1000, 3)
+        self._last = now

@@ -1,0 +1,190 @@
+"""Validate the user's ``stowage:`` block into :class:`Settings`.
+
+Validation happens once, when the engine starts.  Every problem is reported
+together, each naming the key, the bad value and what is accepted, so a user
+fixes their ``config.yaml`` in one go.  Keys under ``compaction`` that are not
+set fall back to the matching built-in ``compression.*`` key.
+"""
+
+from __future__ import annotations
+
+import difflib
+from types import MappingProxyType
+from typing import Any, Mapping
+
+from .config_schema import (BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, KEYS_BY_PATH, NUMBER, SECTIONS, STRING, STRINGS,
+                            Key)
+
+INHERITED_TAIL_FLOOR_CAP = 8
+
+
+class StowageConfigError(ValueError):
+    """The ``stowage:`` block (or an inherited key) holds a bad value."""
+
+    def __init__(self, problems: list[str], source: str = "config.yaml") -> None:
+        self.problems = problems
+        self.source = source
+        lines = "\n".join(f"  - {p}" for p in problems)
+        super().__init__(f"Stowage configuration error in {source}:\n{lines}\n"
+                         "Fix these keys (see docs/configuration.md) and restart Hermes.")
+
+
+class Section:
+    """Read-only attribute view of one config section."""
+
+    def __init__(self, name: str, values: dict[str, Any]) -> None:
+        self._name = name
+        self._values = MappingProxyType(dict(values))
+
+    def __getattr__(self, item: str) -> Any:
+        try:
+            return self._values[item]
+        except KeyError:
+            raise AttributeError(f"stowage.{self._name} has no key {item!r}") from None
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return f"Section({self._name}, {dict(self._values)!r})"
+
+
+class Settings:
+    """All Stowage settings, validated; sections are attributes."""
+
+    def __init__(self, values: dict[str, dict[str, Any]], origins: dict[str, str]) -> None:
+        self._sections = {name: Section(name, vals) for name, vals in values.items()}
+        self.origins = MappingProxyType(origins)  # path -> "default" | "stowage" | "compression.x"
+
+    def __getattr__(self, item: str) -> Section:
+        try:
+            return self.__dict__["_sections"][item]
+        except KeyError:
+            raise AttributeError(f"no stowage config section {item!r}") from None
+
+    def as_dict(self) -> dict[str, dict[str, Any]]:
+        return {name: section.as_dict() for name, section in self._sections.items()}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "Settings":
+        return self  # immutable
+
+
+def default_settings() -> Settings:
+    return load_settings({})
+
+
+def load_settings(config: Mapping[str, Any] | None, *, source: str = "config.yaml") -> Settings:
+    """Validate the whole ``config.yaml`` mapping; raise :class:`StowageConfigError`."""
+    config = config if isinstance(config, Mapping) else {}
+    problems: list[str] = []
+    raw = config.get("stowage") or {}
+    if not isinstance(raw, Mapping):
+        problems.append(f"stowage: expected a mapping of sections ({', '.join(SECTIONS)}), got {_show(raw)}")
+        raw = {}
+    problems += _unknown_keys(raw)
+    compression = config.get("compression") if isinstance(config.get("compression"), Mapping) else {}
+
+    values: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
+    origins: dict[str, str] = {}
+    for key in KEYS:
+        section_raw = raw.get(key.section)
+        section_raw = section_raw if isinstance(section_raw, Mapping) else {}
+        if key.name in section_raw:
+            value, origin = section_raw[key.name], "stowage"
+        elif key.inherits and key.inherits.split(".", 1)[1] in compression:
+            value, origin = compression[key.inherits.split(".", 1)[1]], key.inherits
+        else:
+            values[key.section][key.name] = _copy_default(key.default)
+            origins[key.path] = "default"
+            continue
+        checked, problem = _check(key, value)
+        if problem:
+            label = f"stowage.{key.path}" if origin == "stowage" else f"{origin} (inherited by stowage.{key.path})"
+            problems.append(f"{label} = {_show(value)}: {problem}; expected {key.accepted()}. {key.doc}")
+            checked = _copy_default(key.default)
+        if key.path == "compaction.protect_last_n" and origin != "stowage":
+            checked = min(checked, INHERITED_TAIL_FLOOR_CAP)
+        values[key.section][key.name] = checked
+        origins[key.path] = origin
+    if problems:
+        raise StowageConfigError(problems, source)
+    return Settings(values, origins)
+
+
+def _unknown_keys(raw: Mapping[str, Any]) -> list[str]:
+    problems = []
+    for section, body in raw.items():
+        if section not in SECTIONS:
+            problems.append(f"stowage.{section}: unknown section{_suggest(str(section), SECTIONS)}; "
+                            f"known sections: {', '.join(SECTIONS)}")
+            continue
+        if body is None:
+            continue
+        if not isinstance(body, Mapping):
+            problems.append(f"stowage.{section} = {_show(body)}: expected a mapping of keys")
+            continue
+        names = [k.name for k in KEYS if k.section == section]
+        for name in body:
+            if f"{section}.{name}" not in KEYS_BY_PATH:
+                problems.append(f"stowage.{section}.{name}: unknown key{_suggest(str(name), names)}; "
+                                f"known keys: {', '.join(names)}")
+    return problems
+
+
+def _suggest(word: str, options) -> str:  # noqa: ANN001
+    close = difflib.get_close_matches(word, list(options), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _check(key: Key, value: Any) -> tuple[Any, str]:
+    """Coerce ``value`` for ``key``; returns (value, problem or '')."""
+    if key.kind == BOOLEAN:
+        if isinstance(value, bool):
+            return value, ""
+        return value, "not a boolean"
+    if key.kind in (NUMBER, INTEGER):
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return value, "not a number"
+        if key.kind == INTEGER and float(value) != int(value):
+            return value, "not a whole number"
+        number = int(value) if key.kind == INTEGER else float(value)
+        if (key.minimum is not None and number < key.minimum) or (key.maximum is not None and number > key.maximum):
+            return value, "out of range"
+        return number, ""
+    if key.kind == CHOICE:
+        normalized = _normalize_choice(value)
+        if normalized in key.choices:
+            return normalized, ""
+        return value, "not an accepted value"
+    if key.kind == STRING:
+        if isinstance(value, str):
+            return value, ""
+        return value, "not a string"
+    if key.kind == STRINGS:
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            return list(value), ""
+        return value, "not a list of strings"
+    if key.kind == INT_MAP:
+        if isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
+                                              and v > 0 for k, v in value.items()):
+            return dict(value), ""
+        return value, "not a mapping of tool names to positive whole numbers"
+    raise AssertionError(f"unhandled key kind {key.kind}")
+
+
+def _normalize_choice(value: Any) -> Any:
+    """YAML turns on/off into booleans; accept them for on/off choices."""
+    if value is True:
+        return "on"
+    if value is False:
+        return "off"
+    return value.strip().lower() if isinstance(value, str) else value
+
+
+def _copy_default(value: Any) -> Any:
+    return list(value) if isinstance(value, list) else dict(value) if isinstance(value, dict) else value
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

@@ -1,0 +1,128 @@
+"""The ``stowage:`` config keys: one table, used for validation and docs.
+
+Each :class:`Key` says its type, range, default, and (for compaction keys) the
+built-in ``compression.*`` key it inherits from, so a user switching from the
+built-in compressor keeps their settings.  ``docs/configuration.md`` documents
+every key in this table and a test keeps the two in step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+NUMBER, INTEGER, BOOLEAN, STRING, CHOICE, STRINGS, INT_MAP = (
+    "number", "integer", "boolean", "string", "choice", "list of strings", "map of tool name to integer")
+
+
+@dataclass(frozen=True)
+class Key:
+    path: str  # "section.name" under the stowage: block
+    kind: str
+    default: Any
+    doc: str
+    minimum: float | None = None
+    maximum: float | None = None
+    choices: tuple[str, ...] = ()
+    inherits: str | None = None  # a compression.* key honoured when this one is unset
+
+    @property
+    def section(self) -> str:
+        return self.path.split(".", 1)[0]
+
+    @property
+    def name(self) -> str:
+        return self.path.split(".", 1)[1]
+
+    def accepted(self) -> str:
+        """Human description of the accepted values, for error messages."""
+        if self.kind == CHOICE:
+            return "one of " + ", ".join(repr(c) for c in self.choices)
+        if self.kind in (NUMBER, INTEGER):
+            noun = "a number" if self.kind == NUMBER else "a whole number"
+            if self.minimum is not None and self.maximum is not None:
+                return f"{noun} from {self.minimum:g} to {self.maximum:g}"
+            if self.minimum is not None:
+                return f"{noun} of at least {self.minimum:g}"
+            return noun
+        if self.kind == BOOLEAN:
+            return "true or false"
+        if self.kind == STRINGS:
+            return "a list of strings"
+        if self.kind == INT_MAP:
+            return "a mapping of tool name to a whole number of tokens"
+        return "a string"
+
+
+KEYS: tuple[Key, ...] = (
+    # -- compaction ---------------------------------------------------------
+    Key("compaction.threshold", NUMBER, 0.75, "Share of the context window at which automatic compaction starts.",
+        0.1, 0.95, inherits="compression.threshold"),
+    Key("compaction.target_ratio", NUMBER, 0.20,
+        "Size of the verbatim tail kept after compaction, as a share of the threshold in tokens.",
+        0.05, 0.8, inherits="compression.target_ratio"),
+    Key("compaction.protect_first_n", INTEGER, 3,
+        "Messages at the start kept verbatim at the first compaction (later compactions keep the summary instead).",
+        0, 50, inherits="compression.protect_first_n"),
+    Key("compaction.protect_last_n", INTEGER, 8,
+        "Minimum number of newest messages kept verbatim. Inherited values above 8 are capped at 8, as the built-in does.",
+        1, 200, inherits="compression.protect_last_n"),
+    Key("compaction.abort_on_summary_failure", BOOLEAN, False,
+        "When the summary model fails, keep the messages unchanged instead of inserting the fallback summary.",
+        inherits="compression.abort_on_summary_failure"),
+    Key("compaction.summary_max_tokens", INTEGER, 8000, "Upper bound of the summary length asked from the model.",
+        500, 30000),
+    Key("compaction.prune_min_chars", INTEGER, 200,
+        "Old tool results shorter than this stay verbatim; longer ones give way to a stub or handle.", 0, 1_000_000),
+    Key("compaction.max_tool_args_chars", INTEGER, 500,
+        "Old tool-call arguments longer than this are shrunk (string values cut, JSON kept valid).", 100, 1_000_000),
+    Key("compaction.failure_cooldown_seconds", INTEGER, 600,
+        "After a summary failure, automatic compactions use the fallback summary without calling the model for this long.",
+        0, 86_400),
+    Key("compaction.max_ineffective", INTEGER, 2,
+        "Ineffective compactions in a row (still over the threshold afterwards) before Stowage backs off.", 1, 20),
+    Key("compaction.backoff_turns", INTEGER, 2,
+        "Turns to wait after backing off; doubles with each further ineffective compaction.", 0, 100),
+    Key("compaction.provider_profile", CHOICE, "strict",
+        "Message rules the compacted list must satisfy: 'strict' (Anthropic-like role alternation) or 'openai'.",
+        choices=("strict", "openai")),
+    # -- tokenizer ------------------------------------------------------------
+    Key("tokenizer.encoding", CHOICE, "o200k_base", "tiktoken encoding used to count tokens.",
+        choices=("o200k_base", "cl100k_base")),
+    Key("tokenizer.allow_download", BOOLEAN, False,
+        "Let tiktoken download its BPE file when the bundled copy is missing (needs internet)."),
+    # -- store ----------------------------------------------------------------
+    Key("store.path", STRING, "", "Blob store folder; empty means $HERMES_HOME/stowage."),
+    Key("store.ttl_hours", NUMBER, 168, "Blobs not read for this long may be evicted.", 0.01, 87_600),
+    Key("store.max_store_mb", NUMBER, 1024, "Total size cap of the blob store, enforced on every write.", 1, 10_000_000),
+    Key("store.fetch_grace_hours", NUMBER, 1, "Blobs fetched this recently are never evicted.", 0, 8_760),
+    Key("store.tombstone_ttl_days", NUMBER, 30, "How long an evicted blob's tombstone explains what it was.", 0, 3_650),
+    Key("store.cross_session_reads", BOOLEAN, False, "Let a session read blobs another session produced."),
+    # -- spill ----------------------------------------------------------------
+    Key("spill.enabled", BOOLEAN, True, "Spill oversized tool results into the store."),
+    Key("spill.threshold_tokens", INTEGER, 4000, "Tool results above this many tokens are spilled.", 200, 10_000_000),
+    Key("spill.per_tool", INT_MAP, {}, "Per-tool spill thresholds in tokens, e.g. {terminal: 8000}."),
+    Key("spill.never_spill", STRINGS, [], "Tools whose results are never spilled."),
+    Key("spill.excerpt_chars", INTEGER, 2000, "Size of the excerpt the model sees in place of a spilled output.",
+        300, 50_000),
+    Key("spill.fetch_max_chars", INTEGER, 8000, "Largest response of stowage_fetch (range, grep, json).",
+        500, 1_000_000),
+    Key("spill.full_fetch_max_chars", INTEGER, 50_000,
+        "stowage_fetch mode=full is refused above this size (use range or grep).", 1000, 10_000_000),
+    # -- tool search -----------------------------------------------------------
+    Key("tool_search.enabled", CHOICE, "auto",
+        "Defer MCP and plugin tool schemas behind search bridges: auto (above threshold_pct), on, or off.",
+        choices=("auto", "on", "off")),
+    Key("tool_search.threshold_pct", NUMBER, 10, "In auto mode, defer once deferrable schemas reach this percent of the context window.",
+        0, 100),
+    Key("tool_search.never_defer", STRINGS, [], "Tools that always stay visible."),
+    Key("tool_search.preselect", BOOLEAN, False,
+        "Before each request, keep the top preselect_k tools for the latest user message visible (no extra round trip)."),
+    Key("tool_search.preselect_k", INTEGER, 8, "How many schemas preselect keeps visible.", 1, 64),
+    Key("tool_search.hybrid", BOOLEAN, False,
+        "Fuse BM25 with an offline embedding ranking (needs the embeddings extra)."),
+    Key("tool_search.search_limit", INTEGER, 5, "Default number of hits of stowage_tool_search.", 1, 50),
+)
+
+KEYS_BY_PATH = {key.path: key for key in KEYS}
+SECTIONS = tuple(dict.fromkeys(key.section for key in KEYS))

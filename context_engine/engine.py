@@ -1,0 +1,286 @@
+"""The engine: the host contract mapped onto compaction, host-agnostic.
+
+:class:`StowageEngineCore` implements every method and attribute the Hermes
+host calls or reads (see docs/architecture.md), but imports nothing from
+Hermes: the summary model and the archive are injected.  The plugin's
+``StowageContextEngine`` adds the ``ContextEngine`` base class and the
+auxiliary-LLM call on top, so everything here is testable without the host.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+from dataclasses import asdict
+from typing import Any, Callable
+
+from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
+from .config import Settings, default_settings
+from .governor import Governor, GovernorPolicy
+from .messages import Message, is_real_user_turn, is_summary, last_index, message_text
+from .prune import PruneSettings
+from .summary import SummaryFailure
+from .tokens import TokenCounter
+
+logger = logging.getLogger(__name__)
+
+COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
+
+# (prompt, runtime) -> reply text; raises SummaryFailure
+SummaryModel = Callable[[str, dict[str, Any]], str]
+
+
+class StowageEngineCore:
+    """Compaction policy and host-visible state for one agent."""
+
+    # host-read attributes (class defaults mirror the ABC)
+    last_prompt_tokens: int = 0
+    last_completion_tokens: int = 0
+    last_total_tokens: int = 0
+    threshold_tokens: int = 0
+    context_length: int = 0
+    compression_count: int = 0
+    threshold_percent: float = 0.75
+    protect_first_n: int = 3
+    protect_last_n: int = 8
+
+    def __init__(self, settings: Settings | None = None, *, summary_model: SummaryModel | None = None,
+                 archive: Archive | None = None) -> None:
+        self.settings = settings or default_settings()
+        c = self.settings.compaction
+        self.threshold_percent = c.threshold
+        self.protect_first_n = c.protect_first_n
+        self.protect_last_n = c.protect_last_n
+        self.summary_model = summary_model
+        self.archive = archive
+        self.counter = TokenCounter(self.settings.tokenizer.encoding,
+                                    allow_download=self.settings.tokenizer.allow_download)
+        self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
+        self.runtime: dict[str, Any] = {}
+        self.model = ""
+        self.session_id: str | None = None
+        self.last_outcome: CompactionOutcome | None = None
+        self.compaction_log: list[dict[str, Any]] = []
+        self._reset_flags()
+        self.last_prompt_tokens = 0
+        self.last_completion_tokens = 0
+        self.last_total_tokens = 0
+        self.last_real_prompt_tokens = 0
+        self.compression_count = 0
+        self.awaiting_real_usage_after_compression = False
+
+    @property
+    def name(self) -> str:
+        return "stowage"
+
+    def _reset_flags(self) -> None:
+        self._last_compression_made_progress = False
+        self._last_compress_aborted = False
+        self._last_summary_error: str | None = None
+        self._last_summary_fallback_used = False
+        self._last_aux_model_failure_model: str | None = None
+        self._last_aux_model_failure_error: str | None = None
+
+    # -- copying (the host deep-copies the registered engine per agent) -------
+    def __deepcopy__(self, memo: dict[int, Any]) -> "StowageEngineCore":
+        clone = copy.copy(self)
+        memo[id(self)] = clone
+        shared = {"settings", "summary_model", "archive"}
+        for key, value in self.__dict__.items():
+            if key not in shared:
+                setattr(clone, key, copy.deepcopy(value, memo))
+        return clone
+
+    # -- model ----------------------------------------------------------------
+    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
+                     provider: str = "", api_mode: str = "", **_: Any) -> None:
+        """Keep the runtime for the summary call and recompute the threshold."""
+        runtime_changed = (model, provider, base_url) != (self.runtime.get("model"), self.runtime.get("provider"),
+                                                          self.runtime.get("base_url"))
+        self.model = model
+        self.runtime = {"model": model, "provider": provider, "base_url": base_url, "api_key": api_key,
+                        "api_mode": api_mode}
+        self.context_length = int(context_length or 0)
+        self.threshold_tokens = int(self.context_length * self.threshold_percent)
+        if runtime_changed:
+            self.governor.clear_cooldown()
+
+    @property
+    def tail_budget_tokens(self) -> int:
+        return max(1000, int(self.threshold_tokens * self.settings.compaction.target_ratio))
+
+    # -- usage ----------------------------------------------------------------
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        usage = usage if isinstance(usage, dict) else {}
+        self.governor.api_call()
+        prompt = _as_int(usage.get("prompt_tokens"))
+        if prompt <= 0:
+            return  # {} after a compaction, or a provider without usage: keep the sentinel
+        self.last_prompt_tokens = prompt
+        self.last_real_prompt_tokens = prompt
+        self.last_completion_tokens = _as_int(usage.get("completion_tokens"))
+        self.last_total_tokens = _as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
+        self.awaiting_real_usage_after_compression = False
+        verdict = self.governor.verify(prompt, self.threshold_tokens)
+        if verdict is False:
+            logger.warning("stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
+                           prompt, self.threshold_tokens, self.governor.ineffective_streak)
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        """Decide on the argument (the host's current estimate), not stale state."""
+        tokens = self.last_prompt_tokens if prompt_tokens is None else _as_int(prompt_tokens)
+        if tokens <= 0 or not self.threshold_tokens or tokens < self.threshold_tokens:
+            return False
+        if self.governor.hook_driven and self.governor.compacted_this_turn():
+            return False
+        return self.governor.backoff_reason() is None
+
+    def record_completed_compaction(self, used_fallback: bool = False) -> None:
+        """Host callback after a compaction boundary commits; arms the verdict."""
+        self.governor.verify_pending = True
+
+    def has_content_to_compress(self, messages: list[Message]) -> bool:
+        if not isinstance(messages, list):
+            return False
+        conversation = [m for m in messages if isinstance(m, dict) and m.get("role") not in ("system", "developer")]
+        return len(conversation) > 2 or any(
+            m.get("role") == "tool" and len(message_text(m)) >= self.settings.compaction.prune_min_chars
+            for m in conversation[:-1])
+
+    # -- compaction -----------------------------------------------------------
+    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
+                 force: bool = False, memory_context: str = "") -> list[Message]:
+        """One compaction; returns the input list itself when nothing changed."""
+        self._reset_flags()
+        if not isinstance(messages, list) or not messages:
+            return messages
+        newest = last_index(messages, is_real_user_turn)
+        self.governor.observe_turn_key(message_text(messages[newest]) if newest >= 0 else None)
+        overflowing = bool(current_tokens and self.context_length and current_tokens >= self.context_length)
+        if not force and not overflowing:
+            if self.governor.compacted_this_turn():
+                logger.info("stowage: already compacted this turn; skipping (use /compress to force)")
+                return messages
+        if force:
+            self.governor.clear_cooldown()
+        summarize = self._summarizer()
+        outcome = compact(
+            messages, self._plan(messages), count=self.counter.count_message,
+            summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
+            archive=self.archive, cooldown_reason=COOLDOWN_REASON)
+        return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
+
+    def _plan(self, messages: list[Message]) -> CompactionPlan:
+        c = self.settings.compaction
+        compacted_before = self.compression_count > 0 or any(is_summary(m) for m in messages)
+        return CompactionPlan(
+            protect_first_n=0 if compacted_before else c.protect_first_n,
+            tail_budget_tokens=self.tail_budget_tokens,
+            tail_min_messages=c.protect_last_n,
+            context_length=self.context_length,
+            summary_max_tokens=c.summary_max_tokens,
+            abort_on_summary_failure=c.abort_on_summary_failure,
+            profile=c.provider_profile,
+            prune=PruneSettings(min_chars=c.prune_min_chars, max_args_chars=c.max_tool_args_chars),
+        )
+
+    def _summarizer(self) -> Callable[[str], str] | None:
+        if self.governor.cooldown_remaining() > 0:
+            return None
+        model = self.summary_model
+        if model is None:
+            def unavailable(prompt: str) -> str:
+                raise SummaryFailure("no_provider", "no summary model is attached to the engine")
+            return unavailable
+        runtime = dict(self.runtime)
+        return lambda prompt: model(prompt, runtime)
+
+    def _apply(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
+               focus_topic: str | None, force: bool, *, model_called: bool) -> list[Message]:
+        self.last_outcome = outcome
+        model_failed = bool(outcome.summary_error) and model_called
+        if model_failed:
+            self.governor.record_summary_failure()
+            self._last_aux_model_failure_model = self.runtime.get("model") or None
+            self._last_aux_model_failure_error = outcome.summary_error
+        elif outcome.changed and not outcome.fallback_used:
+            self.governor.record_summary_success()
+        if outcome.aborted:
+            self._last_compress_aborted = True
+            self._last_summary_error = outcome.summary_error
+            self._log(outcome, current_tokens, focus_topic, force, "aborted")
+            return messages
+        if not outcome.changed:
+            self.governor.record_noop()
+            self._log(outcome, current_tokens, focus_topic, force, "no-op")
+            return messages
+        self.compression_count += 1
+        self.governor.record_compaction()
+        self._last_compression_made_progress = True
+        self._last_summary_fallback_used = outcome.fallback_used
+        self._last_summary_error = outcome.summary_error
+        self._log(outcome, current_tokens, focus_topic, force, "fallback" if outcome.fallback_used else "compacted")
+        return outcome.messages
+
+    def _log(self, outcome: CompactionOutcome, current_tokens: int | None, focus_topic: str | None, force: bool,
+             result: str) -> None:
+        entry = {"result": result, "focus_topic": focus_topic, "forced": force,
+                 "summary_error": outcome.summary_error, "window_reference": outcome.window_reference,
+                 **asdict(outcome.stats),
+                 "tokens_before": current_tokens or None,
+                 "tokens_after": self.counter.count_messages(outcome.messages) if outcome.changed else None}
+        self.compaction_log.append(entry)
+        del self.compaction_log[:-50]
+        logger.info("stowage: compaction %s: %s", result,
+                    {k: entry[k] for k in ("messages_before", "messages_after", "pruned_outputs", "window_messages")})
+
+    # -- sessions -------------------------------------------------------------
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        previous = self.session_id
+        self.session_id = session_id
+        if kwargs.get("boundary_reason") == "compression":
+            return  # same conversation continues after our own compaction
+        if previous is not None and previous != session_id:
+            self._reset_session_state()
+
+    def on_session_end(self, session_id: str, messages: list[Message]) -> None:
+        if session_id == self.session_id:
+            self.governor.verify_pending = False
+
+    def on_session_reset(self) -> None:
+        self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
+        self.compression_count = 0
+        self._reset_session_state()
+
+    def _reset_session_state(self) -> None:
+        self.governor.reset()
+        self._reset_flags()
+        self.awaiting_real_usage_after_compression = False
+        self.last_outcome = None
+
+    def end_turn(self) -> None:
+        """Per-turn hook from the plugin glue."""
+        self.governor.end_turn()
+
+    # -- status ---------------------------------------------------------------
+    def get_status(self) -> dict[str, Any]:
+        last_prompt = self.last_prompt_tokens if self.last_prompt_tokens > 0 else 0
+        return {
+            "last_prompt_tokens": last_prompt,
+            "threshold_tokens": self.threshold_tokens,
+            "context_length": self.context_length,
+            "usage_percent": min(100, last_prompt / self.context_length * 100) if self.context_length else 0,
+            "compression_count": self.compression_count,
+            "engine": self.name,
+            "tokenizer": self.counter.backend,
+            "tail_budget_tokens": self.tail_budget_tokens,
+            "governor": self.governor.snapshot(),
+            "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
+        }
+
+
+def _as_int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0

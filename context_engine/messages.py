@@ -1,0 +1,182 @@
+"""Small, total helpers over OpenAI-style chat message dicts.
+
+Every phase works on plain ``dict`` messages as the host passes them.  These
+helpers never raise on malformed input: a message with a missing role, a
+``None`` content or a non-list ``tool_calls`` is treated as what it most
+plausibly is, so one odd message cannot break a compaction.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping
+
+# isinstance(x, dict) rather than typing.Mapping throughout: the abstract
+# check costs ~20x more and these helpers run for every message of a history.
+
+Message = dict[str, Any]
+
+IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
+SUMMARY_MARKER = "[STOWAGE CONTEXT SUMMARY"
+SUMMARY_END_MARKER = "[END OF STOWAGE CONTEXT SUMMARY]"
+SUMMARY_FLAG = "_stowage_summary"
+
+
+def role_of(message: Any) -> str:
+    """The message role, or ``""`` when the message is not a dict or has none."""
+    if isinstance(message, dict):
+        role = message.get("role")
+        if isinstance(role, str):
+            return role
+    return ""
+
+
+def content_parts(content: Any) -> list[Any]:
+    """Content as a list of parts (a plain string becomes one text part)."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return content
+    return [{"type": "text", "text": str(content)}]
+
+
+def is_image_part(part: Any) -> bool:
+    return isinstance(part, dict) and part.get("type") in IMAGE_PART_TYPES
+
+
+def text_of(content: Any, *, image_placeholder: str = "[image]") -> str:
+    """Concatenated text of a message content; images become a placeholder."""
+    if isinstance(content, str):
+        return content
+    pieces: list[str] = []
+    for part in content_parts(content):
+        if isinstance(part, str):
+            pieces.append(part)
+        elif is_image_part(part):
+            pieces.append(image_placeholder)
+        elif isinstance(part, dict):
+            text = part.get("text")
+            if isinstance(text, str):
+                pieces.append(text)
+            elif part.get("type") in ("input_audio", "file"):
+                pieces.append(f"[{part.get('type')}]")
+    return "\n".join(pieces)
+
+
+def message_text(message: Any) -> str:
+    """The textual content of a message (no tool-call arguments)."""
+    if not isinstance(message, dict):
+        return ""
+    return text_of(message.get("content"))
+
+
+def has_images(message: Any) -> bool:
+    if not isinstance(message, dict):
+        return False
+    content = message.get("content")
+    return isinstance(content, list) and any(is_image_part(p) for p in content)
+
+
+def tool_calls_of(message: Any) -> list[dict[str, Any]]:
+    """The assistant's tool calls as a list of dicts (empty when none)."""
+    if not isinstance(message, dict):
+        return []
+    calls = message.get("tool_calls")
+    if not isinstance(calls, list):
+        return []
+    return [c for c in calls if isinstance(c, dict)]
+
+
+def call_id(call: Mapping[str, Any]) -> str:
+    """The id of a tool call; hosts use ``id`` and sometimes ``call_id``."""
+    value = call.get("id") or call.get("call_id") or ""
+    return value if isinstance(value, str) else str(value)
+
+
+def call_name(call: Mapping[str, Any]) -> str:
+    fn = call.get("function")
+    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+        return fn["name"]
+    name = call.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def call_arguments_text(call: Mapping[str, Any]) -> str:
+    fn = call.get("function")
+    args = fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
+    if args is None:
+        return ""
+    if isinstance(args, str):
+        return args
+    try:
+        return json.dumps(args, ensure_ascii=False, sort_keys=True)
+    except (TypeError, ValueError):
+        return str(args)
+
+
+def tool_result_id(message: Any) -> str:
+    """The ``tool_call_id`` a tool result answers (``""`` when missing)."""
+    if not isinstance(message, dict):
+        return ""
+    value = message.get("tool_call_id") or message.get("call_id") or ""
+    return value if isinstance(value, str) else str(value)
+
+
+def is_tool_result(message: Any) -> bool:
+    return role_of(message) == "tool"
+
+
+def is_assistant_with_calls(message: Any) -> bool:
+    return role_of(message) == "assistant" and bool(tool_calls_of(message))
+
+
+def is_summary(message: Any) -> bool:
+    """True for a summary message written by Stowage (flag or marker text)."""
+    if not isinstance(message, dict) or message.get("role") == "tool":
+        return False
+    if message.get(SUMMARY_FLAG):
+        return True
+    content = message.get("content")
+    head = content[:400] if isinstance(content, str) else message_text(message)[:400]
+    return SUMMARY_MARKER in head
+
+
+def is_real_user_turn(message: Any) -> bool:
+    """A user message typed by the user, not a summary or host-injected snapshot."""
+    if role_of(message) != "user" or is_summary(message):
+        return False
+    if isinstance(message, dict) and message.get("_todo_snapshot_synthetic"):
+        return False
+    return True
+
+
+def last_index(messages: list[Message], predicate) -> int:  # noqa: ANN001
+    """Index of the last message matching ``predicate``, or -1."""
+    for index in range(len(messages) - 1, -1, -1):
+        if predicate(messages[index]):
+            return index
+    return -1
+
+
+def tool_names_by_call_id(messages: Iterable[Message]) -> dict[str, str]:
+    """Map every tool-call id seen in assistant messages to its tool name."""
+    names: dict[str, str] = {}
+    for message in messages:
+        for call in tool_calls_of(message):
+            cid = call_id(call)
+            if cid:
+                names[cid] = call_name(call)
+    return names
+
+
+def tool_calls_by_id(messages: Iterable[Message]) -> dict[str, Mapping[str, Any]]:
+    """Map every tool-call id to its call dict (for argument gists)."""
+    calls: dict[str, Mapping[str, Any]] = {}
+    for message in messages:
+        for call in tool_calls_of(message):
+            cid = call_id(call)
+            if cid:
+                calls[cid] = call
+    return calls

@@ -1,0 +1,187 @@
+"""Phase 1: prune old tool results, images and oversized tool-call arguments.
+
+Pure: takes a message list and the index where the protected tail starts,
+returns a new list (untouched messages are shared, changed ones are copies)
+plus what was pruned.  No LLM, no I/O.  What replaces a pruned output is
+decided by a renderer callable, so the blob store can swap the default stub
+for one carrying a retrieval handle without this module knowing about it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .messages import (Message, call_arguments_text, content_parts, is_image_part, role_of, text_of,
+                       tool_calls_by_id, tool_calls_of, tool_result_id)
+from .stubs import PrunedOutput, default_stub, is_stub
+
+StubRenderer = Callable[[PrunedOutput], str]
+IMAGE_PLACEHOLDER = "[stowage: image removed from older context]"
+
+
+@dataclass(frozen=True)
+class PruneSettings:
+    min_chars: int = 200
+    max_args_chars: int = 500
+
+
+@dataclass
+class PruneResult:
+    messages: list[Message]
+    pruned: list[PrunedOutput] = field(default_factory=list)
+    images_removed: int = 0
+    arguments_shrunk: int = 0
+    chars_saved: int = 0
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.pruned or self.images_removed or self.arguments_shrunk)
+
+
+def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings = PruneSettings(),
+          render: StubRenderer = default_stub, keep_images_at: frozenset[int] = frozenset()) -> PruneResult:
+    """Prune everything before ``protect_from``; the tail stays verbatim.
+
+    ``keep_images_at`` lists indices whose images survive anyway (the newest
+    user turn: the model must still see what the user just showed it).
+    """
+    protect_from = max(0, min(protect_from, len(messages)))
+    calls = tool_calls_by_id(messages)
+    newest_copy = _newest_copies(messages, settings.min_chars)
+    result = PruneResult(messages=list(messages))
+    for index in range(protect_from):
+        message = messages[index]
+        role = role_of(message)
+        if role == "tool":
+            _prune_tool_result(result, index, message, calls, newest_copy, settings, render)
+        elif role == "assistant" and tool_calls_of(message):
+            _shrink_call_arguments(result, index, settings.max_args_chars)
+        if role in ("user", "assistant", "tool") and index not in keep_images_at:
+            _strip_images(result, index)
+    return result
+
+
+def _newest_copies(messages: list[Message], min_chars: int) -> dict[str, str]:
+    """Each large tool output's text -> call id of its newest occurrence.
+
+    Keyed by the text itself: Python caches a string's hash, so this costs a
+    dict insert per output rather than hashing the whole history again.
+    """
+    newest: dict[str, str] = {}
+    for message in messages:
+        if role_of(message) != "tool":
+            continue
+        text = text_of(message.get("content"))
+        if len(text) >= min_chars and not is_stub(text):
+            newest[text] = tool_result_id(message)
+    return newest
+
+
+def _prune_tool_result(result: PruneResult, index: int, message: Message, calls: dict[str, Any],
+                       newest_copy: dict[str, str], settings: PruneSettings, render: StubRenderer) -> None:
+    content = message.get("content")
+    text = text_of(content)
+    if len(text) < settings.min_chars or is_stub(text):
+        return
+    cid = tool_result_id(message)
+    call = calls.get(cid, {})
+    newer = newest_copy.get(text)
+    output = PrunedOutput(
+        index=index,
+        tool_call_id=cid,
+        tool_name=_tool_name(message, call),
+        arguments=call_arguments_text(call) if call else "",
+        content=text,
+        duplicate_of_call_id=newer if newer and newer != cid else None,
+    )
+    stub = render(output)
+    if len(stub) >= len(text):
+        return
+    replaced = dict(result.messages[index])
+    replaced["content"] = stub
+    result.messages[index] = replaced
+    result.pruned.append(output)
+    result.chars_saved += len(text) - len(stub)
+
+
+def _tool_name(message: Message, call: Any) -> str:
+    if call:
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
+            return fn["name"]
+    name = message.get("name")
+    return name if isinstance(name, str) else ""
+
+
+def _shrink_call_arguments(result: PruneResult, index: int, max_chars: int) -> None:
+    message = result.messages[index]
+    new_calls = []
+    changed = False
+    for call in message.get("tool_calls") or []:
+        text = call_arguments_text(call) if isinstance(call, dict) else ""
+        if isinstance(call, dict) and len(text) > max_chars:
+            shrunk = shrink_json_arguments(text, max_chars)
+            call = _with_arguments(call, shrunk)
+            result.chars_saved += len(text) - len(shrunk)
+            changed = True
+        new_calls.append(call)
+    if changed:
+        replaced = dict(message)
+        replaced["tool_calls"] = new_calls
+        result.messages[index] = replaced
+        result.arguments_shrunk += 1
+
+
+def _with_arguments(call: dict[str, Any], arguments: str) -> dict[str, Any]:
+    updated = dict(call)
+    fn = updated.get("function")
+    if isinstance(fn, dict):
+        updated["function"] = {**fn, "arguments": arguments}
+    else:
+        updated["arguments"] = arguments
+    return updated
+
+
+def shrink_json_arguments(text: str, max_chars: int) -> str:
+    """Cut long string values inside JSON arguments; the result stays valid JSON.
+
+    Unparseable arguments become ``{"_stowage_truncated_arguments": "<head>"}``
+    so providers that validate arguments accept the message.
+    """
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return json.dumps({"_stowage_truncated_arguments": text[: max(40, max_chars - 60)] + "…"}, ensure_ascii=False)
+    limit = max(40, max_chars // 2)
+    while limit >= 20:
+        shrunk = json.dumps(_cut_strings(value, limit), ensure_ascii=False)
+        if len(shrunk) <= max_chars:
+            return shrunk
+        limit //= 2
+    return shrunk
+
+
+def _cut_strings(value: Any, limit: int) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}…[+{len(value) - limit} chars]"
+    if isinstance(value, dict):
+        return {k: _cut_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) > 20:
+            return [_cut_strings(v, limit) for v in value[:20]] + [f"…[+{len(value) - 20} items]"]
+        return [_cut_strings(v, limit) for v in value]
+    return value
+
+
+def _strip_images(result: PruneResult, index: int) -> None:
+    message = result.messages[index]
+    content = message.get("content")
+    if not isinstance(content, list) or not any(is_image_part(p) for p in content):
+        return
+    parts = [{"type": "text", "text": IMAGE_PLACEHOLDER} if is_image_part(p) else p for p in content_parts(content)]
+    replaced = dict(message)
+    replaced["content"] = parts
+    result.messages[index] = replaced
+    result.images_removed += sum(1 for p in content if is_image_part(p))

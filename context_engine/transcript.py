@@ -1,0 +1,95 @@
+"""Serialize the summary window into a redacted text transcript.
+
+What leaves the process for the summary model passes through here: secrets
+are masked, reasoning blocks dropped, long messages cut to head and tail.
+The cut is not a loss: the window itself is kept whole in the store.  When
+the window is too big for the summary model, per-message caps shrink first,
+then the oldest and newest messages are kept and the middle is elided.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .messages import (Message, call_arguments_text, call_name, is_summary, message_text, role_of, tool_calls_of,
+                       tool_result_id)
+from .redact import redact
+
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
+_MEDIA = re.compile(r"MEDIA:\S+")
+
+
+@dataclass(frozen=True)
+class TranscriptLimits:
+    message_head_chars: int = 3000
+    message_tail_chars: int = 1500
+    argument_chars: int = 1200
+    total_chars: int = 240_000  # ~60k tokens: fits any summary model Hermes accepts (>= 64k)
+
+
+def strip_reasoning(text: str) -> str:
+    return _THINK_BLOCK.sub("", text)
+
+
+def _cut(text: str, head: int, tail: int) -> str:
+    if len(text) <= head + tail + 80:
+        return text
+    return f"{text[:head]}\n…[{len(text) - head - tail:,} chars omitted here; kept in the store]…\n{text[-tail:]}"
+
+
+def render_message(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> str:
+    """One message as a transcript block (redacted, cut)."""
+    role = role_of(message) or "unknown"
+    text = _MEDIA.sub("[media attachment]", strip_reasoning(message_text(message)))
+    if role == "tool":
+        cid = tool_result_id(message)
+        header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
+    elif role == "assistant" and tool_calls_of(message):
+        calls = "; ".join(
+            f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})" for c in tool_calls_of(message))
+        header = f"### [{number}] ASSISTANT (calls tools: {calls})"
+    elif is_summary(message):
+        header = f"### [{number}] EARLIER SUMMARY"
+    else:
+        header = f"### [{number}] {role.upper()}"
+    body = _cut(text, limits.message_head_chars, limits.message_tail_chars)
+    return redact(f"{header}\n{body}".rstrip())
+
+
+def serialize_window(window: list[Message], *, names: dict[str, str], first_number: int = 1,
+                     limits: TranscriptLimits = TranscriptLimits()) -> str:
+    """The window as one transcript that fits ``limits.total_chars``."""
+    current = limits
+    for _ in range(6):
+        blocks = [render_message(m, first_number + i, names, current) for i, m in enumerate(window)]
+        text = "\n\n".join(blocks)
+        if len(text) <= limits.total_chars:
+            return text
+        current = TranscriptLimits(max(200, current.message_head_chars // 2), max(100, current.message_tail_chars // 2),
+                                   max(120, current.argument_chars // 2), limits.total_chars)
+    return _elide_middle(blocks, limits.total_chars)
+
+
+def _elide_middle(blocks: list[str], budget: int) -> str:
+    """Keep blocks from both ends until the budget is spent."""
+    head: list[str] = []
+    tail: list[str] = []
+    spent = 0
+    left, right = 0, len(blocks) - 1
+    take_left = True
+    while left <= right:
+        block = blocks[left] if take_left else blocks[right]
+        if spent + len(block) + 2 > budget - 120:
+            break
+        spent += len(block) + 2
+        if take_left:
+            head.append(block)
+            left += 1
+        else:
+            tail.insert(0, block)
+            right -= 1
+        take_left = not take_left
+    omitted = right - left + 1
+    marker = f"…[{omitted} messages omitted from this summary input; they are kept in the store]…"
+    return "\n\n".join(head + ([marker] if omitted > 0 else []) + tail)
