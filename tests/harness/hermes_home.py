@@ -43,6 +43,8 @@ PYBOOT_DIR = HARNESS_DIR / "_pyboot"
 STOWAGE_DIST = "hermes-stowage"
 STOWAGE_PLUGIN_DIR = REPO_ROOT / "plugins" / "stowage"
 STOWAGE_CORE_PACKAGES = ("context_engine", "blobstore", "tool_search")
+HARNESS_PROBE_PLUGIN_DIR = HARNESS_DIR / "plugins" / "harness_probe"
+HARNESS_PROBE_EVENTS = "harness_probe_events.jsonl"
 
 # Environment variables passed through from the test process; everything
 # else (API keys, proxies, HERMES_* of the developer) is dropped.
@@ -59,6 +61,10 @@ OFFLINE_DEFAULTS: dict[str, Any] = {
     "checkpoints": {"enabled": False},
     "sessions": {"auto_prune": False},
     "updates": {"non_interactive_local_changes": "stash"},
+    # The CLI's automatic session titles are extra non-streaming (aux) calls
+    # (system + user messages); off so aux recordings only hold what a test
+    # provoked.  Re-enable with extra config if a test wants them.
+    "auxiliary": {"title_generation": {"enabled": False}},
 }
 
 
@@ -92,6 +98,21 @@ class HermesHome:
         for directory in (self.path, self.home_dir, self.work_dir):
             directory.mkdir(parents=True, exist_ok=True)
         self.write_config()
+        self._seed_update_check_cache()
+
+    def _seed_update_check_cache(self) -> None:
+        """The CLI banner checks PyPI for updates unless a fresh cache says
+        it is up to date (hermes_cli/banner.py ``check_for_updates``)."""
+        import json
+        import time
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            ver = version("hermes-agent")
+        except PackageNotFoundError:  # pragma: no cover - host not installed
+            return
+        cache = {"ts": time.time() + 86_400, "behind": 0, "rev": None, "ver": ver}
+        (self.path / ".update_check").write_text(json.dumps(cache), encoding="utf-8")
 
     # -- layout -----------------------------------------------------------------
     @property
@@ -207,6 +228,22 @@ class HermesHome:
         target = self.install_user_plugin(STOWAGE_PLUGIN_DIR, name="stowage", mode=mode, extra_dirs=extra)
         self.hide_distribution(STOWAGE_DIST)
         return target
+
+    def install_harness_probe(self, *, enable: bool = True) -> Path:
+        """Install the harness' own throw-away test plugin (``harness_probe``)."""
+        target = self.install_user_plugin(HARNESS_PROBE_PLUGIN_DIR, mode="symlink")
+        if enable:
+            self.enable_plugins("harness_probe")
+        return target
+
+    def probe_events(self) -> list[dict[str, Any]]:
+        """Hook calls recorded by the ``harness_probe`` plugin."""
+        import json
+
+        path = self.path / HARNESS_PROBE_EVENTS
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
     def hide_distribution(self, dist_name: str) -> None:
         """Hide an installed distribution from the subprocesses of this home."""
