@@ -1,1 +1,51 @@
-"""blobstore package."""
+"""Content-addressed blob storage for spilled and pruned tool output.
+
+Knows nothing of Hermes or of chat messages: bytes in, handles and verified
+reads out.  Start with :class:`BlobStore`.
+"""
+
+from .doctor import DoctorIssue, DoctorReport
+from .errors import (
+    AmbiguousHandleError,
+    CorruptBlobError,
+    EvictedBlobError,
+    ForeignHandleError,
+    HandleError,
+    MalformedHandleError,
+    PathLikeHandleError,
+    StoreError,
+    StoreWriteError,
+    UnknownHandleError,
+)
+from .handles import MIN_HANDLE_LEN, normalize_handle
+from .reader import BlobReader, BlobStream
+from .records import BlobInfo, Eviction, GcReport, Provenance, PutResult, Tombstone
+from .retention import RetentionPolicy
+from .store import BlobStore
+
+__all__ = [
+    "AmbiguousHandleError",
+    "BlobInfo",
+    "BlobReader",
+    "BlobStore",
+    "BlobStream",
+    "CorruptBlobError",
+    "DoctorIssue",
+    "DoctorReport",
+    "EvictedBlobError",
+    "Eviction",
+    "ForeignHandleError",
+    "GcReport",
+    "HandleError",
+    "MIN_HANDLE_LEN",
+    "MalformedHandleError",
+    "PathLikeHandleError",
+    "Provenance",
+    "PutResult",
+    "RetentionPolicy",
+    "StoreError",
+    "StoreWriteError",
+    "Tombstone",
+    "UnknownHandleError",
+    "normalize_handle",
+]

@@ -1,0 +1,448 @@
+"""``BlobStore``: the public face of the content-addressed store.
+
+Layout under ``root`` (folders 0700, files 0600)::
+
+    index.sqlite3           metadata, provenance, grants, sessions, tombstones (WAL)
+    blobs/ab/<sha256>       blob bytes, named by their SHA-256
+    blobs/ab/<sha256>.off   sidecar: chunk digests, line and character checkpoints
+    tmp/                    in-flight writes (locked while their writer lives)
+    quarantine/             corrupt blobs moved aside by ``doctor(repair=True)``
+
+A blob becomes resolvable only when its bytes and sidecar are durably in
+place and its index row is committed, all under the index write lock, so a
+crash at any point leaves at worst an unindexed file for the doctor.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, Iterator
+
+from . import reader as _reader
+from .errors import (AmbiguousHandleError, CorruptBlobError, EvictedBlobError,
+                     ForeignHandleError, StoreWriteError, UnknownHandleError)
+from .fsutil import FILE_MODE, ensure_dir, fsync_dir, remove_quietly, write_durable
+from .handles import MIN_HANDLE_LEN, common_prefix_len, normalize_handle, require_sha
+from .index import Index, Tx
+from .offsets import CHUNK_SIZE, Offsets, SidecarError, StreamIndexer
+from .reader import BlobReader, BlobStream
+from .records import BlobInfo, GcReport, PutResult, Tombstone
+from .retention import REASON_MANUAL, RetentionPolicy, apply, evict, plan
+from .writer import PutData, rechunk, stage
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .doctor import DoctorReport
+
+log = logging.getLogger(__name__)
+
+_ERRNO_TEXT = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exhausted",
+    errno.EROFS: "the filesystem is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+}
+
+
+def _restore(kwargs: dict) -> "BlobStore":
+    return BlobStore(**kwargs)
+
+
+class BlobStore:
+    """Content-addressed, multi-process blob store with scoped handles and retention.
+
+    ``session_id=None`` on scoped calls means operator access (the CLI).  The
+    ``clock`` is injectable so retention can be tested without sleeping.
+    """
+
+    def __init__(self, root: str | os.PathLike, policy: RetentionPolicy | None = None, *,
+                 cross_session_reads: bool = False, clock: Callable[[], float] = time.time,
+                 busy_timeout: float = 30.0, chunk_size: int = CHUNK_SIZE) -> None:
+        self.root = Path(root).absolute()
+        self.policy = policy or RetentionPolicy()
+        self.cross_session_reads = cross_session_reads
+        self.clock = clock
+        self.busy_timeout = busy_timeout
+        self.chunk_size = chunk_size
+        self.blobs_dir = self.root / "blobs"
+        self.tmp_dir = self.root / "tmp"
+        self.quarantine_dir = self.root / "quarantine"
+        self.index_path = self.root / "index.sqlite3"
+        try:
+            for folder in (self.root, self.blobs_dir, self.tmp_dir, self.quarantine_dir):
+                ensure_dir(folder)
+            if not self.index_path.exists():
+                os.close(os.open(self.index_path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
+                os.chmod(self.index_path, FILE_MODE)
+        except OSError as exc:
+            raise StoreWriteError(self._write_message(exc)) from exc
+        self._index = Index(self.index_path, busy_timeout)
+        self._cache: OrderedDict[str, tuple[tuple, Offsets]] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    # -- copying: engines are deep-copied by the host; share, never clone connections
+    def __deepcopy__(self, memo: dict) -> "BlobStore":
+        return self
+
+    def __copy__(self) -> "BlobStore":
+        return self
+
+    def __reduce__(self):
+        return _restore, ({"root": str(self.root), "policy": self.policy,
+                           "cross_session_reads": self.cross_session_reads, "clock": self.clock,
+                           "busy_timeout": self.busy_timeout, "chunk_size": self.chunk_size},)
+
+    def __repr__(self) -> str:
+        return f"BlobStore({str(self.root)!r})"
+
+    # -- paths -----------------------------------------------------------------
+    def blob_path(self, sha: str) -> Path:
+        return self.blobs_dir / sha[:2] / sha
+
+    def sidecar_path(self, sha: str) -> Path:
+        return self.blobs_dir / sha[:2] / (sha + ".off")
+
+    @property
+    def index(self) -> Index:
+        return self._index
+
+    def close(self) -> None:
+        """Close the calling thread's index connection (others close when their thread ends)."""
+        self._index.close()
+
+    # -- writing ---------------------------------------------------------------
+    def _write_message(self, exc: BaseException) -> str:
+        if isinstance(exc, OSError) and exc.errno in _ERRNO_TEXT:
+            why = _ERRNO_TEXT[exc.errno]
+        else:
+            why = str(exc) or type(exc).__name__
+        return (f"could not write to the blob store at {self.root}: {why}. Nothing was "
+                "stored; keep the output inline instead")
+
+    def put(self, data: PutData, *, session_id: str | None = None, tool_name: str = "",
+            tool_args: str = "", kind: str = "spill", content_type: str = "text") -> PutResult:
+        """Store ``data`` (bytes, str, binary file or iterable of bytes) and return its handle.
+
+        Same bytes are stored once; a repeated put only adds provenance (and
+        atomically rewrites the file, which heals a corrupted copy).  Retention
+        runs afterwards and never evicts the blob just written.
+        """
+        try:
+            staged = stage(self.tmp_dir, data, self.chunk_size)
+        except OSError as exc:
+            raise StoreWriteError(self._write_message(exc)) from exc
+        off = staged.offsets
+        sha = off.sha256
+        blob, side = self.blob_path(sha), self.sidecar_path(sha)
+        try:
+            now = self.clock()
+            with self._index.write() as tx:
+                row = tx.get_blob(sha)
+                ensure_dir(blob.parent)
+                had_blob, had_side = blob.exists(), side.exists()
+                if not had_side or row is None:
+                    write_durable(side, off.to_bytes(), self.tmp_dir)
+                if not had_blob:
+                    tx.on_rollback(lambda: (remove_quietly(blob), remove_quietly(side)))
+                os.replace(staged.path, blob)
+                fsync_dir(blob.parent)
+                if row is None:
+                    tx.insert_blob(off, content_type, now)
+                    tx.delete_tombstone(sha)
+                else:
+                    tx.touch_blob(sha, now)
+                tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now)
+                if session_id is not None:
+                    tx.touch_session(session_id, now, None)
+                handle = self._short_handle(tx, sha)
+        except BaseException as exc:
+            staged.discard()
+            if isinstance(exc, (OSError, sqlite3.Error)):
+                raise StoreWriteError(self._write_message(exc)) from exc
+            raise
+        staged.release()
+        self._forget(sha)
+        evicted = self._enforce(exclude=(sha,))
+        return PutResult(sha, handle, off.size, off.line_count,
+                         off.char_count if off.is_utf8 else None, off.is_utf8,
+                         row["content_type"] if row is not None else content_type,
+                         row is not None, evicted)
+
+    def _enforce(self, exclude: tuple[str, ...]) -> tuple[str, ...]:
+        """Retention after a write; failures are logged, never raised into ``put``."""
+        try:
+            now = self.clock()
+            with self._index.read() as tx:
+                report = plan(tx, self.policy, now, exclude)
+            if not report.evicted and not report.tombstones_expired:
+                return ()
+            with self._index.write() as tx:
+                report = apply(tx, plan(tx, self.policy, now, exclude), self.policy,
+                               self._remove_files)
+            return tuple(e.sha256 for e in report.evicted)
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("blob store retention pass failed: %s", exc)
+            return ()
+
+    def _remove_files(self, sha: str) -> None:
+        remove_quietly(self.blob_path(sha))
+        remove_quietly(self.sidecar_path(sha))
+        self._forget(sha)
+
+    # -- handles and scoping ---------------------------------------------------
+    def resolve(self, handle: str, session_id: str | None = None) -> str:
+        """Full sha for ``handle`` (16..64 hex); scoped to ``session_id`` unless None."""
+        prefix = normalize_handle(handle)
+        scoped = session_id is not None and not self.cross_session_reads
+        with self._index.read() as tx:
+            matches = tx.prefix_matches("blobs", prefix, 10)
+            if len(matches) > 1:
+                raise AmbiguousHandleError(prefix, len(matches))
+            if matches:
+                if scoped and not tx.can_read(matches[0], session_id):  # type: ignore[arg-type]
+                    raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
+                return matches[0]
+            tombs = tx.prefix_matches("tombstones", prefix, 10)
+            if len(tombs) > 1:
+                raise AmbiguousHandleError(prefix, len(tombs))
+            if not tombs:
+                raise UnknownHandleError(prefix)
+            tomb = tx.tombstone(tombs[0])
+        assert tomb is not None
+        if scoped:
+            if session_id not in tomb.sessions:
+                raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
+            tomb = tomb.seen_by(session_id)  # type: ignore[arg-type]
+        raise EvictedBlobError(prefix, tomb)
+
+    @staticmethod
+    def _short_handle(tx: Tx, sha: str) -> str:
+        longest = max((common_prefix_len(sha, other) for other in tx.neighbours(sha)
+                       if other != sha), default=0)
+        return sha[: max(MIN_HANDLE_LEN, longest + 1)]
+
+    def short_handle(self, sha: str) -> str:
+        """Shortest prefix (>= 16 hex) that no other stored blob or tombstone shares."""
+        sha = require_sha(sha)
+        with self._index.read() as tx:
+            return self._short_handle(tx, sha)
+
+    def grant(self, handle: str, session_id: str) -> str:
+        """Let ``session_id`` read a blob it did not produce; returns the full sha."""
+        sha = self.resolve(handle)
+        with self._index.write() as tx:
+            tx.grant(sha, session_id, self.clock())
+        return sha
+
+    def grant_session(self, source_session: str, target_session: str) -> int:
+        """Grant ``target_session`` every blob ``source_session`` can read (session rotation)."""
+        with self._index.write() as tx:
+            return tx.grant_session(source_session, target_session, self.clock())
+
+    def mark_session_live(self, session_id: str) -> None:
+        """Flag a session live (its blobs are spared by retention) and refresh last-seen."""
+        with self._index.write() as tx:
+            tx.touch_session(session_id, self.clock(), True)
+
+    def mark_session_ended(self, session_id: str) -> None:
+        with self._index.write() as tx:
+            tx.touch_session(session_id, self.clock(), False)
+
+    def record_fetch(self, sha: str) -> bool:
+        """Count a fetch and bump last-access (LRU and the fetch grace window use it)."""
+        sha = require_sha(sha)
+        with self._index.write() as tx:
+            return tx.record_fetch(sha, self.clock())
+
+    # -- offsets and readers ---------------------------------------------------
+    def _forget(self, sha: str) -> None:
+        with self._cache_lock:
+            self._cache.pop(sha, None)
+
+    def _offsets(self, sha: str) -> Offsets:
+        side = self.sidecar_path(sha)
+        try:
+            st = os.stat(side)
+            key = (st.st_ino, st.st_mtime_ns, st.st_size)
+            with self._cache_lock:
+                hit = self._cache.get(sha)
+                if hit and hit[0] == key:
+                    self._cache.move_to_end(sha)
+                    return hit[1]
+            off = Offsets.from_bytes(side.read_bytes(), sha)
+        except FileNotFoundError:
+            return self._rebuild_sidecar(sha)
+        except SidecarError as exc:
+            log.warning("rebuilding sidecar of %s: %s", sha[:16], exc)
+            return self._rebuild_sidecar(sha)
+        with self._cache_lock:
+            self._cache[sha] = (key, off)
+            while len(self._cache) > 256:
+                self._cache.popitem(last=False)
+        return off
+
+    def index_file(self, path: Path) -> Offsets:
+        """Hash and index an existing file (used to rebuild sidecars and by the doctor)."""
+        indexer = StreamIndexer(self.chunk_size)
+        with open(path, "rb") as fh:
+            for chunk in rechunk(fh, self.chunk_size):
+                indexer.feed(chunk)
+        return indexer.finish()
+
+    def _rebuild_sidecar(self, sha: str) -> Offsets:
+        off = self.index_file(self.blob_path(sha))  # FileNotFoundError: caller maps it
+        if off.sha256 != sha:
+            raise CorruptBlobError(sha, f"content hashes to {off.sha256[:16]}")
+        try:
+            with self._index.write():
+                if self.blob_path(sha).exists():
+                    write_durable(self.sidecar_path(sha), off.to_bytes(), self.tmp_dir)
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("could not rewrite sidecar of %s: %s", sha[:16], exc)
+        return off
+
+    def _gone(self, sha: str) -> Exception:
+        """The right error for a sha whose file is not there."""
+        try:  # queue behind a pass that may be evicting it right now
+            with self._index.write() as tx:
+                tomb, row = tx.tombstone(sha), tx.get_blob(sha)
+        except sqlite3.OperationalError:
+            with self._index.read() as tx:
+                tomb, row = tx.tombstone(sha), tx.get_blob(sha)
+        if tomb is not None:
+            return EvictedBlobError(sha[:MIN_HANDLE_LEN], tomb)
+        if row is not None:
+            return CorruptBlobError(sha, "its file is missing from the store")
+        return UnknownHandleError(sha)
+
+    def open_reader(self, sha: str) -> BlobReader:
+        """A verified random-access reader (caller closes it)."""
+        sha = require_sha(sha)
+        try:
+            return BlobReader(self.blob_path(sha), self._offsets(sha))
+        except FileNotFoundError:
+            raise self._gone(sha) from None
+
+    # -- reads -----------------------------------------------------------------
+    def read_bytes(self, sha: str, start: int = 0, length: int | None = None) -> bytes:
+        """Bytes ``[start, start+length)`` (0-based, clipped at the end of the blob)."""
+        if start < 0 or (length is not None and length < 0):
+            raise ValueError("start and length must be >= 0")
+        with self.open_reader(sha) as rd:
+            end = rd.off.size if length is None else start + length
+            if start == 0 and end >= rd.off.size:
+                return b"".join(chunk for _, chunk in rd.iter_chunks(0))
+            return rd.read_range(start, end)
+
+    def read_lines(self, sha: str, first_line: int = 1, count: int = 100) -> list[str]:
+        """Up to ``count`` lines from **1-based** ``first_line``, without terminators.
+
+        Lines split on ``\\n`` (a ``\\r`` before it is dropped) and decode as
+        UTF-8 with ``errors="replace"``.
+        """
+        with self.open_reader(sha) as rd:
+            return _reader.read_lines(rd, first_line, count)
+
+    def read_chars(self, sha: str, start: int = 0, count: int = 4096) -> str:
+        """``count`` characters from **0-based** character ``start``.
+
+        Exact for UTF-8 blobs; for non-UTF-8 blobs one byte counts as one
+        character and undecodable bytes read as U+FFFD.
+        """
+        with self.open_reader(sha) as rd:
+            return _reader.read_chars(rd, start, count)
+
+    def iter_numbered_lines(self, sha: str, start_line: int = 1, *,
+                            max_line_bytes: int | None = None) -> Iterator[tuple[int, str]]:
+        """``(line_number, text)`` pairs to the end (see ``reader.iter_numbered_lines``)."""
+        rd = self.open_reader(sha)
+
+        def generate() -> Iterator[tuple[int, str]]:
+            with rd:
+                yield from _reader.iter_numbered_lines(rd, start_line, max_line_bytes)
+
+        return generate()
+
+    def iter_lines(self, sha: str, start_line: int = 1) -> Iterator[str]:
+        """Lines from 1-based ``start_line``; from line 1 the whole hash is checked at the end."""
+        return (text for _, text in self.iter_numbered_lines(sha, start_line))
+
+    def open_stream(self, sha: str) -> BlobStream:
+        """A verified binary stream over the whole blob (use as a context manager)."""
+        return BlobStream(self.open_reader(sha))
+
+    # -- metadata ----------------------------------------------------------------
+    def _info(self, tx: Tx, row: sqlite3.Row, provenance: bool = True) -> BlobInfo:
+        sha = row["sha"]
+        return BlobInfo(
+            sha256=sha, handle=self._short_handle(tx, sha), size=row["size"],
+            line_count=row["line_count"],
+            char_count=row["char_count"] if row["is_utf8"] else None,
+            is_utf8=bool(row["is_utf8"]), content_type=row["content_type"],
+            created_at=row["created_at"], last_access=row["last_access"],
+            last_fetch=row["last_fetch"], fetch_count=row["fetch_count"],
+            provenance=tuple(tx.provenance(sha)) if provenance else (),
+        )
+
+    def stat(self, sha: str) -> BlobInfo:
+        """Metadata and provenance of one blob (no scoping: resolve first)."""
+        sha = require_sha(sha)
+        with self._index.read() as tx:
+            row = tx.get_blob(sha)
+            if row is not None:
+                return self._info(tx, row)
+        raise self._gone(sha)
+
+    def list_blobs(self, session_id: str | None = None, limit: int = 100, kind: str | None = None,
+                   content_type: str | None = None) -> list[BlobInfo]:
+        """Most recently used first; ``session_id`` limits to blobs that session can read."""
+        with self._index.read() as tx:
+            rows = tx.list_blobs(session_id, kind, content_type, limit)
+            return [self._info(tx, row) for row in rows]
+
+    def tombstone(self, sha: str) -> Tombstone | None:
+        with self._index.read() as tx:
+            return tx.tombstone(require_sha(sha))
+
+    def stats(self) -> dict:
+        with self._index.read() as tx:
+            out = tx.stats()
+        out["root"] = str(self.root)
+        out["policy"] = asdict(self.policy)
+        return out
+
+    # -- retention and maintenance -----------------------------------------------
+    def gc(self, dry_run: bool = False) -> GcReport:
+        """Apply the retention policy now (or, with ``dry_run``, report what it would do)."""
+        now = self.clock()
+        if dry_run:
+            with self._index.read() as tx:
+                return plan(tx, self.policy, now)
+        with self._index.write() as tx:
+            return apply(tx, plan(tx, self.policy, now), self.policy, self._remove_files)
+
+    def evict(self, handle: str, reason: str = REASON_MANUAL, detail: str = "") -> Tombstone:
+        """Operator removal of one blob, leaving a tombstone like retention does."""
+        sha = self.resolve(handle)
+        with self._index.write() as tx:
+            return evict(tx, sha, reason, detail, self.clock(), self._remove_files)
+
+    def doctor(self, repair: bool = False, *, verify: bool = True,
+               temp_grace_seconds: float = 5.0) -> "DoctorReport":
+        """Check (and with ``repair`` fix) blobs, sidecars, temp files and the index.
+
+        ``verify`` rehashes every blob; temp files younger than
+        ``temp_grace_seconds`` are assumed to belong to a write in progress.
+        """
+        from .doctor import run_doctor
+
+        return run_doctor(self, repair=repair, verify=verify,
+                          temp_grace_seconds=temp_grace_seconds)
