@@ -1,3 +1,36 @@
-"""Placeholder registration (replaced by the real glue)."""
-def register_plugin(ctx):
-    pass
+"""``register(ctx)``: what Stowage adds to Hermes.
+
+One plugin registers the context engine together with its hooks, so it must
+be loaded through the general plugin system (pip entry point or user plugin
+folder), not ``plugins/context_engine/<name>/`` where hooks are no-ops.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from . import sessions
+from .hermes_engine import StowageContextEngine
+from .host_config import load_user_settings
+
+logger = logging.getLogger(__name__)
+
+
+def register_plugin(ctx: Any) -> None:
+    settings, error = load_user_settings()
+    if error is not None:
+        logger.error("%s", error)
+    engine = StowageContextEngine(settings, config_error=error)
+    ctx.register_context_engine(engine)
+    register_hook = getattr(ctx, "register_hook", None)
+    if callable(register_hook):
+        # Hermes fires the on_session_end *plugin hook* at the end of every
+        # run_conversation, i.e. once per user turn: the governor's turn clock.
+        register_hook("on_session_end", _on_turn_end)
+
+
+def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
+    engine = sessions.engine_for(session_id)
+    if engine is not None:
+        engine.end_turn()
