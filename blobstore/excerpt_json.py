@@ -1,0 +1,191 @@
+"""Structure outlines of JSON documents for previews.
+
+A truncated dump of a large JSON document shows one branch in detail and hides
+the rest (and is no longer valid JSON).  An outline shows the *shape*: keys to
+a small depth, array lengths with their first and last items, scalar types and
+short values, so the model knows which path to fetch.  Rendering is
+deterministic (document order, fixed formatting) because previews sit in the
+prompt-cache prefix.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from .jsonpath import Segment
+
+__all__ = ["OutlineStyle", "STYLES", "inline_value", "outline"]
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
+_SAMPLE_ITEMS = 50
+
+
+@dataclass(frozen=True)
+class OutlineStyle:
+    """How much detail an outline shows; :data:`STYLES` goes from rich to terse."""
+
+    max_depth: int
+    max_keys: int
+    item_chars: int
+    head_items: int
+    tail_items: int
+
+
+STYLES = (
+    OutlineStyle(3, 20, 160, 2, 1),
+    OutlineStyle(2, 12, 120, 2, 1),
+    OutlineStyle(2, 8, 80, 1, 1),
+    OutlineStyle(1, 8, 60, 1, 1),
+    OutlineStyle(1, 4, 40, 1, 0),
+    OutlineStyle(0, 0, 40, 0, 0),
+)
+
+
+def _key(k: str) -> str:
+    return k if _IDENT.match(k) else json.dumps(k, ensure_ascii=False)
+
+
+def _type_name(v: Any) -> str:
+    if isinstance(v, dict):
+        return "object"
+    if isinstance(v, list):
+        return "array"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, bool):
+        return "boolean"
+    if v is None:
+        return "null"
+    return "number"
+
+
+def _str_note(s: str) -> str:
+    lines = s.count("\n") + (1 if s and not s.endswith("\n") else 0)
+    extra = f", {lines:,} lines" if lines > 1 else ""
+    return f"string, {len(s):,} chars{extra}"
+
+
+def inline_value(v: Any, limit: int) -> str:
+    """Compact one-line JSON-like rendering of *v*, at most about *limit* chars.
+
+    Containers are opened only as far as the limit allows; what is left out is
+    counted (``…+3 keys``) rather than silently dropped.
+    """
+    limit = max(8, limit)
+    if isinstance(v, str):
+        if len(v) + 2 <= limit:
+            return json.dumps(v, ensure_ascii=False)
+        keep = max(1, limit - 12)
+        return json.dumps(v[:keep], ensure_ascii=False)[:-1] + f'…" +{len(v) - keep:,}'
+    if not isinstance(v, (dict, list)):
+        text = json.dumps(v, ensure_ascii=False, default=repr)
+        return text if len(text) <= limit else text[: limit - 1] + "…"
+    is_obj = isinstance(v, dict)
+    open_, close = ("{", "}") if is_obj else ("[", "]")
+    parts: list[str] = []
+    used = 2
+    items = iter(v.items()) if is_obj else iter(v)
+    shown = 0
+    for item in items:
+        if is_obj:
+            k, val = item
+            prefix = json.dumps(k, ensure_ascii=False) + ": "
+        else:
+            val, prefix = item, ""
+        room = limit - used - len(prefix) - 14
+        if room < 8:
+            break
+        piece = prefix + inline_value(val, min(room, max(24, limit // 2)))
+        if used + len(piece) + 2 > limit - 12:
+            break
+        parts.append(piece)
+        used += len(piece) + 2
+        shown += 1
+    rest = len(v) - shown
+    if rest:
+        parts.append(f"…+{rest:,} {'keys' if is_obj else 'items'}")
+    return open_ + ", ".join(parts) + close
+
+
+def _array_summary(arr: list) -> str:
+    sample = arr[:_SAMPLE_ITEMS] + (arr[-_SAMPLE_ITEMS:] if len(arr) > _SAMPLE_ITEMS else [])
+    types = {_type_name(x) for x in sample}
+    if not sample:
+        return "array, empty"
+    if len(types) > 1:
+        return f"array, {len(arr):,} items of mixed types ({', '.join(sorted(types))})"
+    only = types.pop()
+    desc = f"array, {len(arr):,} items of {only}"
+    if only == "object":
+        keys: dict[str, None] = {}
+        for x in sample:
+            for k in itertools.islice(x.keys(), 40):
+                keys.setdefault(k, None)
+        names = [_key(k) for k in itertools.islice(keys, 12)]
+        more = ", …" if len(keys) > 12 else ""
+        desc += " {" + ", ".join(names) + more + "}"
+    return desc
+
+
+def _describe(v: Any, style: OutlineStyle, focus: tuple[Segment, ...] | None, path: tuple[Segment, ...]) -> str:
+    if isinstance(v, str):
+        if focus is not None and path == focus:
+            return f"{_str_note(v)} (unescaped below)"
+        if len(v) <= style.item_chars and "\n" not in v:
+            return json.dumps(v, ensure_ascii=False)
+        return f"{inline_value(v, min(style.item_chars, 60))} ({_str_note(v)})"
+    if isinstance(v, dict):
+        return f"object, {len(v):,} keys" if v else "{}"
+    if isinstance(v, list):
+        return _array_summary(v)
+    return inline_value(v, style.item_chars)
+
+
+def _outline_node(
+    v: Any,
+    style: OutlineStyle,
+    depth: int,
+    path: tuple[Segment, ...],
+    focus: tuple[Segment, ...] | None,
+    out: list[str],
+) -> None:
+    pad = "  " * (depth + 1)
+    if isinstance(v, dict):
+        keys = list(itertools.islice(v.keys(), style.max_keys))
+        for k in keys:
+            child = v[k]
+            out.append(f"{pad}{_key(k)}: {_describe(child, style, focus, path + (k,))}")
+            if depth + 1 < style.max_depth and isinstance(child, (dict, list)) and child:
+                _outline_node(child, style, depth + 1, path + (k,), focus, out)
+        if len(v) > len(keys):
+            names = ", ".join(_key(k) for k in itertools.islice(v.keys(), len(keys), len(keys) + 8))
+            tail = ", …" if len(v) > len(keys) + 8 else ""
+            out.append(f"{pad}… {len(v) - len(keys):,} more keys: {names}{tail}")
+    elif isinstance(v, list):
+        n = len(v)
+        head = min(style.head_items, n)
+        tail = min(style.tail_items, n - head)
+        for i in range(head):
+            out.append(f"{pad}[{i}]: {inline_value(v[i], style.item_chars)}")
+        if n - head - tail > 0:
+            out.append(f"{pad}… {n - head - tail:,} items …")
+        for i in range(n - tail, n):
+            out.append(f"{pad}[{i}]: {inline_value(v[i], style.item_chars)}")
+
+
+def outline(doc: Any, style: OutlineStyle, focus: tuple[Segment, ...] | None = None) -> str:
+    """Outline of *doc* in *style*; *focus* marks a string rendered elsewhere."""
+    if isinstance(doc, dict):
+        head = f"JSON object, {len(doc):,} keys" + (":" if doc else " (empty)")
+    elif isinstance(doc, list):
+        head = _array_summary(doc).replace("array", "JSON array", 1) + (":" if doc else "")
+    else:
+        return f"JSON {_type_name(doc)}: {_describe(doc, style, focus, ())}"
+    out = [head]
+    if style.max_depth > 0 or style.max_keys > 0:
+        _outline_node(doc, style, 0, (), focus, out)
+    return "\n".join(out)
