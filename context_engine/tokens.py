@@ -3,9 +3,9 @@
 Compaction asks "how many tokens is this message?" again and again for the
 same messages (every turn, every pass).  The counter caches each message's
 count under a cheap structural key, so repeated estimates cost O(new
-messages), not O(history).  Texts over 2 KB are estimated from a tokenized
+messages), not O(history).  Texts over 1 KB are estimated from a tokenized
 sample of their head, middle and tail (the tokens-per-character ratio of the
-sample times the length), so a 1 MB tool output costs the same as a 2 KB
+sample times the length), so a 1 MB tool output costs the same as a 1 KB
 one; tests check the estimate stays close to the exact count.
 """
 
@@ -20,8 +20,8 @@ from .tokenizer_loader import LoadedEncoding, load_encoding
 
 IMAGE_TOKENS = 1600
 MESSAGE_OVERHEAD_TOKENS = 4
-SAMPLE_THRESHOLD_CHARS = 2_048
-SAMPLE_CHARS = 384  # from each of head, middle and tail
+SAMPLE_THRESHOLD_CHARS = 1_024
+SAMPLE_CHARS = 96  # from each of head, middle and tail
 CHARS_PER_TOKEN_FALLBACK = 4.0
 
 

@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""One entry point that sets up what it needs, then runs the job.
+
+    python3 tests/run.py demo     # a real Hermes session with Stowage, offline
+    python3 tests/run.py test     # the whole test suite (extra args go to pytest)
+    python3 tests/run.py bench    # the benchmarks, Stowage vs built-in Hermes
+
+Set-up: a virtualenv in ``.venv/`` at the repository root with
+``hermes-stowage[test]`` installed in editable mode (pinned hermes-agent
+0.19.0 included) and the npm MCP reference servers the tool-search tests
+start.  It is reused while ``pyproject.toml`` and this file are unchanged.
+Only the Python standard library is used before the venv exists.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VENV = Path(os.environ.get("STOWAGE_VENV", ROOT / ".venv"))
+STAMP = VENV / ".stowage-setup"
+NPM_DIR = VENV / "npm"
+NPM_PACKAGES: tuple[str, ...] = ()
+
+
+def venv_python() -> Path:
+    return VENV / ("Scripts" if os.name == "nt" else "bin") / "python"
+
+
+def _fingerprint() -> str:
+    digest = hashlib.sha256()
+    for path in (ROOT / "pyproject.toml", Path(__file__)):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _run(cmd: list[str], **kwargs) -> None:  # noqa: ANN003
+    print("+ " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, **kwargs)
+
+
+def setup() -> Path:
+    """Create or refresh the venv; return its python."""
+    if STAMP.is_file() and STAMP.read_text() == _fingerprint() and venv_python().exists():
+        return venv_python()
+    if sys.version_info < (3, 11):
+        sys.exit(f"Stowage needs Python 3.11 or newer; this is {sys.version.split()[0]}")
+    print(f"Setting up {VENV} (first run, or pyproject.toml changed) ...", flush=True)
+    if not venv_python().exists():
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    python = str(venv_python())
+    _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"])
+    if NPM_PACKAGES:
+        npm = shutil.which("npm")
+        if npm is None:
+            sys.exit("npm is needed for the MCP server tests (install Node.js 18+ and npm)")
+        NPM_DIR.mkdir(parents=True, exist_ok=True)
+        _run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR), *NPM_PACKAGES])
+    STAMP.write_text(_fingerprint())
+    return venv_python()
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("demo", "test", "bench", "setup"):
+        print(__doc__)
+        return 2
+    job, rest = argv[0], argv[1:]
+    python = str(setup())
+    env = dict(os.environ, STOWAGE_NPM_DIR=str(NPM_DIR), PYTHONDONTWRITEBYTECODE="1")
+    if job == "setup":
+        return 0
+    if job == "test":
+        return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env)
+    if job == "demo":
+        return subprocess.call([python, str(ROOT / "tests" / "demo.py"), *rest], cwd=ROOT, env=env)
+    status = 0
+    for script in sorted((ROOT / "bench").glob("bench_*.py")):
+        print(f"\n== {script.name} ==", flush=True)
+        status |= subprocess.call([python, str(script), *rest], cwd=ROOT, env=env)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
