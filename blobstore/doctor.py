@@ -104,7 +104,7 @@ class _Doctor:
     # -- checks -------------------------------------------------------------------
     def run(self) -> DoctorReport:
         st = self.store
-        for folder in (st.root, st.blobs_dir, st.tmp_dir, st.quarantine_dir):
+        for folder in (st.root, st.blobs_dir, st.tmp_dir, st.trash_dir, st.quarantine_dir):
             self.check_mode(folder, DIR_MODE)
         for suffix in ("", "-wal", "-shm"):
             path = Path(str(st.index_path) + suffix)
@@ -117,7 +117,8 @@ class _Doctor:
         blobs, sidecars = self.walk()
         for sha, path in sorted(blobs.items()):
             self.check_blob(sha, path, rows.get(sha), sha in tombs, sha in sidecars)
-        for sha in sorted(set(rows) - set(blobs)):
+        trashed = self.check_trash(rows, blobs)
+        for sha in sorted(set(rows) - set(blobs) - trashed):
             self.issue("missing-blob", ERROR, sha, "indexed but its file is missing",
                        lambda sha=sha: self.fix_missing(sha))
         for sha in sorted(set(sidecars) - set(blobs)):
@@ -150,6 +151,22 @@ class _Doctor:
                 else "unexpected file in tmp/"
             self.issue("stale-temp", WARNING, self.rel(path), what,
                        lambda path=path: not temp_in_use(path) and remove_quietly(path))
+
+    def check_trash(self, rows: dict, blobs: dict) -> set[str]:
+        """Trash entries: interrupted evictions (restore) or leftovers (delete)."""
+        interrupted: set[str] = set()
+        for path in sorted(self.store.trash_dir.iterdir()):
+            sha = path.name[:64]
+            if sha in rows and sha not in blobs and _SHA.fullmatch(sha):
+                interrupted.add(sha)
+                self.issue("interrupted-eviction", WARNING, sha,
+                           "indexed blob sits in trash/ after an eviction that did not commit",
+                           lambda sha=sha: self.fix_interrupted(sha))
+            else:
+                self.issue("trash-leftover", WARNING, self.rel(path),
+                           "evicted blob file not yet deleted",
+                           lambda path=path: self.fix_trash(path))
+        return interrupted
 
     def walk(self) -> tuple[dict[str, Path], dict[str, Path]]:
         blobs: dict[str, Path] = {}
@@ -260,12 +277,24 @@ class _Doctor:
         os.replace(path, target)
         return True
 
+    def fix_interrupted(self, sha: str) -> bool:
+        with self.store.index.write() as tx:
+            return self.store.restore_from_trash(tx, sha)
+
+    def fix_trash(self, path: Path) -> bool:
+        st = self.store
+        with st.index.write() as tx:
+            sha = path.name[:64]
+            if tx.get_blob(sha) is not None and not st.blob_path(sha).exists():
+                return False  # became an interrupted eviction: restore instead
+            return remove_quietly(path)
+
     def fix_leftover(self, sha: str) -> bool:
         st = self.store
         with st.index.write() as tx:
             if tx.get_blob(sha) is not None:
                 return False
-            st._remove_files(sha)
+            st._remove_files(tx, sha)
         return True
 
     def fix_orphan(self, sha: str, off: Offsets | None) -> bool:

@@ -69,10 +69,15 @@ class Tx:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
         self.undo: list[Callable[[], object]] = []
+        self.then: list[Callable[[], object]] = []
 
     def on_rollback(self, action: Callable[[], object]) -> None:
         """Run ``action`` if the transaction fails, while the write lock is still held."""
         self.undo.append(action)
+
+    def after_commit(self, action: Callable[[], object]) -> None:
+        """Run ``action`` once the transaction has committed (best effort)."""
+        self.then.append(action)
 
     def execute(self, sql: str, params: tuple | list = ()) -> sqlite3.Cursor:
         return self.conn.execute(sql, params)
@@ -326,6 +331,11 @@ class Index:
                 except sqlite3.Error:  # pragma: no cover - connection is broken anyway
                     pass
             raise
+        for action in tx.then:
+            try:
+                action()
+            except Exception:  # noqa: BLE001 - best-effort cleanup
+                pass
 
     @contextmanager
     def read(self) -> Iterator[Tx]:

@@ -2,9 +2,11 @@
 
 Planning and applying are separate so ``gc(dry_run=True)`` reports exactly
 what a real pass would do.  Both run inside one ``BEGIN IMMEDIATE``
-transaction so concurrent writers never see a half-applied pass, and files
-are unlinked before the commit so a concurrent put of the same bytes (which
-needs the same lock) cannot have its fresh file removed from under it.
+transaction so concurrent writers never see a half-applied pass.  Blob files
+are renamed into ``trash/`` inside the transaction and unlinked after the
+commit: a concurrent put of the same bytes (which needs the same lock) can
+never have its fresh file removed from under it, and a process killed before
+the commit leaves the file in ``trash/`` where it is restored from.
 """
 
 from __future__ import annotations
@@ -144,17 +146,17 @@ def make_tombstone(tx: Tx, sha: str, reason: str, detail: str, now: float) -> To
 
 
 def evict(tx: Tx, sha: str, reason: str, detail: str, now: float,
-          remove_files: Callable[[str], None]) -> Tombstone:
+          remove_files: Callable[[Tx, str], None]) -> Tombstone:
     """Replace a blob by its tombstone (index rows and files)."""
     tomb = make_tombstone(tx, sha, reason, detail, now)
     tx.insert_tombstone(tomb)
     tx.delete_blob(sha)
-    remove_files(sha)
+    remove_files(tx, sha)
     return tomb
 
 
 def apply(tx: Tx, report: GcReport, policy: RetentionPolicy,
-          remove_files: Callable[[str], None]) -> GcReport:
+          remove_files: Callable[[Tx, str], None]) -> GcReport:
     """Carry out a planned pass inside the caller's write transaction."""
     now = report.now
     for ev in report.evicted:

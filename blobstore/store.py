@@ -6,6 +6,7 @@ Layout under ``root`` (folders 0700, files 0600)::
     blobs/ab/<sha256>       blob bytes, named by their SHA-256
     blobs/ab/<sha256>.off   sidecar: chunk digests, line and character checkpoints
     tmp/                    in-flight writes (locked while their writer lives)
+    trash/                  evicted blobs between their eviction and its commit
     quarantine/             corrupt blobs moved aside by ``doctor(repair=True)``
 
 A blob becomes resolvable only when its bytes and sidecar are durably in
@@ -18,6 +19,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -75,9 +77,11 @@ class BlobStore:
         self.blobs_dir = self.root / "blobs"
         self.tmp_dir = self.root / "tmp"
         self.quarantine_dir = self.root / "quarantine"
+        self.trash_dir = self.root / "trash"
         self.index_path = self.root / "index.sqlite3"
         try:
-            for folder in (self.root, self.blobs_dir, self.tmp_dir, self.quarantine_dir):
+            for folder in (self.root, self.blobs_dir, self.tmp_dir, self.trash_dir,
+                           self.quarantine_dir):
                 ensure_dir(folder)
             if not self.index_path.exists():
                 os.close(os.open(self.index_path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
@@ -192,10 +196,18 @@ class BlobStore:
             log.warning("blob store retention pass failed: %s", exc)
             return ()
 
-    def _remove_files(self, sha: str) -> None:
-        remove_quietly(self.blob_path(sha))
-        remove_quietly(self.sidecar_path(sha))
+    def _remove_files(self, tx: Tx, sha: str) -> None:
+        """Inside a write transaction: move the blob to trash/, unlink it after commit."""
+        blob = self.blob_path(sha)
+        trash = self.trash_dir / f"{sha}-{os.getpid()}-{secrets.token_hex(4)}"
+        remove_quietly(self.sidecar_path(sha))  # rebuilt on demand if the eviction rolls back
         self._forget(sha)
+        try:
+            os.replace(blob, trash)
+        except FileNotFoundError:
+            return
+        tx.on_rollback(lambda: os.replace(trash, blob))
+        tx.after_commit(lambda: remove_quietly(trash))
 
     # -- handles and scoping ---------------------------------------------------
     def resolve(self, handle: str, session_id: str | None = None) -> str:
@@ -309,12 +321,26 @@ class BlobStore:
             log.warning("could not rewrite sidecar of %s: %s", sha[:16], exc)
         return off
 
-    def _gone(self, sha: str) -> Exception:
-        """The right error for a sha whose file is not there."""
+    def restore_from_trash(self, tx: Tx, sha: str) -> bool:
+        """Undo an eviction whose process died before committing (row kept, file in trash/)."""
+        blob = self.blob_path(sha)
+        if tx.get_blob(sha) is None or blob.exists():
+            return False
+        for trash in sorted(self.trash_dir.glob(f"{sha}-*")):
+            ensure_dir(blob.parent)
+            os.replace(trash, blob)
+            fsync_dir(blob.parent)
+            return True
+        return False
+
+    def _gone(self, sha: str) -> Exception | None:
+        """The right error for a sha whose file is not there (None: restored, retry)."""
         try:  # queue behind a pass that may be evicting it right now
             with self._index.write() as tx:
+                if self.restore_from_trash(tx, sha):
+                    return None
                 tomb, row = tx.tombstone(sha), tx.get_blob(sha)
-        except sqlite3.OperationalError:
+        except (sqlite3.OperationalError, OSError):
             with self._index.read() as tx:
                 tomb, row = tx.tombstone(sha), tx.get_blob(sha)
         if tomb is not None:
@@ -326,10 +352,14 @@ class BlobStore:
     def open_reader(self, sha: str) -> BlobReader:
         """A verified random-access reader (caller closes it)."""
         sha = require_sha(sha)
-        try:
-            return BlobReader(self.blob_path(sha), self._offsets(sha))
-        except FileNotFoundError:
-            raise self._gone(sha) from None
+        for _ in range(2):
+            try:
+                return BlobReader(self.blob_path(sha), self._offsets(sha))
+            except FileNotFoundError:
+                error = self._gone(sha)
+                if error is not None:
+                    raise error from None
+        raise CorruptBlobError(sha, "its file keeps disappearing from the store")
 
     # -- reads -----------------------------------------------------------------
     def read_bytes(self, sha: str, start: int = 0, length: int | None = None) -> bytes:
@@ -399,7 +429,7 @@ class BlobStore:
             row = tx.get_blob(sha)
             if row is not None:
                 return self._info(tx, row)
-        raise self._gone(sha)
+        raise self._gone(sha) or UnknownHandleError(sha)
 
     def list_blobs(self, session_id: str | None = None, limit: int = 100, kind: str | None = None,
                    content_type: str | None = None) -> list[BlobInfo]:
