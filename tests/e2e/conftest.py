@@ -44,7 +44,13 @@ def e2e_tmp() -> Iterator[Path]:
 
 @pytest.fixture
 def make_home(fake_llm: FakeLLMServer, e2e_tmp: Path) -> HomeFactory:
-    """``make_home(engine="compressor", plugins=(), config=None, context_length=128000)``."""
+    """``make_home(engine="compressor", plugins=(), config=None,
+    context_length=128000, stowage_route=None)``.
+
+    ``stowage_route`` installs Stowage as ``"entrypoint"`` (nothing to do: the
+    project is pip-installed), ``"symlink"`` or ``"copy"`` (user folder, the
+    pip distribution hidden from the subprocess); it does not enable it.
+    """
     counter = iter(range(1_000_000))
 
     def factory(
@@ -53,9 +59,10 @@ def make_home(fake_llm: FakeLLMServer, e2e_tmp: Path) -> HomeFactory:
         plugins: tuple[str, ...] | list[str] = (),
         config: dict[str, Any] | None = None,
         context_length: int = 128_000,
+        stowage_route: str | None = None,
         **kwargs: Any,
     ) -> HermesHome:
-        return HermesHome(
+        home = HermesHome(
             root=e2e_tmp / f"home{next(counter)}",
             base_url=fake_llm.base_url,
             engine=engine,
@@ -64,6 +71,11 @@ def make_home(fake_llm: FakeLLMServer, e2e_tmp: Path) -> HomeFactory:
             context_length=context_length,
             **kwargs,
         )
+        if stowage_route in ("symlink", "copy"):
+            home.install_stowage_user_plugin(stowage_route)
+        elif stowage_route not in (None, "entrypoint"):
+            raise ValueError(f"unknown stowage_route {stowage_route!r}")
+        return home
 
     return factory
 

@@ -300,7 +300,9 @@ class Runner:
         handler: Callable[[dict[str, Any]], dict[str, Any]] | None = getattr(self, f"op_{op}", None)
         self.log.step = index
         first_event = len(self.log.events)
-        record: dict[str, Any] = {"index": index, "op": op, "id": step.get("id"), "ok": True}
+        record: dict[str, Any] = {
+            "index": index, "op": op, "id": step.get("id"), "ok": True, "started_at": time.time(),
+        }
         started = time.perf_counter()
         try:
             if handler is None:
@@ -310,6 +312,7 @@ class Runner:
             record["ok"] = False
             record["error"] = _error(exc)
         record["duration_s"] = round(time.perf_counter() - started, 3)
+        record["ended_at"] = time.time()
         record["messages"] = _jsonable(self.history)
         record["engine"] = probe_engine(
             getattr(self.agent, "context_compressor", None), self.probe_attrs + list(step.get("attrs", []))

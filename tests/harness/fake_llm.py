@@ -930,6 +930,11 @@ class FakeLLMServer:
             raise AssertionError("no aux (non-streaming) request recorded:\n" + self.describe())
         return aux[-1]
 
+    def requests_between(self, start: float, end: float) -> list[RecordedRequest]:
+        """Requests received in the wall-clock window ``[start, end]`` (e.g. a
+        driver step's ``started_at``/``ended_at``)."""
+        return [r for r in self.requests() if start <= r.time <= end]
+
     def matching(self, matcher: Matcher) -> list[RecordedRequest]:
         return [r for r in self.requests() if matcher(r)]
 

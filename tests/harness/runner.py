@@ -17,15 +17,21 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Sequence
 
 from .hermes_home import HermesHome
+
+if TYPE_CHECKING:
+    from .fake_llm import FakeLLMServer, RecordedRequest
 
 VENV_BIN = Path(sys.executable).parent
 PYTHON = str(Path(sys.executable))
 HERMES = str(VENV_BIN / "hermes")
 DRIVER = str(Path(__file__).resolve().parent / "driver.py")
 DEFAULT_TIMEOUT = 120.0
+# Log lines every offline run produces (optional tools whose requirements are
+# missing); hidden from DriverResult.logs() unless noise=True.
+NOISY_LOG_MARKERS = ("returned False; dependent tools will be unavailable",)
 
 
 # --------------------------------------------------------------------------
@@ -163,6 +169,11 @@ class DriverResult:
                 return step
         raise KeyError(f"no step {ref!r} in report")
 
+    def step_requests(self, server: "FakeLLMServer", ref: int | str) -> list["RecordedRequest"]:
+        """Requests *server* received while step *ref* ran."""
+        step = self.step(ref)
+        return server.requests_between(step["started_at"], step["ended_at"])
+
     def final_responses(self) -> list[str | None]:
         return [s.get("final_response") for s in self.steps if s.get("op") == "turn"]
 
@@ -181,13 +192,15 @@ class DriverResult:
         """Messages the host passed to ``_emit_status``."""
         return [e["message"] for e in self.events("status:lifecycle")]
 
-    def logs(self, min_level: str = "WARNING") -> list[str]:
+    def logs(self, min_level: str = "WARNING", *, noise: bool = False) -> list[str]:
+        """Host log records (WARNING and up are captured) as ``LEVEL logger: msg``."""
         order = ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
         threshold = order.index(min_level)
         return [
             f"{e.get('level')} {e.get('logger')}: {e['message']}"
             for e in self.events("log")
             if order.index(e.get("level", "WARNING")) >= threshold
+            and (noise or not any(marker in e["message"] for marker in NOISY_LOG_MARKERS))
         ]
 
     def describe(self) -> str:
@@ -309,6 +322,11 @@ def plugins_list(home: HermesHome, *flags: str) -> list[dict[str, Any]]:
     result = run_cli(home, "plugins", "list", "--json", *flags).check()
     start = result.stdout.find("[")
     return json.loads(result.stdout[start:]) if start >= 0 else json.loads(result.stdout)
+
+
+def enable_plugin(home: HermesHome, key: str) -> CliResult:
+    """``hermes plugins enable KEY --no-allow-tool-override`` (no prompt)."""
+    return run_cli(home, "plugins", "enable", key, "--no-allow-tool-override").check()
 
 
 def chat_once(home: HermesHome, query: str, *extra: str, timeout: float = DEFAULT_TIMEOUT) -> CliResult:

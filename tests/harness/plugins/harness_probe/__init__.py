@@ -8,6 +8,11 @@ Tools (toolset ``harness_probe``):
 * ``HARNESS_PROBE_DUMMY_TOOLS=N`` in the environment adds ``N`` inert tools
   ``harness_dummy_<i>`` (to inflate the tool list).
 
+``HARNESS_PROBE_ENGINE=1`` also registers a pass-through context engine
+named ``harness_dummy`` (select it with ``context.engine: harness_dummy``);
+it never changes messages and records its calls as ``engine.<method>``
+events.  Opt-in because the host keeps only the first registered engine.
+
 Every hook call is appended as a JSON line to
 ``$HERMES_HOME/harness_probe_events.jsonl`` (hook name plus a few scalar
 arguments), so a test can see which hooks the host fired.
@@ -29,8 +34,8 @@ def _events_path() -> Path:
     return Path(os.environ.get("HERMES_HOME", ".")) / "harness_probe_events.jsonl"
 
 
-def _record(hook: str, kwargs: dict[str, Any]) -> None:
-    event: dict[str, Any] = {"hook": hook}
+def _record(hook: str, kwargs: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    event: dict[str, Any] = {"hook": hook, **(extra or {})}
     for key in _SCALAR_KEYS:
         if key in kwargs:
             event[key] = kwargs[key]
@@ -82,7 +87,39 @@ def _schema(name: str, description: str, properties: dict[str, Any], required: l
     }
 
 
+def _make_engine():  # noqa: ANN202 - imports the host lazily
+    from agent.context_engine import ContextEngine
+
+    class HarnessDummyEngine(ContextEngine):
+        """Pass-through engine: decides on ``prompt_tokens``, compresses nothing."""
+
+        @property
+        def name(self) -> str:
+            return "harness_dummy"
+
+        def update_from_response(self, usage: dict[str, Any]) -> None:
+            _record("engine.update_from_response", {}, {"prompt_tokens": usage.get("prompt_tokens")})
+            self.last_prompt_tokens = int(usage.get("prompt_tokens") or 0)
+
+        def should_compress(self, prompt_tokens: int | None = None) -> bool:
+            return bool(prompt_tokens and self.threshold_tokens and prompt_tokens >= self.threshold_tokens)
+
+        def compress(self, messages, current_tokens=None, focus_topic=None, force=False):  # noqa: ANN001, ANN201
+            _record("engine.compress", {}, {"focus_topic": focus_topic, "messages": len(messages), "force": force})
+            return messages
+
+        def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+            _record("engine.on_session_start", {"session_id": session_id})
+
+        def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+            _record("engine.on_session_end", {"session_id": session_id})
+
+    return HarnessDummyEngine()
+
+
 def register(ctx) -> None:  # noqa: ANN001 - the host's PluginContext
+    if os.environ.get("HARNESS_PROBE_ENGINE") == "1":
+        ctx.register_context_engine(_make_engine())
     ctx.register_tool(
         "harness_echo",
         TOOLSET,

@@ -1,0 +1,53 @@
+"""Stowage's plugin install routes, as the harness sets them up: entry point,
+user-folder symlink and self-contained user-folder copy (for the two folder
+routes the pip distribution is hidden from the subprocess)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.harness.hermes_home import REPO_ROOT
+from tests.harness.runner import DriverResult, Scenario, plugins_list, run_scenario
+
+pytestmark = pytest.mark.e2e
+
+# Where the plugin's modules come from, as seen from inside the driver.
+PROBE_IMPORTS = """
+import importlib, importlib.metadata, importlib.util
+from hermes_cli.plugins import get_plugin_manager
+plugin_module = get_plugin_manager()._plugins["stowage"].module
+core = importlib.import_module(plugin_module.__name__ + ".context_engine")
+result = {
+    "stowage_importable": importlib.util.find_spec("stowage") is not None,
+    "entry_points": sorted(e.name for e in importlib.metadata.entry_points(group="hermes_agent.plugins")),
+    "core_file": core.__file__,
+}
+"""
+
+
+@pytest.mark.parametrize("route", ["entrypoint", "symlink", "copy"])
+def test_stowage_install_route(make_home, route: str) -> None:
+    home = make_home(plugins=["stowage"], stowage_route=route)
+
+    result: DriverResult = run_scenario(home, Scenario().python(PROBE_IMPORTS, id="imports"), check=True)
+
+    plugin = result.plugin("stowage")
+    assert plugin["enabled"] and plugin["error"] is None
+    imports = result.step("imports")["result"]
+    listed = {p["name"]: p for p in plugins_list(home, "--no-bundled")}
+    if route == "entrypoint":
+        assert plugin["source"] == "entrypoint" and plugin["module"] == "stowage"
+        assert imports["stowage_importable"] and "stowage" in imports["entry_points"]
+        assert Path(imports["core_file"]).parent == REPO_ROOT / "context_engine"
+        assert listed["stowage"]["source"] == "entrypoint"
+        return
+    target = home.plugins_dir / "stowage"
+    assert plugin["source"] == "user" and plugin["module"] == "hermes_plugins.stowage"
+    assert Path(plugin["module_file"]).parent == target
+    assert not imports["stowage_importable"]  # editable finder removed
+    assert "stowage" not in imports["entry_points"]  # distribution hidden
+    expected_core = target / "context_engine" if route == "copy" else REPO_ROOT / "context_engine"
+    assert Path(imports["core_file"]).parent == expected_core
+    assert listed["stowage"]["source"] == "user"
