@@ -72,8 +72,11 @@ def bound_text(
     exclusive).  If the bound is too small for a marker, the text is simply
     truncated and only ``note`` carries the explanation.
     """
+    if where not in ("end", "middle"):
+        raise ValueError(f"where must be 'end' or 'middle', not {where!r}")
     text = "" if text is None else str(text)
     max_chars = max(0, int(max_chars))
+    base_offset = max(0, int(base_offset))
     n = len(text)
     if n <= max_chars:
         return Bounded(text, 0, "", base_offset + n)
@@ -106,8 +109,6 @@ def bound_text(
         sep_l = "" if head.endswith("\n") or not head else "\n"
         out = f"{head}{sep_l}{m}\n{text[tail_start:]}"
         return Bounded(out, tail_start - head_n, m, base_offset + head_n)
-    if where != "end":
-        raise ValueError(f"where must be 'end' or 'middle', not {where!r}")
     head_n = _align_left(text, room, slack)
     m = marker_at(head_n, n)
     head = text[:head_n]

@@ -9,10 +9,12 @@ exponentially and would freeze the process.  Guards, in order:
 * every match call passes a ``timeout`` to the ``regex`` module;
 * long subjects are searched in **bounded windows** (not truncated): windows of
   ``window_chars`` overlapping by ``overlap_chars``, so a match anywhere in a
-  10 MB line is still found and its offsets are exact.  Limitation: a match
-  longer than the overlap that straddles a window edge may be missed or
-  reported shorter; ``$``/``\\b``/lookahead at an artificial window end are
-  treated as unreliable and re-checked in the next window.
+  10 MB line is still found and its offsets are exact.  A match that fills its
+  window is retried in wider windows (up to 64x) so greedy matches keep their
+  length.  Limitations: a match longer than that is reported cut at the window
+  end, and a match that only exists across a window edge and is longer than
+  the overlap may be missed.  ``$``/``\\b``/lookahead at an artificial window
+  end are treated as unreliable and re-checked in a later window.
 
 Every refusal is a :class:`PatternError` whose message says what happened and
 what to do instead (simplify, anchor, or ``literal=True``).
@@ -43,6 +45,7 @@ DEFAULT_TIMEOUT_S = 0.25
 DEFAULT_WINDOW_CHARS = 20_000
 DEFAULT_OVERLAP_CHARS = 1_000
 MAX_EXPANSION = 10_000
+_MAX_WINDOW_GROWTH = 64  # a match filling its window is retried in up to 64x wider ones
 _ADVICE = "Simplify the pattern (avoid nested quantifiers like (a+)+), or pass literal=True to search for the plain text."
 
 
@@ -137,23 +140,29 @@ class SafePattern:
         """
         end = len(text) if endpos is None else max(0, min(endpos, len(text)))
         p = max(0, pos)
-        win = max(1, self.window_chars)
-        overlap = max(0, min(self.overlap_chars, win // 2))
+        base = max(1, self.window_chars)
+        overlap = max(0, min(self.overlap_chars, base // 2))
+        win = base
         while p <= end:
             we = min(p + win, end)
             m = self._raw_search(text, p, we, deadline)
             if m is None:
                 if we >= end:
                     return
-                p = max(p + 1, we - overlap)
+                p, win = max(p + 1, we - overlap), base
                 continue
-            if m.end() == we and we < end and m.start() > p:
+            if m.end() == we and we < end:
                 # A match touching an artificial window end may be an artefact
-                # ($, \b, lookahead) or cut short: re-search from its start.
-                p = m.start()
-                continue
+                # ($, \b, lookahead) or cut short: re-search from its start,
+                # or with a wider window when it already starts the window.
+                if m.start() > p:
+                    p, win = m.start(), base
+                    continue
+                if win < base * _MAX_WINDOW_GROWTH:
+                    win *= 2
+                    continue
             yield m
-            p = m.end() if m.end() > m.start() else m.end() + 1
+            p, win = (m.end() if m.end() > m.start() else m.end() + 1), base
 
     def search(
         self, text: str, pos: int = 0, endpos: int | None = None, *, deadline: float | None = None

@@ -129,7 +129,8 @@ def _salvage(text: str, min_chars: int, require_newline: bool, max_views: int) -
         try:
             value, end = scanstring(text, i + 1, False)
         except ValueError as exc:
-            if not str(exc).startswith("Unterminated string"):
+            near_end = getattr(exc, "pos", -1) >= n - 7  # cut inside an escape
+            if not (str(exc).startswith("Unterminated string") or near_end):
                 i = text.find('"', i + 1)  # bad escape: not a string start we can use
                 continue
             salvaged = _decode_truncated(text[i + 1 :])
