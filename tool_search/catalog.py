@@ -1,0 +1,164 @@
+"""The deferred-tool catalog: schemas plus where they come from, and a checksum.
+
+The catalog is an immutable value. Its checksum (sha256 of canonical JSON)
+identifies it, so an index built for one catalog can be reused for every
+request that carries the same tools, and rebuilt the moment one schema
+changes. Entries are kept sorted by name so tool order in the host's list
+never changes the checksum or the tie-breaking of the ranking.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Callable, Iterable, Mapping
+
+MCP_TOOLSET_PREFIX = "mcp-"
+
+
+def source_kind(toolset: str) -> str:
+    """``mcp`` for MCP servers' toolsets, ``plugin`` for any other named toolset."""
+    if toolset.startswith(MCP_TOOLSET_PREFIX):
+        return "mcp"
+    return "plugin" if toolset else "other"
+
+
+def unwrap_schema(schema: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Accept both bare ``{"name",...}`` and OpenAI ``{"type":"function","function":{...}}``."""
+    fn = schema.get("function")
+    if isinstance(fn, Mapping) and "name" in fn:
+        return fn
+    return schema
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON: sorted keys, no whitespace, unicode kept."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """One deferred tool as the bridges serve it."""
+
+    name: str
+    description: str
+    parameters: Mapping[str, Any]
+    toolset: str = ""
+
+    @property
+    def source(self) -> str:
+        return source_kind(self.toolset)
+
+    def schema(self) -> dict[str, Any]:
+        """The bare schema, as ``stowage_tool_describe`` returns it."""
+        return {"name": self.name, "description": self.description, "parameters": _thaw(self.parameters)}
+
+    def canonical(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description,
+                "parameters": _thaw(self.parameters), "toolset": self.toolset}
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Sorted, de-duplicated tool entries with a content checksum."""
+
+    entries: tuple[ToolEntry, ...]
+    checksum: str
+    _by_name: Mapping[str, ToolEntry] = field(repr=False, compare=False)
+
+    @classmethod
+    def from_entries(cls, entries: Iterable[ToolEntry]) -> "Catalog":
+        by_name: dict[str, ToolEntry] = {}
+        for e in entries:
+            # First registration wins, as in a host registry that rejects overrides.
+            by_name.setdefault(e.name, e)
+        ordered = tuple(by_name[n] for n in sorted(by_name))
+        digest = hashlib.sha256(
+            canonical_json([e.canonical() for e in ordered]).encode("utf-8")
+        ).hexdigest()
+        return cls(entries=ordered, checksum=digest, _by_name=MappingProxyType(dict(by_name)))
+
+    @classmethod
+    def from_schemas(
+        cls,
+        schemas: Iterable[Mapping[str, Any]],
+        toolset_of: Mapping[str, str] | Callable[[str], str] | None = None,
+    ) -> "Catalog":
+        """Build from tool schemas; ``toolset_of`` maps a name to its toolset.
+
+        A schema may also carry its toolset itself under ``"toolset"``. Without
+        either, ``mcp__<server>__x`` names are attributed to ``mcp-<server>``.
+        """
+        lookup = _toolset_lookup(toolset_of)
+        entries: list[ToolEntry] = []
+        for raw in schemas:
+            fn = unwrap_schema(raw)
+            name = str(fn.get("name") or "").strip()
+            if not name:
+                continue
+            params = fn.get("parameters")
+            toolset = str(raw.get("toolset") or fn.get("toolset") or lookup(name) or _implied_toolset(name))
+            entries.append(ToolEntry(
+                name=name,
+                description=str(fn.get("description") or ""),
+                parameters=_freeze(params if isinstance(params, Mapping) else {}),
+                toolset=toolset,
+            ))
+        return cls.from_entries(entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __iter__(self):
+        return iter(self.entries)
+
+    def get(self, name: str) -> ToolEntry | None:
+        return self._by_name.get(name)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(e.name for e in self.entries)
+
+    def restrict(self, allowed: Iterable[str]) -> "Catalog":
+        """The sub-catalog a session may reach (its toolset scope)."""
+        keep = set(allowed)
+        return Catalog.from_entries(e for e in self.entries if e.name in keep)
+
+
+def _toolset_lookup(toolset_of: Mapping[str, str] | Callable[[str], str] | None) -> Callable[[str], str]:
+    if toolset_of is None:
+        return lambda _name: ""
+    if callable(toolset_of):
+        return lambda name: toolset_of(name) or ""
+    return lambda name: toolset_of.get(name, "")
+
+
+def _implied_toolset(name: str) -> str:
+    if name.startswith("mcp__"):
+        server = name[5:].partition("__")[0]
+        if server:
+            return MCP_TOOLSET_PREFIX + server
+    return ""
+
+
+def _freeze(value: Any) -> Any:
+    """Deep read-only copy so a cached catalog cannot be mutated behind its checksum."""
+    if isinstance(value, Mapping):
+        return MappingProxyType({str(k): _freeze(v) for k, v in value.items()})
+    if isinstance(value, (list, tuple)):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+def _thaw(value: Any) -> Any:
+    """Plain dict/list copy of a frozen value, safe to hand to callers and JSON."""
+    if isinstance(value, Mapping):
+        return {k: _thaw(v) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return [_thaw(v) for v in value]
+    return value

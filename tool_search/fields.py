@@ -1,0 +1,77 @@
+"""What text of a tool schema is searchable, split into weighted fields.
+
+A tool is found by its name first, then by what its description says, then
+by the arguments it takes. Keeping those apart (instead of one bag of words)
+lets the ranking weigh a name hit above a passing mention in a parameter's
+help text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping
+
+from .catalog import ToolEntry
+from .tokens import name_tokens, tokenize
+
+# How deep nested ``properties`` (objects, arrays of objects) are indexed.
+MAX_PARAM_DEPTH = 3
+
+
+@dataclass(frozen=True)
+class FieldWeights:
+    """Per-field term-frequency weights and length normalization (BM25F)."""
+
+    name: float = 3.0
+    server: float = 0.5
+    description: float = 1.0
+    param_names: float = 0.8
+    param_text: float = 0.4
+    k1: float = 1.2
+    b: float = 0.75
+
+
+FIELDS = ("name", "server", "description", "param_names", "param_text")
+
+
+def entry_fields(entry: ToolEntry) -> dict[str, list[str]]:
+    """Token lists per field for one tool."""
+    tool_toks, server_toks = name_tokens(entry.name)
+    pnames: list[str] = []
+    ptext: list[str] = []
+    for pname, pdesc in iter_params(entry.parameters):
+        pnames.extend(tokenize(pname))
+        if pdesc:
+            ptext.extend(tokenize(pdesc))
+    return {
+        "name": tool_toks,
+        "server": server_toks,
+        "description": tokenize(entry.description),
+        "param_names": pnames,
+        "param_text": ptext,
+    }
+
+
+def iter_params(schema: Mapping[str, Any], depth: int = 1) -> Iterator[tuple[str, str]]:
+    """(name, description + enum values) of each property, nested a few levels deep."""
+    if depth > MAX_PARAM_DEPTH or not isinstance(schema, Mapping):
+        return
+    props = schema.get("properties")
+    if isinstance(props, Mapping):
+        for pname, pschema in props.items():
+            if not isinstance(pschema, Mapping):
+                yield str(pname), ""
+                continue
+            yield str(pname), _param_text(pschema)
+            yield from iter_params(pschema, depth + 1)
+            items = pschema.get("items")
+            if isinstance(items, Mapping):
+                yield from iter_params(items, depth + 1)
+
+
+def _param_text(pschema: Mapping[str, Any]) -> str:
+    parts = [str(pschema.get("description") or "")]
+    enum = pschema.get("enum")
+    if isinstance(enum, (list, tuple)):
+        parts.extend(str(v) for v in enum[:20])
+    return " ".join(p for p in parts if p)

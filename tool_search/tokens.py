@@ -1,0 +1,141 @@
+"""Tokenizing for tool search: identifiers, prose, light normalization.
+
+Tool names are identifiers (``mcp__github__create_issue``, ``getUserInfo``,
+``math.factorial``, ``s3-put-object``), while queries are prose. Both must end
+up in the same token space, so identifiers are split on every boundary a human
+would see as a word break, and every token goes through one normalizer.
+
+Named ``tokens`` rather than ``tokenize`` so the module can never shadow the
+standard library's ``tokenize`` when this folder lands on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+MCP_PREFIX = "mcp"
+
+# Words that carry no retrieval signal in tool descriptions or user requests.
+# Deliberately small: verbs such as "get", "list", "search" stay, since they
+# distinguish tools.
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a an the of to for in on at by with from into onto as and or nor but if
+    then than so such that this these those there here it its is are was were
+    be been being am do does did done has have had having i me my we our you
+    your he she they them their his her which who whom whose what when where
+    why how all any each some can could would should will shall may might must
+    please want need like just also very too not no yes about over under
+    up down out via per using use used e g ie eg etc let s
+    """.split()
+)
+
+# camelCase / PascalCase / acronym / digit runs inside one alphanumeric word.
+_SUBWORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_WORD_RE = re.compile(r"[A-Za-z0-9]+")
+_NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+
+
+@lru_cache(maxsize=65536)
+def normalize(token: str) -> str:
+    """Reduce a lowercase token to a crude stem so plurals and verb forms meet.
+
+    A few suffix rules (not Porter) are enough: "issues"/"issue",
+    "creating"/"create", "listed"/"list" must collide; rare over-stemming is
+    harmless because queries and documents are stemmed the same way.
+    """
+    t = token
+    n = len(t)
+    if n <= 3 or t.isdigit():
+        return t
+    if t.endswith("ies") and n > 4:
+        return t[:-3] + "y"
+    if t.endswith("sses"):
+        return t[:-2]
+    if t.endswith(("ches", "shes", "xes", "zes")):
+        return t[:-2]
+    if t.endswith("s") and not t.endswith(("ss", "us", "is", "os")):
+        t = t[:-1]
+    elif t.endswith("ing") and n > 5 and _has_vowel(t[:-3]):
+        t = _undouble(t[:-3])
+    elif t.endswith("ed") and not t.endswith("eed") and n > 4 and _has_vowel(t[:-2]):
+        t = _undouble(t[:-2])
+    if t.endswith("e") and len(t) > 3:
+        # "create"/"creat(ing)" and "update"/"updat(ed)" collide on the stem.
+        t = t[:-1]
+    return t
+
+
+def _has_vowel(stem: str) -> bool:
+    """Guard against "string" -> "str" and "bring" -> "br"."""
+    return any(c in "aeiouy" for c in stem)
+
+
+def _undouble(stem: str) -> str:
+    """Map "mapp" back to "map" after stripping "-ing"/"-ed" from "mapping"."""
+    if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
+        return stem[:-1]
+    return stem
+
+
+def split_words(text: str) -> list[str]:
+    """Split text into lowercase subwords on case, digit and symbol boundaries."""
+    out: list[str] = []
+    for word in _WORD_RE.findall(text):
+        parts = _SUBWORD_RE.findall(word)
+        if len(parts) > 1:
+            low = [p.lower() for p in parts]
+            out.extend(low)
+            for i in range(1, len(low)):
+                if low[i].isdigit() and not low[i - 1].isdigit():
+                    # Keep "s3" or "oauth2" joined as well as split, so either form matches.
+                    out.append(low[i - 1] + low[i])
+        else:
+            out.append(word.lower())
+    return out
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of free text (descriptions, queries): split, drop stopwords, stem."""
+    return [normalize(w) for w in split_words(text) if w not in STOPWORDS]
+
+
+def split_tool_name(name: str) -> tuple[str, str]:
+    """Split ``mcp__server__tool`` into (server, tool); other names have no server.
+
+    Hermes registers MCP tools as ``mcp__<server>__<tool>``; the server part is
+    a weak signal (it is shared by every tool of that server), so callers index
+    it in a separate, lower-weight field.
+    """
+    if name.startswith("mcp__"):
+        rest = name[5:]
+        server, sep, tool = rest.partition("__")
+        if sep and tool:
+            return server, tool
+    return "", name
+
+
+def name_tokens(name: str) -> tuple[list[str], list[str]]:
+    """(tool-part tokens, server tokens) of a tool name, normalized.
+
+    Stopwords are kept in names: a tool called ``get_all`` should still match
+    "all" when asked by name.
+    """
+    server, tool = split_tool_name(name)
+    tool_toks = [normalize(w) for w in split_words(tool)]
+    server_toks = [normalize(w) for w in split_words(server) if w != MCP_PREFIX]
+    return tool_toks, server_toks
+
+
+def name_key(text: str) -> str:
+    """Separator- and case-insensitive key: ``Create-Issue`` == ``create_issue``."""
+    return _NON_ALNUM_RE.sub("", text.lower())
+
+
+def trigrams(key: str) -> set[str]:
+    """Character trigrams of a key, padded so short keys still get some."""
+    padded = f"^{key}$"
+    if len(padded) < 3:
+        return {padded}
+    return {padded[i : i + 3] for i in range(len(padded) - 2)}
