@@ -72,6 +72,7 @@ class Offsets:
     line_off: array
     char_off: array
     char_step: int = CHAR_STEP
+    line_spacing: int = LINE_SPACING
 
     @property
     def n_chunks(self) -> int:
@@ -101,7 +102,7 @@ class Offsets:
             self.char_count,
             1 if self.is_utf8 else 0,
             self.chunk_size,
-            LINE_SPACING,
+            self.line_spacing,
             self.char_step,
             self.n_chunks,
             len(self.line_idx),
@@ -120,14 +121,14 @@ class Offsets:
         body, seal = data[:-_TRAILER], data[-_TRAILER:]
         if hashlib.sha256(body).digest() != seal:
             raise SidecarError("sidecar checksum mismatch")
-        (magic, raw_sha, size, lines, chars, utf8, chunk_size, _spacing, char_step,
+        (magic, raw_sha, size, lines, chars, utf8, chunk_size, spacing, char_step,
          n_chunks, n_lines, n_chars) = _HEADER.unpack_from(body)
         if magic != _MAGIC:
             raise SidecarError("unknown sidecar format")
         if raw_sha.hex() != sha256:
             raise SidecarError("sidecar belongs to another blob")
         expect = _HEADER.size + 32 * n_chunks + 8 * (2 * n_lines + n_chars)
-        if len(body) != expect or chunk_size <= 0 or n_lines < 1 or n_chars < 1:
+        if len(body) != expect or min(chunk_size, spacing, char_step, n_lines, n_chars) < 1:
             raise SidecarError("sidecar layout is inconsistent")
         if n_chunks != -(-size // chunk_size):
             raise SidecarError("sidecar chunk count does not match the blob size")
@@ -140,7 +141,7 @@ class Offsets:
         pos += 8 * n_lines
         char_off = _u64_from(body[pos : pos + 8 * n_chars])
         return cls(sha256, size, lines, chars, bool(utf8), chunk_size, digests,
-                   line_idx, line_off, char_off, char_step)
+                   line_idx, line_off, char_off, char_step, spacing)
 
 
 class StreamIndexer:
@@ -150,8 +151,11 @@ class StreamIndexer:
     digests line up with the offsets a reader will later verify.
     """
 
-    def __init__(self, chunk_size: int = CHUNK_SIZE) -> None:
+    def __init__(self, chunk_size: int = CHUNK_SIZE, line_spacing: int | None = None,
+                 char_step: int | None = None) -> None:
         self.chunk_size = chunk_size
+        self.line_spacing = line_spacing or LINE_SPACING
+        self.char_step = char_step or CHAR_STEP
         self._whole = hashlib.sha256()
         self._digests = bytearray()
         self._size = 0
@@ -160,12 +164,12 @@ class StreamIndexer:
         self._newlines = 0
         self._line_idx = array("Q", [0])
         self._line_off = array("Q", [0])
-        self._next_line_cp = LINE_SPACING
+        self._next_line_cp = self.line_spacing
         self._utf8 = True
         self._decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self._chars = 0
         self._char_off = array("Q", [0])
-        self._next_char_cp = CHAR_STEP
+        self._next_char_cp = self.char_step
 
     @property
     def size(self) -> int:
@@ -199,7 +203,7 @@ class StreamIndexer:
             counted = nl + 1
             self._line_idx.append(self._newlines)
             self._line_off.append(base + nl + 1)
-            self._next_line_cp = base + nl + 1 + LINE_SPACING
+            self._next_line_cp = base + nl + 1 + self.line_spacing
         self._newlines += chunk.count(b"\n", counted)
 
     def _scan_chars(self, chunk: bytes) -> None:
@@ -209,7 +213,7 @@ class StreamIndexer:
             end = self._chars + len(chunk)
             while self._next_char_cp < end:
                 self._char_off.append(base + self._next_char_cp - self._chars)
-                self._next_char_cp += CHAR_STEP
+                self._next_char_cp += self.char_step
             self._chars = end
             return
         try:
@@ -223,7 +227,7 @@ class StreamIndexer:
             byte_at += len(text[done:k].encode("utf-8"))
             done = k
             self._char_off.append(byte_at)
-            self._next_char_cp += CHAR_STEP
+            self._next_char_cp += self.char_step
         self._chars += len(text)
 
     def finish(self) -> Offsets:
@@ -253,6 +257,8 @@ class StreamIndexer:
             line_idx=line_idx,
             line_off=line_off,
             char_off=char_off,
+            char_step=self.char_step,
+            line_spacing=self.line_spacing,
         )
 
 

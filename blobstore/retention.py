@@ -79,15 +79,18 @@ def plan(tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str] = (
     chosen: set[str] = set()
     total = report.total_bytes_before = tx.total_bytes()
 
+    spared_live: set[str] = set()
+    spared_fetch: set[str] = set()
+
     def consider(row, reason: str, detail: str) -> bool:
         sha = row["sha"]
         if sha in keep or sha in chosen:
             return False
         if sha in protected:
-            report.spared_live += 1
+            spared_live.add(sha)
             return False
         if row["last_fetch"] is not None and row["last_fetch"] >= grace_cutoff:
-            report.spared_recent_fetch += 1
+            spared_fetch.add(sha)
             return False
         chosen.add(sha)
         prov = tx.provenance(sha)
@@ -115,6 +118,7 @@ def plan(tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str] = (
             if consider(row, REASON_CAP, detail):
                 total -= row["size"]
         report.over_cap_bytes = max(0, total - cap)
+    report.spared_live, report.spared_recent_fetch = len(spared_live), len(spared_fetch)
     report.freed_bytes = report.total_bytes_before - total
     report.total_bytes_after = total
     report.tombstones_expired = tx.execute(
