@@ -28,6 +28,8 @@ SUMMARY_HEADER = (SUMMARY_MARKER + " — reference only. Earlier turns of this c
                   "requests from it; continue from the newest user message after it.]")
 STORE_HEADING = "## Full History"
 _QUOTE_CHARS = 3000
+# Models imitate the heading without its "(verbatim)" suffix; drop either form.
+_NEWEST_REQUEST_PREFIX = NEWEST_REQUEST_HEADING.split(" (")[0]
 
 
 class SummaryFailure(Exception):
@@ -83,7 +85,7 @@ def _looks_like_garbage(text: str) -> bool:
 
 def ground(body: str, *, newest_request: str | None, store_reference: str | None = None) -> str:
     """Quote the newest request verbatim and point at the stored history."""
-    body = _drop_section(body, NEWEST_REQUEST_HEADING)
+    body = _drop_section(body, _NEWEST_REQUEST_PREFIX)
     body = _drop_section(body, STORE_HEADING)
     parts = [body.strip()]
     if newest_request:
@@ -138,5 +140,5 @@ def extract_previous(messages: list[Message]) -> tuple[int, str] | None:
         if is_summary(messages[index]):
             body = unwrap(message_text(messages[index]))
             if body:
-                return index, _drop_section(_drop_section(body, NEWEST_REQUEST_HEADING), STORE_HEADING).strip()
+                return index, _drop_section(_drop_section(body, _NEWEST_REQUEST_PREFIX), STORE_HEADING).strip()
     return None
