@@ -41,9 +41,9 @@ class Key:
         if self.kind in (NUMBER, INTEGER):
             noun = "a number" if self.kind == NUMBER else "a whole number"
             if self.minimum is not None and self.maximum is not None:
-                return f"{noun} from {self.minimum:g} to {self.maximum:g}"
+                return f"{noun} from {_number(self.minimum)} to {_number(self.maximum)}"
             if self.minimum is not None:
-                return f"{noun} of at least {self.minimum:g}"
+                return f"{noun} of at least {_number(self.minimum)}"
             return noun
         if self.kind == BOOLEAN:
             return "true or false"
@@ -52,6 +52,10 @@ class Key:
         if self.kind == INT_MAP:
             return "a mapping of tool name to a whole number of tokens"
         return "a string"
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
 KEYS: tuple[Key, ...] = (
