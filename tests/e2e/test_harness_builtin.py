@@ -153,3 +153,15 @@ def test_main_call_error_surfaces_in_turn_result(fake_llm: FakeLLMServer, make_h
     assert step["result"]["failed"] is True and "model exploded" in step["result"]["error"]
     assert len(fake_llm.main_requests()) == 1
     assert any("API failed after 1 retries" in s for s in result.statuses())
+
+
+def test_resume_in_a_new_process(fake_llm: FakeLLMServer, hermes_home: HermesHome) -> None:
+    fake_llm.on(Match.user_turn("REMEMBER"), Reply.say("noted OKAPI-3"))
+    first = run_scenario(hermes_home, Scenario().turn("REMEMBER okapi").end_session(), check=True)
+    session_id = first.agents[0]["session_id"]
+
+    second = run_scenario(hermes_home, Scenario(resume_session=session_id).turn("and now?"), check=True)
+
+    assert second.agents[0]["session_id"] == session_id
+    assert [m["role"] for m in second.final_messages] == ["user", "assistant"] * 2
+    assert "OKAPI-3" in fake_llm.last_main_request().text

@@ -15,12 +15,17 @@ pytestmark = pytest.mark.e2e
 
 # Where the plugin's modules come from, as seen from inside the driver.
 PROBE_IMPORTS = """
-import importlib, importlib.metadata, importlib.util
+import importlib, importlib.metadata
 from hermes_cli.plugins import get_plugin_manager
 plugin_module = get_plugin_manager()._plugins["stowage"].module
 core = importlib.import_module(plugin_module.__name__ + ".context_engine")
+try:
+    import stowage
+    importable = True
+except ImportError:
+    importable = False
 result = {
-    "stowage_importable": importlib.util.find_spec("stowage") is not None,
+    "stowage_importable": importable,
     "entry_points": sorted(e.name for e in importlib.metadata.entry_points(group="hermes_agent.plugins")),
     "core_file": core.__file__,
 }

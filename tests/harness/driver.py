@@ -12,6 +12,8 @@ Scenario (JSON object)::
       "agent": {...},            # AIAgent kwargs overriding the defaults below,
                                  # plus "session_db": bool (default true)
       "discover_mcp": false,     # call tools.mcp_tool.discover_mcp_tools() first
+      "resume_session": null,    # session id: the first agent resumes it from
+                                 # state.db (a previous driver run, same home)
       "probe_attrs": ["..."],    # engine attributes recorded by every probe
       "steps": [
         {"op": "turn", "text": "hello"},
@@ -286,7 +288,10 @@ class Runner:
             discover_mcp_tools()
             self.report["timings"]["discover_mcp_s"] = round(time.perf_counter() - started, 3)
         self.log.step = -1
-        self.new_agent()
+        resume = self.scenario.get("resume_session")
+        self.new_agent({"session_id": resume} if resume else {})
+        if resume:
+            self.history = self.load_history_from_db()
         self.report["engine"] = engine_identity(self.agent.context_compressor)
         self.report["plugin_state"] = plugin_state()
         for index, step in enumerate(self.scenario.get("steps", [])):
@@ -385,15 +390,20 @@ class Runner:
         mode = step.get("history", "db")
         self.new_agent(overrides)
         if mode == "db":
-            session_id = self.agent.session_id
-            if self.session_db is None:
-                raise RuntimeError("history='db' needs the agent's session_db")
-            resolved = self.session_db.resolve_resume_session_id(session_id) or session_id
-            restored = self.session_db.get_messages_as_conversation(resolved, repair_alternation=True)
-            self.history = [m for m in restored or [] if m.get("role") != "session_meta"]
+            self.history = self.load_history_from_db()
         elif mode == "none":
             self.history = []
         return {"agent": agent_summary(self.agent), "history_len": len(self.history)}
+
+    def load_history_from_db(self) -> list[dict[str, Any]]:
+        """The live agent's session transcript from state.db, as ``hermes
+        --resume`` restores it (cli_agent_setup_mixin._init_agent)."""
+        if self.session_db is None:
+            raise RuntimeError("loading history from state.db needs session_db")
+        session_id = self.agent.session_id
+        resolved = self.session_db.resolve_resume_session_id(session_id) or session_id
+        restored = self.session_db.get_messages_as_conversation(resolved, repair_alternation=True)
+        return [m for m in restored or [] if m.get("role") != "session_meta"]
 
     def op_set_history(self, step: dict[str, Any]) -> dict[str, Any]:
         self.history = list(step.get("messages", []))

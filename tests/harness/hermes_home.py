@@ -46,8 +46,8 @@ STOWAGE_CORE_PACKAGES = ("context_engine", "blobstore", "tool_search")
 HARNESS_PROBE_PLUGIN_DIR = HARNESS_DIR / "plugins" / "harness_probe"
 HARNESS_PROBE_EVENTS = "harness_probe_events.jsonl"
 
-# Environment variables passed through from the test process; everything
-# else (API keys, proxies, HERMES_* of the developer) is dropped.
+# Environment variables passed through from the test process (plus STOWAGE_*);
+# everything else (API keys, proxies, HERMES_* of the developer) is dropped.
 _PASSTHROUGH_ENV = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "SYSTEMROOT", "TERM")
 
 # Settings that keep the host offline, quiet and fast (all overridable).
@@ -253,6 +253,13 @@ class HermesHome:
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """Environment for a host subprocess running in this home."""
         env = {k: os.environ[k] for k in _PASSTHROUGH_ENV if k in os.environ}
+        # Project settings such as STOWAGE_NPM_DIR (set by tests/run.py).
+        env.update(
+            {
+                k: v for k, v in os.environ.items()
+                if k.startswith("STOWAGE_") and not k.startswith("STOWAGE_HARNESS_") and k != "STOWAGE_E2E_KEEP"
+            }
+        )
         env.update(
             {
                 "HERMES_HOME": str(self.path),

@@ -47,6 +47,7 @@ class Scenario:
     steps: list[dict[str, Any]] = field(default_factory=list)
     probe_attrs: list[str] = field(default_factory=list)
     discover_mcp: bool = False
+    resume_session: str | None = None  # resume a session of an earlier run
 
     def _add(self, op: str, step_id: str | None, **fields: Any) -> "Scenario":
         step = {"op": op, **{k: v for k, v in fields.items() if v is not None}}
@@ -104,6 +105,7 @@ class Scenario:
             "steps": self.steps,
             "probe_attrs": self.probe_attrs,
             "discover_mcp": self.discover_mcp,
+            "resume_session": self.resume_session,
         }
 
 

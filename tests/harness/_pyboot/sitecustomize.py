@@ -12,9 +12,9 @@ ran, so this runs before any host code in the driver *and* in the real
 
 ``STOWAGE_HARNESS_HIDE_DISTS=dist-a,dist-b``
     Make those installed distributions invisible to ``importlib.metadata``
-    (so their ``hermes_agent.plugins`` entry points are not discovered) and
-    drop their setuptools *editable* import finders (so their top-level
-    packages cannot be imported).  Used to test a user-folder install of a
+    (so their ``hermes_agent.plugins`` entry points are not discovered), drop
+    their setuptools *editable* import finders and refuse imports of their
+    top-level packages (``ModuleNotFoundError``, also from ``find_spec``).  Used to test a user-folder install of a
     plugin whose distribution is also pip-installed in the same venv.
 """
 
@@ -95,10 +95,43 @@ def _install_offline_guard() -> None:
     socket.socket.connect_ex = connect_ex  # type: ignore[method-assign]
 
 
+def _top_level_names(dist) -> set[str]:  # noqa: ANN001 - importlib Distribution
+    """Top-level import names a distribution provides (regular or editable)."""
+    names: set[str] = set()
+    text = dist.read_text("top_level.txt")
+    if text:
+        names.update(line.strip() for line in text.splitlines() if line.strip())
+    for path in dist.files or []:
+        first = path.parts[0] if path.parts else ""
+        if first.startswith("__editable__") or first in ("..", "__pycache__") or first.endswith((".dist-info", ".pth")):
+            continue
+        names.add(first[:-3] if first.endswith(".py") else first)
+    return names
+
+
+class _BlockImports:
+    """Meta-path finder refusing imports of the hidden distributions' packages."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201
+        if fullname.partition(".")[0] in self.names:
+            raise ModuleNotFoundError(f"No module named {fullname!r} (hidden by the test harness)", name=fullname)
+        return None
+
+
 def _hide_distributions(names: set[str]) -> None:
     import importlib.metadata as md
 
     real_distributions = md.distributions
+    blocked: set[str] = set()
+    for dist in real_distributions():
+        try:
+            if _normalize(dist.metadata["Name"] or "") in names:
+                blocked |= _top_level_names(dist)
+        except Exception:
+            continue
 
     def distributions(**kwargs):  # type: ignore[no-untyped-def]
         for dist in real_distributions(**kwargs):
@@ -120,6 +153,9 @@ def _hide_distributions(names: set[str]) -> None:
     ]
     sys.path[:] = [p for p in sys.path if not str(p).startswith("__editable__.")]
     sys.path_importer_cache.clear()
+    # Also covers regular (non-editable) installs of the hidden packages.
+    if blocked:
+        sys.meta_path.insert(0, _BlockImports(blocked))
 
 
 if os.environ.get("STOWAGE_HARNESS_OFFLINE") == "1":
