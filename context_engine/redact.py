@@ -33,6 +33,12 @@ _SECRET_WORD = r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:o
 # A key naming a secret: the secret word ends the key (GITHUB_TOKEN, db.password,
 # client_secret, aws_secret_access_key) so token_count or password_hint do not match.
 _SECRET_KEY = r"[A-Za-z0-9_.\-]*" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?"
+# Upper-case environment names where the secret word is a whole segment followed
+# by more segments (SECRET_KEY_BASE, BASIC_AUTH, API_KEY_PROD), as the built-in
+# masks them; counts, limits and locations (TOKEN_COUNT, MAX_TOKENS, PASSWORD_FILE) are not secrets.
+_ENV_SECRET_SEGMENT = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)"
+_ENV_PLAIN_SEGMENT = (r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
+                      r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])")
 _MEMO_MAX_TEXT = 4096
 _MEMO_ENTRIES = 20_000
 _memo: dict[str, str] = {}
@@ -84,11 +90,14 @@ _RULES: tuple[tuple[tuple, re.Pattern[str], Callable[[Match[str]], str]], ...] =
     (("://",), re.compile(r"(?i)(?:https?|wss?|git|ssh|ftps?|sftp)://(?P<secret>[^\s:@/]{8,})@[^\s]"), _mask_group),
     (tuple(k + "=" for k in _SECRET_QUERY_KEYS),
      re.compile(r"(?P<sep>[?&;#])(?P<key>[A-Za-z0-9_.\-]+)=(?P<secret>[^&;#\s\"'<>]*)"), _mask_query),
-    (('":',), re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization)\"\s*:\s*\"(?P<secret>[^\"]+)\""),
+    (('":',), re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input)\"\s*:\s*\"(?P<secret>[^\"]+)\""),
      _mask_group),
     (_SECRET_WORDS_PLAIN, re.compile(
         r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=\s*(['\"]?)"
         r"(?P<secret>(?!os\.|process\.env|\$ENV)[^\s'\"&]+)\1"), _mask_group),
+    (_SECRET_WORDS_PLAIN + ("auth",), re.compile(
+        r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+_)*" + _ENV_SECRET_SEGMENT + r"(?:_(?!" + _ENV_PLAIN_SEGMENT + r")[A-Z0-9]+)*"
+        r"\s*=\s*(['\"]?)(?P<secret>(?!os\.|process\.env|\$ENV)[^\s'\"&]+)\1"), _mask_group),
     (_SECRET_WORDS_PLAIN, re.compile(
         r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1[ \t]*$"), _mask_group),
     ((":",), re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), _mask_group),
