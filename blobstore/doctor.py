@@ -121,7 +121,7 @@ class _Doctor:
         for sha in sorted(set(rows) - set(blobs) - trashed):
             self.issue("missing-blob", ERROR, sha, "indexed but its file is missing",
                        lambda sha=sha: self.fix_missing(sha))
-        for sha in sorted(set(sidecars) - set(blobs)):
+        for sha in sorted(set(sidecars) - set(blobs) - set(rows)):
             self.issue("orphan-sidecar", WARNING, self.rel(sidecars[sha]), "sidecar without a blob",
                        lambda sha=sha: self.fix_orphan_sidecar(sha))
         self.check_index()
@@ -214,7 +214,8 @@ class _Doctor:
             else:
                 self.issue("orphan-blob", WARNING, sha, "valid blob file with no index row",
                            lambda: self.fix_orphan(sha, off))
-        elif row["size"] != stat.st_size or (off is not None and (
+            return  # the repair (re-index or delete) takes care of the sidecar too
+        if row["size"] != stat.st_size or (off is not None and (
                 row["line_count"], row["char_count"], bool(row["is_utf8"]))
                 != (off.line_count, off.char_count, off.is_utf8)):
             self.issue("metadata-mismatch", ERROR, sha, "index metadata disagrees with the file",
