@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply
+from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from tests.harness.hermes_home import HermesHome
 from tests.harness.runner import chat_once, enable_plugin, plugins_list, run_cli
 
@@ -45,3 +45,20 @@ def test_chat_single_query(fake_llm: FakeLLMServer, hermes_home: HermesHome) -> 
     assert request.last_user_text == "PING from the CLI"
     assert fake_llm.aux_requests() == []  # title generation is off in harness homes
     assert hermes_home.network_attempts() == []
+    assert result.probe["engine"]["is_builtin"] and result.probe["engine"]["name"] == "compressor"
+    assert result.stderr.strip().endswith(result.probe["session_id"])
+
+
+def test_chat_loads_plugin_engine_and_tools(fake_llm: FakeLLMServer, make_home) -> None:
+    home = make_home(engine="harness_dummy")
+    home.install_harness_probe()
+    fake_llm.on(Match.user_turn("ECHO"), Reply.tool(ToolCall("harness_echo", {"text": "CLI-ECHO"})))
+
+    result = chat_once(home, "ECHO please", "-Q", env={"HARNESS_PROBE_ENGINE": "1"}).check()
+
+    assert result.probe["engine"]["class"] == "HarnessDummyEngine"
+    (probe_plugin,) = [p for p in result.probe["plugins"] if p["key"] == "harness_probe"]
+    assert probe_plugin["source"] == "user" and probe_plugin["enabled"] and probe_plugin["tools"] == 2
+    assert fake_llm.last_main_request().tool_results == {"call_0001": '{"echo": "CLI-ECHO"}'}
+    hooks = [e["hook"] for e in home.probe_events()]
+    assert hooks[0] == "engine.on_session_start" and hooks[-1] == "engine.on_session_end"

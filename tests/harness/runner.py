@@ -278,11 +278,17 @@ def run_scenario(
 
 @dataclass
 class CliResult:
+    """Output of one ``hermes`` run; ``probe`` is what the CLI ran with (its
+    agent's session id and engine identity, non-bundled plugins), written at
+    exit by the harness' sitecustomize; ``{}`` if the process did not exit
+    normally."""
+
     args: list[str]
     returncode: int
     stdout: str
     stderr: str
     duration_s: float
+    probe: dict[str, Any] = field(default_factory=dict)
 
     @property
     def output(self) -> str:
@@ -305,10 +311,13 @@ def run_cli(
     env: Mapping[str, str] | None = None,
 ) -> CliResult:
     """Run the real ``hermes`` console script in *home* (stdin closed unless *input*)."""
+    run_dir = home.root / "runs"
+    run_dir.mkdir(exist_ok=True)
+    probe_path = run_dir / f"cli-probe-{time.time_ns()}.json"
     started = time.perf_counter()
     proc = subprocess.run(
         [HERMES, *args],
-        env=home.env(env),
+        env=home.env({"STOWAGE_HARNESS_CLI_PROBE": str(probe_path), **(env or {})}),
         cwd=home.work_dir,
         capture_output=True,
         text=True,
@@ -316,7 +325,9 @@ def run_cli(
         input=input,
         stdin=None if input is not None else subprocess.DEVNULL,
     )
-    return CliResult(list(args), proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - started)
+    duration = time.perf_counter() - started
+    probe = json.loads(probe_path.read_text(encoding="utf-8")) if probe_path.exists() else {}
+    return CliResult(list(args), proc.returncode, proc.stdout, proc.stderr, duration, probe)
 
 
 def plugins_list(home: HermesHome, *flags: str) -> list[dict[str, Any]]:
@@ -331,9 +342,16 @@ def enable_plugin(home: HermesHome, key: str) -> CliResult:
     return run_cli(home, "plugins", "enable", key, "--no-allow-tool-override").check()
 
 
-def chat_once(home: HermesHome, query: str, *extra: str, timeout: float = DEFAULT_TIMEOUT) -> CliResult:
-    """``hermes chat -q QUERY`` (single non-interactive query)."""
-    return run_cli(home, "chat", "-q", query, *extra, timeout=timeout)
+def chat_once(
+    home: HermesHome,
+    query: str,
+    *extra: str,
+    timeout: float = DEFAULT_TIMEOUT,
+    env: Mapping[str, str] | None = None,
+) -> CliResult:
+    """``hermes chat -q QUERY [extra...]`` (single non-interactive query; add
+    ``-Q`` for quiet output: the answer on stdout, ``session_id:`` on stderr)."""
+    return run_cli(home, "chat", "-q", query, *extra, timeout=timeout, env=env)
 
 
 def iter_messages(messages: Iterable[Mapping[str, Any]], role: str | None = None) -> list[Mapping[str, Any]]:

@@ -10,6 +10,11 @@ ran, so this runs before any host code in the driver *and* in the real
     instead of hanging.  Each refused attempt is appended as a JSON line to
     ``STOWAGE_HARNESS_NET_LOG`` (if set) so tests can assert "no network".
 
+``STOWAGE_HARNESS_CLI_PROBE=/path/probe.json``
+    At interpreter exit, write what the ``hermes`` CLI ran with: the active
+    agent's session id and context engine (class, module, name,
+    ``compression_count``) and the loaded plugins with their source.
+
 ``STOWAGE_HARNESS_HIDE_DISTS=dist-a,dist-b``
     Make those installed distributions invisible to ``importlib.metadata``
     (so their ``hermes_agent.plugins`` entry points are not discovered), drop
@@ -157,6 +162,47 @@ def _hide_distributions(names: set[str]) -> None:
     if blocked:
         sys.meta_path.insert(0, _BlockImports(blocked))
 
+
+def _write_cli_probe(path: str) -> None:
+    """atexit: identity of the CLI's active agent/engine and plugin state."""
+    data: dict = {"agent": False}
+    try:
+        agent = getattr(sys.modules.get("cli"), "_active_agent_ref", None)
+        if agent is not None:
+            engine = getattr(agent, "context_compressor", None)
+            cls = type(engine)
+            data = {
+                "agent": True,
+                "session_id": getattr(agent, "session_id", None),
+                "engine": {
+                    "class": cls.__name__,
+                    "module": cls.__module__,
+                    "name": getattr(engine, "name", None),
+                    "is_builtin": cls.__module__ == "agent.context_compressor",
+                    "compression_count": getattr(engine, "compression_count", None),
+                },
+            }
+        plugins = sys.modules.get("hermes_cli.plugins")
+        if plugins is not None:
+            data["plugins"] = [
+                {k: p.get(k) for k in ("key", "source", "enabled", "error", "tools", "hooks")}
+                for p in plugins.get_plugin_manager().list_plugins()
+                if p.get("source") != "bundled"
+            ]
+    except Exception as exc:  # noqa: BLE001 - never break the CLI's exit
+        data["error"] = repr(exc)
+    try:
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(data, fh, default=repr)
+    except OSError:
+        pass
+
+
+if os.environ.get("STOWAGE_HARNESS_CLI_PROBE"):
+    import atexit
+
+    # Registered first, so it runs last: after the CLI's own exit cleanup.
+    atexit.register(_write_cli_probe, os.environ["STOWAGE_HARNESS_CLI_PROBE"])
 
 if os.environ.get("STOWAGE_HARNESS_OFFLINE") == "1":
     _install_offline_guard()
