@@ -33,7 +33,6 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
 
@@ -732,7 +731,7 @@ class _Handler(BaseHTTPRequestHandler):
         request.rule = rule.name if rule else None
         try:
             self._answer(request, reply)
-        except (BrokenPipeError, ConnectionResetError):
+        except OSError:  # the client gave up (timeout) or the server is stopping
             self.close_connection = True
 
     def _not_found(self) -> None:
