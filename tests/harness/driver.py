@@ -493,6 +493,8 @@ if __name__ == "__main__":
     code = main(sys.argv)
     sys.stdout.flush()
     sys.stderr.flush()
-    # Skip interpreter teardown: host background threads (session DB writers,
-    # MCP loops) can delay a normal exit by seconds.
+    if os.environ.get("STOWAGE_HARNESS_CLEAN_EXIT") == "1":
+        sys.exit(code)  # run atexit handlers, join non-daemon threads
+    # Default: skip interpreter teardown (host background threads such as
+    # MCP loops can delay a normal exit); the report is already written.
     os._exit(code)

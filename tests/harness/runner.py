@@ -230,7 +230,9 @@ def run_scenario(
 ) -> DriverResult:
     """Run the driver in a fresh subprocess in *home* and return its report.
 
-    With ``check=True`` a failed run raises :class:`ScenarioError`.
+    With ``check=True`` a failed run raises :class:`ScenarioError`.  The
+    driver ends with ``os._exit`` (no atexit handlers) unless *env* sets
+    ``STOWAGE_HARNESS_CLEAN_EXIT=1``.
     """
     data = scenario.to_dict() if isinstance(scenario, Scenario) else dict(scenario)
     run_dir = home.root / "runs"
