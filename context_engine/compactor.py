@@ -126,6 +126,8 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     stats.window_messages = window.size
     stats.summary_chars = len(outcome.summary_body or "")
     final = _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
+    if final.aborted:
+        return final  # keep the internal-error reason
     final.summary_error, final.fallback_used = outcome.summary_error, outcome.fallback_used
     final.summary_body, final.window_reference = outcome.summary_body, outcome.window_reference
     return final
