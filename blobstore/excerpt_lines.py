@@ -11,13 +11,12 @@ is scanned with C-level ``str``/``re`` calls and never split into a list, so a
 from __future__ import annotations
 
 import re
-from collections import deque
 
-from .signals import ERROR_RE, SIGNAL_RE
+from .signals import iter_hits, scan_signal_lines
 
 __all__ = ["count_lines", "render_lines", "render_chars", "DEFAULT_SCAN_CHARS"]
 
-DEFAULT_SCAN_CHARS = 16_000_000
+DEFAULT_SCAN_CHARS = 64_000_000
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 _CTRL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SLICE = 65_536
@@ -52,51 +51,6 @@ def _tail_spans(text: str, k: int) -> list[Span]:
             break
         end = s - 1
     return spans
-
-
-def _scan_signals(text: str, k: int, scan_chars: int) -> tuple[list, list]:
-    """First and last *k* error lines and warning lines: (lineno, start, end, col)."""
-    err_first: list = []
-    err_last: deque = deque(maxlen=k)
-    warn_first: list = []
-    warn_last: deque = deque(maxlen=k)
-    if k <= 0:
-        return [], []
-    n = len(text)
-    half = max(1, scan_chars // 2)
-    regions = [(0, n)] if n <= scan_chars else [(0, half), (n - half, n)]
-    lineno, last = 1, 0
-    for lo, hi in regions:
-        pos = lo
-        while pos < hi:
-            m = SIGNAL_RE.search(text, pos, hi)
-            if m is None:
-                break
-            ls = text.rfind("\n", 0, m.start()) + 1
-            le = text.find("\n", m.start())
-            le = n if le < 0 else le
-            lineno += text.count("\n", last, ls)
-            last = ls
-            em = ERROR_RE.search(text, ls, le)
-            rec = (lineno, ls, le, (em or m).start() - ls)
-            first, tail = (err_first, err_last) if em else (warn_first, warn_last)
-            if len(first) < k:
-                first.append(rec)
-            else:
-                tail.append(rec)
-            pos = le + 1
-
-    def alternate(first: list, tail: deque) -> list:
-        merged = {r[0]: r for r in first + [r for r in tail]}
-        recs = [merged[i] for i in sorted(merged)]
-        out = []
-        while recs and len(out) < k:
-            out.append(recs.pop(0))
-            if recs and len(out) < k:
-                out.append(recs.pop())
-        return out
-
-    return alternate(err_first, err_last), alternate(warn_first, warn_last)
 
 
 def _display(text: str, s: int, e: int, cap: int, col: int | None) -> str:
@@ -172,7 +126,7 @@ def render_lines(
     candidates: list[tuple[int, int, int, int | None]] = []  # lineno, start, end, col
     head = [(i + 1, s, e, None) for i, (s, e) in enumerate(_head_spans(text, max(0, head_lines)))]
     tail = [(total - i, s, e, None) for i, (s, e) in enumerate(_tail_spans(text, max(0, tail_lines)))]
-    errors, warnings = _scan_signals(text, max(0, max_signal_lines), scan_chars)
+    errors, warnings = scan_signal_lines(text, max(0, max_signal_lines), scan_chars)
     follow = []
     for ln, _s, e, _c in errors[:5]:  # the line after an error often names the place
         if ln < total:
@@ -233,13 +187,15 @@ def _char_windows(text: str, target: int, scan_chars: int) -> tuple[str, tuple[S
         wins = [(0, min(n, head_n))]
         lo, hi = wins[0][1], max(wins[0][1], n - tail_n)
         pos = lo
-        while len(wins) < 3 and sig_n > 40 and pos < hi:
-            m = ERROR_RE.search(text, pos, min(hi, pos + scan_chars))
-            if m is None:
-                break
-            ws = max(pos, m.start() - sig_n // 3)
-            wins.append((ws, min(hi, ws + sig_n)))
-            pos = wins[-1][1]
+        if sig_n > 40:
+            for hit, lvl in iter_hits(text, lo, min(hi, lo + scan_chars)):
+                if len(wins) >= 3:
+                    break
+                if lvl < 2 or hit < pos:
+                    continue
+                ws = max(pos, hit - sig_n // 3)
+                wins.append((ws, min(hi, ws + sig_n)))
+                pos = wins[-1][1]
         if tail_n and hi < n:
             wins.append((hi, n))
     parts: list[str] = []

@@ -12,7 +12,7 @@ import codecs
 import json
 from dataclasses import dataclass
 
-from .signals import ERROR_RE, LOGISH_RE
+from .signals import LOGISH_RE, iter_hits
 
 __all__ = ["KINDS", "SniffResult", "sniff", "magic_label"]
 
@@ -122,14 +122,13 @@ def _classify_text(head: str, tail: str, whole: bool) -> str:
                 return "json"
             except (ValueError, RecursionError):
                 pass
-    sample_lines = [ln for ln in (head + "\n" + tail).split("\n") if ln.strip()][:400]
-    if not sample_lines:
+    lines = [ln[:200] for ln in (head[:32768] + "\n" + tail[-32768:]).split("\n") if ln.strip()][:300]
+    if not lines:
         return "text"
-    logish = sum(1 for ln in sample_lines if LOGISH_RE.search(ln))
-    errors = sum(1 for ln in sample_lines[:200] if ERROR_RE.search(ln))
-    if logish * 5 >= len(sample_lines) or errors >= 1:
+    if any(lvl == 2 for _, lvl in iter_hits(head + "\n" + tail)):
         return "log"
-    return "text"
+    logish = sum(1 for ln in lines if LOGISH_RE.search(ln))
+    return "log" if logish * 5 >= len(lines) else "text"
 
 
 def _huge_line(head: str, tail: str, total_len: int, huge: int) -> bool:
