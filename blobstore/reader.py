@@ -12,7 +12,7 @@ import codecs
 import hashlib
 import io
 import os
-from itertools import islice
+from itertools import count as counter, islice
 from pathlib import Path
 from typing import Iterator
 
@@ -87,10 +87,8 @@ class BlobReader:
         return b"".join(parts)
 
 
-def _decode_line(raw: bytes, strip_cr: bool) -> str:
-    if strip_cr and raw.endswith(b"\r"):
-        raw = raw[:-1]
-    return raw.decode("utf-8", "replace")
+def _strip_cr(texts: list[str]) -> list[str]:
+    return [t[:-1] if t.endswith("\r") else t for t in texts]
 
 
 def _utf8_cut(data: bytes, limit: int) -> int:
@@ -101,14 +99,26 @@ def _utf8_cut(data: bytes, limit: int) -> int:
     return cut if cut > 0 else limit
 
 
-def iter_numbered_lines(reader: BlobReader, start_line: int = 1,
-                        max_line_bytes: int | None = None) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, text)`` from 1-based ``start_line`` to the end.
+Batch = tuple[int, list[str], bool]
 
-    Lines are split on ``\\n``; the terminator (and a ``\\r`` before it) is
-    dropped; bytes are decoded as UTF-8 with ``errors="replace"``.  With
-    ``max_line_bytes``, a longer line comes out as several consecutive pieces
-    sharing one line number, which keeps memory bounded on one-line JSON.
+
+def _pieces(data: bytes, limit: int | None, line_no: int) -> tuple[list[Batch], bytes]:
+    """Split off ``limit``-sized pieces of an over-long line; return them and the rest."""
+    out: list[Batch] = []
+    while limit and len(data) > limit:
+        cut = _utf8_cut(data, limit)
+        out.append((line_no, [data[:cut].decode("utf-8", "replace")], True))
+        data = data[cut:]
+    return out, data
+
+
+def iter_line_batches(reader: BlobReader, start_line: int = 1,
+                      max_line_bytes: int | None = None) -> Iterator[Batch]:
+    """Yield ``(first_line_number, texts, is_piece)`` batches from 1-based ``start_line``.
+
+    Batching lets a whole chunk be decoded and split in C, which is what makes
+    a full scan fast.  ``is_piece`` marks a fragment of an over-long line (see
+    :func:`iter_numbered_lines`); other batches hold consecutive whole lines.
     """
     off = reader.off
     if start_line < 1:
@@ -123,6 +133,7 @@ def iter_numbered_lines(reader: BlobReader, start_line: int = 1,
     carry: list[bytes] = []
     carry_len = 0
     line_no = start_line
+    limit = max_line_bytes
     for _base, chunk in reader.iter_chunks(cp_byte // cs):
         if skip:
             nl = nth_newline(chunk, pos, skip)
@@ -131,30 +142,66 @@ def iter_numbered_lines(reader: BlobReader, start_line: int = 1,
                 pos = 0
                 continue
             pos, skip = nl + 1, 0
-        parts = chunk[pos:].split(b"\n") if pos else chunk.split(b"\n")
-        pos = 0
-        for part in islice(parts, len(parts) - 1):
-            if carry:
-                part = b"".join(carry) + part
-                carry, carry_len = [], 0
-            while max_line_bytes and len(part) > max_line_bytes:
-                cut = _utf8_cut(part, max_line_bytes)
-                yield line_no, part[:cut].decode("utf-8", "replace")
-                part = part[cut:]
-            yield line_no, _decode_line(part, True)
+        last_nl = chunk.rfind(b"\n", pos)
+        if last_nl < 0:
+            carry.append(chunk[pos:] if pos else chunk)
+            carry_len += len(carry[-1])
+            if limit and carry_len > limit:
+                pieces, rest = _pieces(b"".join(carry), limit, line_no)
+                yield from pieces
+                carry, carry_len = [rest], len(rest)
+            pos = 0
+            continue
+        if carry:
+            first_nl = chunk.find(b"\n", pos)
+            pieces, rest = _pieces(b"".join(carry) + chunk[pos:first_nl], limit, line_no)
+            yield from pieces
+            yield line_no, _strip_cr([rest.decode("utf-8", "replace")]), False
             line_no += 1
-        if parts[-1]:
-            carry.append(parts[-1])
-            carry_len += len(parts[-1])
-            if max_line_bytes and carry_len > max_line_bytes:
-                pending = b"".join(carry)
-                while len(pending) > max_line_bytes:
-                    cut = _utf8_cut(pending, max_line_bytes)
-                    yield line_no, pending[:cut].decode("utf-8", "replace")
-                    pending = pending[cut:]
-                carry, carry_len = [pending], len(pending)
+            carry, carry_len = [], 0
+            pos = first_nl + 1
+        if pos <= last_nl:
+            region = chunk[pos:last_nl]
+            if limit and len(region) > limit:
+                for raw in region.split(b"\n"):
+                    pieces, rest = _pieces(raw, limit, line_no)
+                    yield from pieces
+                    yield line_no, _strip_cr([rest.decode("utf-8", "replace")]), False
+                    line_no += 1
+            else:
+                # '\n' never belongs to a multi-byte or invalid sequence, so decoding the
+                # region at once equals decoding line by line.
+                texts = region.decode("utf-8", "replace").split("\n")
+                if b"\r" in region:
+                    texts = _strip_cr(texts)
+                yield line_no, texts, False
+                line_no += len(texts)
+        pos = 0
+        if last_nl + 1 < len(chunk):
+            carry, carry_len = [chunk[last_nl + 1 :]], len(chunk) - last_nl - 1
     if carry:
-        yield line_no, _decode_line(b"".join(carry), False)
+        pieces, rest = _pieces(b"".join(carry), limit, line_no)
+        yield from pieces
+        yield line_no, [rest.decode("utf-8", "replace")], False
+
+
+def iter_numbered_lines(reader: BlobReader, start_line: int = 1,
+                        max_line_bytes: int | None = None) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` from 1-based ``start_line`` to the end.
+
+    Lines are split on ``\\n``; the terminator (and a ``\\r`` before it) is
+    dropped; bytes are decoded as UTF-8 with ``errors="replace"``.  With
+    ``max_line_bytes``, a longer line comes out as several consecutive pieces
+    sharing one line number, which keeps memory bounded on one-line JSON.
+    """
+    for first, texts, _piece in iter_line_batches(reader, start_line, max_line_bytes):
+        yield from zip(counter(first), texts)
+
+
+def iter_lines(reader: BlobReader, start_line: int = 1) -> Iterator[str]:
+    """Just the texts of :func:`iter_numbered_lines` (whole lines, no numbers)."""
+    for _first, texts, _piece in iter_line_batches(reader, start_line):
+        yield from texts
 
 
 def read_lines(reader: BlobReader, first_line: int, count: int) -> list[str]:
@@ -163,9 +210,9 @@ def read_lines(reader: BlobReader, first_line: int, count: int) -> list[str]:
         if first_line < 1:
             raise ValueError("line numbers start at 1")
         return []
-    lines = iter_numbered_lines(reader, first_line)
+    lines = iter_lines(reader, first_line)
     try:
-        return [text for _, text in islice(lines, count)]
+        return list(islice(lines, count))
     finally:
         lines.close()
 

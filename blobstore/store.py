@@ -403,7 +403,31 @@ class BlobStore:
 
     def iter_lines(self, sha: str, start_line: int = 1) -> Iterator[str]:
         """Lines from 1-based ``start_line``; from line 1 the whole hash is checked at the end."""
-        return (text for _, text in self.iter_numbered_lines(sha, start_line))
+        rd = self.open_reader(sha)
+
+        def generate() -> Iterator[str]:
+            with rd:
+                for _first, texts, _piece in _reader.iter_line_batches(rd, start_line):
+                    yield from texts
+
+        return generate()
+
+    def iter_line_batches(self, sha: str, start_line: int = 1, *,
+                          max_line_bytes: int | None = None) -> Iterator[tuple[int, list[str], bool]]:
+        """Fastest full scan: ``(first_line_number, texts, is_piece)`` per decoded chunk.
+
+        Non-piece batches hold consecutive whole lines numbered from
+        ``first_line_number``; with ``max_line_bytes`` an over-long line also
+        arrives as ``is_piece`` batches of one fragment each, before its last
+        fragment (which is the first text of a normal batch).
+        """
+        rd = self.open_reader(sha)
+
+        def generate() -> Iterator[tuple[int, list[str], bool]]:
+            with rd:
+                yield from _reader.iter_line_batches(rd, start_line, max_line_bytes)
+
+        return generate()
 
     def open_stream(self, sha: str) -> BlobStream:
         """A verified binary stream over the whole blob (use as a context manager)."""
