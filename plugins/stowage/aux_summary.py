@@ -23,16 +23,22 @@ _AUTH_MARKERS = ("invalid api key", "incorrect api key", "unauthorized", "authen
                  "forbidden", "no api key", "api key not")
 
 
-def summarize_with_aux(prompt: str, runtime: dict[str, Any]) -> str:
-    """Send ``prompt`` as one user message to the compression model."""
+def summarize_with_aux(prompt: str, runtime: dict[str, Any], *, timeout: float | None = None) -> str:
+    """Send ``prompt`` as one user message to the compression model.
+
+    ``timeout=None`` leaves the deadline to Hermes (``auxiliary.compression.
+    timeout`` with its 300 s floor for compression); a number is passed
+    explicitly, which Hermes always honours.
+    """
     try:
         from agent.auxiliary_client import aux_interrupt_protection, call_llm
     except ImportError as exc:  # pragma: no cover - the host is always there
         raise SummaryFailure("no_provider", f"Hermes auxiliary client unavailable: {exc}") from exc
     try:
         with aux_interrupt_protection():
+            kwargs: dict[str, Any] = {"timeout": float(timeout)} if timeout else {}
             response = call_llm(task="compression", main_runtime=dict(runtime),
-                                messages=[{"role": "user", "content": prompt}])
+                                messages=[{"role": "user", "content": prompt}], **kwargs)
     except SummaryFailure:
         raise
     except Exception as exc:  # noqa: BLE001 - classified below

@@ -22,7 +22,9 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
     """Stowage, registered with Hermes under the name ``stowage``."""
 
     def __init__(self, settings: Settings | None = None, *, config_error: StowageConfigError | None = None) -> None:
-        super().__init__(settings, summary_model=summarize_with_aux)
+        super().__init__(settings)
+        timeout = self.settings.compaction.summary_timeout_seconds or None
+        self.summary_model = lambda prompt, runtime: summarize_with_aux(prompt, runtime, timeout=timeout)
         self.config_error = config_error
 
     def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
