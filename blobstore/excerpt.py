@@ -18,7 +18,7 @@ from typing import Any
 from .excerpt_json import STYLES, inline_value, outline
 from .excerpt_lines import DEFAULT_SCAN_CHARS, count_lines, render_chars, render_lines
 from .sniff import magic_label, sniff
-from .unescape import TextView, text_views_in
+from .unescape import TextView, salvage_text_views, text_views_in
 
 __all__ = ["Excerpt", "build_excerpt"]
 
@@ -117,6 +117,36 @@ def _string_body(view_text: str, budget: int, o: _Opts) -> tuple[str, str, tuple
     return body, "lines", ranges, omitted, ()
 
 
+def _view_excerpt(top: str, view_text: str, path: str, o: _Opts, base: dict) -> Excerpt:
+    """An outline or header on top, then the unescaped string previewed by lines or chars."""
+    top = _clip(top, o.budget * 2 // 5)
+    body, layout, ranges, omitted, wins = _string_body(view_text, o.budget - len(top) - 1, o)
+    return Excerpt(
+        _clip(f"{top}\n{body}", o.budget),
+        shown_line_ranges=ranges,
+        omitted_lines=omitted,
+        layout="json+" + layout,
+        shown_char_ranges=wins,
+        view_path=path,
+        **base,
+    )
+
+
+def _salvaged_excerpt(text: str, o: _Opts, total_lines: int) -> Excerpt | None:
+    """A cut-off envelope: preview its main string if one can be recovered."""
+    n = len(text)
+    views = salvage_text_views(text, min_chars=max(200, int(_VIEW_SHARE * n)), require_newline=False, max_views=4)
+    big = max(views, key=lambda v: len(v.text), default=None)
+    if big is None:
+        return None
+    top = (
+        f"JSON, not valid (cut off?), {n:,} chars; recovered string after key {big.path!r} "
+        f"({len(big.text):,} chars, {count_lines(big.text):,} lines, unescaped):"
+    )
+    base = dict(kind="json", total_lines=total_lines, total_chars=n)
+    return _view_excerpt(top, big.text, big.path, o, base)
+
+
 def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
     n = len(text)
     base = dict(kind="json", total_lines=total_lines, total_chars=n)
@@ -140,18 +170,7 @@ def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
                 outline(doc, STYLES[-1], focus),
             )
             top += f"\n{path} (unescaped, {count_lines(view_text):,} lines):"
-        top = _clip(top, o.budget * 2 // 5)
-        room = o.budget - len(top) - 1
-        body, layout, ranges, omitted, wins = _string_body(view_text, room, o)
-        return Excerpt(
-            _clip(f"{top}\n{body}", o.budget),
-            shown_line_ranges=ranges,
-            omitted_lines=omitted,
-            layout="json+" + layout,
-            shown_char_ranges=wins,
-            view_path=path,
-            **base,
-        )
+        return _view_excerpt(top, view_text, path, o, base)
     for st in STYLES:
         t = outline(doc, st)
         if len(t) <= o.budget:
@@ -191,11 +210,14 @@ def _build(data: str | bytes, kind: str | None, o: _Opts, max_parse_chars: int) 
     total_lines = count_lines(text)
     if n == 0:
         return Excerpt(_clip("(empty)", o.budget), kind, 0, 0, layout="empty")
-    if kind == "json" and n <= max_parse_chars:
+    jsonish = text[:64].lstrip()[:2] in ('{"', '["', "[{", "[[")
+    if (kind == "json" or jsonish) and n <= max_parse_chars:
         try:
             return _json_excerpt(text, json.loads(text), o, total_lines)
         except (ValueError, RecursionError):
-            pass
+            salvaged = _salvaged_excerpt(text, o, total_lines)
+            if salvaged is not None:
+                return salvaged
     if kind == "jsonl":
         return _jsonl_excerpt(text, o, total_lines)
     if (sn.huge_line or total_lines <= 3) and n > o.budget:

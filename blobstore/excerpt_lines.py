@@ -127,17 +127,29 @@ def render_lines(
     head = [(i + 1, s, e, None) for i, (s, e) in enumerate(_head_spans(text, max(0, head_lines)))]
     tail = [(total - i, s, e, None) for i, (s, e) in enumerate(_tail_spans(text, max(0, tail_lines)))]
     errors, warnings = scan_signal_lines(text, max(0, max_signal_lines), scan_chars)
-    follow = []
-    for ln, _s, e, _c in errors[:5]:  # the line after an error often names the place
-        if ln < total:
+    # The lines after an error often name the place or show the code.
+    follow1, follow2 = [], []
+    for ln, _s, e, _c in errors[:5]:
+        for dst, k in ((follow1, 1), (follow2, 2), (follow2, 3)):
+            if ln + k > total or e >= len(text):
+                break
             ne = text.find("\n", e + 1)
-            follow.append((ln + 1, e + 1, len(text) if ne < 0 else ne, None))
-    candidates += head[:2] + tail[:4] + errors + follow[:3]
+            ne = len(text) if ne < 0 else ne
+            dst.append((ln + k, e + 1, ne, None))
+            e = ne
+    fill: list[tuple[int, int, int, int | None]] = []
     rest_head, rest_tail = head[2:], tail[4:]
     while rest_head or rest_tail:
-        candidates += rest_tail[:2] + rest_head[:1]
+        fill += rest_tail[:2] + rest_head[:1]
         rest_tail, rest_head = rest_tail[2:], rest_head[1:]
-    candidates += warnings[: max(0, max_signal_lines - len(errors))] + follow[3:]
+    # Filler identical to its neighbour (progress spam, repeated "Compiling x")
+    # says little; it waits until everything else had its chance.
+    raw = {c[0]: text[c[1] : c[2]] for c in head + tail}
+    fresh = [c for c in fill if raw.get(c[0] - 1) != raw[c[0]] and raw.get(c[0] + 1) != raw[c[0]]]
+    repeats = [c for c in fill if c not in fresh]
+    candidates += head[:2] + tail[:4] + errors + follow1[:3] + fresh
+    later = sorted(follow2, key=lambda c: c[0]) + follow1[3:]
+    candidates += warnings[: max(0, max_signal_lines - len(errors))] + later + repeats
 
     sel: dict[int, str] = {}
     for ln, s, e, col in candidates:

@@ -20,6 +20,7 @@ from .jsonpath import Segment, format_path, to_pointer
 __all__ = [
     "TextView",
     "extract_text_views",
+    "salvage_text_views",
     "text_views_in",
     "is_json_string_literal",
     "unescape_json_string",
@@ -115,8 +116,16 @@ def text_views_in(
     return views
 
 
-def _salvage(text: str, min_chars: int, require_newline: bool, max_views: int) -> list[TextView]:
+def salvage_text_views(
+    text: str,
+    *,
+    min_chars: int = DEFAULT_MIN_CHARS,
+    require_newline: bool = True,
+    max_views: int = DEFAULT_MAX_VIEWS,
+) -> list[TextView]:
     """Scan invalid JSON for long string values, keyed by the nearest key.
+
+    For payloads cut off by an upstream size cap.  Views are ``recovered``.
 
     Linear: each string literal is decoded once by the C scanner.  A final
     unterminated literal (payload cut mid-string) is decoded up to the cut.
@@ -186,7 +195,9 @@ def extract_text_views(
         try:
             doc = json.loads(text)
         except (ValueError, RecursionError):
-            return _salvage(text, min_chars, require_newline, max_views)
+            return salvage_text_views(
+                text, min_chars=min_chars, require_newline=require_newline, max_views=max_views
+            )
         return text_views_in(doc, min_chars=min_chars, require_newline=require_newline, max_views=max_views)
     except Exception:
         return []

@@ -173,6 +173,16 @@ def test_json_envelope_shows_the_unescaped_output():
     check_line_accounting(ex, out.splitlines())
 
 
+def test_cut_off_envelope_previews_the_recovered_output():
+    out = make_log(300, {100: "ERROR: link failed"})
+    env = json.dumps({"exit_code": 1, "output": out})
+    cut = env[: len(env) - 500]  # upstream size cap cut the JSON mid-string
+    ex = build_excerpt(cut, budget_chars=1500)
+    assert ex.kind == "json" and ex.layout == "json+lines" and ex.view_path == "output"
+    assert ex.text.startswith("JSON, not valid (cut off?)")
+    assert "100| ERROR: link failed" in ex.text and "\\n" not in ex.text
+
+
 def test_json_string_literal_is_previewed_unescaped():
     out = make_log(300, {150: "ERROR boom"})
     ex = build_excerpt(json.dumps(out), budget_chars=1500)
