@@ -3,7 +3,9 @@
 * :func:`place_summary` picks the summary's role so it never sits next to a
   message of the same role, and merges it into the first tail message when
   no role fits (strict providers reject two user or two assistant turns in a
-  row).
+  row).  It never merges into a user turn: the user's request would then
+  read as a summary and later compactions would lose track of it; a short
+  assistant acknowledgement keeps the alternation instead.
 * :func:`sanitize` repairs what any phase (or the host) may have broken: tool
   results without their call, calls without their result, invalid JSON
   arguments, same-role neighbours, a conversation not starting with a user.
@@ -21,6 +23,7 @@ from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, cont
 
 REMOVED_CALL_NOTE = "(tool call removed during context compaction)"
 CONTINUE_NOTE = "(continuing the conversation)"
+SUMMARY_ACK = "(Earlier context noted from the summary above; continuing with the conversation below.)"
 
 
 def place_summary(head: list[Message], summary_content: str, tail: list[Message]) -> list[Message]:
@@ -35,8 +38,11 @@ def place_summary(head: list[Message], summary_content: str, tail: list[Message]
         role = candidates[0] if candidates else ""
     if role and role != after:
         return head + [{"role": role, "content": summary_content, SUMMARY_FLAG: True}] + tail
-    if tail and role_of(tail[0]) in ("user", "assistant"):
+    if tail and role_of(tail[0]) == "assistant":
         return head + [merge_summary_into(tail[0], summary_content)] + tail[1:]
+    if tail and role_of(tail[0]) == "user":
+        return head + [{"role": "user", "content": summary_content, SUMMARY_FLAG: True},
+                       {"role": "assistant", "content": SUMMARY_ACK}] + tail
     return head + [{"role": "user", "content": summary_content, SUMMARY_FLAG: True}] + tail
 
 
