@@ -9,7 +9,8 @@ The list is split into ``head`` (kept verbatim), ``window`` (summarized) and
 * the tail is filled from the end until its token budget is spent, never
   with fewer than ``tail_min_messages`` messages;
 * no cut separates an assistant's ``tool_calls`` from their results;
-* the newest real user turn and the newest assistant turn stay in the tail.
+* the newest real user turn and the newest assistant turn stay in the tail
+  (or in the head: a newest request that would open the window joins it).
 
 Pure functions over message dicts; token counts come from a callable.
 """
@@ -77,12 +78,15 @@ def budget_tail_start(messages: list[Message], *, budget_tokens: int, min_messag
     return max(floor_index, align_backward(messages, index))
 
 
-def keep_newest_turns(messages: list[Message], tail_start: int) -> int:
-    """Pull the cut back so the newest user turn and assistant turn are in the tail."""
+def keep_newest_turns(messages: list[Message], tail_start: int, head_end: int = 0) -> int:
+    """Pull the cut back so the newest user turn and assistant turn are in the tail.
+
+    Anchors inside the head (before ``head_end``) are kept verbatim there already.
+    """
     newest_user = last_index(messages, is_real_user_turn)
     newest_assistant = last_index(messages, lambda m: role_of(m) == "assistant")
     for anchor in (newest_user, newest_assistant):
-        if 0 <= anchor < tail_start:
+        if head_end <= anchor < tail_start:
             tail_start = anchor
     return align_backward(messages, tail_start)
 
@@ -91,9 +95,13 @@ def choose_window(messages: list[Message], *, protect_first_n: int, tail_budget_
                   tail_min_messages: int, count: CountFn) -> Window:
     """The summary window; ``Window.size == 0`` means nothing to summarize."""
     head_end = head_end_index(messages, protect_first_n)
+    if last_index(messages, is_real_user_turn) == head_end:
+        # The newest request opens the window (one long task): keep it with the
+        # head so the work after it can still be summarized.
+        head_end = align_forward(messages, head_end + 1)
     tail_start = budget_tail_start(messages, budget_tokens=tail_budget_tokens, min_messages=tail_min_messages,
                                    count=count, floor_index=head_end)
-    tail_start = keep_newest_turns(messages, tail_start)
+    tail_start = keep_newest_turns(messages, tail_start, head_end)
     if tail_start <= head_end:
         return Window(head_end, head_end)
     return Window(head_end, tail_start)
