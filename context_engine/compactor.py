@@ -160,7 +160,10 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     # Like the built-in, the summarizer reads the pruned turns: old outputs are
     # informative stubs (kept whole in the store), which keeps the summary
     # request small and fast.
-    transcript_input = [_without_summary(m) for m in window_messages]
+    # Only the summary that becomes PREVIOUS SUMMARY is reduced; an older one
+    # in the window keeps its text so nothing of it is lost.
+    transcript_input = [_without_summary(m) if previous and window.head_end + i == previous[0] else m
+                        for i, m in enumerate(window_messages)]
 
     error: str | None = None
     body: str | None = None
