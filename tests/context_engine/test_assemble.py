@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from stowage.context_engine.assemble import (CONTINUE_NOTE, REMOVED_CALL_NOTE, ensure_user_first, fix_arguments,
-                                             merge_same_role, merge_summary_into, pair_tool_calls, place_summary,
-                                             sanitize)
-from stowage.context_engine.messages import SUMMARY_FLAG, is_summary, message_text
+from stowage.context_engine.assemble import (CONTINUE_NOTE, REMOVED_CALL_NOTE, SUMMARY_ACK, ensure_user_first,
+                                             fix_arguments, merge_same_role, merge_summary_into, pair_tool_calls,
+                                             place_summary, sanitize)
+from stowage.context_engine.messages import SUMMARY_FLAG, is_real_user_turn, is_summary, message_text
 from stowage.context_engine.summary import wrap
 from stowage.context_engine.validate import validate_messages
 
@@ -57,11 +57,13 @@ def test_summary_placement_for_every_neighbour_combination(head_name, tail_name)
     summaries = [m for m in out if is_summary(m)]
     assert len(summaries) == 1
     assert "Keep going." in message_text(summaries[0])
-    # nothing of head or tail is lost
+    # nothing of head or tail is lost, and user turns are never merged with the summary
     for original in head + tail:
         text = message_text(original)
         if text:
             assert any(text in message_text(m) for m in out)
+        if original["role"] == "user":
+            assert original in out
 
 
 def test_role_choice_details():
@@ -80,10 +82,15 @@ def test_role_choice_details():
     # a tool result counts as the assistant side
     out = place_summary([u, with_calls("x"), res("x")], SUMMARY, [dict(a)])
     assert out[3]["role"] == "user" and out[3][SUMMARY_FLAG]
-    # only a system prompt before: forced user; a user right after: merged into it
+    # only a system prompt before and a user right after: never merged into the user's turn,
+    # an acknowledgement keeps the alternation and the user's request stays a real user turn
     out = place_summary([SYSTEM], SUMMARY, [dict(u), a])
-    assert [m["role"] for m in out] == ["system", "user", "assistant"]
-    assert out[1]["content"] == SUMMARY + "\n\nu"
+    assert [m["role"] for m in out] == ["system", "user", "assistant", "user", "assistant"]
+    assert out[1]["content"] == SUMMARY and out[2]["content"] == SUMMARY_ACK and out[3] == u
+    assert is_real_user_turn(out[3])
+    out = place_summary([u, a], SUMMARY, [dict(u)])
+    assert [m["role"] for m in out] == ["user", "assistant", "user", "assistant", "user"]
+    assert out[2][SUMMARY_FLAG] and out[4] == u
     out = place_summary([SYSTEM], SUMMARY, [a])
     assert [m["role"] for m in out] == ["system", "user", "assistant"]
 

@@ -122,10 +122,22 @@ def test_choose_window_empty_when_everything_fits_in_head_and_tail():
     msgs = [u(), a(), u(), a()]
     window = choose_window(msgs, protect_first_n=3, tail_budget_tokens=100, tail_min_messages=2, count=one)
     assert window.size == 0
-    # newest user inside the head: nothing to summarize
-    msgs = [u("only user"), calls("k"), res("k"), a(), a()]
-    window = choose_window(msgs, protect_first_n=1, tail_budget_tokens=1, tail_min_messages=1, count=one)
-    assert window.size == 0
+
+
+
+def test_newest_user_in_head_does_not_block_the_window():
+    # one request, then a long stretch of tool work: the request is kept in the head, the work is summarized
+    msgs = [u("only request")] + [m for i in range(10) for m in (calls(f"k{i}"), res(f"k{i}"))] + [a("done")]
+    window = choose_window(msgs, protect_first_n=3, tail_budget_tokens=3, tail_min_messages=1, count=one)
+    assert window.head_end == 3 and window.tail_start == len(msgs) - 3
+    # after a first compaction the head decays to nothing: the request still stays out of the window
+    window = choose_window(msgs, protect_first_n=0, tail_budget_tokens=3, tail_min_messages=1, count=one)
+    assert window.head_end == 1 and window.tail_start == len(msgs) - 3
+    with_system = [SYSTEM] + msgs
+    window = choose_window(with_system, protect_first_n=0, tail_budget_tokens=3, tail_min_messages=1, count=one)
+    assert window.head_end == 2 and with_system[window.head_end]["role"] == "assistant"
+    assert keep_newest_turns(msgs, 15, head_end=3) == 15
+    assert keep_newest_turns(msgs, 15) == 0
 
 
 def test_choose_window_after_previous_summary_starts_at_summary():

@@ -1,0 +1,163 @@
+"""compact(): the four phases together, without the engine."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from stowage.context_engine.compactor import CompactionPlan, compact
+from stowage.context_engine.messages import SUMMARY_MARKER, is_summary, message_text
+from stowage.context_engine.stubs import PrunedOutput
+from stowage.context_engine.summary import SummaryFailure
+from stowage.context_engine.tokens import TokenCounter
+from stowage.context_engine.validate import validate_messages
+from support.transcripts import make_transcript
+
+GOOD = "## Goal\nFix the parser.\n\n## Progress\n### Done\n- ran tests\n\n## Next Steps\n- continue"
+COUNTER = TokenCounter()
+PLAN = CompactionPlan(protect_first_n=3, tail_budget_tokens=4000, tail_min_messages=4, context_length=64_000)
+
+
+def run(messages, summarize=lambda prompt: GOOD, plan=PLAN, **kwargs):
+    return compact(messages, plan, count=COUNTER.count_message, summarize=summarize, today="2026-11-22", **kwargs)
+
+
+def test_compaction_shrinks_and_is_valid_and_does_not_mutate():
+    msgs = make_transcript(20, seed=2)
+    before = copy.deepcopy(msgs)
+    outcome = run(msgs)
+    assert msgs == before
+    assert outcome.changed and not outcome.aborted and not outcome.fallback_used
+    assert validate_messages(outcome.messages) == []
+    assert COUNTER.count_messages(outcome.messages) < COUNTER.count_messages(msgs) / 2
+    assert sum(is_summary(m) for m in outcome.messages) == 1
+    assert outcome.messages[:3] == msgs[:3] or outcome.messages[0] == msgs[0]
+    stats = outcome.stats
+    assert stats.messages_before == len(msgs) and stats.messages_after == len(outcome.messages)
+    assert stats.window_messages > 0 and stats.pruned_outputs > 0
+    assert "Fix the parser." in outcome.summary_body
+
+
+def test_empty_and_tiny_inputs_are_noops_returning_the_same_list():
+    for msgs in ([], [{"role": "user", "content": "hi"}],
+                 [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]):
+        outcome = run(msgs)
+        assert outcome.messages is msgs and not outcome.changed and not outcome.aborted
+
+
+def test_single_request_in_head_then_long_tool_work_is_summarized():
+    big = json.dumps({"output": "\n".join(f"line {i} of the build log" for i in range(400)), "exit_code": 0})
+    msgs = [{"role": "user", "content": "one request"}]
+    for i in range(12):
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"b{i}", "type": "function", "function": {"name": "terminal",
+                                                             "arguments": json.dumps({"command": f"make {i}"})}}]},
+            {"role": "tool", "tool_call_id": f"b{i}", "content": big + str(i)}]
+    msgs.append({"role": "assistant", "content": "done"})
+    called = []
+    outcome = run(msgs, summarize=lambda p: called.append(p) or GOOD,
+                  plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=100, tail_min_messages=2,
+                                      context_length=64_000))
+    assert outcome.changed and len(called) == 1
+    assert validate_messages(outcome.messages) == []
+    assert outcome.messages[0] == msgs[0]
+    assert "> one request" in outcome.summary_body
+    assert len(outcome.messages) < len(msgs) / 2
+
+
+def test_prune_only_when_pruning_gets_under_budget():
+    big = json.dumps({"output": "\n".join(f"line {i} of the build log" for i in range(400)), "exit_code": 0})
+    msgs = [{"role": "user", "content": "one request"}]
+    for i in range(12):
+        msgs += [{"role": "assistant", "content": None, "tool_calls": [
+            {"id": f"b{i}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": f"b{i}", "content": big + str(i)}]
+    msgs += [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "last", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "last", "content": "ok"}]
+    called = []
+    outcome = run(msgs, summarize=lambda p: called.append(p) or GOOD,
+                  plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=2,
+                                      context_length=64_000))
+    assert outcome.changed and called == [] and outcome.stats.window_messages == 0
+    assert validate_messages(outcome.messages) == [] and len(outcome.messages) == len(msgs)
+    assert outcome.messages[2]["content"].startswith("[stowage: tool output pruned]")
+    assert outcome.messages[-1] is msgs[-1]
+
+
+class Archive:
+    def __init__(self, fail: bool = False) -> None:
+        self.fail = fail
+        self.outputs: list[PrunedOutput] = []
+        self.windows: list[list] = []
+
+    def render_pruned(self, output):
+        if self.fail:
+            raise OSError("disk full")
+        self.outputs.append(output)
+        return f"[stowage: tool output stored] blob:{output.tool_call_id}"
+
+    def keep_window(self, window):
+        if self.fail:
+            raise OSError("disk full")
+        self.windows.append(window)
+        return "stowage_fetch(window='w1')"
+
+
+def test_archive_renders_stubs_and_keeps_window():
+    msgs = make_transcript(15, seed=4)
+    archive = Archive()
+    outcome = run(msgs, archive=archive)
+    assert outcome.changed and archive.outputs and len(archive.windows) == 1
+    texts = [message_text(m) for m in outcome.messages]
+    assert any(t.startswith("[stowage: tool output stored] blob:") for t in texts)
+    assert "## Full History\nstowage_fetch(window='w1')" in outcome.summary_body
+    assert outcome.window_reference == "stowage_fetch(window='w1')"
+    # the archive gets the original (unpruned) window messages
+    assert all(m in msgs for m in archive.windows[0])
+
+
+def test_failing_archive_degrades_to_plain_stubs():
+    msgs = make_transcript(15, seed=4)
+    outcome = run(msgs, archive=Archive(fail=True))
+    assert outcome.changed and validate_messages(outcome.messages) == []
+    assert any(message_text(m).startswith("[stowage: tool output pruned]") for m in outcome.messages)
+    assert outcome.window_reference is None and "## Full History" not in outcome.summary_body
+
+
+def test_summarizer_none_uses_fallback_with_reason():
+    msgs = make_transcript(15, seed=5)
+    outcome = run(msgs, summarize=None, cooldown_reason="cooling down")
+    assert outcome.changed and outcome.fallback_used and outcome.summary_error == "cooling down"
+    assert "without the summary model: cooling down" in outcome.summary_body
+
+
+def test_abort_kinds_keep_messages():
+    msgs = make_transcript(15, seed=5)
+
+    def fail(prompt):
+        raise SummaryFailure("auth", "401 invalid api key")
+
+    outcome = run(msgs, summarize=fail)
+    assert outcome.aborted and not outcome.changed and outcome.messages is msgs
+    assert outcome.summary_error == "auth: 401 invalid api key"
+
+
+def test_invalid_result_is_refused_with_reason():
+    # duplicate tool-call ids in the kept tail cannot be repaired: the input must come back unchanged
+    msgs = make_transcript(15, seed=6)
+    dup = [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "dup", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "dup", "content": "one"}]
+    msgs += dup + copy.deepcopy(dup) + [{"role": "assistant", "content": "end"}]
+    outcome = run(msgs)
+    assert outcome.aborted and not outcome.changed and outcome.messages is msgs
+    assert outcome.summary_error and outcome.summary_error.startswith("internal error")
+
+
+def test_summary_marker_in_tool_output_is_not_a_summary():
+    msgs = make_transcript(10, seed=7)
+    msgs[2] = dict(msgs[2], content=SUMMARY_MARKER + " quoted by a tool] " + "x" * 500)
+    outcome = run(msgs)
+    assert outcome.changed and validate_messages(outcome.messages) == []
+    assert sum(is_summary(m) for m in outcome.messages) == 1
