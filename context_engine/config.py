@@ -28,6 +28,11 @@ class StowageConfigError(ValueError):
         super().__init__(f"Stowage configuration error in {source}:\n{lines}\n"
                          "Fix these keys (see docs/configuration.md) and restart Hermes.")
 
+    def __reduce__(self) -> tuple:
+        # The host deep-copies the engine that holds this error; rebuild from
+        # the problem list, not from the formatted message.
+        return (type(self), (self.problems, self.source))
+
 
 class Section:
     """Read-only attribute view of one config section."""

@@ -1,8 +1,7 @@
 """Read the user's Hermes config and validate the ``stowage:`` block.
 
 Hermes hands plugin engines none of its ``compression.*`` keys, so we read
-``$HERMES_HOME/config.yaml`` ourselves (through Hermes's own loader when it
-is importable, so ``${VAR}`` expansion and profiles behave the same).
+``$HERMES_HOME/config.yaml`` ourselves.
 """
 
 from __future__ import annotations
@@ -32,14 +31,14 @@ def config_path() -> Path:
 
 
 def read_raw_config() -> dict[str, Any]:
-    """The whole config.yaml as a dict ({} when missing)."""
-    try:
-        from hermes_cli.config import load_config
-        loaded = load_config()
-        if isinstance(loaded, dict):
-            return loaded
-    except Exception:  # noqa: BLE001 - read the file directly instead
-        logger.debug("stowage: hermes_cli.config.load_config failed; reading YAML directly", exc_info=True)
+    """The user's config.yaml as written ({} when missing).
+
+    Not ``hermes_cli.config.load_config()``: that merges Hermes's defaults
+    in, and Stowage must inherit only the ``compression.*`` keys the user
+    actually set (Hermes's default threshold 0.50 is raised to 0.75 by the
+    built-in on most windows; inheriting the raw default would compact
+    earlier than the built-in ever did).
+    """
     path = config_path()
     if not path.is_file():
         return {}
