@@ -25,16 +25,20 @@ class BlobReader:
 
     def __init__(self, path: Path, offsets: Offsets) -> None:
         self.off = offsets
+        self._fd = -1
         self._fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         size = os.fstat(self._fd).st_size
         if size != offsets.size:
-            os.close(self._fd)
+            self.close()
             raise CorruptBlobError(offsets.sha256, f"file holds {size} bytes, {offsets.size} were stored")
 
     def close(self) -> None:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+    def __del__(self) -> None:  # a generator that was never started still owns a reader
+        self.close()
 
     def __enter__(self) -> "BlobReader":
         return self

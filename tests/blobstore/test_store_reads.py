@@ -219,3 +219,29 @@ def test_reput_heals_a_corrupt_blob(big):
         store.read_bytes(res.sha256)
     store.put(data)
     assert hashlib.sha256(store.read_bytes(res.sha256)).hexdigest() == res.sha256
+
+
+def test_line_batches_number_whole_lines_consecutively(store):
+    lines = [f"row {i}" for i in range(100_000)]
+    sha = store.put(("\n".join(lines) + "\n").encode()).sha256
+    batches = list(store.iter_line_batches(sha, 500))
+    assert len(batches) > 1 and not any(piece for _, _, piece in batches)
+    expected = 500
+    for first, texts, _ in batches:
+        assert first == expected and texts == lines[first - 1 : first - 1 + len(texts)]
+        expected += len(texts)
+    assert expected == 100_001
+
+
+def test_abandoned_iterators_do_not_leak_descriptors(store):
+    sha = store.put(b"a\nb\n" * 1000).sha256
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(50):
+        store.iter_lines(sha)  # never started
+        it = store.iter_numbered_lines(sha)
+        next(it)  # started, then dropped
+        del it
+    import gc
+
+    gc.collect()
+    assert len(os.listdir("/proc/self/fd")) <= before + 1
