@@ -128,7 +128,7 @@ class BridgeService:
         self.catalog = catalog
         self.max_limit = max(1, max_limit)
         self.default_limit = max(1, min(self.max_limit, default_limit))
-        self._index = (cache or default_cache).get(catalog)
+        self._index = (cache if cache is not None else default_cache).get(catalog)
 
     # -- stowage_tool_search -------------------------------------------------
     def search(self, query: str, limit: int | None = None, offset: int = 0) -> dict[str, Any]:

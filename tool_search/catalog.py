@@ -1,7 +1,7 @@
 """The deferred-tool catalog: schemas plus where they come from, and a checksum.
 
-The catalog is an immutable value. Its checksum (sha256 of canonical JSON)
-identifies it, so an index built for one catalog can be reused for every
+The catalog is an immutable value. Its checksum (sha256 over each tool's
+name, description, toolset and canonical-JSON parameters) identifies it, so an index built for one catalog can be reused for every
 request that carries the same tools, and rebuilt the moment one schema
 changes. Entries are kept sorted by name so tool order in the host's list
 never changes the checksum or the tie-breaking of the ranking.
@@ -28,7 +28,7 @@ def source_kind(toolset: str) -> str:
 def unwrap_schema(schema: Mapping[str, Any]) -> Mapping[str, Any]:
     """Accept both bare ``{"name",...}`` and OpenAI ``{"type":"function","function":{...}}``."""
     fn = schema.get("function")
-    if isinstance(fn, Mapping) and "name" in fn:
+    if fn is not None and (type(fn) is dict or isinstance(fn, Mapping)) and "name" in fn:
         return fn
     return schema
 
@@ -40,12 +40,26 @@ def canonical_json(value: Any) -> str:
 
 @dataclass(frozen=True)
 class ToolEntry:
-    """One deferred tool as the bridges serve it."""
+    """One deferred tool as the bridges serve it.
+
+    Parameters are held as canonical JSON text: immutable (a cached catalog
+    cannot be mutated behind its checksum), hashable, and cheap to checksum.
+    """
 
     name: str
     description: str
-    parameters: Mapping[str, Any]
+    parameters_json: str = "{}"
     toolset: str = ""
+
+    @classmethod
+    def create(cls, name: str, description: str = "", parameters: Mapping[str, Any] | None = None,
+               toolset: str = "") -> "ToolEntry":
+        return cls(name, description, canonical_json(dict(parameters or {})), toolset)
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """A fresh copy of the JSON-schema parameters."""
+        return json.loads(self.parameters_json)
 
     @property
     def source(self) -> str:
@@ -53,11 +67,7 @@ class ToolEntry:
 
     def schema(self) -> dict[str, Any]:
         """The bare schema, as ``stowage_tool_describe`` returns it."""
-        return {"name": self.name, "description": self.description, "parameters": _thaw(self.parameters)}
-
-    def canonical(self) -> dict[str, Any]:
-        return {"name": self.name, "description": self.description,
-                "parameters": _thaw(self.parameters), "toolset": self.toolset}
+        return {"name": self.name, "description": self.description, "parameters": self.parameters}
 
 
 @dataclass(frozen=True)
@@ -75,9 +85,14 @@ class Catalog:
             # First registration wins, as in a host registry that rejects overrides.
             by_name.setdefault(e.name, e)
         ordered = tuple(by_name[n] for n in sorted(by_name))
-        digest = hashlib.sha256(
-            canonical_json([e.canonical() for e in ordered]).encode("utf-8")
-        ).hexdigest()
+        h = hashlib.sha256()
+        for e in ordered:
+            # Length-prefixed fields: unambiguous without re-serializing each schema.
+            for part in (e.name, e.description, e.toolset, e.parameters_json):
+                raw = part.encode("utf-8")
+                h.update(len(raw).to_bytes(8, "big"))
+                h.update(raw)
+        digest = h.hexdigest()
         return cls(entries=ordered, checksum=digest, _by_name=MappingProxyType(dict(by_name)))
 
     @classmethod
@@ -103,7 +118,7 @@ class Catalog:
             entries.append(ToolEntry(
                 name=name,
                 description=str(fn.get("description") or ""),
-                parameters=_freeze(params if isinstance(params, Mapping) else {}),
+                parameters_json=canonical_json(params if type(params) is dict else dict(params) if isinstance(params, Mapping) else {}),
                 toolset=toolset,
             ))
         return cls.from_entries(entries)
@@ -144,21 +159,3 @@ def _implied_toolset(name: str) -> str:
         if server:
             return MCP_TOOLSET_PREFIX + server
     return ""
-
-
-def _freeze(value: Any) -> Any:
-    """Deep read-only copy so a cached catalog cannot be mutated behind its checksum."""
-    if isinstance(value, Mapping):
-        return MappingProxyType({str(k): _freeze(v) for k, v in value.items()})
-    if isinstance(value, (list, tuple)):
-        return tuple(_freeze(v) for v in value)
-    return value
-
-
-def _thaw(value: Any) -> Any:
-    """Plain dict/list copy of a frozen value, safe to hand to callers and JSON."""
-    if isinstance(value, Mapping):
-        return {k: _thaw(v) for k, v in value.items()}
-    if isinstance(value, tuple):
-        return [_thaw(v) for v in value]
-    return value

@@ -23,7 +23,7 @@ FUSION_DEPTH = 50
 
 def bm25_ranking(catalog: Catalog, message: str, limit: int, cache: IndexCache | None = None) -> list[str]:
     """Names ranked by the lexical index, name matches first; no fallback guesses."""
-    index = (cache or default_cache).get(catalog)
+    index = (cache if cache is not None else default_cache).get(catalog)
     return [h.name for h in index.search(message, limit) if h.match != MATCH_CLOSEST]
 
 
@@ -49,7 +49,8 @@ def preselect(
     lexical = bm25_ranking(catalog, message, max(k, FUSION_DEPTH), cache)
     if embedder is None:
         return lexical[:k]
-    dense_index = (embedding_cache or default_embedding_cache).get(catalog, embedder)
+    dense_cache = embedding_cache if embedding_cache is not None else default_embedding_cache
+    dense_index = dense_cache.get(catalog, embedder)
     dense = [name for name, _ in dense_index.rank(message, max(k, FUSION_DEPTH))]
     fused = reciprocal_rank_fusion([lexical, dense], k=rrf_k)
     return [name for name, _ in fused[:k]]

@@ -83,22 +83,36 @@ def split_words(text: str) -> list[str]:
     """Split text into lowercase subwords on case, digit and symbol boundaries."""
     out: list[str] = []
     for word in _WORD_RE.findall(text):
-        parts = _SUBWORD_RE.findall(word)
-        if len(parts) > 1:
-            low = [p.lower() for p in parts]
-            out.extend(low)
-            for i in range(1, len(low)):
-                if low[i].isdigit() and not low[i - 1].isdigit():
-                    # Keep "s3" or "oauth2" joined as well as split, so either form matches.
-                    out.append(low[i - 1] + low[i])
-        else:
-            out.append(word.lower())
+        out.extend(_subwords(word))
     return out
+
+
+@lru_cache(maxsize=131072)
+def _subwords(word: str) -> tuple[str, ...]:
+    """Subwords of one alphanumeric run; cached because vocabularies repeat a lot."""
+    if word.islower() and word.isalpha():
+        return (word,)
+    parts = [p.lower() for p in _SUBWORD_RE.findall(word)]
+    if len(parts) <= 1:
+        return tuple(parts) or (word.lower(),)
+    for i in range(1, len(parts)):
+        if parts[i].isdigit() and not parts[i - 1].isdigit():
+            # Keep "s3" or "oauth2" joined as well as split, so either form matches.
+            parts.append(parts[i - 1] + parts[i])
+    return tuple(parts)
+
+
+@lru_cache(maxsize=131072)
+def _word_terms(word: str) -> tuple[str, ...]:
+    return tuple(normalize(w) for w in _subwords(word) if w not in STOPWORDS)
 
 
 def tokenize(text: str) -> list[str]:
     """Tokens of free text (descriptions, queries): split, drop stopwords, stem."""
-    return [normalize(w) for w in split_words(text) if w not in STOPWORDS]
+    out: list[str] = []
+    for word in _WORD_RE.findall(text):
+        out.extend(_word_terms(word))
+    return out
 
 
 def split_tool_name(name: str) -> tuple[str, str]:

