@@ -40,7 +40,8 @@ class Excerpt:
     ranges), ``chars`` (``shown_char_ranges`` are 0-based half-open offsets),
     ``json`` (an outline; use JSON paths), ``json+lines``/``json+chars`` (an
     outline plus the unescaped string at ``view_path``, whose lines or chars
-    the ranges then refer to), ``hex`` or ``empty``.
+    the ranges then refer to), ``json+json`` (the string at ``view_path`` is
+    itself a JSON document, outlined), ``hex`` or ``empty``.
     """
 
     text: str
@@ -106,13 +107,29 @@ def _lines(text: str, budget: int, o: _Opts, kind: str, *, head: int | None = No
     )
 
 
+def _fit_outline(doc: Any, budget: int) -> str:
+    """The richest outline style that fits, else the tersest one clipped."""
+    for st in STYLES:
+        t = outline(doc, st)
+        if len(t) <= budget:
+            return t
+    return _clip(t, budget)
+
+
 def _string_body(view_text: str, budget: int, o: _Opts) -> tuple[str, str, tuple, int, tuple]:
-    """Preview of an unescaped string: by lines, or by chars when it is one long line."""
+    """Preview of an unescaped string: an outline when it is itself JSON (MCP
+    tools often return a JSON document as text), else by lines, or by chars
+    when it is one long line."""
+    sub = sniff(view_text).kind
+    if sub == "json" and len(view_text) <= DEFAULT_MAX_PARSE_CHARS:
+        try:
+            return _fit_outline(json.loads(view_text), budget), "json", (), 0, ()
+        except (ValueError, RecursionError):
+            pass
     n_lines = count_lines(view_text)
     if n_lines <= 3 and len(view_text) > budget:
         body, wins = render_chars(view_text, budget, scan_chars=o.scan_chars)
         return body, "chars", (), 0, wins
-    sub = sniff(view_text).kind
     body, ranges, omitted = _lines(view_text, budget, o, "log" if sub in ("log", "text") else sub)
     return body, "lines", ranges, omitted, ()
 
@@ -169,13 +186,11 @@ def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
                 (t for st in STYLES if len(t := outline(doc, st, focus)) <= o.budget * 2 // 5),
                 outline(doc, STYLES[-1], focus),
             )
-            top += f"\n{path} (unescaped, {count_lines(view_text):,} lines):"
+            lines = count_lines(view_text)
+            size = f"{lines:,} lines" if lines > 1 else f"{len(view_text):,} chars"
+            top += f"\n{path} (unescaped, {size}):"
         return _view_excerpt(top, view_text, path, o, base)
-    for st in STYLES:
-        t = outline(doc, st)
-        if len(t) <= o.budget:
-            return Excerpt(t, layout="json", omitted_lines=total_lines, **base)
-    return Excerpt(_clip(t, o.budget), layout="json", omitted_lines=total_lines, **base)
+    return Excerpt(_fit_outline(doc, o.budget), layout="json", omitted_lines=total_lines, **base)
 
 
 def _jsonl_excerpt(text: str, o: _Opts, total_lines: int) -> Excerpt:

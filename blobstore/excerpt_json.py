@@ -69,13 +69,20 @@ def _str_note(s: str) -> str:
     return f"string, {len(s):,} chars{extra}"
 
 
-def inline_value(v: Any, limit: int) -> str:
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+def inline_value(v: Any, limit: int, focus: tuple[Segment, ...] | None = None) -> str:
     """Compact one-line JSON-like rendering of *v*, at most about *limit* chars.
 
     Containers are opened only as far as the limit allows; what is left out is
-    counted (``…+3 keys``) rather than silently dropped.
+    counted (``…+3 keys``) rather than silently dropped.  *focus* is the
+    relative path of a string shown elsewhere, rendered as a short note.
     """
     limit = max(8, limit)
+    if focus == () and isinstance(v, str):
+        return f"<{_str_note(v)}, shown below>"
     if isinstance(v, str):
         if len(v) + 2 <= limit:
             return json.dumps(v, ensure_ascii=False)
@@ -90,16 +97,17 @@ def inline_value(v: Any, limit: int) -> str:
     used = 2
     items = iter(v.items()) if is_obj else iter(v)
     shown = 0
-    for item in items:
+    for idx, item in enumerate(items):
         if is_obj:
             k, val = item
             prefix = json.dumps(k, ensure_ascii=False) + ": "
         else:
-            val, prefix = item, ""
+            k, val, prefix = idx, item, ""
         room = limit - used - len(prefix) - 14
         if room < 8:
             break
-        piece = prefix + inline_value(val, min(room, max(24, limit // 2)))
+        sub = focus[1:] if focus and focus[0] == k else None
+        piece = prefix + inline_value(val, min(room, max(24, limit // 2)), sub)
         if used + len(piece) + 2 > limit - 12:
             break
         parts.append(piece)
@@ -107,7 +115,7 @@ def inline_value(v: Any, limit: int) -> str:
         shown += 1
     rest = len(v) - shown
     if rest:
-        parts.append(f"…+{rest:,} {'keys' if is_obj else 'items'}")
+        parts.append("…+" + _plural(rest, "key" if is_obj else "item"))
     return open_ + ", ".join(parts) + close
 
 
@@ -117,9 +125,9 @@ def _array_summary(arr: list) -> str:
     if not sample:
         return "array, empty"
     if len(types) > 1:
-        return f"array, {len(arr):,} items of mixed types ({', '.join(sorted(types))})"
+        return f"array, {_plural(len(arr), 'item')} of mixed types ({', '.join(sorted(types))})"
     only = types.pop()
-    desc = f"array, {len(arr):,} items of {only}"
+    desc = f"array, {_plural(len(arr), 'item')} of {only}"
     if only == "object":
         keys: dict[str, None] = {}
         for x in sample:
@@ -139,7 +147,7 @@ def _describe(v: Any, style: OutlineStyle, focus: tuple[Segment, ...] | None, pa
             return json.dumps(v, ensure_ascii=False)
         return f"{inline_value(v, min(style.item_chars, 60))} ({_str_note(v)})"
     if isinstance(v, dict):
-        return f"object, {len(v):,} keys" if v else "{}"
+        return f"object, {_plural(len(v), 'key')}" if v else "{}"
     if isinstance(v, list):
         return _array_summary(v)
     return inline_value(v, style.item_chars)
@@ -164,23 +172,25 @@ def _outline_node(
         if len(v) > len(keys):
             names = ", ".join(_key(k) for k in itertools.islice(v.keys(), len(keys), len(keys) + 8))
             tail = ", …" if len(v) > len(keys) + 8 else ""
-            out.append(f"{pad}… {len(v) - len(keys):,} more keys: {names}{tail}")
+            out.append(f"{pad}… {_plural(len(v) - len(keys), 'more key')}: {names}{tail}")
     elif isinstance(v, list):
         n = len(v)
         head = min(style.head_items, n)
         tail = min(style.tail_items, n - head)
-        for i in range(head):
-            out.append(f"{pad}[{i}]: {inline_value(v[i], style.item_chars)}")
+        def item(i: int) -> str:
+            sub = focus[len(path) + 1 :] if focus and focus[: len(path) + 1] == path + (i,) else None
+            return f"{pad}[{i}]: {inline_value(v[i], style.item_chars, sub)}"
+
+        out += [item(i) for i in range(head)]
         if n - head - tail > 0:
-            out.append(f"{pad}… {n - head - tail:,} items …")
-        for i in range(n - tail, n):
-            out.append(f"{pad}[{i}]: {inline_value(v[i], style.item_chars)}")
+            out.append(f"{pad}… {_plural(n - head - tail, 'item')} …")
+        out += [item(i) for i in range(n - tail, n)]
 
 
 def outline(doc: Any, style: OutlineStyle, focus: tuple[Segment, ...] | None = None) -> str:
     """Outline of *doc* in *style*; *focus* marks a string rendered elsewhere."""
     if isinstance(doc, dict):
-        head = f"JSON object, {len(doc):,} keys" + (":" if doc else " (empty)")
+        head = f"JSON object, {_plural(len(doc), 'key')}" + (":" if doc else " (empty)")
     elif isinstance(doc, list):
         head = _array_summary(doc).replace("array", "JSON array", 1) + (":" if doc else "")
     else:

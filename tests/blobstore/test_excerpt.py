@@ -173,6 +173,15 @@ def test_json_envelope_shows_the_unescaped_output():
     check_line_accounting(ex, out.splitlines())
 
 
+def test_json_document_inside_an_mcp_text_block_is_outlined():
+    inner = {"issues": [{"number": i, "title": f"Bug {i}", "state": "open"} for i in range(300)], "total": 300}
+    env = json.dumps({"content": [{"type": "text", "text": json.dumps(inner)}], "isError": False})
+    ex = build_excerpt(env, budget_chars=1500)
+    assert ex.layout == "json+json" and ex.view_path == "content[0].text"
+    assert "issues: array, 300 items of object {number, title, state}" in ex.text
+    assert "total: 300" in ex.text and len(ex.text) <= 1500
+
+
 def test_cut_off_envelope_previews_the_recovered_output():
     out = make_log(300, {100: "ERROR: link failed"})
     env = json.dumps({"exit_code": 1, "output": out})
