@@ -65,24 +65,22 @@ def test_single_request_in_head_then_long_tool_work_is_summarized():
     assert len(outcome.messages) < len(msgs) / 2
 
 
-def test_prune_only_when_pruning_gets_under_budget():
+def test_prune_only_when_there_is_nothing_to_summarize():
     big = json.dumps({"output": "\n".join(f"line {i} of the build log" for i in range(400)), "exit_code": 0})
-    msgs = [{"role": "user", "content": "one request"}]
-    for i in range(12):
-        msgs += [{"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"b{i}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": f"b{i}", "content": big + str(i)}]
-    msgs += [{"role": "assistant", "content": None, "tool_calls": [
-        {"id": "last", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "last", "content": "ok"}]
+    msgs = [{"role": "user", "content": "one request"},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "b", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "b", "content": big},
+            {"role": "assistant", "content": "done"}]
     called = []
     outcome = run(msgs, summarize=lambda p: called.append(p) or GOOD,
-                  plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=2,
+                  plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=100, tail_min_messages=1,
                                       context_length=64_000))
+    # the head is the whole conversation but its old tool output is still pruned
     assert outcome.changed and called == [] and outcome.stats.window_messages == 0
     assert validate_messages(outcome.messages) == [] and len(outcome.messages) == len(msgs)
     assert outcome.messages[2]["content"].startswith("[stowage: tool output pruned]")
-    assert outcome.messages[-1] is msgs[-1]
+    assert outcome.messages[3] is msgs[3]
 
 
 class Archive:
