@@ -1,0 +1,106 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from stowage.tool_search import Catalog, IndexCache, preselect, reciprocal_rank_fusion
+from stowage.tool_search.embeddings import EmbeddingIndex, EmbeddingIndexCache, tool_text
+from stowage.tool_search.preselect import bm25_ranking
+
+from .conftest import tool
+
+CONCEPTS = {
+    "weather": ("weather", "forecast", "rain", "umbrella", "sunny"),
+    "issue": ("issue", "bug", "ticket", "crash"),
+    "file": ("file", "disk", "document"),
+    "chat": ("slack", "message", "chat", "colleague", "tell"),
+    "calendar": ("calendar", "meeting", "event", "schedule"),
+}
+
+
+class FakeEmbedder:
+    """Concept-count vectors: knows that an umbrella is about weather, BM25 does not."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def embed(self, texts):
+        self.calls += 1
+        out = []
+        for text in texts:
+            words = text.lower().replace(".", " ").replace("_", " ").split()
+            vec = [float(sum(w.startswith(c) for w in words for c in cs)) for cs in CONCEPTS.values()]
+            norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+            out.append([v / norm for v in vec])
+        return out
+
+
+def test_bm25_alone_without_embedder(catalog):
+    picks = preselect(catalog, "Please read the file at /tmp/x and then write a file with the result", k=3,
+                      cache=IndexCache())
+    assert set(picks[:2]) == {"mcp__filesystem__read_file", "mcp__filesystem__write_file"}
+    assert len(picks) <= 3
+
+
+def test_no_padding_with_irrelevant_tools(catalog):
+    # Nothing in the catalog matches: preselect keeps nothing visible rather than guessing.
+    assert preselect(catalog, "do I need an umbrella", cache=IndexCache()) == []
+    assert preselect(catalog, "", cache=IndexCache()) == []
+    assert preselect(catalog, "weather", k=0, cache=IndexCache()) == []
+
+
+def test_default_k_is_eight():
+    cat = Catalog.from_schemas([tool(f"file_tool_{i}", "Handles a file.") for i in range(20)])
+    assert len(preselect(cat, "file", cache=IndexCache())) == 8
+
+
+def test_rrf_with_fake_embedder_matches_manual_fusion(catalog):
+    emb = FakeEmbedder()
+    message = "tell my colleague on slack that the forecast says rain"
+    got = preselect(catalog, message, k=4, embedder=emb, cache=IndexCache(),
+                    embedding_cache=EmbeddingIndexCache())
+    lexical = bm25_ranking(catalog, message, 50, IndexCache())
+    dense = [n for n, _ in EmbeddingIndex(catalog, emb).rank(message, 50)]
+    expected = [n for n, _ in reciprocal_rank_fusion([lexical, dense], k=60)][:4]
+    assert got == expected
+    assert set(got[:2]) == {"sendSlackMessage", "weather_forecast"}
+
+
+def test_embedder_finds_what_bm25_cannot(catalog):
+    picks = preselect(catalog, "do I need an umbrella", k=2, embedder=FakeEmbedder(), cache=IndexCache(),
+                      embedding_cache=EmbeddingIndexCache())
+    assert picks[0] == "weather_forecast"
+
+
+def test_tool_vectors_are_cached_per_catalog(catalog):
+    emb = FakeEmbedder()
+    cache = EmbeddingIndexCache()
+    for _ in range(3):
+        preselect(catalog, "schedule a meeting", embedder=emb, cache=IndexCache(), embedding_cache=cache)
+    assert cache.builds == 1
+    assert emb.calls == 1 + 3  # one batch for the tools, one call per message
+
+
+def test_tool_text_reads_like_prose(catalog):
+    text = tool_text(catalog.get("sendSlackMessage"))
+    assert text.startswith("send slack message: Post a message")
+    assert "channel" in text
+
+
+@pytest.mark.parametrize("k", [1, 60])
+def test_rrf_formula(k):
+    fused = dict(reciprocal_rank_fusion([["a", "b", "c"], ["c", "a"]], k=k))
+    assert fused["a"] == pytest.approx(1 / (k + 1) + 1 / (k + 2))
+    assert fused["b"] == pytest.approx(1 / (k + 2))
+    assert fused["c"] == pytest.approx(1 / (k + 3) + 1 / (k + 1))
+
+
+def test_rrf_order_weights_and_ties():
+    fused = reciprocal_rank_fusion([["a", "b"], ["b", "a"]])
+    assert [n for n, _ in fused] == ["a", "b"]  # equal scores keep first-seen order
+    weighted = reciprocal_rank_fusion([["a", "b"], ["b", "a"]], weights=[1.0, 2.0])
+    assert weighted[0][0] == "b"
+    with pytest.raises(ValueError):
+        reciprocal_rank_fusion([["a"]], weights=[1.0, 2.0])
+    assert reciprocal_rank_fusion([]) == []
