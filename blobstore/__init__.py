@@ -14,6 +14,7 @@ from .errors import (
     MalformedHandleError,
     PathLikeHandleError,
     StoreError,
+    StoreIndexError,
     StoreWriteError,
     UnknownHandleError,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "PutResult",
     "RetentionPolicy",
     "StoreError",
+    "StoreIndexError",
     "StoreWriteError",
     "Tombstone",
     "UnknownHandleError",

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import threading
 from collections import OrderedDict
 from pathlib import Path
 from typing import Iterator
 
 from . import reader as _reader
-from .errors import CorruptBlobError, EvictedBlobError, UnknownHandleError
+from .errors import CorruptBlobError, EvictedBlobError, StoreError, UnknownHandleError
 from .fsutil import ensure_dir, fsync_dir, write_durable
 from .handles import MIN_HANDLE_LEN, require_sha
 from .index import Index, Tx
@@ -86,7 +85,7 @@ class ReadAccess:
             with self._index.write():
                 if self.blob_path(sha).exists():
                     write_durable(self.sidecar_path(sha), off.to_bytes(), self.tmp_dir)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, StoreError) as exc:
             log.warning("could not rewrite sidecar of %s: %s", sha[:16], exc)
         return off
 
@@ -109,7 +108,7 @@ class ReadAccess:
                 if self.restore_from_trash(tx, sha):
                     return None
                 tomb, row = tx.tombstone(sha), tx.get_blob(sha)
-        except (sqlite3.OperationalError, OSError):
+        except (StoreError, OSError):
             with self._index.read() as tx:
                 tomb, row = tx.tombstone(sha), tx.get_blob(sha)
         if tomb is not None:

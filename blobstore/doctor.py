@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import StoreError
 from .fsutil import DIR_MODE, FILE_MODE, TEMP_SUFFIX, mode_of, remove_quietly, temp_in_use, write_durable
 from .offsets import Offsets, SidecarError
 from .retention import REASON_CORRUPT, REASON_MISSING, evict
@@ -95,7 +95,7 @@ class _Doctor:
         if self.repair and fix is not None:
             try:
                 item.repaired = bool(fix())
-            except (OSError, sqlite3.Error) as exc:
+            except (OSError, StoreError) as exc:
                 item.detail += f" (repair failed: {exc})"
 
     def rel(self, path: Path) -> str:

@@ -41,6 +41,16 @@ class StoreError(Exception):
     code = "store_error"
 
 
+class StoreIndexError(StoreError):
+    """The SQLite index could not be opened or queried (locked too long, corrupt, ...)."""
+
+    code = "index_unavailable"
+
+    def __init__(self, path: object, cause: BaseException) -> None:
+        self.cause = cause
+        super().__init__(f"the blob index {path} is unavailable: {cause}")
+
+
 class StoreWriteError(StoreError):
     """The store could not persist a blob (disk full, read-only, permissions).
 

@@ -19,6 +19,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from .errors import StoreIndexError
 from .handles import prefix_upper_bound
 from .offsets import Offsets
 from .records import Provenance, Tombstone
@@ -310,16 +311,26 @@ class Index:
                 raise
         return conn
 
+    def _begin(self, statement: str) -> sqlite3.Connection:
+        try:
+            conn = self.conn
+            conn.execute(statement)
+            return conn
+        except sqlite3.Error as exc:
+            raise StoreIndexError(self.path, exc) from exc
+
     @contextmanager
     def write(self) -> Iterator[Tx]:
-        """A serialized write transaction (``BEGIN IMMEDIATE``)."""
-        conn = self.conn
-        conn.execute("BEGIN IMMEDIATE")
+        """A serialized write transaction (``BEGIN IMMEDIATE``).
+
+        SQLite errors come out as :class:`StoreIndexError`; others pass through.
+        """
+        conn = self._begin("BEGIN IMMEDIATE")
         tx = Tx(conn)
         try:
             yield tx
             conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             for action in reversed(tx.undo):
                 try:
                     action()
@@ -330,6 +341,8 @@ class Index:
                     conn.execute("ROLLBACK")
                 except sqlite3.Error:  # pragma: no cover - connection is broken anyway
                     pass
+            if isinstance(exc, sqlite3.Error):
+                raise StoreIndexError(self.path, exc) from exc
             raise
         for action in tx.then:
             try:
@@ -340,10 +353,11 @@ class Index:
     @contextmanager
     def read(self) -> Iterator[Tx]:
         """A consistent snapshot for multi-statement reads."""
-        conn = self.conn
-        conn.execute("BEGIN")
+        conn = self._begin("BEGIN")
         try:
             yield Tx(conn)
+        except sqlite3.Error as exc:
+            raise StoreIndexError(self.path, exc) from exc
         finally:
             if conn.in_transaction:
                 conn.execute("COMMIT")

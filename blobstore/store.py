@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from .access import ReadAccess
-from .errors import (AmbiguousHandleError, EvictedBlobError,
-                     ForeignHandleError, StoreWriteError, UnknownHandleError)
+from .errors import (AmbiguousHandleError, EvictedBlobError, ForeignHandleError, StoreError,
+                     StoreIndexError, StoreWriteError, UnknownHandleError)
 from .fsutil import FILE_MODE, ensure_dir, fsync_dir, remove_quietly, write_durable
 from .handles import MIN_HANDLE_LEN, common_prefix_len, normalize_handle, require_sha
 from .index import Index, Tx
@@ -139,6 +139,8 @@ class BlobStore(ReadAccess):
 
     # -- writing ---------------------------------------------------------------
     def _write_message(self, exc: BaseException) -> str:
+        if isinstance(exc, StoreIndexError):
+            exc = exc.cause
         if isinstance(exc, OSError) and exc.errno in _ERRNO_TEXT:
             why = _ERRNO_TEXT[exc.errno]
         else:
@@ -184,7 +186,7 @@ class BlobStore(ReadAccess):
                 handle = self._short_handle(tx, sha)
         except BaseException as exc:
             staged.discard()
-            if isinstance(exc, (OSError, sqlite3.Error)):
+            if isinstance(exc, (OSError, sqlite3.Error, StoreIndexError)):
                 raise StoreWriteError(self._write_message(exc)) from exc
             raise
         staged.release()
@@ -207,7 +209,7 @@ class BlobStore(ReadAccess):
                 report = apply(tx, plan(tx, self.policy, now, exclude), self.policy,
                                self._remove_files)
             return tuple(e.sha256 for e in report.evicted)
-        except (OSError, sqlite3.Error) as exc:
+        except (OSError, StoreError) as exc:
             log.warning("blob store retention pass failed: %s", exc)
             return ()
 

@@ -18,6 +18,7 @@ from stowage.blobstore import BlobStore, EvictedBlobError  # noqa: E402
 CAP = 3 * workers.MIB
 
 
+@pytest.mark.slow
 def test_processes_share_one_store_under_a_small_cap(tmp_path):
     root = str(tmp_path / "store")
     parent = BlobStore(root, workers.shared_policy(CAP))

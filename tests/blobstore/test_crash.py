@@ -13,7 +13,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 import test_concurrency_workers as workers  # noqa: E402
 
+import pytest  # noqa: E402
+
 from stowage.blobstore import BlobStore  # noqa: E402
+
+pytestmark = pytest.mark.slow
 
 ROUNDS = 24
 CAP = 12 * workers.MIB

@@ -5,6 +5,8 @@ from __future__ import annotations
 import shutil
 import tracemalloc
 
+import pytest
+
 from stowage.blobstore import BlobStore
 
 MIB = 1 << 20
@@ -19,6 +21,7 @@ def stream(total: int):
         yield piece
 
 
+@pytest.mark.slow
 def test_put_256mb_stream_in_bounded_memory(tmp_path):
     store = BlobStore(tmp_path / "store")
     store.put(b"warm up")  # sqlite connection and caches outside the measurement

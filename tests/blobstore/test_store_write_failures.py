@@ -129,3 +129,19 @@ def test_failing_source_propagates_its_own_error(store):
     with pytest.raises(ValueError, match="tool stream broke"):
         store.put(source())
     assert snapshot(store) == before
+
+
+def test_unusable_index_gives_store_errors(tmp_path):
+    from stowage.blobstore import StoreIndexError
+
+    root = tmp_path / "broken"
+    BlobStore(root)
+    (root / "index.sqlite3").write_bytes(b"this is not a database" * 100)
+    st = BlobStore(root)
+    with pytest.raises(StoreIndexError) as info:
+        st.resolve("0123456789abcdef")
+    assert info.value.code == "index_unavailable"
+    with pytest.raises(StoreWriteError):
+        st.put(b"output")
+    assert list(st.tmp_dir.iterdir()) == []
+    assert [p for p in st.blobs_dir.rglob("*") if p.is_file()] == []
