@@ -237,3 +237,32 @@ def test_unwritable_root_raises_store_write_error(tmp_path):
     blocker.write_text("not a folder")
     with pytest.raises(StoreWriteError):
         BlobStore(blocker / "store")
+
+
+STORAGE_MODULES = ["store", "access", "index", "offsets", "retention", "errors", "handles",
+                   "doctor", "fsutil", "reader", "records", "writer", "__init__"]
+
+
+def test_storage_modules_use_only_stdlib_and_relative_imports():
+    import ast
+    import sys
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "blobstore"
+    storage = set(STORAGE_MODULES) - {"__init__"}
+    for name in STORAGE_MODULES:
+        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    top = alias.name.split(".")[0]
+                    assert top in sys.stdlib_module_names, f"{name}.py imports {alias.name}"
+            elif isinstance(node, ast.ImportFrom):
+                if node.level == 0:
+                    top = (node.module or "").split(".")[0]
+                    assert top in sys.stdlib_module_names or top == "__future__", \
+                        f"{name}.py imports {node.module}"
+                else:  # storage code depends on storage code only
+                    targets = [node.module] if node.module else [a.name for a in node.names]
+                    assert node.level == 1 and all(t.split(".")[0] in storage for t in targets), \
+                        f"{name}.py imports .{targets}"
