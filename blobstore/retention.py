@@ -43,6 +43,15 @@ class RetentionPolicy:
     tombstone_ttl_seconds: float = 30 * DAY
     session_idle_seconds: float = 1 * DAY
 
+    def __post_init__(self) -> None:
+        for name in ("ttl_seconds", "max_total_bytes"):
+            value = getattr(self, name)
+            if value is not None and value <= 0:
+                raise ValueError(f"RetentionPolicy.{name} must be positive or None, got {value!r}")
+        for name in ("fetch_grace_seconds", "tombstone_ttl_seconds", "session_idle_seconds"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"RetentionPolicy.{name} must be >= 0")
+
 
 def human_duration(seconds: float) -> str:
     for unit, size in (("days", DAY), ("hours", 3600.0), ("minutes", 60.0)):
@@ -74,7 +83,7 @@ def plan(tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str] = (
     """Decide what a retention pass evicts, without changing anything."""
     report = GcReport(dry_run=True, now=now)
     keep = set(exclude)
-    protected = live_protected(tx, policy, now)
+    protected: set[str] | None = None  # computed on first need: most passes evict nothing
     grace_cutoff = now - policy.fetch_grace_seconds
     chosen: set[str] = set()
     total = report.total_bytes_before = tx.total_bytes()
@@ -83,9 +92,12 @@ def plan(tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str] = (
     spared_fetch: set[str] = set()
 
     def consider(row, reason: str, detail: str) -> bool:
+        nonlocal protected
         sha = row["sha"]
         if sha in keep or sha in chosen:
             return False
+        if protected is None:
+            protected = live_protected(tx, policy, now)
         if sha in protected:
             spared_live.add(sha)
             return False

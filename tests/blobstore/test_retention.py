@@ -226,3 +226,17 @@ def test_ended_sessions_without_blobs_are_pruned(tmp_path):
     assert store.gc().sessions_pruned == 1
     assert store.stats()["sessions"] == 1
     assert alive(store, res.sha256)
+
+
+@pytest.mark.parametrize("bad", [dict(ttl_seconds=0), dict(max_total_bytes=-1),
+                                 dict(fetch_grace_seconds=-5), dict(tombstone_ttl_seconds=-1)])
+def test_policy_rejects_nonsense(bad):
+    with pytest.raises(ValueError):
+        RetentionPolicy(**bad)
+
+
+def test_policy_can_disable_ttl_and_cap(tmp_path):
+    store, clock = make(tmp_path, ttl_seconds=None, max_total_bytes=None)
+    res = store.put(blob(1, 10_000))
+    clock.advance(365 * DAY)
+    assert store.gc().evicted == [] and alive(store, res.sha256)
