@@ -15,6 +15,7 @@ from .activation import (
     normalize_mode,
     split_deferrable,
 )
+from .assembly import assemble_tools
 from .bridges import (
     BRIDGE_NAMES,
     CALL_NAME,
@@ -36,7 +37,7 @@ from .index import Hit, ToolIndex
 from .preselect import preselect
 
 __all__ = [
-    "MODES", "ActivationDecision", "decide", "estimate_tokens", "is_deferrable",
+    "assemble_tools", "MODES", "ActivationDecision", "decide", "estimate_tokens", "is_deferrable",
     "normalize_mode", "split_deferrable",
     "BRIDGE_NAMES", "CALL_NAME", "DESCRIBE_NAME", "SEARCH_NAME", "BridgeError",
     "BridgeService", "ToolNotAvailable", "bridge_schemas", "bridge_tool_defs", "parse_arguments",

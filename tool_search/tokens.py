@@ -33,8 +33,12 @@ STOPWORDS: frozenset[str] = frozenset(
 
 # camelCase / PascalCase / acronym / digit runs inside one alphanumeric word.
 _SUBWORD_RE = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
-_WORD_RE = re.compile(r"[A-Za-z0-9]+")
-_NON_ALNUM_RE = re.compile(r"[^a-z0-9]+")
+# Letters and digits of any script: tool descriptions and requests are not all English.
+_WORD_RE = re.compile(r"[^\W_]+")
+_NON_ALNUM_RE = re.compile(r"[\W_]+")
+# Han, kana and hangul are written without spaces; overlapping character pairs
+# stand in for words so such text can still match.
+_CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
 @lru_cache(maxsize=65536)
@@ -90,8 +94,13 @@ def split_words(text: str) -> list[str]:
 @lru_cache(maxsize=131072)
 def _subwords(word: str) -> tuple[str, ...]:
     """Subwords of one alphanumeric run; cached because vocabularies repeat a lot."""
-    if word.islower() and word.isalpha():
-        return (word,)
+    if word.isascii():
+        if word.islower() and word.isalpha():
+            return (word,)
+    elif _CJK_RE.search(word):
+        return _cjk_bigrams(word)
+    else:
+        return (word.lower(),)
     parts = [p.lower() for p in _SUBWORD_RE.findall(word)]
     if len(parts) <= 1:
         return tuple(parts) or (word.lower(),)
@@ -100,6 +109,13 @@ def _subwords(word: str) -> tuple[str, ...]:
             # Keep "s3" or "oauth2" joined as well as split, so either form matches.
             parts.append(parts[i - 1] + parts[i])
     return tuple(parts)
+
+
+def _cjk_bigrams(word: str) -> tuple[str, ...]:
+    low = word.lower()
+    if len(low) == 1:
+        return (low,)
+    return tuple(low[i : i + 2] for i in range(len(low) - 1))
 
 
 @lru_cache(maxsize=131072)

@@ -132,3 +132,16 @@ def test_suggest_offers_close_names(catalog):
     assert index.suggest("create_isue")[0] == "mcp__github__create_issue"
     assert "weather_forecast" in index.suggest("wether")
     assert index.suggest("zzzzzzzzzzzz") == []
+
+
+def test_non_english_text_is_searchable():
+    cat = Catalog.from_schemas([
+        tool("get_weather", "查询城市的天气状况", city="城市名称"),
+        tool("translate", "Traduit un texte en français."),
+        tool("search_docs", "Search documentation."),
+    ])
+    index = ToolIndex(cat)
+    assert names(index, "我想知道上海目前的天气状况")[0] == "get_weather"
+    assert names(index, "traduire en français")[0] == "translate"
+    # A request in a script the catalog does not use still gets an answer.
+    assert ToolIndex(Catalog.from_schemas([tool("search_docs", "Search documentation.")])).search("天气", 1)
