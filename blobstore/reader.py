@@ -148,8 +148,9 @@ def iter_line_batches(reader: BlobReader, start_line: int = 1,
             pos, skip = nl + 1, 0
         last_nl = chunk.rfind(b"\n", pos)
         if last_nl < 0:
-            carry.append(chunk[pos:] if pos else chunk)
-            carry_len += len(carry[-1])
+            if pos < len(chunk):
+                carry.append(chunk[pos:] if pos else chunk)
+                carry_len += len(carry[-1])
             if limit and carry_len > limit:
                 pieces, rest = _pieces(b"".join(carry), limit, line_no)
                 yield from pieces
