@@ -3,17 +3,29 @@
 Lines are consumed one at a time and only the last ``context`` lines plus the
 hunks already found are kept, so a 100 MB blob streams through in bounded
 memory.  Long lines are shown as a window around the match rather than their
-head (the head of a minified line rarely contains the hit).  For one-line
-payloads, :func:`grep_text_windows` reports char offsets instead of lines.
+head (the head of a minified line rarely contains the hit).  A reader that
+splits an over-long line into consecutive pieces with the same line number
+(``iter_numbered_lines(max_line_bytes=...)``) is understood: the pieces form
+one line, offsets count from the line start, and pieces are never joined.
+For one-line payloads see :func:`grep_text_windows` (char offsets).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from .grep_windows import (
+    REASON_MATCH_CAP,
+    REASON_PATTERN_TIMEOUT,
+    REASON_TIME_BUDGET,
+    TextWindow,
+    WindowGrepResult,
+    grep_text_windows,
+)
 from .safe_regex import PatternTimeoutError, SafePattern
 
 __all__ = [
@@ -25,10 +37,6 @@ __all__ = [
     "WindowGrepResult",
     "grep_text_windows",
 ]
-
-REASON_MATCH_CAP = "match_cap"
-REASON_TIME_BUDGET = "time_budget"
-REASON_PATTERN_TIMEOUT = "pattern_timeout"
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ def _clip_line(lineno: int, line: str, span: tuple[int, int] | None, max_chars: 
     return GrepLine(lineno, line[start:end], is_match, start, start, n - end, span)
 
 
-def _numbered(lines: Iterable[tuple[int, str]] | Iterable[str], start_line: int) -> Iterable[tuple[int, str]]:
+def _numbered(lines: Iterable[tuple[int, str]] | Iterable[str], start_line: int) -> Iterator[tuple[int, str]]:
     n = start_line
     for item in lines:
         if isinstance(item, tuple):
@@ -118,6 +126,61 @@ def _numbered(lines: Iterable[tuple[int, str]] | Iterable[str], start_line: int)
             text = text[:-2] if text.endswith("\r\n") else text[:-1]
         yield n, text
         n += 1
+
+
+class _Scan:
+    """State of one grep pass: the open hunk, the before-context ring, counters."""
+
+    def __init__(self, context: int, max_line_chars: int):
+        self.context, self.max_line_chars = context, max_line_chars
+        # One extra slot: the first piece of a split line must not push out
+        # real context before a later piece of it turns out to match.
+        self.before: deque[GrepLine] = deque(maxlen=context + 1)
+        self.hunks: list[GrepHunk] = []
+        self.current: list[GrepLine] = []
+        self.after_left = 0
+        self.matches = 0
+
+    def hit(self, shown: GrepLine) -> None:
+        lineno = shown.lineno
+        if self.current and lineno - self.current[-1].lineno - 1 > len(self.before):
+            self.close()
+        if self.current:
+            self.current.extend(self.before)
+        else:
+            self.current.extend(b for b in self.before if b.lineno >= lineno - self.context)
+        self.before.clear()
+        self.current.append(shown)
+        self.after_left = self.context
+        self.matches += 1
+
+    def miss(self, lineno: int, text: str) -> None:
+        shown = _clip_line(lineno, text, None, self.max_line_chars, False)
+        if self.after_left > 0:
+            self.current.append(shown)
+            self.after_left -= 1
+            return
+        if self.current and lineno - self.current[-1].lineno > self.context:
+            self.close()
+        self.before.append(shown)
+
+    def last_entry(self, lineno: int) -> tuple[list | deque, GrepLine] | None:
+        """The kept entry for *lineno* (a piece continuation extends it)."""
+        for box in (self.before, self.current):
+            if box and box[-1].lineno == lineno:
+                return box, box[-1]
+        return None
+
+    def close(self) -> None:
+        if self.current:
+            self.hunks.append(GrepHunk(tuple(self.current)))
+            self.current = []
+
+
+def _shift(g: GrepLine, offset: int) -> GrepLine:
+    """A piece's GrepLine re-expressed in whole-line offsets."""
+    span = (g.match[0] + offset, g.match[1] + offset) if g.match else None
+    return dataclasses.replace(g, col=g.col + offset, cut_before=g.cut_before + offset, match=span)
 
 
 def grep_lines(
@@ -135,20 +198,18 @@ def grep_lines(
     Trailing newlines are stripped before matching.  Stops at *max_matches*
     (after collecting the last match's trailing context), when
     *time_budget_s* is spent, or when the pattern times out on a line; the
-    partial result is returned with ``truncated`` and a ``reason``.
+    partial result is returned with ``truncated`` and a ``reason``.  A match
+    that spans two pieces of a split line is not found.
     """
-    context = max(0, context)
+    scan = _Scan(max(0, context), max_line_chars)
     deadline = time.monotonic() + max(0.0, time_budget_s)
-    before: deque[GrepLine] = deque(maxlen=context)
-    hunks: list[GrepHunk] = []
-    current: list[GrepLine] = []
-    after_left = 0
-    matches = 0
-    scanned = 0
-    reason: str | None = None
-    note = ""
+    scanned, reason, note = 0, None, ""
+    prev_no, piece_off, prev_len = None, 0, 0
     for lineno, text in _numbered(lines, start_line):
-        if matches >= max_matches and after_left == 0:
+        piece = lineno == prev_no
+        piece_off = piece_off + prev_len if piece else 0
+        prev_no, prev_len = lineno, len(text)
+        if not piece and scan.matches >= max_matches and scan.after_left == 0:
             reason = REASON_MATCH_CAP
             note = f"stopped after {max_matches:,} matches at line {lineno - 1:,}; narrow the pattern or grep from a later line"
             break
@@ -156,109 +217,30 @@ def grep_lines(
             reason = REASON_TIME_BUDGET
             note = f"time budget of {time_budget_s:g}s spent after {scanned:,} lines; continue from line {lineno:,}"
             break
-        scanned += 1
+        kept = scan.last_entry(lineno) if piece else None
+        if piece and kept is None and scan.matches >= max_matches:
+            continue
+        if kept is not None and kept[1].is_match:
+            kept[0][-1] = dataclasses.replace(kept[1], cut_after=kept[1].cut_after + len(text))
+            continue
         m = None
-        if matches < max_matches:
+        if scan.matches < max_matches:
             try:
                 m = pattern.search(text, deadline=deadline)
             except PatternTimeoutError as exc:
-                scanned -= 1
                 reason = REASON_TIME_BUDGET if exc.budget_exhausted else REASON_PATTERN_TIMEOUT
                 note = f"{exc} (scan stopped at line {lineno:,})"
                 break
+        scanned += 0 if piece else 1
         if m is not None:
-            matches += 1
-            shown = _clip_line(lineno, text, m.span(), max_line_chars, True)
-            if current and lineno - current[-1].lineno - 1 > len(before):
-                hunks.append(GrepHunk(tuple(current)))
-                current = []
-            if current:
-                current.extend(before)
-            else:
-                current.extend(b for b in before if b.lineno >= lineno - context)
-            before.clear()
-            current.append(shown)
-            after_left = context
-        elif after_left > 0:
-            current.append(_clip_line(lineno, text, None, max_line_chars, False))
-            after_left -= 1
-        else:
-            if current and lineno - current[-1].lineno > context:
-                hunks.append(GrepHunk(tuple(current)))
-                current = []
-            if context:
-                before.append(_clip_line(lineno, text, None, max_line_chars, False))
-    if current:
-        hunks.append(GrepHunk(tuple(current)))
-    return GrepResult(tuple(hunks), matches, scanned, reason is not None, reason, note)
-
-
-@dataclass(frozen=True)
-class TextWindow:
-    """``text[start:end]`` around one or more matches (absolute char offsets)."""
-
-    start: int
-    end: int
-    text: str
-    matches: tuple[tuple[int, int], ...]
-
-
-@dataclass(frozen=True)
-class WindowGrepResult:
-    """Char-offset windows in text order, with the same truncation fields as :class:`GrepResult`."""
-
-    windows: tuple[TextWindow, ...]
-    match_count: int
-    total_chars: int
-    truncated: bool = False
-    reason: str | None = None
-    note: str = ""
-
-    def render(self) -> str:
-        parts = [f"[chars {w.start:,}–{w.end:,}] {w.text}" for w in self.windows]
-        if self.note:
-            parts.append(self.note)
-        return "\n".join(parts)
-
-
-def grep_text_windows(
-    text: str,
-    pattern: SafePattern,
-    *,
-    window: int = 200,
-    max_matches: int = 50,
-    time_budget_s: float = 2.0,
-) -> WindowGrepResult:
-    """Matches in one long text, each shown with *window* chars of context per side.
-
-    Overlapping windows merge; a match longer than *window* is shown only in
-    part (its full span is in ``matches``).  For single huge lines (minified JSON, base64,
-    one-line logs) where line numbers say nothing.
-    """
-    window = max(0, window)
-    deadline = time.monotonic() + max(0.0, time_budget_s)
-    spans: list[tuple[int, int]] = []
-    reason: str | None = None
-    note = ""
-    try:
-        for m in pattern.finditer(text, deadline=deadline):
-            if len(spans) >= max_matches:
-                reason = REASON_MATCH_CAP
-                note = f"stopped after {max_matches:,} matches at char {spans[-1][1]:,}"
-                break
-            spans.append(m.span())
-    except PatternTimeoutError as exc:
-        reason = REASON_TIME_BUDGET if exc.budget_exhausted else REASON_PATTERN_TIMEOUT
-        last = spans[-1][1] if spans else 0
-        note = f"{exc} (scan stopped after char {last:,})"
-    windows: list[TextWindow] = []
-    for s, e in spans:
-        # A match can be huge (".*" on a 10 MB line): show at most *window* of it.
-        ws, we = max(0, s - window), min(len(text), min(e, s + max(window, 1)) + window)
-        if windows and ws <= windows[-1].end:
-            prev = windows[-1]
-            we = max(we, prev.end)
-            windows[-1] = TextWindow(prev.start, we, text[prev.start : we], prev.matches + ((s, e),))
-        else:
-            windows.append(TextWindow(ws, we, text[ws:we], ((s, e),)))
-    return WindowGrepResult(tuple(windows), len(spans), len(text), reason is not None, reason, note)
+            if kept is not None:  # upgrade the context entry of this line
+                kept[0].pop()
+                if kept[0] is scan.current and scan.after_left < scan.context:
+                    scan.after_left += 1
+            scan.hit(_shift(_clip_line(lineno, text, m.span(), max_line_chars, True), piece_off))
+        elif kept is not None:
+            kept[0][-1] = dataclasses.replace(kept[1], cut_after=kept[1].cut_after + len(text))
+        elif not piece:
+            scan.miss(lineno, text)
+    scan.close()
+    return GrepResult(tuple(scan.hunks), scan.matches, scanned, reason is not None, reason, note)

@@ -10,6 +10,7 @@ garbage in, empty list out.
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass
 from json.decoder import scanstring
@@ -107,12 +108,13 @@ def text_views_in(
             if _qualifies(node, min_chars, require_newline):
                 segs = list(path)
                 views.append(TextView(format_path(segs), to_pointer(segs), node, _line_count(node), False, path))
-        elif isinstance(node, dict):
-            for key in reversed(list(node.keys())):
-                stack.append((path + (key,), node[key]))
-        elif isinstance(node, list):
-            for i in range(len(node) - 1, -1, -1):
-                stack.append((path + (i,), node[i]))
+        elif isinstance(node, (dict, list)):
+            room = max(0, max_nodes - visited)  # never queue more than can be visited
+            if isinstance(node, dict):
+                keys = list(itertools.islice(node.keys(), room))
+                stack.extend((path + (k,), node[k]) for k in reversed(keys))
+            else:
+                stack.extend((path + (i,), node[i]) for i in range(min(len(node), room) - 1, -1, -1))
     return views
 
 

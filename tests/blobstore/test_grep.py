@@ -159,3 +159,68 @@ def test_text_windows_pattern_timeout():
     p = compile_user_pattern("(a|aa)+$", timeout_s=0.05)
     r = grep_text_windows("a" * 5000 + "!", p, time_budget_s=30)
     assert r.truncated and r.reason == "pattern_timeout" and "literal=True" in r.note
+
+
+# --- lines split into pieces (a reader's max_line_bytes) ----------------------------
+
+
+def test_pieces_of_one_line_form_one_line_with_whole_line_offsets():
+    items = [(1, "a"), (2, "xx"), (2, "yNEEDLEy"), (2, "zz"), (3, "b")]
+    r = grep_lines(items, compile_user_pattern("NEEDLE"), context=1)
+    assert r.scanned_lines == 3 and r.match_count == 1
+    [hunk] = r.hunks
+    assert [ln.lineno for ln in hunk.lines] == [1, 2, 3]
+    hit = hunk.lines[1]
+    assert hit.match == (3, 9) and hit.col == 2 and hit.cut_before == 2 and hit.cut_after == 2
+    assert hit.render() == "2: …[2 chars] yNEEDLEy …[2 chars]"
+
+
+def test_piece_context_line_is_upgraded_when_a_later_piece_matches():
+    items = [(1, "a"), (2, "p1"), (2, "hit"), (3, "b"), (4, "c")]
+    r = grep_lines(items, compile_user_pattern("hit"), context=1)
+    [hunk] = r.hunks
+    assert [(ln.lineno, ln.is_match) for ln in hunk.lines] == [(1, False), (2, True), (3, False)]
+    # after-context line whose later piece matches
+    items = [(1, "hit"), (2, "ctx"), (2, "hit again"), (3, "x"), (4, "y")]
+    r = grep_lines(items, compile_user_pattern("hit"), context=1)
+    [hunk] = r.hunks
+    assert [(ln.lineno, ln.is_match) for ln in hunk.lines] == [(1, True), (2, True), (3, False)]
+    assert hunk.lines[1].cut_before == 3 and r.match_count == 2
+
+
+def test_only_the_first_matching_piece_counts_and_context_lines_grow_cut_after():
+    items = [(1, "hit"), (1, "hit"), (1, "hit"), (2, "c1"), (2, "c2"), (3, "z")]
+    r = grep_lines(items, compile_user_pattern("hit"), context=1)
+    assert r.match_count == 1 and r.scanned_lines == 3
+    first, ctx = r.hunks[0].lines
+    assert first.cut_after == 6 and ctx.text == "c1" and ctx.cut_after == 2
+
+
+def test_pieces_with_context_zero_and_after_match_cap():
+    items = [(1, "aa"), (1, "hit"), (2, "hit"), (2, "hit"), (3, "hit")]
+    r = grep_lines(items, compile_user_pattern("hit"), context=0, max_matches=2)
+    assert [m.lineno for m in r.matches] == [1, 2]
+    assert r.truncated and r.reason == "match_cap"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    pieces=st.lists(st.lists(st.text(alphabet="abc", max_size=6), min_size=1, max_size=3), max_size=40),
+    needle=st.text(alphabet="abc", min_size=1, max_size=2),
+    context=st.integers(min_value=0, max_value=3),
+)
+def test_split_lines_agree_with_a_per_piece_reference(pieces, needle, context):
+    items = [(i, p) for i, parts in enumerate(pieces, 1) for p in parts]
+    r = grep_lines(items, compile_user_pattern(needle, literal=True), context=context, max_matches=10_000)
+    want = [i for i, parts in enumerate(pieces, 1) if any(needle in p for p in parts)]
+    assert [m.lineno for m in r.matches] == want
+    shown = [ln.lineno for h in r.hunks for ln in h.lines]
+    assert shown == sorted({j for i in want for j in range(i - context, i + context + 1) if 1 <= j <= len(pieces)})
+    assert r.scanned_lines == len(pieces)
+    for h in r.hunks:
+        for ln in h.lines:
+            whole = "".join(pieces[ln.lineno - 1])
+            assert whole[ln.col : ln.col + len(ln.text)] == ln.text
+            assert ln.cut_before + len(ln.text) + ln.cut_after == len(whole)
+            if ln.match:
+                assert whole[ln.match[0] : ln.match[1]] == needle
