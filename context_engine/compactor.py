@@ -104,7 +104,10 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     stats.arguments_shrunk = pruned.arguments_shrunk
     clock.lap("prune")
 
-    window = choose_window(pruned.messages, protect_first_n=plan.protect_first_n,
+    # Boundaries are chosen on the original messages (same positions as the
+    # pruned list): measured after pruning, the cheap stubs would let the
+    # token-budget tail swallow the whole history and leave nothing to summarize.
+    window = choose_window(messages, protect_first_n=plan.protect_first_n,
                            tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
                            count=count)
     clock.lap("boundaries")
