@@ -3,9 +3,10 @@
 Command output is chronological: the head says what ran, the tail how it
 ended, and the middle holds the failures.  A head-only preview shows the least
 useful part, so lines are chosen by priority (a little head, the tail, error
-lines, then more head/tail, then warnings) until the budget is spent.  The text
-is scanned with C-level ``str``/``re`` calls and never split into a list, so a
-100 MB output costs memory only for the lines shown.
+lines and the lines after them, then more head/tail, then warnings, then
+repeated filler) until the budget is spent.  Lines are located with
+``str.find``/``rfind`` and signals with :mod:`.signals`; the text is never
+split into a list, so a 100 MB output costs memory only for the lines shown.
 """
 
 from __future__ import annotations
@@ -123,6 +124,10 @@ def render_lines(
     cap = max(16, min(max_line_chars, budget // 3))
     if total == 0:
         return "", (), 0
+    # Cleaning and clipping only shorten lines, so this bounds the full render:
+    # when it fits, show everything rather than a selection.
+    if len(text) + total * (len(str(total)) + 3) <= budget:
+        head_lines, tail_lines = total, 0
     candidates: list[tuple[int, int, int, int | None]] = []  # lineno, start, end, col
     head = [(i + 1, s, e, None) for i, (s, e) in enumerate(_head_spans(text, max(0, head_lines)))]
     tail = [(total - i, s, e, None) for i, (s, e) in enumerate(_tail_spans(text, max(0, tail_lines)))]

@@ -89,6 +89,12 @@ def test_small_output_is_shown_whole_without_markers():
     assert ex.text.splitlines()[0] == "1| $ make"
 
 
+def test_everything_is_shown_when_it_fits():
+    text = "".join(f"row {i}\n" for i in range(1, 81))  # more than head + tail lines
+    ex = build_excerpt(text, budget_chars=2000)
+    assert ex.shown_line_ranges == ((1, 80),) and ex.omitted_lines == 0 and "omitted" not in ex.text
+
+
 def test_plain_text_is_head_and_tail_only():
     rows = [f"Paragraph sentence number {i} of a calm story." for i in range(1, 1001)]
     rows[500] = "An error in the middle of prose should not be promoted."
