@@ -31,7 +31,7 @@ def test_compaction_shrinks_and_is_valid_and_does_not_mutate():
     assert validate_messages(outcome.messages) == []
     assert COUNTER.count_messages(outcome.messages) < COUNTER.count_messages(msgs) / 2
     assert sum(is_summary(m) for m in outcome.messages) == 1
-    assert outcome.messages[:3] == msgs[:3] or outcome.messages[0] == msgs[0]
+    assert outcome.messages[0] == msgs[0]  # the first request stays verbatim in the head
     stats = outcome.stats
     assert stats.messages_before == len(msgs) and stats.messages_after == len(outcome.messages)
     assert stats.window_messages > 0 and stats.pruned_outputs > 0

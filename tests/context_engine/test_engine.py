@@ -286,7 +286,6 @@ def test_one_automatic_compaction_per_turn(make_engine, recording_model):
     rng = random.Random(9)
     first = engine.compress(history())
     assert engine.compression_count == 1
-    grown = add_turn(first, rng, n_calls=0, text=None)[:-2]  # same turn: no new user message
     grown = first + add_turn([], rng, n_calls=14)[1:-1]  # more tool work in the same user turn
     again = engine.compress(grown)
     assert again is grown and engine.compression_count == 1 and len(model.prompts) == 1
