@@ -118,7 +118,7 @@ class _Doctor:
         for sha, path in sorted(blobs.items()):
             self.check_blob(sha, path, rows.get(sha), sha in tombs, sha in sidecars)
         trashed = self.check_trash(rows, blobs)
-        for sha in sorted(set(rows) - set(blobs) - trashed):
+        for sha in self.confirm_missing(set(rows) - set(blobs) - trashed):
             self.issue("missing-blob", ERROR, sha, "indexed but its file is missing",
                        lambda sha=sha: self.fix_missing(sha))
         for sha in sorted(set(sidecars) - set(blobs) - set(rows)):
@@ -126,6 +126,16 @@ class _Doctor:
                        lambda sha=sha: self.fix_orphan_sidecar(sha))
         self.check_index()
         return self.report
+
+    def confirm_missing(self, candidates: set[str]) -> list[str]:
+        """Drop rows that a concurrent eviction removed after our snapshot (checked under the lock)."""
+        if not candidates:
+            return []
+        st = self.store
+        with st.index.write() as tx:
+            return sorted(sha for sha in candidates if tx.get_blob(sha) is not None
+                          and not st.blob_path(sha).exists()
+                          and not any(st.trash_dir.glob(f"{sha}-*")))
 
     def check_mode(self, path: Path, want: int) -> None:
         try:

@@ -6,6 +6,7 @@ import hashlib
 import multiprocessing
 import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -27,7 +28,15 @@ def test_processes_share_one_store_under_a_small_cap(tmp_path):
               for i in range(5)}
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(4) as pool:
-        results = pool.map(workers.mp_worker, [(root, w, 60, CAP) for w in range(4)])
+        pending = pool.map_async(workers.mp_worker, [(root, w, 60, CAP) for w in range(4)])
+        checks = 0
+        while not pending.ready():  # the doctor runs next to live writers: no false errors
+            report = parent.doctor(verify=checks % 4 == 0)
+            assert report.consistent, report.to_dict()
+            checks += 1
+            time.sleep(0.05)
+        results = pending.get()
+    assert checks > 0
 
     assert [r["errors"] for r in results] == [[]] * 4
     for r in results:
