@@ -346,3 +346,32 @@ def test_never_exceeds_budget_on_json(doc, budget):
 @given(data=st.binary(max_size=3000), budget=st.integers(min_value=0, max_value=2000))
 def test_never_exceeds_budget_on_bytes(data, budget):
     assert len(build_excerpt(data, budget_chars=budget).text) <= budget
+
+
+HELPER_MODULES = [
+    "bounded", "excerpt", "excerpt_json", "excerpt_lines", "grep", "grep_windows", "jsonpath",
+    "regex_budget", "safe_regex", "signals", "sniff", "unescape",
+]  # fmt: skip
+
+
+def test_helpers_import_only_stdlib_regex_and_each_other():
+    import ast
+    import sys
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "blobstore"
+    for name in HELPER_MODULES:
+        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                tops = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                tops = [(node.module or "").split(".")[0]]
+            elif isinstance(node, ast.ImportFrom):
+                targets = [node.module] if node.module else [a.name for a in node.names]
+                assert node.level == 1 and all(t.split(".")[0] in HELPER_MODULES for t in targets), name
+                continue
+            else:
+                continue
+            for top in tops:
+                assert top in sys.stdlib_module_names or top in ("__future__", "regex"), f"{name}.py imports {top}"
