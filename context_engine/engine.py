@@ -165,17 +165,23 @@ class StowageEngineCore:
             self.governor.clear_cooldown()
         summarize = self._summarizer()
         outcome = compact(
-            messages, self._plan(messages), count=self.counter.count_message,
+            messages, self._plan(messages, force=force), count=self.counter.count_message,
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
             archive=self.archive, cooldown_reason=COOLDOWN_REASON)
         return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
 
-    def _plan(self, messages: list[Message]) -> CompactionPlan:
+    def _plan(self, messages: list[Message], *, force: bool = False) -> CompactionPlan:
+        """The numbers of this compaction.
+
+        A forced compaction (``/compress``) keeps only the tail's message
+        floor: the user asked to compact now, and a tail sized by the token
+        budget may already hold everything since the last compaction.
+        """
         c = self.settings.compaction
         compacted_before = self.compression_count > 0 or any(is_summary(m) for m in messages)
         return CompactionPlan(
             protect_first_n=0 if compacted_before else c.protect_first_n,
-            tail_budget_tokens=self.tail_budget_tokens,
+            tail_budget_tokens=0 if force else self.tail_budget_tokens,
             tail_min_messages=c.protect_last_n,
             context_length=self.context_length,
             summary_max_tokens=c.summary_max_tokens,
