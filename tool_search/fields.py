@@ -8,7 +8,9 @@ help text.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterator
 
 from .catalog import ToolEntry
@@ -34,6 +36,17 @@ class FieldWeights:
 
 
 FIELDS = ("name", "server", "description", "param_names", "param_text")
+
+
+FieldCounts = dict[str, tuple[int, Counter[str]]]
+
+
+@lru_cache(maxsize=16384)
+def field_counts(entry: ToolEntry) -> FieldCounts:
+    """(length, term counts) per field; cached per entry so a catalog that gains
+    one MCP server re-tokenizes only the new tools when its index is rebuilt.
+    Callers must not mutate the returned counters."""
+    return {f: (len(toks), Counter(toks)) for f, toks in entry_fields(entry).items()}
 
 
 def entry_fields(entry: ToolEntry) -> dict[str, list[str]]:

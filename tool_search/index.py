@@ -19,7 +19,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from .catalog import Catalog, ToolEntry
-from .fields import FIELDS, FieldWeights, entry_fields
+from .fields import FIELDS, FieldWeights, field_counts
 from .names import NameMatcher
 from .tokens import normalize, split_words, tokenize
 
@@ -56,22 +56,23 @@ class ToolIndex:
         self.names = NameMatcher([e.name for e in self._entries])
 
     def _build(self) -> None:
-        docs = [entry_fields(e) for e in self._entries]
+        docs = [field_counts(e) for e in self._entries]
         n = len(docs)
         w = self.weights
         field_weight = {f: getattr(w, f) for f in FIELDS}
-        avg_len = {f: (sum(len(d[f]) for d in docs) / n if n else 0.0) for f in FIELDS}
+        fields = [f for f in FIELDS if field_weight[f] > 0]
+        avg_len = {f: (sum(d[f][0] for d in docs) / n if n else 0.0) for f in fields}
         raw: dict[str, list[tuple[int, float]]] = defaultdict(list)
-        for doc_id, fields in enumerate(docs):
-            acc: dict[str, float] = defaultdict(float)
-            for f in FIELDS:
-                toks = fields[f]
-                if not toks or field_weight[f] <= 0:
+        for doc_id, doc in enumerate(docs):
+            acc: dict[str, float] = {}
+            for f in fields:
+                length, counts = doc[f]
+                if not length:
                     continue
-                norm = (1.0 - w.b) + w.b * len(toks) / (avg_len[f] or 1.0)
-                inc = field_weight[f] / norm
-                for t in toks:
-                    acc[t] += inc
+                # BM25F: weight and length-normalize term frequency per field, then saturate once.
+                inc = field_weight[f] / ((1.0 - w.b) + w.b * length / (avg_len[f] or 1.0))
+                for t, c in counts.items():
+                    acc[t] = acc.get(t, 0.0) + c * inc
             for t, tf in acc.items():
                 raw[t].append((doc_id, tf))
         k1 = w.k1
