@@ -94,19 +94,25 @@ def write_all(fd: int, data: bytes | memoryview) -> None:
         view = view[written:]
 
 
-def write_durable(path: Path, data: bytes, tmp_dir: Path) -> None:
-    """Atomically replace ``path`` with ``data`` (temp, fsync, rename, fsync dir)."""
+def write_durable(path: Path, data: bytes, tmp_dir: Path, sync: bool = True) -> None:
+    """Atomically replace ``path`` with ``data`` (temp, fsync, rename, fsync dir).
+
+    ``sync=False`` skips both fsyncs: for self-checking files that can be
+    rebuilt (sidecars), where the caller fsyncs the folder after a later rename.
+    """
     fd, tmp = create_temp(tmp_dir, "side")
     try:
         write_all(fd, data)
-        os.fsync(fd)
+        if sync:
+            os.fsync(fd)
         os.replace(tmp, path)
     except BaseException:
         remove_quietly(tmp)
         raise
     finally:
         os.close(fd)
-    fsync_dir(path.parent)
+    if sync:
+        fsync_dir(path.parent)
 
 
 def remove_quietly(path: Path) -> bool:

@@ -221,12 +221,16 @@ class StreamIndexer:
         except UnicodeDecodeError:
             self._utf8 = False
             return
-        byte_at, done = base - len(pending), 0
+        # (done, pos): char index in ``text`` and the chunk byte where that char starts.
+        # text[0] may begin in the previous chunk (``pending`` bytes).
+        done, pos = 0, -len(pending)
         while self._next_char_cp < self._chars + len(text):
             k = self._next_char_cp - self._chars
-            byte_at += len(text[done:k].encode("utf-8"))
+            if k and pos < 0:
+                done, pos = 1, len(text[0].encode("utf-8")) - len(pending)
+            pos = _skip_chars(chunk, pos, k - done) if k > done else pos
             done = k
-            self._char_off.append(byte_at)
+            self._char_off.append(base + pos)
             self._next_char_cp += self.char_step
         self._chars += len(text)
 
@@ -260,6 +264,38 @@ class StreamIndexer:
             char_step=self.char_step,
             line_spacing=self.line_spacing,
         )
+
+
+SCAN_BLOCK = 4096
+
+
+def _skip_chars(data: bytes, pos: int, n: int) -> int:
+    """Byte index after skipping ``n`` UTF-8 characters of valid ``data`` from ``pos``.
+
+    Works in blocks so that ASCII stretches cost one ``isascii`` call and other
+    stretches one small decode, instead of re-encoding the decoded text.
+    """
+    size = len(data)
+    while n:
+        end = min(pos + SCAN_BLOCK, size)
+        while end < size and 0x80 <= data[end] <= 0xBF:  # end on a character boundary
+            end -= 1
+        if end <= pos:
+            end = min(pos + SCAN_BLOCK, size)
+        block = data[pos:end]
+        if block.isascii():
+            if len(block) >= n:
+                return pos + n
+            n -= len(block)
+        else:
+            text = block.decode("utf-8", "surrogateescape")
+            if len(text) > n:
+                return pos + len(text[:n].encode("utf-8", "surrogateescape"))
+            n -= len(text)
+        pos = end
+        if pos >= size:
+            break
+    return pos
 
 
 def nth_newline(buf: bytes, start: int, n: int) -> int:

@@ -169,8 +169,8 @@ class BlobStore(ReadAccess):
                 row = tx.get_blob(sha)
                 ensure_dir(blob.parent)
                 had_blob, had_side = blob.exists(), side.exists()
-                if not had_side or row is None:
-                    write_durable(side, off.to_bytes(), self.tmp_dir)
+                if not had_side or row is None:  # self-checking and rebuildable: no own fsync
+                    write_durable(side, off.to_bytes(), self.tmp_dir, sync=False)
                 if not had_blob:
                     tx.on_rollback(lambda: (remove_quietly(blob), remove_quietly(side)))
                 os.replace(staged.path, blob)

@@ -33,6 +33,7 @@ def tiny_steps(monkeypatch):
     """Checkpoints every few bytes/chars so small examples cross many of them."""
     monkeypatch.setattr(offsets_mod, "LINE_SPACING", 40)
     monkeypatch.setattr(offsets_mod, "CHAR_STEP", 7)
+    monkeypatch.setattr(offsets_mod, "SCAN_BLOCK", 5)
 
 
 @pytest.fixture
