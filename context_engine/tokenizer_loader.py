@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import importlib.util
 import logging
 import os
 import tempfile
@@ -26,6 +27,11 @@ logger = logging.getLogger(__name__)
 _BLOB_URLS = {
     "o200k_base": "https://openaipublic.blob.core.windows.net/encodings/o200k_base.tiktoken",
     "cl100k_base": "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken",
+}
+# The hashes tiktoken itself checks (tiktoken_ext/openai_public.py).
+_EXPECTED_SHA256 = {
+    "o200k_base": "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+    "cl100k_base": "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
 }
 SUPPORTED_ENCODINGS = tuple(_BLOB_URLS)
 
@@ -62,20 +68,35 @@ def cached_file_for(name: str) -> Path | None:
 
 
 def _bundled_bpe_bytes(name: str) -> bytes | None:
-    """The BPE file shipped by bpe-openai, decompressed, or None."""
-    try:
-        import bpe_openai
-    except ImportError:
+    """The BPE file shipped by bpe-openai, decompressed and verified, or None.
+
+    The package is located, not imported: importing it parses its own
+    encodings and costs seconds.
+    """
+    spec = importlib.util.find_spec("bpe_openai")
+    if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(bpe_openai.__file__).parent / "data" / f"{name}.tiktoken.gz"
+    path = Path(list(spec.submodule_search_locations)[0]) / "data" / f"{name}.tiktoken.gz"
     if not path.is_file():
         return None
     try:
         with gzip.open(path, "rb") as handle:
-            return handle.read()
+            data = handle.read()
     except OSError as exc:
         logger.warning("stowage: cannot read bundled BPE file %s: %s", path, exc)
         return None
+    if hashlib.sha256(data).hexdigest() != _EXPECTED_SHA256[name]:
+        logger.warning("stowage: bundled BPE file %s does not match tiktoken's expected hash", path)
+        return None
+    return data
+
+
+def _cache_is_valid(path: Path, name: str) -> bool:
+    """A cached file tiktoken will accept (a corrupt one makes it download)."""
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest() == _EXPECTED_SHA256[name]
+    except OSError:
+        return False
 
 
 def _seed_cache(name: str) -> str:
@@ -83,10 +104,12 @@ def _seed_cache(name: str) -> str:
     target = cached_file_for(name)
     if target is None:
         return "tiktoken caching is disabled (TIKTOKEN_CACHE_DIR is empty)"
-    if target.is_file():
+    if target.is_file() and _cache_is_valid(target, name):
         return ""
     data = _bundled_bpe_bytes(name)
     if data is None:
+        if target.is_file():
+            return f"the cached BPE file {target} is corrupt and bpe-openai is not installed to replace it"
         return "bpe-openai (which ships the BPE files) is not installed"
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -116,7 +139,7 @@ def _load(name: str, allow_download: bool) -> LoadedEncoding:
     if name not in _BLOB_URLS:
         return LoadedEncoding(None, "unavailable", f"unknown encoding {name!r}")
     target = cached_file_for(name)
-    already_cached = target is not None and target.is_file()
+    already_cached = target is not None and target.is_file() and _cache_is_valid(target, name)
     problem = "" if already_cached else _seed_cache(name)
     if problem and not allow_download:
         return LoadedEncoding(None, "unavailable", problem + "; set stowage.tokenizer.allow_download: true to let tiktoken download it")
