@@ -23,6 +23,7 @@ from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, cont
 
 REMOVED_CALL_NOTE = "(tool call removed during context compaction)"
 CONTINUE_NOTE = "(continuing the conversation)"
+EMPTY_NOTE = "(empty message)"
 SUMMARY_ACK = "(Earlier context noted from the summary above; continuing with the conversation below.)"
 
 
@@ -69,10 +70,71 @@ def merge_summary_into(message: Message, summary_content: str) -> Message:
 def sanitize(messages: list[Message]) -> list[Message]:
     """A list every provider profile accepts, losing as little as possible."""
     result = [m for m in messages if isinstance(m, dict)]
+    result = demote_late_system(result)
+    result = unique_call_ids(result)
     result = pair_tool_calls(result)
     result = fix_arguments(result)
+    result = fill_empty(result)
     result = merge_same_role(result)
     return ensure_user_first(result)
+
+
+def demote_late_system(messages: list[Message]) -> list[Message]:
+    """System messages after the conversation started become user notes."""
+    out: list[Message] = []
+    started = False
+    for message in messages:
+        role = role_of(message)
+        if role in ("system", "developer") and started:
+            note = dict(message)
+            note["role"] = "user"
+            text = message.get("content")
+            note["content"] = f"[{role} message] {text}" if isinstance(text, str) else text
+            out.append(note)
+            continue
+        started = started or role not in ("system", "developer")
+        out.append(message)
+    return out
+
+
+def unique_call_ids(messages: list[Message]) -> list[Message]:
+    """Rename a reused tool-call id (and its result) so pairing stays unambiguous."""
+    seen: set[str] = set()
+    out: list[Message] = []
+    renames: dict[str, str] = {}
+    for message in messages:
+        if role_of(message) == "tool" and tool_result_id(message) in renames:
+            fixed = dict(message)
+            fixed["tool_call_id"] = renames.pop(tool_result_id(message))
+            out.append(fixed)
+            continue
+        calls = tool_calls_of(message)
+        if role_of(message) == "assistant" and calls:
+            renames = {}
+            new_calls = []
+            for number, call in enumerate(calls):
+                cid = call_id(call)
+                if cid and cid in seen:
+                    fresh = f"{cid}_stowage{len(seen)}_{number}"
+                    renames[cid] = fresh
+                    call = {**call, "id": fresh}
+                seen.add(call_id(call))
+                new_calls.append(call)
+            if renames:
+                message = {**message, "tool_calls": new_calls}
+        out.append(message)
+    return out
+
+
+def fill_empty(messages: list[Message]) -> list[Message]:
+    """Strict providers reject empty user turns and empty assistant turns."""
+    out = []
+    for message in messages:
+        role = role_of(message)
+        if role in ("user", "assistant") and not _has_text(message) and not tool_calls_of(message):
+            message = {**message, "content": EMPTY_NOTE}
+        out.append(message)
+    return out
 
 
 def pair_tool_calls(messages: list[Message]) -> list[Message]:

@@ -243,3 +243,24 @@ def test_sanitize_output_always_valid_on_scrambled_input():
         assert validate_messages(out, "openai") == [], (msgs, out)
         if any(m["role"] in ("user", "assistant") for m in msgs):
             assert validate_messages(out) == [], (msgs, out)
+
+
+def test_sanitize_repairs_what_would_otherwise_abort_every_compaction():
+    from stowage.context_engine.assemble import sanitize
+    call = {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}}
+    messages = [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "a", "content": "r1"},
+        {"role": "system", "content": "late note"},
+        {"role": "assistant", "content": None, "tool_calls": [dict(call)]},
+        {"role": "tool", "tool_call_id": "a", "content": "r2"},
+        {"role": "user", "content": ""},
+        {"role": "assistant", "content": ""},
+    ]
+    codes = {p.code for p in validate_messages(messages)}
+    assert {"duplicate_call_id", "system_not_first", "empty_message"} <= codes
+    fixed = sanitize(messages)
+    assert validate_messages(fixed) == []
+    assert [m["content"] for m in fixed if m["role"] == "tool"] == ["r1", "r2"]
+    assert any(m["role"] == "user" and "late note" in m["content"] for m in fixed)

@@ -141,13 +141,26 @@ def test_abort_kinds_keep_messages():
     assert outcome.summary_error == "auth: 401 invalid api key"
 
 
-def test_invalid_result_is_refused_with_reason():
-    # duplicate tool-call ids in the kept tail cannot be repaired: the input must come back unchanged
+def test_duplicate_call_ids_in_the_tail_are_repaired_not_dropped():
     msgs = make_transcript(15, seed=6)
     dup = [{"role": "assistant", "content": None, "tool_calls": [
         {"id": "dup", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
         {"role": "tool", "tool_call_id": "dup", "content": "one"}]
-    msgs += dup + copy.deepcopy(dup) + [{"role": "assistant", "content": "end"}]
+    second = copy.deepcopy(dup)
+    second[1]["content"] = "two"
+    msgs += dup + second + [{"role": "assistant", "content": "end"}]
+    outcome = run(msgs)
+    assert outcome.changed and not outcome.aborted
+    assert validate_messages(outcome.messages) == []
+    results = {m["tool_call_id"]: m["content"] for m in outcome.messages if m.get("role") == "tool"}
+    assert results["dup"] == "one" and "two" in results.values()  # both results kept, ids now unique
+
+
+def test_invalid_result_is_refused_with_reason(monkeypatch):
+    # if assembly ever produced an invalid list, the input must come back unchanged
+    import stowage.context_engine.compactor as compactor_module
+    msgs = make_transcript(15, seed=6)
+    monkeypatch.setattr(compactor_module, "sanitize", lambda messages: messages + [{"role": "tool", "content": "x"}])
     outcome = run(msgs)
     assert outcome.aborted and not outcome.changed and outcome.messages is msgs
     assert outcome.summary_error and outcome.summary_error.startswith("internal error")
