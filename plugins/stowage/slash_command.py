@@ -1,0 +1,87 @@
+"""``/stowage`` inside a Hermes session: the ``stowage status`` text, without a terminal.
+
+Hermes calls a plugin command handler as ``handler(raw_args: str)`` and
+prints (CLI, TUI) or sends (gateway) ``str(result)`` when it is truthy
+(``hermes_cli.plugins.PluginContext.register_command``).  An exception in
+the handler surfaces as "Plugin command error" in the CLI and is only logged
+by the gateway, so the handler never raises: every failure becomes text.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+from pathlib import Path
+from typing import Any, Callable
+
+from .blobstore import StoreError
+from .cli_blobs import gc
+from .cli_env import CliError, Env, Outcome
+from .cli_status import doctor, status
+
+logger = logging.getLogger(__name__)
+
+COMMAND_NAME = "stowage"
+DESCRIPTION = "Stowage store status, doctor and gc preview"
+ARGS_HINT = "[status|doctor|gc --dry-run|help]"
+
+HELP = """\
+/stowage                 store location and size, counts, retention limits, tokenizer
+/stowage status          same as above
+/stowage doctor          verify every stored blob, the index, the config and the tokenizer
+/stowage doctor --no-verify   the same without rehashing the blobs (faster)
+/stowage gc --dry-run    what retention would evict now, and why
+/stowage help            this text
+Repairs and real gc run from a terminal: stowage doctor --repair, stowage gc."""
+
+
+def _hermes_home() -> Path:
+    """The session's Hermes home (profiles included), as the engine sees it."""
+    from .host_config import hermes_home
+
+    return hermes_home()
+
+
+def _run(words: list[str], env: Env) -> Outcome | str:
+    command, flags = (words[0].lower(), set(words[1:])) if words else ("status", set())
+    if command == "status" and not flags:
+        return status(env)
+    if command == "doctor" and flags <= {"--no-verify"}:
+        return doctor(env, repair=False, verify="--no-verify" not in flags)
+    if command == "gc" and flags == {"--dry-run"}:
+        return gc(env, dry_run=True)
+    if command == "gc":
+        return "/stowage only previews gc: use `/stowage gc --dry-run`, or run `stowage gc` in a terminal."
+    if command in ("help", "-h", "--help", "?") and not flags:
+        return HELP
+    return f"unknown /stowage arguments: {' '.join(words)!r}\n{HELP}"
+
+
+def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes_home) -> str:
+    """Handle ``/stowage [args]``; always returns text, never raises into the host."""
+    try:
+        words = shlex.split(args or "")
+    except ValueError as exc:
+        return f"cannot parse /stowage arguments: {exc}\n{HELP}"
+    env: Env | None = None
+    try:
+        env = Env.resolve(hermes_home(), None)
+        result = _run(words, env)
+    except (CliError, StoreError) as exc:
+        return f"stowage: {exc}"
+    except Exception as exc:  # noqa: BLE001 - a slash command must not crash the session
+        logger.exception("/stowage failed")
+        return f"stowage: unexpected error: {type(exc).__name__}: {exc}"
+    finally:
+        if env is not None:
+            env.close()
+    return result if isinstance(result, str) else result.text
+
+
+def register_slash_command(ctx: Any) -> None:
+    """Register ``/stowage`` when the host supports plugin slash commands (older hosts do not)."""
+    register = getattr(ctx, "register_command", None)
+    if not callable(register):
+        logger.debug("host has no register_command; /stowage not available")
+        return
+    register(COMMAND_NAME, stowage_command, description=DESCRIPTION, args_hint=ARGS_HINT)
