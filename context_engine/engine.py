@@ -19,6 +19,7 @@ from .config import Settings, default_settings
 from .governor import Governor, GovernorPolicy
 from .messages import Message, is_real_user_turn, is_summary, last_index, message_text
 from .prune import PruneSettings
+from .store_session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
 
@@ -52,7 +53,8 @@ class StowageEngineCore:
         self.protect_first_n = c.protect_first_n
         self.protect_last_n = c.protect_last_n
         self.summary_model = summary_model
-        self.archive = archive
+        self.archive = archive  # injected (tests); otherwise the store session's archive
+        self.lossless = StoreSession(self.settings)
         self.counter = TokenCounter(self.settings.tokenizer.encoding,
                                     allow_download=self.settings.tokenizer.allow_download)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
@@ -167,7 +169,7 @@ class StowageEngineCore:
         outcome = compact(
             messages, self._plan(messages, force=force), count=self.counter.count_message,
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
-            archive=self.archive, cooldown_reason=COOLDOWN_REASON)
+            archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON)
         return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
 
     def _plan(self, messages: list[Message], *, force: bool = False) -> CompactionPlan:
@@ -241,10 +243,29 @@ class StowageEngineCore:
         logger.info("stowage: compaction %s: %s", result,
                     {k: entry[k] for k in ("messages_before", "messages_after", "pruned_outputs", "window_messages")})
 
+    # -- store: spill and read-back tools --------------------------------------
+    def attach_store_home(self, hermes_home: Any) -> None:
+        """Keep blobs under ``hermes_home`` (or the configured ``store.path``)."""
+        self.lossless.attach(hermes_home)
+
+    def spill_tool_result(self, tool_name: str, arguments: Any, result: Any) -> str | None:
+        """The preview replacing an oversized tool result, or None to keep it."""
+        return self.lossless.spill(tool_name, arguments, result, self.counter.count_text)
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
+        return self.lossless.tool_schemas()
+
+    def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        return self.lossless.handle_tool(name, args)
+
     # -- sessions -------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         previous = self.session_id
         self.session_id = session_id
+        if kwargs.get("hermes_home"):
+            self.attach_store_home(kwargs["hermes_home"])
+        self.lossless.start(session_id, old_session_id=kwargs.get("old_session_id"),
+                            boundary_reason=kwargs.get("boundary_reason"))
         if kwargs.get("boundary_reason") == "compression":
             return  # same conversation continues after our own compaction
         if previous is not None and previous != session_id:
@@ -253,6 +274,7 @@ class StowageEngineCore:
     def on_session_end(self, session_id: str, messages: list[Message]) -> None:
         if session_id == self.session_id:
             self.governor.verify_pending = False
+            self.lossless.end(session_id)
 
     def on_session_reset(self) -> None:
         self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
@@ -282,6 +304,7 @@ class StowageEngineCore:
             "tokenizer": self.counter.backend,
             "tail_budget_tokens": self.tail_budget_tokens,
             "governor": self.governor.snapshot(),
+            "store": self.lossless.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
         }
 

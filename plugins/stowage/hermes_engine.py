@@ -16,6 +16,7 @@ from . import sessions
 from .aux_summary import summarize_with_aux
 from .context_engine.config import Settings, StowageConfigError
 from .context_engine.engine import StowageEngineCore
+from .host_config import hermes_home
 
 
 class StowageContextEngine(StowageEngineCore, ContextEngine):
@@ -26,6 +27,8 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
         timeout = self.settings.compaction.summary_timeout_seconds or None
         self.summary_model = lambda prompt, runtime: summarize_with_aux(prompt, runtime, timeout=timeout)
         self.config_error = config_error
+        if config_error is None:
+            self.attach_store_home(hermes_home())
 
     def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
                      provider: str = "", api_mode: str = "", **kwargs: Any) -> None:

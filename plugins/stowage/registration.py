@@ -28,9 +28,23 @@ def register_plugin(ctx: Any) -> None:
         # Hermes fires the on_session_end *plugin hook* at the end of every
         # run_conversation, i.e. once per user turn: the governor's turn clock.
         register_hook("on_session_end", _on_turn_end)
+        register_hook("transform_tool_result", _spill_large_result)
 
 
 def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.end_turn()
+
+
+def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None,
+                        **_: Any) -> str | None:
+    """Replace an oversized tool result with a preview and a handle (None: keep it)."""
+    engine = sessions.engine_for(session_id)
+    if engine is None:
+        return None  # Stowage is not the engine of this session: nobody could fetch the handle
+    try:
+        return engine.spill_tool_result(tool_name, args, result)
+    except Exception:  # noqa: BLE001 - a spill bug must never lose a tool result
+        logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
+        return None

@@ -1,0 +1,293 @@
+"""The agent's read-back tools: ``stowage_fetch`` and ``stowage_grep``.
+
+Every reply is a JSON object, bounded in size, and says what was cut and how
+to read further.  Handles are checked by the store (malformed, path-like,
+unknown, ambiguous, another session's, evicted: each a clear error); user
+regexes run through the safe-regex module (length caps, timeouts), so a
+hostile pattern is an error, never a hang.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..blobstore import BlobStore, StoreError
+from ..blobstore.bounded import bound_text
+from ..blobstore.grep import grep_lines
+from ..blobstore.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
+from ..blobstore.safe_regex import PatternError, compile_user_pattern
+
+FETCH = "stowage_fetch"
+GREP = "stowage_grep"
+MODES = ("stat", "range", "grep", "json", "full")
+HISTORY_KINDS = ("spill", "spill-view", "pruned", "window")
+MAX_LINES = 2000
+MAX_JSON_BYTES = 32 * 1024 * 1024
+MAX_LINE_BYTES = 1 << 20
+
+FETCH_SCHEMA: dict[str, Any] = {
+    "name": FETCH,
+    "description": (
+        "Read content Stowage stored instead of showing it in full: a large tool output (its preview names a "
+        "handle), a pruned older tool output, or compacted conversation turns. Modes: stat (size, lines, origin), "
+        "range (start/count lines, 1-based; unit=chars for 0-based character offsets, e.g. for one-line JSON), grep "
+        "(regex pattern with context lines), json (a JSON path like items[0].name or a JSON Pointer), full (whole "
+        "content, refused when large: use range or grep)."),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "handle": {"type": "string", "description": "The hex handle shown in the preview or stub."},
+            "mode": {"type": "string", "enum": list(MODES), "description": "What to read (default stat)."},
+            "start": {"type": "integer", "description": "range: first line (1-based) or first character (0-based)."},
+            "count": {"type": "integer", "description": "range: how many lines (default 100) or characters (default 4000)."},
+            "unit": {"type": "string", "enum": ["lines", "chars"], "description": "range: lines (default) or chars."},
+            "pattern": {"type": "string", "description": "grep: a regular expression (or literal text with literal=true)."},
+            "literal": {"type": "boolean", "description": "grep: treat pattern as plain text."},
+            "ignore_case": {"type": "boolean", "description": "grep: case-insensitive match."},
+            "context": {"type": "integer", "description": "grep: lines of context around each match (default 2)."},
+            "max_matches": {"type": "integer", "description": "grep: stop after this many matches (default 50)."},
+            "path": {"type": "string", "description": "json: a path like $.items[0].name or a pointer like /items/0/name."},
+        },
+        "required": ["handle"],
+    },
+}
+
+GREP_SCHEMA: dict[str, Any] = {
+    "name": GREP,
+    "description": (
+        "Search everything Stowage removed from this conversation's context (large tool outputs, pruned older "
+        "outputs, compacted turns). Returns matching lines with their handles, newest content first; read more "
+        "with stowage_fetch."),
+    "parameters": {
+        "type": "object",
+        "properties": {
+            "pattern": {"type": "string", "description": "A regular expression (or plain text with literal=true)."},
+            "literal": {"type": "boolean", "description": "Treat pattern as plain text."},
+            "ignore_case": {"type": "boolean", "description": "Case-insensitive match."},
+            "context": {"type": "integer", "description": "Lines of context around each match (default 1)."},
+            "max_results": {"type": "integer", "description": "At most this many matching lines (default 20)."},
+            "kind": {"type": "string", "enum": ["any", "spill", "pruned", "window"],
+                     "description": "Only large outputs (spill), pruned outputs or compacted turns (default any)."},
+        },
+        "required": ["pattern"],
+    },
+}
+
+
+@dataclass(frozen=True)
+class FetchLimits:
+    fetch_max_chars: int = 8000
+    full_fetch_max_chars: int = 50_000
+    grep_time_budget_s: float = 2.0
+
+
+class ToolError(Exception):
+    """A bad request from the model; becomes ``{"error": ...}``."""
+
+
+class FetchTools:
+    """Answers the two tools for one session."""
+
+    def __init__(self, store: BlobStore, session_id: Callable[[], str | None], limits: FetchLimits) -> None:
+        self.store = store
+        self._session_id = session_id
+        self.limits = limits
+
+    @staticmethod
+    def schemas() -> list[dict[str, Any]]:
+        return [FETCH_SCHEMA, GREP_SCHEMA]
+
+    def handle(self, name: str, args: Any) -> str:
+        try:
+            if not isinstance(args, dict):
+                raise ToolError(f"arguments must be an object, got {type(args).__name__}")
+            reply = self._fetch(args) if name == FETCH else self._grep_history(args) if name == GREP else None
+            if reply is None:
+                raise ToolError(f"unknown Stowage tool {name!r}")
+        except ToolError as exc:
+            reply = {"error": str(exc)}
+        except StoreError as exc:
+            reply = {"error": str(exc), "code": getattr(exc, "code", type(exc).__name__)}
+        except PatternError as exc:
+            reply = {"error": str(exc)}
+        return json.dumps(reply, ensure_ascii=False)
+
+    # -- stowage_fetch ----------------------------------------------------------
+    def _fetch(self, args: dict[str, Any]) -> dict[str, Any]:
+        mode = args.get("mode") or "stat"
+        if mode not in MODES:
+            raise ToolError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+        sha = self.store.resolve(args.get("handle"), self._session_id())
+        info = self.store.stat(sha)
+        self.store.record_fetch(sha)
+        head = {"handle": info.handle, "mode": mode}
+        if mode == "stat":
+            return {**head, **_describe(info)}
+        if mode == "range":
+            return {**head, **self._range(sha, info, args)}
+        if mode == "grep":
+            return {**head, **self._grep_blob(sha, args)}
+        if mode == "json":
+            return {**head, **self._json(sha, info, args)}
+        return {**head, **self._full(sha, info)}
+
+    def _range(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
+        unit = args.get("unit") or "lines"
+        if unit == "chars":
+            total = info.char_count if info.char_count is not None else info.size
+            start = _int(args, "start", 0, minimum=0)
+            count = min(_int(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
+            text = self.store.read_chars(sha, start, count)
+            end = start + len(text)
+            return {"unit": "chars", "start": start, "end": end, "total_chars": total, "text": text,
+                    "next_start": end if end < total else None}
+        if unit != "lines":
+            raise ToolError(f"unknown unit {unit!r}; use lines or chars")
+        start = _int(args, "start", 1, minimum=1)
+        count = min(_int(args, "count", 100, minimum=1), MAX_LINES)
+        if start > max(info.line_count, 1):
+            raise ToolError(f"start={start} is past the end: the content has {info.line_count} lines")
+        lines = self.store.read_lines(sha, start, count)
+        width = len(str(start + len(lines)))
+        text = "\n".join(f"{start + i:>{width}}| {line}" for i, line in enumerate(lines))
+        bounded = bound_text(text, self.limits.fetch_max_chars, more_hint="use a smaller count or unit=chars")
+        shown = bounded.text.count("\n") + 1 if bounded.cut_chars else len(lines)
+        end_line = start + max(shown, 1) - 1
+        reply = {"unit": "lines", "start": start, "end": end_line, "total_lines": info.line_count,
+                 "text": bounded.text, "next_start": end_line + 1 if end_line < info.line_count else None}
+        if bounded.cut_chars:
+            reply["note"] = f"{bounded.cut_chars:,} chars cut to stay under {self.limits.fetch_max_chars:,}; " \
+                            "long lines: read them with unit=chars"
+        return reply
+
+    def _grep_blob(self, sha: str, args: dict[str, Any]) -> dict[str, Any]:
+        pattern = _pattern(args)
+        result = grep_lines(self.store.iter_numbered_lines(sha, max_line_bytes=MAX_LINE_BYTES), pattern,
+                            context=min(_int(args, "context", 2, minimum=0), 20),
+                            max_matches=min(_int(args, "max_matches", 50, minimum=1), 500),
+                            time_budget_s=self.limits.grep_time_budget_s)
+        bounded = bound_text(result.render(), self.limits.fetch_max_chars, more_hint="narrow the pattern")
+        reply: dict[str, Any] = {"matches": result.match_count, "scanned_lines": result.scanned_lines,
+                                 "text": bounded.text}
+        if result.truncated:
+            reply["truncated"] = result.reason
+        if bounded.cut_chars:
+            reply["note"] = f"{bounded.cut_chars:,} chars cut; narrow the pattern or lower max_matches"
+        return reply
+
+    def _json(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
+        path = args.get("path") or "$"
+        if info.size > MAX_JSON_BYTES:
+            raise ToolError(f"the content is {info.size:,} bytes, too large to parse as JSON here; use grep or range")
+        try:
+            document = json.loads(self.store.read_bytes(sha).decode("utf-8", "replace"))
+        except ValueError as exc:
+            raise ToolError(f"the content is not a JSON document ({exc}); use range or grep") from None
+        try:
+            value = resolve_json_path(document, path)
+        except JsonPathError as exc:
+            raise ToolError(str(exc)) from None
+        serialized = serialize_bounded(value, self.limits.fetch_max_chars, path=str(path))
+        reply = {"path": path, "value": serialized.text}
+        if serialized.truncated:
+            reply["note"] = serialized.note
+        return reply
+
+    def _full(self, sha: str, info: Any) -> dict[str, Any]:
+        chars = info.char_count if info.char_count is not None else info.size
+        if chars > self.limits.full_fetch_max_chars:
+            raise ToolError(f"the content is {chars:,} chars, over the full-fetch limit of "
+                            f"{self.limits.full_fetch_max_chars:,}; use mode=range (start/count) or mode=grep")
+        return {"text": self.store.read_bytes(sha).decode("utf-8", "replace")}
+
+    # -- stowage_grep -----------------------------------------------------------
+    def _grep_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        pattern = _pattern(args)
+        kind = args.get("kind") or "any"
+        if kind not in ("any", "spill", "pruned", "window"):
+            raise ToolError(f"unknown kind {kind!r}; use any, spill, pruned or window")
+        limit = min(_int(args, "max_results", 20, minimum=1), 200)
+        context = min(_int(args, "context", 1, minimum=0), 10)
+        session = self._session_id()
+        if session is None:
+            raise ToolError("no session is active; nothing to search")
+        blobs = [b for b in self.store.list_blobs(session_id=session, limit=500) if _kind_of(b) in HISTORY_KINDS]
+        if kind != "any":
+            blobs = [b for b in blobs if _kind_of(b).startswith(kind)]
+        blobs.sort(key=lambda b: b.created_at, reverse=True)
+        deadline = time.monotonic() + self.limits.grep_time_budget_s
+        results: list[dict[str, Any]] = []
+        searched = 0
+        for blob in blobs:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or len(results) >= limit:
+                break
+            searched += 1
+            found = grep_lines(self.store.iter_numbered_lines(blob.sha256, max_line_bytes=MAX_LINE_BYTES), pattern,
+                               context=context, max_matches=limit - len(results), time_budget_s=remaining)
+            if found.match_count:
+                results.append({"handle": blob.handle, "kind": _kind_of(blob), "tool": _tool_of(blob),
+                                "matches": found.match_count, "text": found.render()})
+        text = json.dumps(results, ensure_ascii=False)
+        reply: dict[str, Any] = {"pattern": args.get("pattern"), "searched": searched, "of": len(blobs),
+                                 "results": results}
+        if len(text) > self.limits.fetch_max_chars:
+            reply["results"] = _shrink(results, self.limits.fetch_max_chars)
+            reply["note"] = "results cut to stay bounded; fetch a handle with mode=grep for all its matches"
+        if searched < len(blobs):
+            reply["note"] = (reply.get("note", "") + f" stopped after {searched} of {len(blobs)} stored items "
+                             "(result or time limit); narrow the pattern or set kind").strip()
+        return reply
+
+
+def _describe(info: Any) -> dict[str, Any]:
+    origin = info.provenance[0] if info.provenance else None
+    return {"size_bytes": info.size, "lines": info.line_count, "chars": info.char_count,
+            "content_type": info.content_type, "kind": origin.kind if origin else None,
+            "tool": origin.tool_name if origin else None, "arguments": origin.tool_args if origin else None,
+            "stored_at": info.created_at, "fetch_count": info.fetch_count}
+
+
+def _kind_of(info: Any) -> str:
+    return info.provenance[0].kind if info.provenance else ""
+
+
+def _tool_of(info: Any) -> str:
+    return info.provenance[0].tool_name if info.provenance else ""
+
+
+def _pattern(args: dict[str, Any]) -> Any:
+    pattern = args.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise ToolError("pattern is required (a regular expression, or plain text with literal=true)")
+    return compile_user_pattern(pattern, ignore_case=bool(args.get("ignore_case")), literal=bool(args.get("literal")))
+
+
+def _int(args: dict[str, Any], key: str, default: int, *, minimum: int) -> int:
+    value = args.get(key, default)
+    if value is None:
+        return default
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ToolError(f"{key} must be a whole number")
+    try:
+        number = int(value)
+    except ValueError:
+        raise ToolError(f"{key} must be a whole number, got {value!r}") from None
+    if number < minimum:
+        raise ToolError(f"{key} must be at least {minimum}, got {number}")
+    return number
+
+
+def _shrink(results: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
+    out, spent = [], 0
+    per_item = max(200, budget // max(len(results), 1))
+    for item in results:
+        text = item["text"] if len(item["text"]) <= per_item else item["text"][:per_item] + "…"
+        spent += len(text) + 120
+        if spent > budget:
+            break
+        out.append({**item, "text": text})
+    return out

@@ -1,0 +1,80 @@
+"""Keep what compaction removes: the blob-store side of the ``Archive`` protocol.
+
+Phase 1 hands each pruned tool output here; it is stored byte for byte and
+the stub the model sees carries its handle and a one-line gist.  The window a
+summary replaces is stored whole as JSON lines (one message per line, keys in
+their original order), and the summary carries that handle.  If the store
+cannot write, the default stub is used and the failure is counted, so a full
+disk degrades compaction to the built-in's behaviour instead of breaking it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from typing import Callable
+
+from ..blobstore import BlobStore, StoreError
+from .messages import Message
+from .stubs import PrunedOutput, argument_gist, outcome_of, size_description
+
+logger = logging.getLogger(__name__)
+
+STORED_PREFIX = "[stowage: tool output stored]"
+_SPILL_HANDLE = re.compile(r"^handle: ([0-9a-f]{16,64})", re.MULTILINE)
+
+
+def encode_text(text: str) -> bytes:
+    """UTF-8, keeping lone surrogates (lossless for any Python string)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def encode_window(messages: list[Message]) -> bytes:
+    """One JSON document per line; ``decode_window`` gives the messages back."""
+    return "\n".join(json.dumps(m, ensure_ascii=False, default=str) for m in messages).encode(
+        "utf-8", "surrogatepass") + b"\n"
+
+
+def decode_window(data: bytes) -> list[Message]:
+    return [json.loads(line) for line in data.decode("utf-8", "surrogatepass").splitlines() if line.strip()]
+
+
+class StoreArchive:
+    """Stores pruned outputs and summarized windows for one session."""
+
+    def __init__(self, store: BlobStore, session_id: Callable[[], str | None]) -> None:
+        self.store = store
+        self._session_id = session_id
+        self.failures = 0
+        self.last_error: str | None = None
+
+    def render_pruned(self, output: PrunedOutput) -> str | None:
+        earlier = _SPILL_HANDLE.search(output.content[:2000])
+        try:
+            put = self.store.put(encode_text(output.content), session_id=self._session_id(),
+                                 tool_name=output.tool_name, tool_args=argument_gist(output.arguments),
+                                 kind="pruned", content_type="text")
+        except (StoreError, OSError) as exc:
+            self._failed(exc)
+            return None
+        call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
+        origin = f"; the full output is under handle {earlier.group(1)}" if earlier else ""
+        return (f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
+                f"handle {put.handle}{origin} (read it with stowage_fetch)")
+
+    def keep_window(self, window: list[Message]) -> str | None:
+        try:
+            put = self.store.put(encode_window(window), session_id=self._session_id(), tool_name="compaction",
+                                 tool_args=f"{len(window)} messages", kind="window", content_type="jsonl")
+        except (StoreError, OSError) as exc:
+            self._failed(exc)
+            return None
+        return (f"The {len(window)} compacted messages are stored whole, one JSON message per line, under handle "
+                f"{put.handle}. Read them with stowage_fetch(handle=\"{put.handle}\", mode=\"range\", start=1, "
+                f"count=20) or search them with stowage_grep(pattern=...).")
+
+    def _failed(self, exc: BaseException) -> None:
+        self.failures += 1
+        self.last_error = str(exc)
+        logger.warning("stowage: the store could not keep compacted content (%s); using a plain stub", exc)

@@ -1,0 +1,112 @@
+"""Spill: an oversized tool result goes to the store; the model gets a preview.
+
+Called for every tool result (Hermes's ``transform_tool_result`` hook).  A
+result above the threshold (in tokens, per-tool overrides, a never-spill
+list) is stored byte for byte; long strings inside a JSON envelope (the
+``output`` of a terminal call, an MCP text block) are also stored unescaped
+so they can be paged and grepped by line.  The model sees a message that says
+plainly it is a preview, the size, the handle(s), an excerpt chosen by
+content type, and how to read more.  Same input, same message: handles are
+content addresses and excerpts are deterministic, so prompt caches survive.
+If the store cannot write, the result passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..blobstore import BlobStore, StoreError
+from ..blobstore.excerpt import build_excerpt
+from ..blobstore.sniff import sniff
+from ..blobstore.unescape import TextView, extract_text_views, salvage_text_views
+from .lossless import encode_text
+from .stubs import argument_gist
+
+logger = logging.getLogger(__name__)
+
+SPILL_HEADER = "[stowage: preview of a large tool output — this is NOT the whole output]"
+MAX_VIEWS = 4
+
+
+@dataclass(frozen=True)
+class SpillPolicy:
+    enabled: bool = True
+    threshold_tokens: int = 4000
+    per_tool: dict[str, int] = field(default_factory=dict)
+    never_spill: tuple[str, ...] = ()
+    excerpt_chars: int = 2000
+
+    @classmethod
+    def from_settings(cls, spill: Any) -> "SpillPolicy":
+        return cls(spill.enabled, spill.threshold_tokens, dict(spill.per_tool), tuple(spill.never_spill),
+                   spill.excerpt_chars)
+
+    def threshold_for(self, tool_name: str) -> int | None:
+        """Token threshold for ``tool_name``; None means never spill it."""
+        if not self.enabled or tool_name in self.never_spill:
+            return None
+        return self.per_tool.get(tool_name, self.threshold_tokens)
+
+
+@dataclass(frozen=True)
+class Spilled:
+    message: str
+    handle: str
+    view_handles: dict[str, str]
+    tokens: int
+
+
+def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None,
+                 policy: SpillPolicy, count_tokens: Callable[[str], int]) -> Spilled | None:
+    """Store ``text`` and return the preview message, or None to leave it as is."""
+    threshold = policy.threshold_for(tool_name)
+    if threshold is None or not isinstance(text, str) or len(text) <= threshold or text.startswith(SPILL_HEADER):
+        return None
+    tokens = count_tokens(text)
+    if tokens <= threshold:
+        return None
+    gist = argument_gist(arguments)
+    kind = sniff(text).kind
+    try:
+        original = store.put(encode_text(text), session_id=session_id, tool_name=tool_name, tool_args=gist,
+                             kind="spill", content_type=kind)
+        excerpt = build_excerpt(text, budget_chars=policy.excerpt_chars, kind=kind)
+        views = _line_views(text, excerpt.view_path)
+        view_handles = {}
+        for view in views:
+            put = store.put(encode_text(view.text), session_id=session_id, tool_name=tool_name,
+                            tool_args=f"{gist} [{view.path}]", kind="spill-view", content_type="text")
+            view_handles[view.path] = put.handle
+    except (StoreError, OSError) as exc:
+        logger.warning("stowage: could not spill a %s result (%s); passing it through unspilled", tool_name, exc)
+        return None
+    message = _render(tool_name, gist, text, tokens, original.handle, original.line_count, view_handles,
+                      excerpt.text, excerpt.view_path)
+    return Spilled(message, original.handle, view_handles, tokens)
+
+
+def _line_views(text: str, excerpt_view: str | None) -> list[TextView]:
+    """Long multi-line strings inside a JSON envelope, the excerpt's one first."""
+    views = extract_text_views(text) or (salvage_text_views(text) if excerpt_view else [])
+    views.sort(key=lambda v: (v.path != excerpt_view, -len(v.text)))
+    return views[:MAX_VIEWS]
+
+
+def _render(tool_name: str, gist: str, text: str, tokens: int, handle: str, lines: int,
+            view_handles: dict[str, str], excerpt: str, excerpt_view: str | None) -> str:
+    parts = [
+        SPILL_HEADER,
+        f"{tool_name or 'tool'}({gist}) returned {len(text):,} chars, {lines:,} lines (~{tokens:,} tokens); "
+        "the whole output is stored.",
+        f"handle: {handle}",
+    ]
+    for path, view_handle in view_handles.items():
+        parts.append(f"handle: {view_handle} = the string at {path!r}, unescaped (page it by line, grep it)")
+    if excerpt_view:
+        parts.append(f"Line numbers in the preview refer to {excerpt_view!r} (handle {view_handles.get(excerpt_view, handle)}).")
+    parts += ["--- preview ---", excerpt, "--- end of preview ---",
+              'Read more with stowage_fetch(handle=..., mode="range", start=N, count=M) (lines; unit="chars" for '
+              'characters), mode="grep" with a pattern, mode="json" with a path, or mode="stat".']
+    return "\n".join(parts)
