@@ -1,9 +1,10 @@
-"""Benchmark of the blob store: puts, verified reads, range reads, scans, memory.
+"""Benchmark of the blob store: puts, verified reads, range reads, scans, grep, excerpts, memory.
 
 Targets: a 10 MB put under 100 ms, range reads under 5 ms whatever the blob
-size, and bounded memory for a 1 GB put.  The "naive" rows read the whole
-file and split it, which is what a plain spill file plus ``read_file``
-paging amounts to, for scale.
+size, a grep over 100 MB under 2 s, and bounded memory for a 1 GB put.  The
+"naive" rows read the whole file and split it, which is what a plain spill
+file plus ``read_file`` paging amounts to, for scale.  Excerpt rows time the
+preview a spill puts in context (logs, a JSON document, a one-line blob).
 
     python bench/bench_store.py [--quick] [--json]
 
@@ -30,9 +31,15 @@ from typing import Callable, Iterator
 ROOT = Path(__file__).resolve().parent.parent
 try:
     from stowage.blobstore import BlobStore, RetentionPolicy
+    from stowage.blobstore.excerpt import build_excerpt
+    from stowage.blobstore.grep import grep_lines
+    from stowage.blobstore.safe_regex import compile_user_pattern
 except ImportError:  # running from a checkout without the editable install
     sys.path.insert(0, str(ROOT))
     from blobstore import BlobStore, RetentionPolicy  # type: ignore[no-redef]
+    from blobstore.excerpt import build_excerpt  # type: ignore[no-redef]
+    from blobstore.grep import grep_lines  # type: ignore[no-redef]
+    from blobstore.safe_regex import compile_user_pattern  # type: ignore[no-redef]
 
 MB = 1_000_000
 MIB = 1 << 20
@@ -81,6 +88,77 @@ def peak_rss_kib() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 
 
+def make_json(size: int) -> str:
+    """About ``size`` chars of an indented JSON document (an API listing with nested records)."""
+    items, doc, text = [], {"count": 0, "next": None, "results": []}, ""
+    i = 0
+    while len(text) < size:
+        batch = [{"id": i + k, "name": f"item-{i + k}", "tags": ["alpha", "beta", f"t{(i + k) % 13}"],
+                  "owner": {"login": f"user{(i + k) % 101}", "site_admin": False},
+                  "stats": {"views": (i + k) * 37 % 10007, "score": ((i + k) % 97) / 7},
+                  "description": "caf\u00e9 widget " * ((i + k) % 5 + 1)} for k in range(500)]
+        items += batch
+        i += len(batch)
+        doc.update(count=len(items), results=items)
+        text = json.dumps(doc, indent=2)
+    return text
+
+
+def make_single_line(size: int) -> str:
+    """One line of ``size`` chars: minified JSON-ish text with no newline at all."""
+    unit = '{"k":"v%d","n":[1,2,3],"s":"caf\u00e9 <div class=x>text</div>"},'
+    parts, total, i = [], 0, 0
+    while total < size:
+        piece = unit % i
+        parts.append(piece)
+        total += len(piece)
+        i += 1
+    return "".join(parts)[:size]
+
+
+def grep_cases(store: BlobStore, sha: str, size: int, repeat: int) -> list[dict]:
+    """Full-scan greps (no early stop) and the tool's default budget on a frequent pattern."""
+    rows = []
+    cases = [
+        ("literal, no match (full scan)", "status=500", {"literal": True}, {}),
+        ("regex, no match (full scan)", r"status=5\d\d bytes=\d+", {}, {}),
+        ("regex, ignore case, no match (full scan)", r"ERROR|Traceback|panic:", {"ignore_case": True}, {}),
+        ("literal, rare match (full scan)", "worker-001999 GET /api/items?page=59", {"literal": True},
+         {"max_matches": 10_000}),
+        ("regex, frequent match, default caps (50 matches)", r"page=\d+ status=200", {}, {}),
+    ]
+    for name, pattern, compile_opts, grep_opts in cases:
+        compiled = compile_user_pattern(pattern, **compile_opts)
+        result = None
+
+        def scan() -> None:
+            nonlocal result
+            result = grep_lines(store.iter_numbered_lines(sha), compiled,
+                                **{"time_budget_s": 600.0, **grep_opts})
+        ms = timed(scan, repeat)
+        assert result is not None
+        rows.append({"case": name, "pattern": pattern, "ms": ms, "mb_per_s": size / MB / (ms / 1000),
+                     "lines_scanned": result.scanned_lines, "matches": result.match_count,
+                     "truncated": result.truncated})
+    return rows
+
+
+def excerpt_cases(repeat: int) -> list[dict]:
+    """``build_excerpt`` with the spill defaults on the payload shapes spills see."""
+    payloads = [
+        ("1 MB log", make_text(1 * MB, 1).decode()),
+        ("10 MB log", make_text(10 * MB, 2).decode()),
+        ("1 MB JSON document", make_json(1 * MB)),
+        ("1 MB single-line blob", make_single_line(1 * MB)),
+    ]
+    rows = []
+    for name, text in payloads:
+        ex = build_excerpt(text)
+        rows.append({"case": name, "chars": len(text), "ms": timed(lambda: build_excerpt(text), repeat),
+                     "kind": ex.kind, "layout": ex.layout, "excerpt_chars": len(ex.text)})
+    return rows
+
+
 def child_memory_run(root: str, total: int) -> dict:
     """Put ``total`` generated bytes in this (fresh) process under tracemalloc."""
     store = BlobStore(root, RetentionPolicy(max_total_bytes=None))
@@ -102,7 +180,7 @@ def run(quick: bool) -> dict:
     repeat = 3 if quick else 7
     range_repeat = 30 if quick else 200
     tmp = Path(tempfile.mkdtemp(prefix="stowage-bench-store-"))
-    out: dict = {"puts": [], "ranges": [], "scan": {}, "memory": None}
+    out: dict = {"puts": [], "ranges": [], "scan": {}, "grep": [], "excerpt": [], "memory": None}
     try:
         store = BlobStore(tmp / "store", RetentionPolicy(max_total_bytes=None))
         big = None
@@ -147,6 +225,8 @@ def run(quick: bool) -> dict:
         out["scan"] = {"bytes": big.size, "lines": lines, "seconds": scan_s,
                        "mb_per_s": big.size / MB / scan_s}
         del big_data
+        out["grep"] = grep_cases(store, big.sha256, big.size, repeat)
+        out["excerpt"] = excerpt_cases(repeat)
         if not quick:
             proc = subprocess.run(
                 [sys.executable, __file__, "--child-memory", str(tmp / "mem"), str(1 << 30)],
@@ -170,6 +250,15 @@ def print_table(res: dict) -> None:
     scan = res["scan"]
     print(f"\nfull iter_lines scan: {scan['lines']} lines, {scan['seconds'] * 1000:.0f} ms, "
           f"{scan['mb_per_s']:.0f} MB/s (verified chunk by chunk and as a whole)")
+    print("\ngrep_lines over the 100 MB blob (iter_numbered_lines, median; target < 2000 ms)")
+    print(f"{'case':<50} {'ms':>8} {'MB/s':>6} {'lines':>10} {'matches':>8} {'cut':>4}")
+    for row in res["grep"]:
+        print(f"{row['case']:<50} {row['ms']:>8.0f} {row['mb_per_s']:>6.0f} {row['lines_scanned']:>10} "
+              f"{row['matches']:>8} {'yes' if row['truncated'] else 'no':>4}")
+    print("\nbuild_excerpt (budget 2000 chars, median)")
+    print(f"{'payload':<24} {'chars':>10} {'ms':>8} {'kind':>8} {'layout':>12}")
+    for row in res["excerpt"]:
+        print(f"{row['case']:<24} {row['chars']:>10} {row['ms']:>8.1f} {row['kind']:>8} {row['layout']:>12}")
     mem = res["memory"]
     if mem:
         print(f"\n1 GiB streamed put (under tracemalloc): {mem['seconds']:.1f} s; "

@@ -1,0 +1,81 @@
+"""``/stowage``: the handler returns the CLI's text and registers with the real host."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stowage.cli import main
+from stowage.slash_command import register_slash_command, stowage_command
+
+
+def slash(filled_or_home, args: str) -> str:
+    home = filled_or_home if isinstance(filled_or_home, Path) else filled_or_home.home
+    return stowage_command(args, hermes_home=lambda: home)
+
+
+@pytest.mark.parametrize("args", ["", "status", "  status  "])
+def test_status_text_matches_the_cli(filled, capsys, args):
+    assert main(["status"]) == 0
+    assert slash(filled, args) == capsys.readouterr().out.rstrip("\n")
+
+
+def test_doctor_and_gc_preview(filled):
+    text = slash(filled, "doctor")
+    assert text.startswith("Stowage doctor") and "result: no problems" in text
+    assert "hashes not verified" in slash(filled, "doctor --no-verify")
+    text = slash(filled, "gc --dry-run")
+    assert text.startswith("gc (dry run): would evict 1 blob(s)") and filled.old in text
+    assert filled.store.stat(filled.old_sha)  # a preview changes nothing
+
+
+def test_real_gc_repairs_and_unknown_args_are_refused_with_help(filled):
+    assert "only previews gc" in slash(filled, "gc")
+    assert filled.store.stat(filled.old_sha)
+    text = slash(filled, "doctor --repair")
+    assert text.startswith("unknown /stowage arguments") and "/stowage gc --dry-run" in text
+    assert "/stowage doctor" in slash(filled, "help")
+    assert "cannot parse" in slash(filled, 'status "unclosed')
+
+
+def test_missing_store_and_errors_come_back_as_text(home, write_config):
+    assert "not created yet" in slash(home, "")
+    assert slash(home, "gc --dry-run").startswith("stowage: no Stowage store at ")
+    write_config(home, {"store": {"ttl_hours": "soon"}})
+    assert "INVALID" in slash(home, "status")
+    text = slash(home, "doctor")
+    assert "stowage.store.ttl_hours = 'soon': not a number" in text
+
+
+def test_unexpected_failures_never_raise(home):
+    def broken() -> object:
+        raise RuntimeError("boom")
+
+    assert stowage_command("status", hermes_home=broken) == "stowage: unexpected error: RuntimeError: boom"
+
+
+def test_default_home_is_the_hosts(filled, capsys):
+    assert main(["status"]) == 0  # HERMES_HOME points at the filled home
+    assert stowage_command("") == capsys.readouterr().out.rstrip("\n")
+
+
+def test_registers_with_the_real_plugin_context(filled, capsys):
+    plugins = pytest.importorskip("hermes_cli.plugins")
+    manager = plugins.PluginManager()
+    ctx = plugins.PluginContext(plugins.PluginManifest(name="stowage"), manager)
+    register_slash_command(ctx)
+    entry = manager._plugin_commands["stowage"]
+    assert entry["handler"] is stowage_command and entry["plugin"] == "stowage"
+    assert entry["args_hint"] and entry["description"]
+    # the CLI and TUI call handler(raw_args) through resolve_plugin_command_result
+    result = plugins.resolve_plugin_command_result(entry["handler"](""))
+    assert main(["status"]) == 0
+    assert result == capsys.readouterr().out.rstrip("\n")
+
+
+def test_register_on_a_host_without_slash_commands_is_a_no_op():
+    class OldContext:
+        pass
+
+    register_slash_command(OldContext())  # must not raise
