@@ -38,6 +38,7 @@ import tool_search_data as data  # noqa: E402
 from tool_search_rankbm25 import RankBM25Index  # noqa: E402
 
 from stowage.tool_search import BridgeService, Catalog, IndexCache, ToolIndex  # noqa: E402
+from stowage.tool_search.fields import field_counts  # noqa: E402
 from stowage.tool_search.fusion import reciprocal_rank_fusion  # noqa: E402
 
 try:  # the built-in, imported from the installed hermes-agent wheel
@@ -291,8 +292,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         fns = data.scaled_catalog(ds.functions, n)
         checksum_ms = best_ms(lambda: Catalog.from_schemas(fns))
         cat = Catalog.from_schemas(fns)
-        s_build = best_ms(lambda: ToolIndex(cat))
+        s_build = best_ms(lambda: (field_counts.cache_clear(), ToolIndex(cat)))  # cold: tokenizes every tool
         s_index = ToolIndex(cat)
+        edited = list(fns)
+        edited[0] = {**edited[0], "description": edited[0].get("description", "") + " (edited)"}
+        edited_cat = Catalog.from_schemas(edited)
+        s_rebuild = best_ms(lambda: ToolIndex(edited_cat))  # per-tool tokens cached, one tool new
         s_query = median_ms(lambda q: s_index.search(q, 5), lat_queries)
         r_build = best_ms(lambda: RankBM25Index(cat))
         r_index = RankBM25Index(cat)
@@ -304,12 +309,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             b_cat = builtin.build_catalog(defs)
             b_query = median_ms(lambda q: builtin.search_catalog(b_cat, q, limit=5), lat_queries)
         print(f"  {n:>6} {'catalog + checksum':<26}{'':>10}{checksum_ms:>10.2f}")
-        print(f"  {n:>6} {'index build':<26}{fmt(b_build, 2):>10}{s_build:>10.2f}{fmt_ratio(b_build, s_build):>8}{r_build:>11.2f}")
+        print(f"  {n:>6} {'index build (cold)':<26}{fmt(b_build, 2):>10}{s_build:>10.2f}{fmt_ratio(b_build, s_build):>8}{r_build:>11.2f}")
+        print(f"  {n:>6} {'rebuild, 1 schema edited':<26}{fmt(b_build, 2):>10}{s_rebuild:>10.2f}{fmt_ratio(b_build, s_rebuild):>8}")
         print(f"  {n:>6} {'median query':<26}{fmt(b_query, 3):>10}{s_query:>10.3f}{fmt_ratio(b_query, s_query):>8}{r_query:>11.3f}")
         if b_build is not None:
             per_call = b_build + b_query
             print(f"  {n:>6} {'per call as hosted*':<26}{per_call:>10.2f}{s_query:>10.3f}{fmt_ratio(per_call, s_query):>8}")
-        latency[str(n)] = {"checksum_ms": checksum_ms, "stowage_build_ms": s_build, "stowage_query_ms": s_query,
+        latency[str(n)] = {"checksum_ms": checksum_ms, "stowage_build_ms": s_build,
+                           "stowage_rebuild_ms": s_rebuild, "stowage_query_ms": s_query,
                            "rank_bm25_build_ms": r_build, "rank_bm25_query_ms": r_query,
                            "builtin_build_ms": b_build, "builtin_query_ms": b_query}
     print("  * the built-in rebuilds its catalog on every tool_search call; Stowage reuses the cached index")

@@ -1,9 +1,19 @@
 """Stowage tool search: catalog, ranking and bridge logic, independent of any host.
 
-The Hermes glue (``plugins/stowage``) decides activation with
-``activation.decide``, serves the three bridges with ``BridgeService`` and
-dispatches resolved calls through the host. Nothing in this package imports
-the host.
+How a host uses it, per request (nothing here imports the host):
+
+1. ``decision = decide(tools, mode=..., context_length=..., core_names=...,
+   never_defer=..., own_names=..., threshold_pct=..., count_tokens=...)``
+2. if ``decision.active``: ``catalog = Catalog.from_schemas(<the session's
+   scoped deferrable schemas>, toolset_of=...)``; optionally
+   ``keep = preselect(catalog, last_user_message)`` when ``decision.preselect``;
+   ``tools = assemble_tools(tools, decision, keep)``.
+3. bridge calls: ``BridgeService(catalog).handle(name, raw_args)`` answers
+   search/describe; ``resolve_call(name, arguments)`` validates a call (scope,
+   argument parsing) and the host dispatches the returned ``(name, args)``.
+
+Indexes are cached by catalog checksum (``default_cache``), so building a
+``Catalog`` and a ``BridgeService`` per request is cheap.
 """
 
 from .activation import (
