@@ -69,10 +69,13 @@ def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str,
         return None
     gist = argument_gist(arguments)
     kind = sniff(text).kind
+    # Plain text gets the log excerpt too: head and tail plus any error lines
+    # from the middle (sniffing only samples the ends of the output).
+    excerpt_kind = "log" if kind == "text" else kind
     try:
         original = store.put(encode_text(text), session_id=session_id, tool_name=tool_name, tool_args=gist,
                              kind="spill", content_type=kind)
-        excerpt = build_excerpt(text, budget_chars=policy.excerpt_chars, kind=kind)
+        excerpt = build_excerpt(text, budget_chars=policy.excerpt_chars, kind=excerpt_kind)
         views = _line_views(text, excerpt.view_path)
         view_handles = {}
         for view in views:

@@ -1,0 +1,197 @@
+"""Spill, archive and read-back tools over a real temp store (no host)."""
+
+from __future__ import annotations
+
+import copy
+import errno
+import json
+import re
+
+import pytest
+
+from stowage.blobstore import BlobStore, StoreWriteError
+from stowage.context_engine.compactor import CompactionPlan, compact
+from stowage.context_engine.config import load_settings
+from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.lossless import STORED_PREFIX, StoreArchive, decode_window, encode_window
+from stowage.context_engine.spill import SPILL_HEADER, SpillPolicy, spill_result
+from stowage.context_engine.validate import validate_messages
+from support.transcripts import make_transcript
+
+HANDLE = re.compile(r"handle:? ([0-9a-f]{16,64})")
+
+
+def chars(text: str) -> int:
+    return len(text) // 4
+
+
+@pytest.fixture
+def store(tmp_path):
+    return BlobStore(tmp_path / "store")
+
+
+@pytest.fixture
+def engine(tmp_path):
+    eng = StowageEngineCore(load_settings({"stowage": {"spill": {"threshold_tokens": 500}}}),
+                            summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- go")
+    eng.update_model("m", 128_000)
+    eng.on_session_start("session-a", hermes_home=str(tmp_path))
+    return eng
+
+
+def big_log(lines: int = 5000) -> str:
+    body = [f"[{i:05d}] compiling unit {i}" for i in range(lines)]
+    body[lines // 2] = "ERROR: linker failed: undefined symbol foo_bar"
+    return "\n".join(body)
+
+
+def call(eng: StowageEngineCore, name: str, **args) -> dict:
+    return json.loads(eng.handle_tool_call(name, args))
+
+
+# -- spill --------------------------------------------------------------------------
+
+def test_small_result_is_not_spilled(store):
+    assert spill_result(store, "short output", tool_name="terminal", arguments="{}", session_id="s",
+                        policy=SpillPolicy(threshold_tokens=100), count_tokens=chars) is None
+    assert store.stats()["blob_count"] == 0
+
+
+def test_large_result_becomes_a_preview_with_handle_and_is_stored_byte_for_byte(store):
+    text = big_log()
+    spilled = spill_result(store, text, tool_name="terminal", arguments='{"command": "make"}', session_id="s",
+                           policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    assert spilled is not None
+    message = spilled.message
+    assert message.startswith(SPILL_HEADER) and "NOT the whole output" in message
+    assert f"{len(text):,} chars" in message and "ERROR: linker failed" in message  # error line from the middle
+    assert len(message) < 4000
+    assert store.read_bytes(store.resolve(spilled.handle, "s")).decode() == text
+    again = spill_result(store, text, tool_name="terminal", arguments='{"command": "make"}', session_id="s",
+                         policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    assert again.message == message  # deterministic: prompt caches survive
+
+
+def test_json_envelope_is_stored_with_an_unescaped_line_view(store):
+    envelope = json.dumps({"output": big_log(3000), "exit_code": 2})
+    spilled = spill_result(store, envelope, tool_name="terminal", arguments="{}", session_id="s",
+                           policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    assert list(spilled.view_handles) == ["output"]
+    view = store.resolve(spilled.view_handles["output"], "s")
+    assert store.read_lines(view, 1501, 1) == ["ERROR: linker failed: undefined symbol foo_bar"]
+    assert json.loads(store.read_bytes(store.resolve(spilled.handle, "s"))) == json.loads(envelope)
+
+
+@pytest.mark.parametrize("policy", [SpillPolicy(threshold_tokens=100, never_spill=("read_file",)),
+                                    SpillPolicy(threshold_tokens=100, per_tool={"read_file": 10**9}),
+                                    SpillPolicy(enabled=False)])
+def test_never_spill_per_tool_and_disabled(store, policy):
+    assert spill_result(store, big_log(), tool_name="read_file", arguments="{}", session_id="s", policy=policy,
+                        count_tokens=chars) is None
+
+
+def test_store_write_failure_passes_the_result_through(store, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise StoreWriteError("no space left on device", errno.ENOSPC)
+    monkeypatch.setattr(store, "put", full_disk)
+    assert spill_result(store, big_log(), tool_name="terminal", arguments="{}", session_id="s",
+                        policy=SpillPolicy(threshold_tokens=100), count_tokens=chars) is None
+
+
+# -- read-back tools ------------------------------------------------------------------
+
+def spilled_handles(eng: StowageEngineCore, text: str) -> list[str]:
+    message = eng.spill_tool_result("terminal", {"command": "make"}, text)
+    assert message is not None
+    return HANDLE.findall(message)
+
+
+def test_fetch_modes(engine):
+    text = big_log()
+    (handle,) = spilled_handles(engine, text)
+    stat = call(engine, "stowage_fetch", handle=handle)
+    assert stat["lines"] == 5000 and stat["tool"] == "terminal" and stat["kind"] == "spill"
+    rng = call(engine, "stowage_fetch", handle=handle, mode="range", start=4999, count=5)
+    assert rng["end"] == 5000 and rng["next_start"] is None and "04999" in rng["text"]
+    chars_range = call(engine, "stowage_fetch", handle=handle, mode="range", unit="chars", start=0, count=7)
+    assert chars_range["text"] == text[:7]
+    grep = call(engine, "stowage_fetch", handle=handle, mode="grep", pattern="linker", context=1)
+    assert grep["matches"] == 1 and "2501: ERROR: linker failed" in grep["text"]
+    refused = call(engine, "stowage_fetch", handle=handle, mode="full")
+    assert "over the full-fetch limit" in refused["error"] and "range" in refused["error"]
+
+
+def test_fetch_json_path(engine):
+    doc = json.dumps({"items": [{"name": f"n{i}", "v": "x" * 50} for i in range(300)]})
+    (handle,) = spilled_handles(engine, doc)
+    assert call(engine, "stowage_fetch", handle=handle, mode="json", path="items[7].name")["value"] == '"n7"'
+    missing = call(engine, "stowage_fetch", handle=handle, mode="json", path="itemz")
+    assert "items" in missing["error"]
+
+
+@pytest.mark.parametrize("bad,fragment", [
+    ("../../etc/passwd", "file path"), ("/etc/passwd", "file path"), ("abc\x00def0123456789", "file path"),
+    ("zz", "not a valid blob handle"), ("0123456789abcdef", "no stored blob"), (12, "not a valid blob handle"),
+])
+def test_bad_handles_get_clear_errors(engine, bad, fragment):
+    assert fragment in call(engine, "stowage_fetch", handle=bad)["error"]
+
+
+def test_foreign_session_handle_is_refused(engine, tmp_path):
+    (handle,) = spilled_handles(engine, big_log())
+    other = copy.deepcopy(engine)
+    other.on_session_start("session-b", hermes_home=str(tmp_path))
+    assert "another session" in call(other, "stowage_fetch", handle=handle)["error"]
+
+
+@pytest.mark.parametrize("pattern", ["(a+)+$", "(x+x+)+y", "a" * 300, "(?P<bad"])
+def test_hostile_or_broken_patterns_are_errors_or_bounded(engine, pattern):
+    (handle,) = spilled_handles(engine, "a" * 30000 + "!\n" + big_log())
+    reply = call(engine, "stowage_fetch", handle=handle, mode="grep", pattern=pattern)
+    assert "error" in reply or reply.get("matches") is not None
+
+
+def test_history_grep_finds_spilled_and_pruned_content_newest_first(engine):
+    spilled_handles(engine, big_log())
+    messages = make_transcript(30, seed=3)
+    engine.compress(messages, current_tokens=100_000, force=True)
+    reply = call(engine, "stowage_grep", pattern="linker failed|AssertionError", max_results=5)
+    assert reply["results"]
+    kinds = {r["kind"] for r in reply["results"]}
+    assert kinds & {"pruned", "window"} and reply["searched"] >= 1
+
+
+# -- lossless compaction ------------------------------------------------------------------
+
+def test_window_round_trips_through_json_lines():
+    messages = make_transcript(5, seed=2)
+    assert decode_window(encode_window(messages)) == messages
+
+
+def test_compaction_keeps_every_pruned_output_and_the_window(store):
+    messages = make_transcript(40, seed=11)
+    archive = StoreArchive(store, lambda: "s")
+    plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
+    outcome = compact(messages, plan, count=lambda m: len(json.dumps(m)) // 4,
+                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    assert outcome.changed and validate_messages(outcome.messages) == []
+    originals = {m["tool_call_id"]: m["content"] for m in messages if m.get("role") == "tool"}
+    stubs = [m for m in outcome.messages if m.get("role") == "tool" and m["content"].startswith(STORED_PREFIX)]
+    assert stubs
+    for stub in stubs:
+        (handle,) = HANDLE.findall(stub["content"])
+        assert store.read_bytes(store.resolve(handle, "s")).decode() == originals[stub["tool_call_id"]]
+    (window_handle,) = HANDLE.findall(outcome.window_reference)
+    window = decode_window(store.read_bytes(store.resolve(window_handle, "s")))
+    start = messages.index(window[0])
+    assert window == messages[start:start + len(window)]
+
+
+def test_compaction_without_a_writable_store_still_compacts(store, monkeypatch):
+    monkeypatch.setattr(store, "put", lambda *a, **k: (_ for _ in ()).throw(StoreWriteError("disk full", 28)))
+    archive = StoreArchive(store, lambda: "s")
+    plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
+    outcome = compact(make_transcript(30, seed=4), plan, count=lambda m: len(json.dumps(m)) // 4,
+                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    assert outcome.changed and validate_messages(outcome.messages) == []
+    assert archive.failures > 0 and outcome.window_reference is None
