@@ -130,6 +130,8 @@ def _doctor_text(data: dict[str, Any]) -> str:
         rows.append(("store", f"{st['path']}: {st['blobs_checked']:,} blobs checked ({how})"))
         if st["temp_in_progress"]:
             rows.append(("", f"{st['temp_in_progress']} write(s) in progress left alone"))
+    else:
+        rows.append(("store", f"{st['path']}: could not be checked"))
     lines.append(fields(rows))
     issues = data["issues"]
     if issues:
