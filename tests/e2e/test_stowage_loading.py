@@ -7,6 +7,8 @@ inside the real agent, and one test proves the check catches a fallback.
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.e2e.stowage_session import stowage_home
@@ -78,3 +80,32 @@ def test_hermes_cli_lists_enables_and_chats_with_stowage(fake_llm: FakeLLMServer
     assert chat.returncode == 0, chat.output
     assert "cli says hi" in chat.stdout
     assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
+
+
+MENU_SCRIPT = """
+import json, sys
+import hermes_cli.curses_ui as ui
+from hermes_cli.plugins_cmd import _configure_context_engine
+seen = {}
+def pick(title, items, selected=0, **kwargs):
+    seen["title"], seen["items"] = title, items
+    return next(i for i, label in enumerate(items) if label.startswith("stowage"))
+ui.curses_radiolist = pick
+changed = _configure_context_engine()
+print(json.dumps({"changed": changed, **seen}))
+"""
+
+
+def test_hermes_plugins_menu_offers_stowage_as_context_engine(fake_llm: FakeLLMServer, make_home) -> None:
+    """The `hermes plugins` curses menu, with the radio list answered by the test."""
+    import subprocess
+    import sys
+
+    home = make_home(engine="compressor", plugins=["stowage"])
+    proc = subprocess.run([sys.executable, "-c", MENU_SCRIPT], env=home.env(), capture_output=True, text=True,
+                          timeout=120, cwd=home.work_dir)
+    assert proc.returncode == 0, proc.stderr
+    menu = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert menu["title"].startswith("Context Engine") and menu["items"][0] == "compressor (default)"
+    assert any(label.startswith("stowage") for label in menu["items"]), menu["items"]
+    assert menu["changed"] and home.read_config()["context"]["engine"] == "stowage"
