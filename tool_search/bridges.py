@@ -46,6 +46,11 @@ _CALL_DESCRIPTION = (
     "object matching the tool's parameters. Approvals and hooks apply as for any tool."
 )
 
+
+def _limit_text(default_limit: int, max_limit: int) -> str:
+    return f"Maximum matches to return (default {default_limit}, at most {max_limit})."
+
+
 _SCHEMAS: tuple[dict[str, Any], ...] = (
     {
         "name": SEARCH_NAME,
@@ -59,7 +64,7 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
                 },
                 "limit": {
                     "type": "integer",
-                    "description": f"Maximum matches to return (default {DEFAULT_LIMIT}, at most {MAX_LIMIT}).",
+                    "description": _limit_text(DEFAULT_LIMIT, MAX_LIMIT),
                 },
                 "offset": {
                     "type": "integer",
@@ -93,14 +98,24 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
 )
 
 
-def bridge_schemas() -> list[dict[str, Any]]:
-    """Bare schemas of the three bridges; identical bytes on every call."""
-    return copy.deepcopy(list(_SCHEMAS))
+def bridge_schemas(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> list[dict[str, Any]]:
+    """Bare schemas of the three bridges; identical bytes on every call.
+
+    The only variable text is the configured search limits, which are fixed
+    for a session: pass the same values given to ``BridgeService``.
+    """
+    schemas = copy.deepcopy(list(_SCHEMAS))
+    max_limit = max(1, max_limit)
+    default_limit = max(1, min(max_limit, default_limit))
+    if (default_limit, max_limit) != (DEFAULT_LIMIT, MAX_LIMIT):
+        schemas[0]["parameters"]["properties"]["limit"]["description"] = _limit_text(default_limit, max_limit)
+    return schemas
 
 
-def bridge_tool_defs() -> list[dict[str, Any]]:
+def bridge_tool_defs(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> list[dict[str, Any]]:
     """The same schemas in the OpenAI ``{"type":"function","function":...}`` wrapper."""
-    return [{"type": "function", "function": s} for s in bridge_schemas()]
+    return [{"type": "function", "function": s} for s in bridge_schemas(default_limit, max_limit)]
+
 
 
 class BridgeError(ValueError):

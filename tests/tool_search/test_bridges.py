@@ -192,3 +192,11 @@ json_values = st.recursive(
 def test_argument_string_round_trips(args):
     assert parse_arguments(json.dumps(args)) == args
     assert parse_arguments(args) == args
+
+
+def test_configured_limits_show_in_the_schema_and_stay_stable():
+    custom = json.dumps(bridge_schemas(default_limit=3, max_limit=10))
+    assert custom == json.dumps(bridge_schemas(default_limit=3, max_limit=10))
+    assert "default 3, at most 10" in custom
+    assert "default 5, at most 20" in json.dumps(bridge_schemas())
+    assert json.dumps(bridge_schemas(5, 20)) == json.dumps(bridge_schemas())
