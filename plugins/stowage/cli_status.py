@@ -79,7 +79,7 @@ def status(env: Env) -> Outcome:
                               f"{st['sessions']['ended']:,} ended)"),
                  ("kinds", counts(st["by_kind"])), ("content types", counts(st["by_content_type"])),
                  ("spills", f"{st['spills']:,}"),
-                 ("fetches", f"{st['fetch_total']:,} ({st['fetched_blobs']:,} blobs fetched at least once)")]
+                 ("fetches", f"{st['fetch_total']:,} ({st['fetched_blobs']:,} blob(s) fetched at least once)")]
         if st["quarantined"]:
             rows.append(("quarantined", f"{st['quarantined']:,} file(s) in {env.store_root / 'quarantine'}"))
     tok_rows = [("backend", tok["backend"]), ("source", tok["source"] + (f" ({tok['detail']})" if tok["detail"] else ""))]

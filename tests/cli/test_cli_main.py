@@ -55,7 +55,7 @@ def test_status_counts(filled, capsys):
     assert re.search(r"tombstones\s+1 \(manual 1\)", out)
     assert re.search(r"sessions\s+2 \(1 live, 1 ended\)", out)
     assert re.search(r"kinds\s+spill 3", out)
-    assert re.search(r"fetches\s+1 \(1 blobs fetched", out)
+    assert re.search(r"fetches\s+1 \(1 blob\(s\) fetched", out)
     assert re.search(r"ttl\s+168 h", out) and re.search(r"size cap\s+1024 MB \(1\.0 GB\)", out)
     assert re.search(r"backend\s+" + re.escape(TokenCounter().backend), out)
 
