@@ -12,12 +12,10 @@ from __future__ import annotations
 import logging
 import shlex
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from .blobstore import StoreError
-from .cli_blobs import gc
-from .cli_env import CliError, Env, Outcome
-from .cli_status import doctor, status
+if TYPE_CHECKING:  # pragma: no cover - imported on first use: registering must stay cheap
+    from .cli_env import Env, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +40,10 @@ def _hermes_home() -> Path:
     return hermes_home()
 
 
-def _run(words: list[str], env: Env) -> Outcome | str:
+def _run(words: list[str], env: "Env") -> "Outcome | str":
+    from .cli_blobs import gc
+    from .cli_status import doctor, status
+
     command, flags = (words[0].lower(), set(words[1:])) if words else ("status", set())
     if command == "status" and not flags:
         return status(env)
@@ -63,6 +64,9 @@ def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes
         words = shlex.split(args or "")
     except ValueError as exc:
         return f"cannot parse /stowage arguments: {exc}\n{HELP}"
+    from .blobstore import StoreError
+    from .cli_env import CliError, Env
+
     env: Env | None = None
     try:
         env = Env.resolve(hermes_home(), None)
