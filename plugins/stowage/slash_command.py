@@ -64,9 +64,11 @@ def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes
         words = shlex.split(args or "")
     except ValueError as exc:
         return f"cannot parse /stowage arguments: {exc}\n{HELP}"
-    from .blobstore import StoreError
-    from .cli_env import CliError, Env
-
+    try:
+        from .blobstore import StoreError
+        from .cli_env import CliError, Env
+    except Exception as exc:  # noqa: BLE001 - a broken install must not crash the session
+        return f"stowage: cannot load the operator tools: {exc}"
     env: Env | None = None
     try:
         env = Env.resolve(hermes_home(), None)
