@@ -23,7 +23,7 @@ from ..blobstore.safe_regex import PatternError, compile_user_pattern
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"
 MODES = ("stat", "range", "grep", "json", "full")
-HISTORY_KINDS = ("spill", "spill-view", "pruned", "window")
+HISTORY_KINDS = ("spill", "spill-view", "pruned", "output", "window")
 MAX_LINES = 2000
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_LINE_BYTES = 1 << 20
@@ -58,9 +58,9 @@ FETCH_SCHEMA: dict[str, Any] = {
 GREP_SCHEMA: dict[str, Any] = {
     "name": GREP,
     "description": (
-        "Search everything Stowage removed from this conversation's context (large tool outputs, pruned older "
-        "outputs, compacted turns). Returns matching lines with their handles, newest content first; read more "
-        "with stowage_fetch."),
+        "Search everything Stowage stored for this conversation: large tool outputs, older tool outputs (also "
+        "those pruned from the context) and compacted turns. Returns matching lines with their handles, newest "
+        "content first; read more with stowage_fetch."),
     "parameters": {
         "type": "object",
         "properties": {
@@ -216,7 +216,8 @@ class FetchTools:
             raise ToolError("no session is active; nothing to search")
         blobs = [b for b in self.store.list_blobs(session_id=session, limit=500) if _kind_of(b) in HISTORY_KINDS]
         if kind != "any":
-            blobs = [b for b in blobs if _kind_of(b).startswith(kind)]
+            wanted = ("pruned", "output") if kind == "pruned" else (kind,)
+            blobs = [b for b in blobs if _kind_of(b).startswith(wanted)]
         blobs.sort(key=lambda b: b.created_at, reverse=True)
         deadline = time.monotonic() + self.limits.grep_time_budget_s
         results: list[dict[str, Any]] = []

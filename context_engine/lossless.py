@@ -10,6 +10,7 @@ disk degrades compaction to the built-in's behaviour instead of breaking it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import re
@@ -40,6 +41,23 @@ def decode_window(data: bytes) -> list[Message]:
     return [json.loads(line) for line in data.decode("utf-8", "surrogatepass").splitlines() if line.strip()]
 
 
+def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None) -> str:
+    """Store a tool output as it arrives (kind ``output``); returns its handle."""
+    return store.put(encode_text(text), session_id=session_id, tool_name=tool_name,
+                     tool_args=argument_gist(arguments), kind="output", content_type="text").handle
+
+
+def stored_handle(store: BlobStore, data: bytes, session_id: str | None) -> str | None:
+    """The handle of ``data`` if this session stored it already (one index read, no write)."""
+    try:
+        info = store.stat(hashlib.sha256(data).hexdigest())
+    except (StoreError, OSError):
+        return None
+    if any(origin.session_id == session_id for origin in info.provenance):
+        return info.handle
+    return None  # someone else's copy: a put adds this session's provenance
+
+
 class StoreArchive:
     """Stores pruned outputs and summarized windows for one session."""
 
@@ -51,17 +69,20 @@ class StoreArchive:
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
         earlier = _SPILL_HANDLE.search(output.content[:2000])
-        try:
-            put = self.store.put(encode_text(output.content), session_id=self._session_id(),
-                                 tool_name=output.tool_name, tool_args=argument_gist(output.arguments),
-                                 kind="pruned", content_type="text")
-        except (StoreError, OSError) as exc:
-            self._failed(exc)
-            return None
+        data = encode_text(output.content)
+        handle = stored_handle(self.store, data, self._session_id())
+        if handle is None:
+            try:
+                handle = self.store.put(data, session_id=self._session_id(), tool_name=output.tool_name,
+                                        tool_args=argument_gist(output.arguments), kind="pruned",
+                                        content_type="text").handle
+            except (StoreError, OSError) as exc:
+                self._failed(exc)
+                return None
         call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
         origin = f"; the full output is under handle {earlier.group(1)}" if earlier else ""
         return (f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
-                f"handle {put.handle}{origin} (read it with stowage_fetch)")
+                f"handle {handle}{origin} (read it with stowage_fetch)")
 
     def keep_window(self, window: list[Message]) -> str | None:
         try:

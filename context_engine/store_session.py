@@ -12,13 +12,14 @@ from __future__ import annotations
 import json
 import logging
 import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
 from ..blobstore import BlobStore, StoreError
 from .config import Settings
 from .fetch_tools import FetchLimits, FetchTools
-from .lossless import StoreArchive
+from .lossless import StoreArchive, record_output
 from .spill import SpillPolicy, spill_result
 from .store_settings import retention_policy, store_root
 
@@ -26,6 +27,49 @@ logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _stores: dict[Path, BlobStore] = {}
+_writers: dict[Path, "BackgroundWriter"] = {}
+DRAIN_TIMEOUT_S = 10.0
+
+
+class BackgroundWriter:
+    """One thread per store that records tool outputs off the agent's path.
+
+    Recording an output as it arrives means compaction usually finds it
+    stored already (a read-only lookup) instead of paying a durable write
+    (fsync + index commit, ~10 ms) per pruned output.  Losing a queued write
+    (the process dies) only means compaction stores that output itself.
+    """
+
+    def __init__(self) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stowage-store")
+        self._pending: set[Future] = set()
+        self._lock = threading.Lock()
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        future = self._executor.submit(fn, *args, **kwargs)
+        with self._lock:
+            self._pending.add(future)
+        future.add_done_callback(self._done)
+
+    def _done(self, future: Future) -> None:
+        with self._lock:
+            self._pending.discard(future)
+        if future.exception() is not None:
+            logger.warning("stowage: background store write failed: %s", future.exception())
+
+    def drain(self, timeout: float = DRAIN_TIMEOUT_S) -> None:
+        with self._lock:
+            pending = list(self._pending)
+        if pending:
+            wait(pending, timeout=timeout)
+
+
+def writer_for(root: Path) -> BackgroundWriter:
+    root = Path(root).expanduser().resolve()
+    with _lock:
+        if root not in _writers:
+            _writers[root] = BackgroundWriter()
+        return _writers[root]
 
 
 def open_store(root: Path, settings: Settings) -> BlobStore:
@@ -91,9 +135,13 @@ class StoreSession:
     # -- what the engine uses -----------------------------------------------------
     def archive(self) -> StoreArchive | None:
         store = self.store
-        return StoreArchive(store, lambda: self.session_id) if store is not None else None
+        if store is None:
+            return None
+        writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
+        return StoreArchive(store, lambda: self.session_id)
 
     def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
+        """The preview for an oversized result; smaller ones are recorded in the background."""
         store = self.store
         if store is None or not isinstance(result, str):
             return None
@@ -101,6 +149,9 @@ class StoreSession:
         spilled = spill_result(store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id,
                                policy=self.policy, count_tokens=count_tokens)
         if spilled is None:
+            if len(result) >= self.settings.compaction.prune_min_chars:
+                writer_for(store.root).submit(record_output, store, result, tool_name=tool_name,
+                                              arguments=args_text, session_id=self.session_id)
             return None
         self.spills += 1
         return spilled.message

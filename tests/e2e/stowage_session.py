@@ -17,9 +17,12 @@ from tests.harness.runner import Scenario
 SECRET = "sk-proj-PLANTEDsecret0123456789abcdef"
 OUTPUT_CHARS = 16_000
 
-# Small budgets so a handful of warm-up turns is enough to compact.
+# Small budgets so a handful of warm-up turns is enough to compact; the spill
+# threshold is raised so the warm-up outputs stay in the window to be compacted
+# (spill has its own tests).
 COMPACT_CONFIG: dict[str, Any] = {
-    "stowage": {"compaction": {"target_ratio": 0.05, "protect_last_n": 4, "summary_timeout_seconds": 3}},
+    "stowage": {"compaction": {"target_ratio": 0.05, "protect_last_n": 4, "summary_timeout_seconds": 3},
+                "spill": {"threshold_tokens": 100_000}},
     "auxiliary": {"transient_retries": 0},
     "agent": {"api_max_retries": 1},
 }

@@ -32,7 +32,7 @@ def _handles(text: str) -> list[str]:
 
 
 def test_large_output_is_spilled_and_read_back_with_the_agent_tools(fake_llm: FakeLLMServer, make_home) -> None:
-    home = stowage_home(make_home)
+    home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 4000}}})
     fake_llm.on(Match.user_turn("SPILL"), Reply.tool(
         ToolCall("harness_big_output", {"chars": BIG_CHARS, "token": "SPILL"}, id="call_big")))
 
@@ -74,7 +74,7 @@ def test_large_output_is_spilled_and_read_back_with_the_agent_tools(fake_llm: Fa
 
 def test_after_compaction_every_pruned_output_and_the_window_are_recoverable(fake_llm: FakeLLMServer,
                                                                                make_home) -> None:
-    home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 100_000}}})
+    home = stowage_home(make_home)
     script_warm_up(fake_llm, 5)
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say("## Goal\nInspect outputs.\n\n## Next Steps\n- more"))
