@@ -10,6 +10,7 @@ auxiliary-LLM call on top, so everything here is testable without the host.
 from __future__ import annotations
 
 import copy
+import json
 import logging
 from dataclasses import asdict
 from typing import Any, Callable
@@ -22,6 +23,8 @@ from .prune import PruneSettings
 from .store_session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
+from .tool_search_session import ShapedRequest, ToolSearchSession
+from ..tool_search import BRIDGE_NAMES
 
 logger = logging.getLogger(__name__)
 
@@ -57,6 +60,7 @@ class StowageEngineCore:
         self.lossless = StoreSession(self.settings)
         self.counter = TokenCounter(self.settings.tokenizer.encoding,
                                     allow_download=self.settings.tokenizer.allow_download)
+        self.tool_search = ToolSearchSession(self.settings, self.counter.count_text)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
         self.runtime: dict[str, Any] = {}
         self.model = ""
@@ -253,10 +257,24 @@ class StowageEngineCore:
         return self.lossless.spill(tool_name, arguments, result, self.counter.count_text)
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
-        return self.lossless.tool_schemas()
+        schemas = self.lossless.tool_schemas()
+        if self.tool_search.mode != "off":
+            schemas += self.tool_search.bridge_schemas(self.settings.tool_search.search_limit)
+        return schemas
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        if name in BRIDGE_NAMES:
+            return self.tool_search.handle(name, args, self.dispatch_underlying)
         return self.lossless.handle_tool(name, args)
+
+    def dispatch_underlying(self, name: str, arguments: dict[str, Any]) -> str:
+        """Run a tool through the host's dispatch; the Hermes subclass provides it."""
+        return json.dumps({"error": f"this host cannot run {name} through the bridge; call it directly"})
+
+    # -- tool search ------------------------------------------------------------
+    def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
+        """The request's tools and history with deferral applied (see ToolSearchSession)."""
+        return self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
 
     # -- sessions -------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
@@ -305,6 +323,7 @@ class StowageEngineCore:
             "tail_budget_tokens": self.tail_budget_tokens,
             "governor": self.governor.snapshot(),
             "store": self.lossless.status(),
+            "tool_search": self.tool_search.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
         }
 

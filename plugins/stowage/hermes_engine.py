@@ -17,6 +17,7 @@ from .aux_summary import summarize_with_aux
 from .context_engine.config import Settings, StowageConfigError
 from .context_engine.engine import StowageEngineCore
 from .host_config import hermes_home
+from .tool_search_glue import dispatch_with_hermes
 
 
 class StowageContextEngine(StowageEngineCore, ContextEngine):
@@ -39,6 +40,9 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
             raise self.config_error
         super().update_model(model, context_length, base_url=base_url, api_key=api_key, provider=provider,
                              api_mode=api_mode, **kwargs)
+
+    def dispatch_underlying(self, name: str, arguments: dict[str, Any]) -> str:
+        return dispatch_with_hermes(self, name, arguments)
 
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         previous = self.session_id

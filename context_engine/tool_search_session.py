@@ -1,0 +1,203 @@
+"""One session's tool search: which schemas a request carries, and the bridges.
+
+Per request (``shape_request``): decide whether deferral is on (mode and the
+deferrable schemas' share of the window), build or reuse the session's scoped
+catalog (only the tools this request offers, i.e. what the session was
+granted), optionally pre-select the best tools for the latest user message,
+and return the new tool list.  Calls the model made to a deferred tool
+appear in the history in bridge form, so the transcript never names a tool
+the request does not offer.
+
+The bridges are answered here (search, describe) and a bridged call is
+resolved against the scoped catalog: a tool outside it is refused, whatever
+name the model tries.  Knows nothing of Hermes: the host supplies its core
+tool names, the registry's toolsets and a dispatcher.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass
+from typing import Any, Callable, Collection, Mapping, Sequence
+
+from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
+                           assemble_tools, bridge_schemas, decide, preselect)
+from ..tool_search.activation import schema_name
+from .messages import call_id, message_text, role_of, tool_calls_of
+
+logger = logging.getLogger(__name__)
+
+HOST_BRIDGE_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
+Dispatcher = Callable[[str, dict[str, Any]], str]
+
+
+@dataclass(frozen=True)
+class ShapedRequest:
+    tools: list[Any]
+    messages: list[dict[str, Any]]
+    decision: ActivationDecision | None
+    preselected: tuple[str, ...] = ()
+    note: str = ""
+
+
+class ToolSearchSession:
+    def __init__(self, settings: Any, count_tokens: Callable[[str], int]) -> None:
+        ts = settings.tool_search
+        self.mode = "preselect" if ts.preselect and ts.enabled != "off" else ts.enabled
+        self.threshold_pct = ts.threshold_pct
+        self.never_defer = tuple(ts.never_defer)
+        self.preselect_k = ts.preselect_k
+        self.hybrid = ts.hybrid
+        self.search_limit = ts.search_limit
+        self._count_tokens = count_tokens
+        self._catalog_key: tuple | None = None
+        self.catalog: Catalog | None = None
+        self.service: BridgeService | None = None
+        self.last: ShapedRequest | None = None
+        self.searches = 0
+        self.calls = 0
+        self.refusals = 0
+
+    # -- the tool list of one request ------------------------------------------------
+    def shape_request(self, tools: Sequence[Any], messages: list[dict[str, Any]], *, context_length: int,
+                      core_names: Collection[str], toolset_of: Callable[[str], str | None],
+                      registered: Collection[str]) -> ShapedRequest:
+        names = [schema_name(t) for t in tools]
+        if HOST_BRIDGE_NAMES & set(names):
+            # Hermes's own tool search already deferred: do not defer twice.
+            shaped = ShapedRequest([t for t in tools if schema_name(t) not in BRIDGE_NAMES], messages, None,
+                                   note="Hermes tool search is active; Stowage does not defer")
+            self.last = shaped
+            return shaped
+        own = {n for n in names if n.startswith("stowage_") or n not in registered}
+        decision = decide(tools, mode=self.mode, context_length=context_length, core_names=core_names,
+                          never_defer=self.never_defer, own_names=own, threshold_pct=self.threshold_pct,
+                          count_tokens=self._count_tokens)
+        if not decision.active:
+            shaped = ShapedRequest([t for t in tools if schema_name(t) not in BRIDGE_NAMES], messages, decision)
+            self.last = shaped
+            return shaped
+        deferred = set(decision.deferrable_names)
+        self._refresh_catalog([t for t in tools if schema_name(t) in deferred], toolset_of)
+        keep: tuple[str, ...] = ()
+        if decision.preselect and self.catalog is not None:
+            keep = tuple(preselect(self.catalog, _latest_user_text(messages), k=self.preselect_k))
+        new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools)))
+        hidden = deferred - set(keep)
+        shaped = ShapedRequest(new_tools, bridge_form_history(messages, hidden), decision, keep)
+        self.last = shaped
+        return shaped
+
+    def _refresh_catalog(self, deferred_schemas: list[Any], toolset_of: Callable[[str], str | None]) -> None:
+        """Rebuild only when the scoped tools changed (names, descriptions, parameters)."""
+        key = tuple((schema_name(s), len(json.dumps(_function(s), sort_keys=True, default=str)))
+                    for s in deferred_schemas)
+        if key == self._catalog_key and self.catalog is not None:
+            return
+        self.catalog = Catalog.from_schemas(deferred_schemas, toolset_of=lambda name: toolset_of(name) or "")
+        self.service = BridgeService(self.catalog, default_limit=self.search_limit)
+        self._catalog_key = key
+
+    # -- the bridges -------------------------------------------------------------------
+    @staticmethod
+    def bridge_schemas(search_limit: int = 5) -> list[dict[str, Any]]:
+        return bridge_schemas(default_limit=search_limit)
+
+    def scoped_names(self) -> frozenset[str]:
+        return frozenset(self.catalog.names) if self.catalog is not None else frozenset()
+
+    def resolve_call(self, args: Any, *, count_refusal: bool = True) -> tuple[str, dict[str, Any]]:
+        """Underlying (name, arguments) of a bridged call; BridgeError when refused."""
+        if self.service is None:
+            raise BridgeError("no tools are deferred in this session; call tools directly by name")
+        if not isinstance(args, Mapping):
+            raise BridgeError(f"{CALL_NAME} arguments must be an object with 'name' and 'arguments'")
+        try:
+            return self.service.resolve_call(args.get("name"), args.get("arguments"))
+        except BridgeError:
+            self.refusals += count_refusal
+            raise
+
+    def handle(self, name: str, args: Any, dispatch: Dispatcher | None) -> str:
+        """Answer a bridge call (search, describe, or a call via ``dispatch``)."""
+        if name == CALL_NAME:
+            try:
+                tool, arguments = self.resolve_call(args)
+            except BridgeError as exc:
+                return json.dumps({"error": str(exc)})
+            if dispatch is None:
+                return json.dumps({"error": "this host cannot dispatch bridged calls; call the tool directly"})
+            self.calls += 1
+            return dispatch(tool, arguments)
+        if self.service is None:
+            return json.dumps({"error": "no tools are deferred in this session; all tools are listed directly"})
+        self.searches += 1
+        return json.dumps(self.service.handle(name, args), ensure_ascii=False)
+
+    def status(self) -> dict[str, Any]:
+        decision = self.last.decision if self.last else None
+        reason = "no request yet"
+        if self.last is not None:
+            reason = self.last.note or (decision.reason if decision else "")
+        return {"mode": self.mode, "active": bool(decision and decision.active), "reason": reason,
+                "deferred": len(decision.deferrable_names) if decision and decision.active else 0,
+                "deferred_tokens": decision.deferrable_tokens if decision else 0,
+                "preselected": list(self.last.preselected) if self.last else [],
+                "searches": self.searches, "calls": self.calls, "refusals": self.refusals}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
+        clone = ToolSearchSession.__new__(ToolSearchSession)
+        clone.__dict__.update(self.__dict__)  # catalogs are immutable; share them
+        return clone
+
+
+def bridge_form_history(messages: list[dict[str, Any]], deferred: Collection[str]) -> list[dict[str, Any]]:
+    """Show calls to deferred tools as ``stowage_tool_call`` calls (same id, same result).
+
+    Stowage lets Hermes run a bridged call as a direct call to the underlying
+    tool (so every hook, approval and guardrail applies); this keeps the
+    request consistent with its tool list.  Deterministic, so the prefix
+    stays byte-stable from turn to turn.
+    """
+    if not deferred:
+        return messages
+    out = []
+    for message in messages:
+        calls = tool_calls_of(message)
+        if role_of(message) != "assistant" or not any(_name(c) in deferred for c in calls):
+            out.append(message)
+            continue
+        out.append({**message, "tool_calls": [_as_bridge_call(c) if _name(c) in deferred else c for c in calls]})
+    return out
+
+
+def _as_bridge_call(call: dict[str, Any]) -> dict[str, Any]:
+    fn = call.get("function") or {}
+    raw = fn.get("arguments")
+    try:
+        arguments = json.loads(raw) if isinstance(raw, str) and raw.strip() else (raw or {})
+    except ValueError:
+        arguments = raw
+    wrapped = json.dumps({"name": fn.get("name"), "arguments": arguments}, ensure_ascii=False)
+    return {**call, "id": call_id(call), "function": {**fn, "name": CALL_NAME, "arguments": wrapped}}
+
+
+def _name(call: dict[str, Any]) -> str:
+    fn = call.get("function")
+    return fn.get("name", "") if isinstance(fn, dict) else ""
+
+
+def _function(schema: Any) -> Any:
+    return schema.get("function", schema) if isinstance(schema, Mapping) else schema
+
+
+def _is_wrapped(tools: Sequence[Any]) -> bool:
+    return bool(tools) and isinstance(tools[0], Mapping) and "function" in tools[0]
+
+
+def _latest_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if role_of(message) == "user":
+            return message_text(message)
+    return ""
