@@ -13,6 +13,7 @@ from typing import Any
 from . import sessions
 from .hermes_engine import StowageContextEngine
 from .host_config import load_user_settings
+from .slash_command import register_slash_command
 from .tool_search_glue import register_tool_search
 
 logger = logging.getLogger(__name__)
@@ -31,6 +32,7 @@ def register_plugin(ctx: Any) -> None:
         register_hook("on_session_end", _on_turn_end)
         register_hook("transform_tool_result", _spill_large_result)
     register_tool_search(ctx)
+    register_slash_command(ctx)
 
 
 def _on_turn_end(session_id: str | None = None, **_: Any) -> None:

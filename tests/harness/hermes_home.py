@@ -65,6 +65,9 @@ OFFLINE_DEFAULTS: dict[str, Any] = {
     # (system + user messages); off so aux recordings only hold what a test
     # provoked.  Re-enable with extra config if a test wants them.
     "auxiliary": {"title_generation": {"enabled": False}},
+    # The skill-creation nudge forks a background review agent after 10 tool
+    # iterations; its concurrent main-model requests would race the script.
+    "skills": {"creation_nudge_interval": 0},
 }
 
 
