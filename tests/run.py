@@ -26,7 +26,23 @@ ROOT = Path(__file__).resolve().parent.parent
 VENV = Path(os.environ.get("STOWAGE_VENV", ROOT / ".venv"))
 STAMP = VENV / ".stowage-setup"
 NPM_DIR = VENV / "npm"
-NPM_PACKAGES: tuple[str, ...] = ()
+# MCP reference servers whose tool lists the tool-search e2e tests capture
+# (tests/harness/mcp_catalog.py); exact versions, all start without real
+# credentials.
+NPM_PACKAGES: tuple[str, ...] = (
+    "@modelcontextprotocol/server-everything@2026.8.31",
+    "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/server-memory@2026.8.31",
+    "@modelcontextprotocol/server-sequential-thinking@2026.8.31",
+    "@modelcontextprotocol/server-github@2025.4.8",
+    "@modelcontextprotocol/server-slack@2025.4.25",
+    "@modelcontextprotocol/server-gitlab@2025.4.25",
+    "@modelcontextprotocol/server-google-maps@0.6.2",
+    "@modelcontextprotocol/server-brave-search@0.6.2",
+    "@modelcontextprotocol/server-postgres@0.6.2",
+    "@modelcontextprotocol/server-everart@0.6.2",
+    "@modelcontextprotocol/server-aws-kb-retrieval@0.6.2",
+)
 
 
 def venv_python() -> Path:
