@@ -17,6 +17,7 @@ from typing import Any, Callable
 from ..blobstore import BlobStore, StoreError
 from ..blobstore.bounded import bound_text
 from ..blobstore.grep import grep_lines
+from ..blobstore.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
 from ..blobstore.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
 from ..blobstore.safe_regex import PatternError, compile_user_pattern
 
@@ -163,14 +164,23 @@ class FetchTools:
                             "long lines: read them with unit=chars"
         return reply
 
-    def _grep_blob(self, sha: str, args: dict[str, Any]) -> dict[str, Any]:
+    def _grep(self, sha: str, args: dict[str, Any], *, context: int, max_matches: int, budget_s: float) -> Any:
+        """Grep one blob, skipping line batches the pattern cannot match."""
         pattern = _pattern(args)
-        result = grep_lines(self.store.iter_numbered_lines(sha, max_line_bytes=MAX_LINE_BYTES), pattern,
-                            context=min(_int(args, "context", 2, minimum=0), 20),
-                            max_matches=min(_int(args, "max_matches", 50, minimum=1), 500),
-                            time_budget_s=self.limits.grep_time_budget_s)
+        prefilter = batch_pattern(args["pattern"], ignore_case=bool(args.get("ignore_case")),
+                                  literal=bool(args.get("literal")))
+        stats = PrefilterStats()
+        lines = prefiltered_lines(self.store.iter_line_batches(sha, max_line_bytes=MAX_LINE_BYTES), prefilter,
+                                  context=context, stats=stats, deadline=time.monotonic() + budget_s)
+        result = grep_lines(lines, pattern, context=context, max_matches=max_matches, time_budget_s=budget_s)
+        return result, (stats.lines if not result.truncated else result.scanned_lines + stats.skipped_lines)
+
+    def _grep_blob(self, sha: str, args: dict[str, Any]) -> dict[str, Any]:
+        result, scanned = self._grep(sha, args, context=min(_int(args, "context", 2, minimum=0), 20),
+                                     max_matches=min(_int(args, "max_matches", 50, minimum=1), 500),
+                                     budget_s=self.limits.grep_time_budget_s)
         bounded = bound_text(result.render(), self.limits.fetch_max_chars, more_hint="narrow the pattern")
-        reply: dict[str, Any] = {"matches": result.match_count, "scanned_lines": result.scanned_lines,
+        reply: dict[str, Any] = {"matches": result.match_count, "scanned_lines": scanned,
                                  "text": bounded.text}
         if result.truncated:
             reply["truncated"] = result.reason
@@ -205,7 +215,7 @@ class FetchTools:
 
     # -- stowage_grep -----------------------------------------------------------
     def _grep_history(self, args: dict[str, Any]) -> dict[str, Any]:
-        pattern = _pattern(args)
+        _pattern(args)  # validate once, before touching the store
         kind = args.get("kind") or "any"
         if kind not in ("any", "spill", "pruned", "window"):
             raise ToolError(f"unknown kind {kind!r}; use any, spill, pruned or window")
@@ -227,8 +237,8 @@ class FetchTools:
             if remaining <= 0 or len(results) >= limit:
                 break
             searched += 1
-            found = grep_lines(self.store.iter_numbered_lines(blob.sha256, max_line_bytes=MAX_LINE_BYTES), pattern,
-                               context=context, max_matches=limit - len(results), time_budget_s=remaining)
+            found, _ = self._grep(blob.sha256, args, context=context, max_matches=limit - len(results),
+                                  budget_s=remaining)
             if found.match_count:
                 results.append({"handle": blob.handle, "kind": _kind_of(blob), "tool": _tool_of(blob),
                                 "matches": found.match_count, "text": found.render()})
