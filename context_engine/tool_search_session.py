@@ -44,7 +44,11 @@ class ShapedRequest:
 class ToolSearchSession:
     def __init__(self, settings: Any, count_tokens: Callable[[str], int]) -> None:
         ts = settings.tool_search
-        self.mode = "preselect" if ts.preselect and ts.enabled != "off" else ts.enabled
+        # The library's "preselect" mode follows the auto threshold, so it only
+        # stands in for "auto"; with "on", deferral stays unconditional and
+        # preselection is applied on top.
+        self.mode = "preselect" if ts.preselect and ts.enabled == "auto" else ts.enabled
+        self.preselect = bool(ts.preselect) and ts.enabled != "off"
         self.threshold_pct = ts.threshold_pct
         self.never_defer = tuple(ts.never_defer)
         self.preselect_k = ts.preselect_k
@@ -81,7 +85,7 @@ class ToolSearchSession:
         deferred = set(decision.deferrable_names)
         self._refresh_catalog([t for t in tools if schema_name(t) in deferred], toolset_of)
         keep: tuple[str, ...] = ()
-        if decision.preselect and self.catalog is not None:
+        if self.preselect and self.catalog is not None:
             keep = tuple(preselect(self.catalog, _latest_user_text(messages), k=self.preselect_k))
         new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools)))
         hidden = deferred - set(keep)
