@@ -28,6 +28,7 @@ from ..tool_search import BRIDGE_NAMES
 
 logger = logging.getLogger(__name__)
 
+CALIBRATION_MESSAGES = 40
 COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
 
 # (prompt, runtime) -> reply text; raises SummaryFailure
@@ -170,8 +171,9 @@ class StowageEngineCore:
         if force:
             self.governor.clear_cooldown()
         summarize = self._summarizer()
+        self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
         outcome = compact(
-            messages, self._plan(messages, force=force), count=self.counter.count_message,
+            messages, self._plan(messages, force=force), count=self.counter.estimate_message,
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
             archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON)
         return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
@@ -241,7 +243,7 @@ class StowageEngineCore:
                  "summary_error": outcome.summary_error, "window_reference": outcome.window_reference,
                  **asdict(outcome.stats),
                  "tokens_before": current_tokens or None,
-                 "tokens_after": self.counter.count_messages(outcome.messages) if outcome.changed else None}
+                 "tokens_after": sum(map(self.counter.estimate_message, outcome.messages)) if outcome.changed else None}
         self.compaction_log.append(entry)
         del self.compaction_log[:-50]
         logger.info("stowage: compaction %s: %s", result,

@@ -9,6 +9,7 @@ wording lives here and nowhere else.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +17,8 @@ PRUNED_PREFIX = "[stowage: tool output pruned]"
 DUPLICATE_PREFIX = "[stowage: duplicate tool output]"
 STUB_PREFIXES = (PRUNED_PREFIX, DUPLICATE_PREFIX, "[stowage: tool output stored]")
 
+_MAX_JSON_VERDICT = 32_768
+_STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
 _ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "denied", "not found")
 _GIST_VALUE_CHARS = 60
 _GIST_TOTAL_CHARS = 160
@@ -54,13 +57,23 @@ def argument_gist(arguments: str) -> str:
 
 
 def outcome_of(content: str) -> str:
-    """A short verdict: exit code, error flag or the first error-looking line."""
-    head = content.lstrip()[:4000]
+    """A short verdict: exit code, error flag or the first error-looking line.
+
+    Looks at a bounded part of the output (the whole JSON only when small),
+    so stubbing a 100 MB output costs what stubbing a 10 KB one does.
+    """
+    head = content[:4096].lstrip()[:4000]
     if head.startswith("{"):
-        try:
-            parsed = json.loads(content)
-        except ValueError:
-            parsed = None
+        parsed = None
+        if len(content) <= _MAX_JSON_VERDICT:
+            try:
+                parsed = json.loads(content)
+            except ValueError:
+                parsed = None
+        else:
+            match = _STATUS_FIELD.search(content[-2048:]) or _STATUS_FIELD.search(head)
+            if match:
+                return f"{match.group(1)} {match.group(2).strip(chr(34))}"
         if isinstance(parsed, dict):
             for key in ("exit_code", "returncode", "exitCode", "status"):
                 if key in parsed and isinstance(parsed[key], (int, str)):

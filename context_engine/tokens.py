@@ -7,6 +7,13 @@ messages), not O(history).  Texts over 1 KB are estimated from a tokenized
 sample of chunks spread evenly over them (the tokens-per-character ratio of
 the sample times the length), so a 1 MB tool output costs the same as a 1 KB
 one; tests check the estimate stays close to the exact count.
+
+The hot path of a compaction (walking back to size the verbatim tail) uses
+:meth:`TokenCounter.estimate_message`: a message's cached count when there
+is one, otherwise its length times the tokens-per-character ratio tiktoken
+measured on this history (:meth:`calibrate` tokenizes one small sample per
+compaction).  Tokenizing a cold 25k-token tail exactly would cost more than
+the whole compaction is allowed to.
 """
 
 from __future__ import annotations
@@ -24,6 +31,9 @@ SAMPLE_THRESHOLD_CHARS = 1_024
 SAMPLE_CHUNKS = 12  # spread evenly: head/middle/tail alone misjudge mixed content by 20-40%
 SAMPLE_CHARS = 256  # per chunk
 CHARS_PER_TOKEN_FALLBACK = 4.0
+DEFAULT_TOKENS_PER_CHAR = 0.27  # typical of English, code and logs in o200k; replaced by measurements
+CALIBRATION_CHUNKS = 16
+CALIBRATION_CHARS = 192
 
 
 class TokenCounter:
@@ -38,6 +48,8 @@ class TokenCounter:
         self._loaded: LoadedEncoding | None = None
         self.hits = 0
         self.misses = 0
+        self._measured_tokens = 0
+        self._measured_chars = 0
 
     # -- backend ---------------------------------------------------------
     @property
@@ -55,6 +67,7 @@ class TokenCounter:
         """Agents get their own cache but share the (immutable) encoding."""
         clone = TokenCounter(self.encoding_name, allow_download=self.allow_download, cache_size=self._cache_size)
         clone._loaded = self._loaded
+        clone._measured_tokens, clone._measured_chars = self._measured_tokens, self._measured_chars
         return clone
 
     # -- texts -----------------------------------------------------------
@@ -65,18 +78,72 @@ class TokenCounter:
         if encoding is None:
             return math.ceil(len(text) / CHARS_PER_TOKEN_FALLBACK)
         if len(text) <= SAMPLE_THRESHOLD_CHARS:
-            return len(encoding.encode_ordinary(text))
+            tokens = len(encoding.encode_ordinary(text))
+            self._learn(tokens, len(text))
+            return tokens
         size = min(SAMPLE_CHARS, len(text) // SAMPLE_CHUNKS)
         step = (len(text) - size) / (SAMPLE_CHUNKS - 1)
-        tokens = chars = 0
+        chunks = []
         for i in range(SAMPLE_CHUNKS):
             chunk = text[int(i * step): int(i * step) + size]
             first, last = chunk.find(" "), chunk.rfind(" ")
             if 0 <= first < last:
                 chunk = chunk[first:last]  # a word cut in two costs an extra token: cut at spaces
-            tokens += len(encoding.encode_ordinary(chunk))
-            chars += len(chunk)
+            chunks.append(chunk)
+        # One encode call for the whole sample (per-call overhead dominates at
+        # this size); each "\n" separator costs about one token.
+        tokens = max(1, len(encoding.encode_ordinary("\n".join(chunks))) - (len(chunks) - 1))
+        chars = max(1, sum(map(len, chunks)))
+        self._learn(tokens, chars)
         return math.ceil(len(text) * tokens / chars)
+
+    # -- estimates ---------------------------------------------------------
+    def _learn(self, tokens: int, chars: int) -> None:
+        if chars >= 16:
+            self._measured_tokens += tokens
+            self._measured_chars += chars
+
+    @property
+    def tokens_per_char(self) -> float:
+        """Tokens per character measured by tiktoken on this counter's texts so far."""
+        if self._measured_chars >= 512:
+            return self._measured_tokens / self._measured_chars
+        if self.loaded.encoding is None:
+            return 1 / CHARS_PER_TOKEN_FALLBACK
+        return DEFAULT_TOKENS_PER_CHAR
+
+    def calibrate(self, messages: Iterable[Mapping[str, Any]]) -> None:
+        """Measure tokens per character on a sample of these messages (one tokenizer call)."""
+        encoding = self.loaded.encoding
+        if encoding is None:
+            return
+        chunks: list[str] = []
+        for message in messages:
+            if _message_key(message) in self._cache:
+                continue
+            text = _text_of(message)
+            if len(text) >= 64:
+                middle = len(text) // 2
+                chunks.append(text[max(0, middle - CALIBRATION_CHARS // 2): middle + CALIBRATION_CHARS // 2])
+            if len(chunks) >= CALIBRATION_CHUNKS:
+                break
+        if chunks:
+            tokens = max(1, len(encoding.encode_ordinary("\n".join(chunks))) - (len(chunks) - 1))
+            self._learn(tokens, sum(map(len, chunks)))
+
+    def estimate_message(self, message: Mapping[str, Any]) -> int:
+        """The cached exact count, or length x measured tokens-per-char (no tokenizing)."""
+        key = _message_key(message)
+        if key is not None:
+            cached = self._cache.get(key)
+            if cached is not None:
+                return cached
+        if not isinstance(message, dict):
+            return MESSAGE_OVERHEAD_TOKENS
+        images = sum(1 for p in content_parts(message.get("content")) if is_image_part(p))
+        calls = len(tool_calls_of(message))
+        return (MESSAGE_OVERHEAD_TOKENS + images * IMAGE_TOKENS + 4 * calls
+                + math.ceil(len(_text_of(message)) * self.tokens_per_char))
 
     # -- messages --------------------------------------------------------
     def count_message(self, message: Mapping[str, Any]) -> int:
@@ -99,7 +166,7 @@ class TokenCounter:
         return sum(self.count_message(m) for m in messages)
 
     def _count_uncached(self, message: Mapping[str, Any]) -> int:
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             return MESSAGE_OVERHEAD_TOKENS
         total = MESSAGE_OVERHEAD_TOKENS
         for part in content_parts(message.get("content")):
@@ -107,11 +174,25 @@ class TokenCounter:
                 total += IMAGE_TOKENS
             elif isinstance(part, str):
                 total += self.count_text(part)
-            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
                 total += self.count_text(part["text"])
         for call in tool_calls_of(message):
             total += 4 + self.count_text(call_name(call)) + self.count_text(call_arguments_text(call))
         return total
+
+
+def _text_of(message: Mapping[str, Any]) -> str:
+    """All the text of a message that costs tokens (content and call arguments)."""
+    pieces = []
+    for part in content_parts(message.get("content")):
+        if isinstance(part, str):
+            pieces.append(part)
+        elif isinstance(part, dict) and isinstance(part.get("text"), str):
+            pieces.append(part["text"])
+    for call in tool_calls_of(message):
+        pieces.append(call_name(call))
+        pieces.append(call_arguments_text(call))
+    return pieces[0] if len(pieces) == 1 else "".join(pieces)
 
 
 def _message_key(message: Any) -> Hashable | None:
@@ -120,7 +201,7 @@ def _message_key(message: Any) -> Hashable | None:
     Strings hash once and cache their hash, so building this key is cheap even
     for long contents.  Returns None for shapes we cannot key (never cached).
     """
-    if not isinstance(message, Mapping):
+    if not isinstance(message, dict):
         return None
     content = message.get("content")
     if isinstance(content, str) or content is None:
@@ -130,7 +211,7 @@ def _message_key(message: Any) -> Hashable | None:
         for part in content:
             if isinstance(part, str):
                 parts.append(part)
-            elif isinstance(part, Mapping):
+            elif isinstance(part, dict):
                 text = part.get("text")
                 parts.append((part.get("type"), text if isinstance(text, str) else None))
             else:
