@@ -209,3 +209,19 @@ def test_deepcopy_gets_own_cache_but_shares_encoding():
     clone = copy.deepcopy(counter)
     assert clone.loaded is counter.loaded
     assert clone._cache == {} and clone.hits == clone.misses == 0
+
+
+def test_calibrated_estimates_track_exact_counts_without_tokenizing_each_message():
+    from stowage.context_engine.tokens import TokenCounter
+    from support.transcripts import make_transcript
+
+    messages = make_transcript(20, seed=9)
+    counter = TokenCounter()
+    exact = TokenCounter().count_messages(messages)
+    counter.calibrate(messages[-40:])
+    misses_before = counter.misses
+    estimate = sum(counter.estimate_message(m) for m in messages)
+    assert counter.misses == misses_before  # estimates never tokenize a message
+    assert abs(estimate - exact) / exact < 0.15, (estimate, exact)
+    counted = counter.count_message(messages[0])
+    assert counter.estimate_message(messages[0]) == counted  # cached exact counts win
