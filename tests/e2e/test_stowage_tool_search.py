@@ -1,0 +1,481 @@
+"""Tool search end to end: real MCP tool lists, a real ``AIAgent``, the scripted model.
+
+The catalog is what twelve npm MCP reference servers answer to ``tools/list``
+(captured once per test session over stdio, see ``tests/harness/mcp_catalog.py``),
+registered as plain plugin tools by the ``mcp_catalog`` test plugin, so every
+scenario subprocess loads ~90 real schemas without starting a server.  One
+test runs the memory server through Hermes's own MCP client instead.
+
+Scenario subprocesses cost seconds each, so the two long sessions (the main
+one in ``auto`` mode, the restricted one) run once per module and several
+tests read their recordings.
+
+The servers are found through ``STOWAGE_NPM_DIR`` (``tests/run.py`` installs
+them and sets it).  Unset, the module is skipped, except under CI, where
+that is a set-up error and fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from stowage.context_engine.tokens import TokenCounter
+from stowage.tool_search import BRIDGE_NAMES, CALL_NAME, DESCRIBE_NAME, SEARCH_NAME
+from tests.e2e.stowage_session import assert_valid_request
+from tests.harness.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
+from tests.harness.hermes_home import HARNESS_DIR, HermesHome
+from tests.harness.mcp_catalog import (CATALOG_ENV, SERVERS, NpmServersMissing, capture_catalog, npm_dir,
+                                       plugin_tool_name, server_command)
+from tests.harness.runner import DriverResult, Scenario, run_scenario
+
+pytestmark = pytest.mark.e2e
+
+CATALOG_PLUGIN_DIR = HARNESS_DIR / "plugins" / "mcp_catalog"
+HOST_BRIDGES = ("tool_search", "tool_describe", "tool_call")
+ENGINE_TOOLS = ("stowage_fetch", "stowage_grep")
+# 92 real schemas are ~11.4k o200k tokens with Hermes's own deferrable tools:
+# just under 10% of a 128k window (12.8k), so the auto-mode sessions use 5%.
+AUTO_THRESHOLD_PCT = 5
+BASE_CONFIG: dict[str, Any] = {"auxiliary": {"transient_retries": 0}, "agent": {"api_max_retries": 1}}
+COUNTER = TokenCounter()
+
+
+# ----------------------------------------------------------------------------- set-up
+@dataclass(frozen=True)
+class CapturedCatalog:
+    path: Path
+    data: dict[str, Any]
+
+    @property
+    def names(self) -> set[str]:
+        """Every catalog tool as the plugin registers it (``<server>_<tool>``)."""
+        return {plugin_tool_name(server, tool["name"])
+                for server, info in self.data["servers"].items() for tool in info["tools"]}
+
+    def names_of(self, server: str) -> set[str]:
+        return {plugin_tool_name(server, t["name"]) for t in self.data["servers"][server]["tools"]}
+
+    def input_schema(self, server: str, tool: str) -> dict[str, Any]:
+        return next(t["inputSchema"] for t in self.data["servers"][server]["tools"] if t["name"] == tool)
+
+
+@pytest.fixture(scope="session")
+def npm_root() -> Path:
+    """``STOWAGE_NPM_DIR``; skip when unset (fail under CI, where tests/run.py always sets it)."""
+    root = npm_dir()
+    if root is None:
+        reason = ("STOWAGE_NPM_DIR is not set: run `python3 tests/run.py test` (it installs the npm MCP "
+                  "reference servers and sets it), or point it at an npm prefix holding them")
+        if os.environ.get("CI"):
+            pytest.fail(f"under CI the MCP servers must be installed: {reason}")
+        pytest.skip(reason)
+    return root
+
+
+@pytest.fixture(scope="session")
+def mcp_catalog(npm_root: Path, tmp_path_factory: pytest.TempPathFactory) -> CapturedCatalog:
+    """Start every reference server once over stdio and capture its ``tools/list``."""
+    path = tmp_path_factory.mktemp("mcp-catalog") / "catalog.json"
+    try:
+        data = capture_catalog(path, root=npm_root)
+    except NpmServersMissing as exc:  # the dir is set, so this is a broken set-up, not a skip
+        pytest.fail(str(exc))
+    catalog = CapturedCatalog(path, data)
+    assert len(catalog.names) >= 60, f"only {len(catalog.names)} tools captured"
+    return catalog
+
+
+@pytest.fixture(scope="module")
+def module_tmp() -> Iterator[Path]:
+    path = Path(tempfile.mkdtemp(prefix="stowage-e2e-ts-"))
+    yield path
+    if os.environ.get("STOWAGE_E2E_KEEP") == "1":
+        print(f"\n[stowage-e2e] kept {path}")
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def catalog_home(root: Path, base_url: str, tool_search: dict[str, Any], *, context_length: int = 128_000,
+                 config: dict[str, Any] | None = None, catalog: bool = True) -> HermesHome:
+    """Stowage + the harness probe (+ the catalog plugin) with ``stowage.tool_search`` set."""
+    extra = {**BASE_CONFIG, "stowage": {"tool_search": tool_search}, **(config or {})}
+    home = HermesHome(root=root, base_url=base_url, engine="stowage", plugins_enabled=["stowage"],
+                      extra_config=extra, context_length=context_length)
+    home.install_harness_probe()
+    if catalog:
+        home.install_user_plugin(CATALOG_PLUGIN_DIR, mode="symlink")
+        home.enable_plugins("mcp_catalog")
+    return home
+
+
+def run_catalog(home: HermesHome, scenario: Scenario, catalog: CapturedCatalog) -> DriverResult:
+    return run_scenario(home, scenario, env={CATALOG_ENV: str(catalog.path)}, check=True)
+
+
+def catalog_records(home: HermesHome, kind: str) -> list[dict[str, Any]]:
+    path = home.path / "mcp_catalog_calls.jsonl"
+    if not path.exists():
+        return []
+    return [r for r in map(json.loads, path.read_text().splitlines()) if r["kind"] == kind]
+
+
+def tools_tokens(tools: list[dict[str, Any]]) -> int:
+    """o200k tokens of a request's ``tools`` array as compact JSON (what the provider receives)."""
+    return COUNTER.count_text(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
+
+
+def bridges_of(request: RecordedRequest) -> list[dict[str, Any]]:
+    return [t for t in request.tools if t["function"]["name"] in BRIDGE_NAMES]
+
+
+def tool_calls_named(request: RecordedRequest) -> dict[str, dict[str, Any]]:
+    return {c["id"]: c for c in request.tool_calls}
+
+
+def assert_consistent(request: RecordedRequest) -> None:
+    """Valid for strict providers, and no call in the transcript names a tool the request does not offer."""
+    assert_valid_request(request)
+    offered = set(request.tool_names)
+    called = {c["function"]["name"] for c in request.tool_calls}
+    assert called <= offered, f"transcript names tools the request does not offer: {called - offered}"
+
+
+def core_tool_names() -> frozenset[str]:
+    from toolsets import _HERMES_CORE_TOOLS  # the host's never-deferred set (same as the glue uses)
+
+    return frozenset(_HERMES_CORE_TOOLS)
+
+
+# ----------------------------------------------------------------------------- the main session
+@dataclass
+class Session:
+    result: DriverResult
+    llm: FakeLLMServer
+    home: HermesHome
+
+    def requests(self, step: str) -> list[RecordedRequest]:
+        return [r for r in self.result.step_requests(self.llm, step) if r.is_main]
+
+    def full_tools(self) -> list[dict[str, Any]]:
+        """``agent.tools``: every schema Hermes would send without Stowage's deferral."""
+        return json.loads(self.result.step("full_tools")["result"])
+
+
+ISSUE_ARGS = {"owner": "octo", "repo": "demo", "title": "Login fails", "body": "The login form returns 500."}
+SLACK_ARGS = {"channel_id": "C0123", "text": "deploy done"}
+
+
+@pytest.fixture(scope="module")
+def main_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[Session]:
+    """``auto`` at a 128k window: search -> describe -> call; a direct call; list all; the full tool list."""
+    with FakeLLMServer() as llm:
+        home = catalog_home(module_tmp / "main", llm.base_url,
+                            {"enabled": "auto", "threshold_pct": AUTO_THRESHOLD_PCT})
+        llm.on(Match.user_turn("FIND-ISSUE"),
+               Reply.tool(ToolCall(SEARCH_NAME, {"query": "open a new issue in a github repository"},
+                                   id="call_search")))
+        llm.on(Match.after_tool_result("call_search"),
+               Reply.tool(ToolCall(DESCRIBE_NAME, {"name": "github_create_issue"}, id="call_describe")))
+        llm.on(Match.after_tool_result("call_describe"),
+               Reply.tool(ToolCall(CALL_NAME, {"name": "github_create_issue", "arguments": ISSUE_ARGS},
+                                   id="call_bridge")))
+        llm.on(Match.after_tool_result("call_bridge"), Reply.say("issue created"))
+        llm.on(Match.user_turn("DIRECT"),
+               Reply.tool(ToolCall("slack_slack_post_message", SLACK_ARGS, id="call_direct")))
+        llm.on(Match.after_tool_result("call_direct"), Reply.say("posted"))
+        llm.on(Match.user_turn("LIST-ALL"), Reply.tool(ToolCall(SEARCH_NAME, {"query": "*"}, id="call_list")))
+        llm.on(Match.after_tool_result("call_list"), Reply.say("listed"))
+        scenario = (Scenario()
+                    .turn("FIND-ISSUE: open an issue 'Login fails' in octo/demo on GitHub", id="issue")
+                    .turn("DIRECT: tell #deploys that the deploy is done", id="direct")
+                    .turn("LIST-ALL: which other tools do you have?", id="list")
+                    # as a JSON string: the report's own conversion flattens deeply nested schemas
+                    .python("import json\nresult = json.dumps(agent.tools)", id="full_tools"))
+        result = run_catalog(home, scenario, mcp_catalog)
+        yield Session(result, llm, home)
+
+
+def test_auto_mode_defers_the_catalog_behind_three_bridges_and_shrinks_the_request(
+        main_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    full = main_session.full_tools()
+    full_names = {t["function"]["name"] for t in full}
+    assert mcp_catalog.names <= full_names  # Hermes registered every catalog tool
+    first = main_session.requests("issue")[0]
+    names = set(first.tool_names)
+
+    assert set(BRIDGE_NAMES) <= names
+    assert not names & mcp_catalog.names, "a deferred catalog schema is still in the request"
+    assert full_names & core_tool_names() <= names, "core tools must stay visible"
+    assert set(ENGINE_TOOLS) <= names
+    by_name = {t["function"]["name"]: t for t in full}
+    assert all(t == by_name[t["function"]["name"]] for t in first.tools if t["function"]["name"] not in BRIDGE_NAMES)
+    assert {"harness_echo", "harness_big_output"}.isdisjoint(names)  # non-core plugin tools are deferred too
+    status = main_session.result.step("issue")["engine"]["status"]["tool_search"]
+    assert status["active"] and status["mode"] == "auto"
+    assert status["deferred"] == len(full_names - names)
+
+    before, after = tools_tokens(full), tools_tokens(first.tools)
+    saved = before - after
+    print(f"\n[tool search] request tools: {len(full)} schemas, {before:,} tokens -> {len(first.tools)} schemas, "
+          f"{after:,} tokens; saved {saved:,} o200k tokens ({100 * saved / before:.0f}%)")
+    assert saved >= 10_000 and after < before / 2
+
+
+def test_search_describe_and_call_run_the_underlying_tool_through_hermes(
+        main_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    llm = main_session.llm
+    search = json.loads(llm.matching(Match.after_tool_result("call_search"))[0].tool_results["call_search"])
+    hits = [m["name"] for m in search["matches"]]
+    assert "github_create_issue" in hits, hits
+    assert search["total_available"] >= len(mcp_catalog.names)
+
+    described = json.loads(llm.matching(Match.after_tool_result("call_describe"))[0].tool_results["call_describe"])
+    assert described["name"] == "github_create_issue"
+    assert described["parameters"] == mcp_catalog.input_schema("github", "create_issue")  # the full schema
+    assert described["source"] == "catalog-github"
+
+    calls = catalog_records(main_session.home, "call")
+    issue_calls = [c for c in calls if c["tool"] == "github_create_issue"]
+    assert len(issue_calls) == 1 and issue_calls[0]["args"] == ISSUE_ARGS
+    after_call = llm.matching(Match.after_tool_result("call_bridge"))[0]
+    assert json.loads(after_call.tool_results["call_bridge"]) == {"ok": True, "tool": "github_create_issue",
+                                                                  "echo": ISSUE_ARGS}
+
+    # Every hook saw the underlying tool, none saw the bridge.
+    hooks = catalog_records(main_session.home, "hook")
+    seen = {h["hook"] for h in hooks if h["tool_name"] == "github_create_issue" and h["tool_call_id"] == "call_bridge"}
+    assert seen == {"pre_tool_call", "post_tool_call", "transform_tool_result"}
+    probe = {e["hook"] for e in main_session.home.probe_events() if e.get("tool_name") == "github_create_issue"}
+    assert {"post_tool_call", "transform_tool_result"} <= probe
+    assert not [h for h in hooks if h["tool_name"] == CALL_NAME]
+    assert main_session.result.step("issue")["engine"]["status"]["tool_search"]["calls"] >= 1
+
+    # The next request shows the call in bridge form and is a valid transcript.
+    bridged = tool_calls_named(after_call)["call_bridge"]["function"]
+    assert bridged["name"] == CALL_NAME
+    assert json.loads(bridged["arguments"]) == {"name": "github_create_issue", "arguments": ISSUE_ARGS}
+    for request in main_session.requests("issue") + main_session.requests("direct") + main_session.requests("list"):
+        assert_consistent(request)
+
+
+def test_a_direct_call_to_a_deferred_tool_by_name_runs(main_session: Session) -> None:
+    after = main_session.llm.matching(Match.after_tool_result("call_direct"))[0]
+    assert "slack_slack_post_message" not in after.tool_names  # still deferred
+    assert json.loads(after.tool_results["call_direct"])["echo"] == SLACK_ARGS  # no "unknown tool"
+    calls = [c for c in catalog_records(main_session.home, "call") if c["tool"] == "slack_slack_post_message"]
+    assert [c["args"] for c in calls] == [SLACK_ARGS]
+    direct = tool_calls_named(after)["call_direct"]["function"]
+    assert direct["name"] == CALL_NAME and json.loads(direct["arguments"])["name"] == "slack_slack_post_message"
+    assert_consistent(after)
+
+
+def test_list_all_query_names_every_deferred_tool(main_session: Session) -> None:
+    listed = json.loads(main_session.llm.matching(Match.after_tool_result("call_list"))[0].tool_results["call_list"])
+    names = {name for group in listed["tools"].values() for name in group}
+    full = {t["function"]["name"] for t in main_session.full_tools()}
+    visible = set(main_session.requests("list")[0].tool_names)
+    assert names == full - visible
+    assert listed["total_available"] == len(names)
+    assert sorted(listed["tools"]["catalog-memory"]) == sorted(n for n in names if n.startswith("memory_"))
+
+
+# ----------------------------------------------------------------------------- a restricted session
+@pytest.fixture(scope="module")
+def scoped_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[Session]:
+    """``on``, the agent built without the slack toolset; the model still tries slack through the bridges."""
+    leak = {"channel_id": "C0123", "text": "leaked"}
+    with FakeLLMServer() as llm:
+        home = catalog_home(module_tmp / "scoped", llm.base_url, {"enabled": "on"})
+        llm.on(Match.user_turn("SCOPE"), Reply.tool(
+            ToolCall(SEARCH_NAME, {"query": "post a message to a slack channel"}, id="call_s_search"),
+            ToolCall(DESCRIBE_NAME, {"name": "slack_slack_post_message"}, id="call_s_describe")))
+        llm.on(Match.after_tool_result("call_s_describe"), Reply.tool(
+            ToolCall(CALL_NAME, {"name": "slack_slack_post_message", "arguments": leak}, id="call_s_call")))
+        llm.on(Match.after_tool_result("call_s_call"),
+               Reply.tool(ToolCall(SEARCH_NAME, {"query": "*"}, id="call_s_list")))
+        llm.on(Match.after_tool_result("call_s_list"), Reply.say("no slack here"))
+        scenario = Scenario(agent={"disabled_toolsets": ["catalog-slack"]}).turn("SCOPE: post to slack", id="scope")
+        result = run_catalog(home, scenario, mcp_catalog)
+        yield Session(result, llm, home)
+
+
+def test_a_tool_outside_the_session_scope_is_refused_and_never_listed(
+        scoped_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    slack = mcp_catalog.names_of("slack")
+    final = scoped_session.llm.last_main_request()
+    assert not slack & set(scoped_session.result.agents[0]["tools"])  # the host honoured disabled_toolsets
+
+    refused = json.loads(final.tool_results["call_s_call"])
+    assert "slack_slack_post_message" in refused["error"] and "not available to this session" in refused["error"]
+    assert not [c for c in catalog_records(scoped_session.home, "call") if c["tool"] in slack]
+    assert not [h for h in catalog_records(scoped_session.home, "hook") if h["tool_name"] in slack]
+    described = json.loads(final.tool_results["call_s_describe"])
+    assert "not available to this session" in described["error"]
+
+    hits = {m["name"] for m in json.loads(final.tool_results["call_s_search"])["matches"]}
+    assert hits and not hits & slack
+    listed = json.loads(final.tool_results["call_s_list"])
+    names = {name for group in listed["tools"].values() for name in group}
+    assert names >= mcp_catalog.names - slack and not names & slack
+    status = scoped_session.result.step("scope")["engine"]["status"]["tool_search"]
+    assert status["refusals"] == 1 and status["calls"] == 0
+    assert_consistent(final)
+
+
+def test_bridge_text_is_byte_identical_across_turns_and_across_sessions_with_different_catalogs(
+        main_session: Session, scoped_session: Session) -> None:
+    main_requests = [r for r in main_session.llm.main_requests()]
+    scoped_requests = [r for r in scoped_session.llm.main_requests()]
+    texts = {json.dumps(bridges_of(r)) for r in main_requests + scoped_requests}
+    assert len(texts) == 1, "bridge schemas changed between requests"
+    assert len(bridges_of(main_requests[0])) == 3
+    # The two sessions really defer different catalogs (slack is out of scope in one).
+    main_list = json.loads(main_session.llm.matching(Match.after_tool_result("call_list"))[0].tool_results["call_list"])
+    scoped_list = json.loads(scoped_session.llm.last_main_request().tool_results["call_s_list"])
+    assert main_list["total_available"] != scoped_list["total_available"]
+    # Within a session the whole tool list is stable from turn to turn (prompt-cache prefix).
+    assert len({json.dumps(r.tools) for r in main_requests}) == 1
+
+
+# ----------------------------------------------------------------------------- configuration
+def test_never_defer_keeps_a_catalog_schema_visible(fake_llm: FakeLLMServer, e2e_tmp: Path,
+                                                    mcp_catalog: CapturedCatalog) -> None:
+    home = catalog_home(e2e_tmp / "pinned", fake_llm.base_url,
+                        {"enabled": "on", "never_defer": ["github_create_issue"]})
+    run_catalog(home, Scenario().turn("hello"), mcp_catalog)
+    request = fake_llm.last_main_request()
+    names = set(request.tool_names)
+    assert "github_create_issue" in names and set(BRIDGE_NAMES) <= names
+    assert not names & (mcp_catalog.names - {"github_create_issue"})
+    pinned = next(t["function"] for t in request.tools if t["function"]["name"] == "github_create_issue")
+    assert pinned["parameters"] == mcp_catalog.input_schema("github", "create_issue")
+
+
+def test_mode_off_defers_nothing_and_offers_no_bridges(fake_llm: FakeLLMServer, e2e_tmp: Path,
+                                                      mcp_catalog: CapturedCatalog) -> None:
+    home = catalog_home(e2e_tmp / "off", fake_llm.base_url, {"enabled": "off"})
+    result = run_catalog(home, Scenario().turn("hello", id="t"), mcp_catalog)
+    names = set(fake_llm.last_main_request().tool_names)
+    assert mcp_catalog.names <= names and not names & BRIDGE_NAMES
+    assert names == set(result.agents[0]["tools"])
+    assert result.step("t")["engine"]["status"]["tool_search"]["reason"] == "mode off"
+
+
+def test_auto_mode_with_a_large_window_keeps_every_schema_visible(fake_llm: FakeLLMServer, e2e_tmp: Path,
+                                                                 mcp_catalog: CapturedCatalog) -> None:
+    home = catalog_home(e2e_tmp / "wide", fake_llm.base_url, {"enabled": "auto"}, context_length=1_000_000)
+    result = run_catalog(home, Scenario().turn("hello", id="t"), mcp_catalog)
+    names = set(fake_llm.last_main_request().tool_names)
+    assert mcp_catalog.names <= names and not names & BRIDGE_NAMES
+    status = result.step("t")["engine"]["status"]["tool_search"]
+    assert not status["active"] and "< threshold 100000 tokens" in status["reason"]
+
+
+def test_preselect_shows_the_best_schemas_for_the_latest_user_message(fake_llm: FakeLLMServer, e2e_tmp: Path,
+                                                                     mcp_catalog: CapturedCatalog) -> None:
+    # "on" with preselect defers below the auto threshold too (at 10% of 128k this catalog would not defer).
+    home = catalog_home(e2e_tmp / "preselect", fake_llm.base_url,
+                        {"enabled": "on", "preselect": True, "preselect_k": 4})
+    scenario = (Scenario()
+                .turn("Geocode 10 Downing Street, London and give me driving directions to the British Museum",
+                      id="maps")
+                .turn("Read the text file notes.txt from disk", id="files"))
+    result = run_catalog(home, scenario, mcp_catalog)
+    maps = result.step_requests(fake_llm, "maps")[0]
+    files = result.step_requests(fake_llm, "files")[0]
+
+    for request, step, expected in ((maps, "maps", {"google_maps_maps_geocode", "google_maps_maps_directions"}),
+                                    (files, "files", {"filesystem_read_text_file"})):
+        names = request.tool_names
+        kept = [n for n in names if n in mcp_catalog.names]
+        assert expected <= set(kept), kept
+        assert 0 < len(kept) <= 4 and set(BRIDGE_NAMES) <= set(names)
+        # Kept schemas follow the bridges, in name order (byte-stable when the pick repeats).
+        assert names[-len(kept):] == sorted(kept) and names.index(CALL_NAME) < names.index(kept[0])
+        full = next(t["function"] for t in request.tools if t["function"]["name"] == sorted(expected)[0])
+        assert full["parameters"]  # the real schema, not a stub
+        status = result.step(step)["engine"]["status"]["tool_search"]
+        assert status["active"] and sorted(status["preselected"]) == sorted(kept)
+    assert "google_maps_maps_geocode" not in files.tool_names  # back behind the bridges next turn
+
+
+# ----------------------------------------------------------------------------- Hermes's own tool search
+def test_hermes_tool_search_on_means_stowage_does_not_defer_again(fake_llm: FakeLLMServer, e2e_tmp: Path,
+                                                                 mcp_catalog: CapturedCatalog) -> None:
+    home = catalog_home(e2e_tmp / "host", fake_llm.base_url, {"enabled": "auto"},
+                        config={"tools": {"tool_search": {"enabled": "on"}}})
+    fake_llm.on(Match.user_turn("HOST"),
+                Reply.tool(ToolCall("tool_search", {"query": "open a new issue in a github repository"},
+                                    id="call_h_search")))
+    fake_llm.on(Match.after_tool_result("call_h_search"), Reply.tool(
+        ToolCall("tool_call", {"name": "github_create_issue", "arguments": ISSUE_ARGS}, id="call_h_call")))
+    fake_llm.on(Match.after_tool_result("call_h_call"), Reply.say("done"))
+    result = run_catalog(home, Scenario().turn("HOST: open the issue", id="host"), mcp_catalog)
+
+    requests = [r for r in result.step_requests(fake_llm, "host") if r.is_main]
+    for request in requests:
+        names = set(request.tool_names)
+        assert set(HOST_BRIDGES) <= names and not names & BRIDGE_NAMES
+        assert not names & mcp_catalog.names
+        assert set(ENGINE_TOOLS) <= names
+    hits = [m["name"] for m in json.loads(requests[1].tool_results["call_h_search"])["matches"]]
+    assert "github_create_issue" in hits
+    assert [c["args"] for c in catalog_records(home, "call")] == [ISSUE_ARGS]
+    seen = {h["hook"] for h in catalog_records(home, "hook") if h["tool_name"] == "github_create_issue"}
+    assert seen == {"pre_tool_call", "post_tool_call", "transform_tool_result"}
+    # Hermes keeps its own bridge in the transcript.
+    assert tool_calls_named(requests[-1])["call_h_call"]["function"]["name"] == "tool_call"
+    status = result.step("host")["engine"]["status"]["tool_search"]
+    assert not status["active"] and "Hermes tool search is active" in status["reason"]
+    for request in requests:
+        assert_consistent(request)
+
+
+# ----------------------------------------------------------------------------- a real MCP server in Hermes
+def test_a_real_mcp_server_started_by_hermes_is_deferred_found_and_called(
+        fake_llm: FakeLLMServer, e2e_tmp: Path, npm_root: Path) -> None:
+    memory_spec = next(s for s in SERVERS if s.name == "memory")
+    scratch = e2e_tmp / "memory-server"
+    scratch.mkdir()
+    command, args, env = server_command(npm_root, memory_spec, scratch)
+    home = catalog_home(e2e_tmp / "mcp", fake_llm.base_url, {"enabled": "on"}, catalog=False,
+                        config={"mcp_servers": {"memory": {"command": command, "args": args, "env": env}}})
+    entity = {"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]}
+    fake_llm.on(Match.user_turn("REMEMBER"), Reply.tool(
+        ToolCall(SEARCH_NAME, {"query": "create entities in the knowledge graph"}, id="call_m_search")))
+    fake_llm.on(Match.after_tool_result("call_m_search"), Reply.tool(
+        ToolCall(CALL_NAME, {"name": "mcp__memory__create_entities", "arguments": {"entities": [entity]}},
+                 id="call_m_create")))
+    fake_llm.on(Match.after_tool_result("call_m_create"), Reply.tool(
+        ToolCall(CALL_NAME, {"name": "mcp__memory__search_nodes", "arguments": {"query": "Lovelace"}},
+                 id="call_m_read")))
+    fake_llm.on(Match.after_tool_result("call_m_read"), Reply.say("remembered"))
+    result = run_scenario(home, Scenario(discover_mcp=True).turn("REMEMBER: Ada wrote the first program",
+                                                                  id="mcp"), check=True)
+
+    memory_tools = {n for n in result.agents[0]["tools"] if n.startswith("mcp__memory__")}
+    assert {"mcp__memory__create_entities", "mcp__memory__search_nodes"} <= memory_tools
+    requests = [r for r in result.step_requests(fake_llm, "mcp") if r.is_main]
+    for request in requests:
+        assert not memory_tools & set(request.tool_names), "MCP schemas must be deferred"
+        assert set(BRIDGE_NAMES) <= set(request.tool_names)
+        assert_consistent(request)
+    hits = [m for m in json.loads(requests[1].tool_results["call_m_search"])["matches"]]
+    assert hits[0]["name"] == "mcp__memory__create_entities" and hits[0]["source"] == "mcp-memory"
+
+    final = requests[-1]
+    assert "Ada Lovelace" in final.tool_results["call_m_create"]
+    assert "wrote the first program" in final.tool_results["call_m_read"]  # the server's own answer
+    stored = (scratch / "memory.jsonl").read_text()
+    assert "Ada Lovelace" in stored  # the real server ran the call
+    call = tool_calls_named(final)["call_m_create"]["function"]
+    assert call["name"] == CALL_NAME and json.loads(call["arguments"])["name"] == "mcp__memory__create_entities"
+    assert result.step("mcp")["engine"]["status"]["tool_search"]["calls"] == 2
