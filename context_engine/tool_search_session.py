@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
-                           assemble_tools, bridge_schemas, decide, preselect)
+                           assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
 from ..tool_search.activation import schema_name
 from .messages import call_id, message_text, role_of, tool_calls_of
 
@@ -86,7 +86,10 @@ class ToolSearchSession:
         self._refresh_catalog([t for t in tools if schema_name(t) in deferred], toolset_of)
         keep: tuple[str, ...] = ()
         if self.preselect and self.catalog is not None:
-            keep = tuple(preselect(self.catalog, _latest_user_text(messages), k=self.preselect_k))
+            # hybrid: BM25 fused with the offline embedding model when the
+            # `embeddings` extra is installed (loaded once); otherwise BM25 alone
+            embedder = load_default_embedder() if self.hybrid else None
+            keep = tuple(preselect(self.catalog, _latest_user_text(messages), k=self.preselect_k, embedder=embedder))
         new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools)))
         hidden = deferred - set(keep)
         shaped = ShapedRequest(new_tools, bridge_form_history(messages, hidden), decision, keep)
