@@ -136,7 +136,7 @@ def bridges_of(request: RecordedRequest) -> list[dict[str, Any]]:
     return [t for t in request.tools if t["function"]["name"] in BRIDGE_NAMES]
 
 
-def tool_calls_named(request: RecordedRequest) -> dict[str, dict[str, Any]]:
+def calls_by_id(request: RecordedRequest) -> dict[str, dict[str, Any]]:
     return {c["id"]: c for c in request.tool_calls}
 
 
@@ -259,7 +259,7 @@ def test_search_describe_and_call_run_the_underlying_tool_through_hermes(
     assert main_session.result.step("issue")["engine"]["status"]["tool_search"]["calls"] >= 1
 
     # The next request shows the call in bridge form and is a valid transcript.
-    bridged = tool_calls_named(after_call)["call_bridge"]["function"]
+    bridged = calls_by_id(after_call)["call_bridge"]["function"]
     assert bridged["name"] == CALL_NAME
     assert json.loads(bridged["arguments"]) == {"name": "github_create_issue", "arguments": ISSUE_ARGS}
     for request in main_session.requests("issue") + main_session.requests("direct") + main_session.requests("list"):
@@ -272,7 +272,7 @@ def test_a_direct_call_to_a_deferred_tool_by_name_runs(main_session: Session) ->
     assert json.loads(after.tool_results["call_direct"])["echo"] == SLACK_ARGS  # no "unknown tool"
     calls = [c for c in catalog_records(main_session.home, "call") if c["tool"] == "slack_slack_post_message"]
     assert [c["args"] for c in calls] == [SLACK_ARGS]
-    direct = tool_calls_named(after)["call_direct"]["function"]
+    direct = calls_by_id(after)["call_direct"]["function"]
     assert direct["name"] == CALL_NAME and json.loads(direct["arguments"])["name"] == "slack_slack_post_message"
     assert_consistent(after)
 
@@ -432,7 +432,7 @@ def test_hermes_tool_search_on_means_stowage_does_not_defer_again(fake_llm: Fake
     seen = {h["hook"] for h in catalog_records(home, "hook") if h["tool_name"] == "github_create_issue"}
     assert seen == {"pre_tool_call", "post_tool_call", "transform_tool_result"}
     # Hermes keeps its own bridge in the transcript.
-    assert tool_calls_named(requests[-1])["call_h_call"]["function"]["name"] == "tool_call"
+    assert calls_by_id(requests[-1])["call_h_call"]["function"]["name"] == "tool_call"
     status = result.step("host")["engine"]["status"]["tool_search"]
     assert not status["active"] and "Hermes tool search is active" in status["reason"]
     for request in requests:
@@ -476,6 +476,6 @@ def test_a_real_mcp_server_started_by_hermes_is_deferred_found_and_called(
     assert "wrote the first program" in final.tool_results["call_m_read"]  # the server's own answer
     stored = (scratch / "memory.jsonl").read_text()
     assert "Ada Lovelace" in stored  # the real server ran the call
-    call = tool_calls_named(final)["call_m_create"]["function"]
+    call = calls_by_id(final)["call_m_create"]["function"]
     assert call["name"] == CALL_NAME and json.loads(call["arguments"])["name"] == "mcp__memory__create_entities"
     assert result.step("mcp")["engine"]["status"]["tool_search"]["calls"] == 2

@@ -26,9 +26,8 @@ from pathlib import Path
 from typing import Any, Mapping
 
 NPM_DIR_ENV = "STOWAGE_NPM_DIR"
-# Read by the mcp_catalog plugin in the Hermes subprocess.
+# Read by the mcp_catalog plugin in the Hermes subprocess: the captured JSON.
 CATALOG_ENV = "STOWAGE_MCP_CATALOG"
-CALLS_ENV = "STOWAGE_MCP_CATALOG_CALLS"
 SCOPE = "@modelcontextprotocol"
 
 
