@@ -59,6 +59,7 @@ class ToolSearchSession:
         self.catalog: Catalog | None = None
         self.service: BridgeService | None = None
         self.last: ShapedRequest | None = None
+        self.offered: frozenset[str] = frozenset()  # every tool name the last request offered
         self.searches = 0
         self.calls = 0
         self.refusals = 0
@@ -68,6 +69,7 @@ class ToolSearchSession:
                       core_names: Collection[str], toolset_of: Callable[[str], str | None],
                       registered: Collection[str]) -> ShapedRequest:
         names = [schema_name(t) for t in tools]
+        self.offered = frozenset(names)
         if HOST_BRIDGE_NAMES & set(names):
             # Hermes's own tool search already deferred: do not defer twice.
             shaped = ShapedRequest([t for t in tools if schema_name(t) not in BRIDGE_NAMES], messages, None,
@@ -124,6 +126,9 @@ class ToolSearchSession:
             return self.service.resolve_call(args.get("name"), args.get("arguments"))
         except BridgeError:
             self.refusals += count_refusal
+            name = str(args.get("name") or "")
+            if name in self.offered and name not in self.scoped_names():
+                raise BridgeError(f"'{name}' is not deferred: it is listed directly, call it by its name") from None
             raise
 
     def handle(self, name: str, args: Any, dispatch: Dispatcher | None) -> str:

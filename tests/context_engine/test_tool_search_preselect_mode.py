@@ -46,3 +46,23 @@ def test_auto_with_preselect_still_follows_the_threshold(context_length: int, ac
 def test_off_with_preselect_defers_nothing() -> None:
     session, names = shape({"enabled": "off", "preselect": True})
     assert names == [t["function"]["name"] for t in TOOLS]
+
+
+def test_bridging_a_directly_listed_tool_says_to_call_it_by_name():
+    import json
+
+    from stowage.context_engine.config import load_settings
+    from stowage.context_engine.tool_search_session import ToolSearchSession
+
+    def schema(name: str) -> dict:
+        return {"type": "function", "function": {"name": name, "description": f"{name} tool",
+                                                 "parameters": {"type": "object", "properties": {}}}}
+
+    session = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}), lambda t: len(t) // 4)
+    session.shape_request([schema("terminal"), schema("plugin_a"), schema("plugin_b")], [], context_length=128_000,
+                          core_names={"terminal"}, toolset_of=lambda n: "x", registered={"terminal", "plugin_a",
+                                                                                          "plugin_b"})
+    reply = json.loads(session.handle("stowage_tool_call", {"name": "terminal", "arguments": {}}, None))
+    assert "listed directly" in reply["error"]
+    refused = json.loads(session.handle("stowage_tool_call", {"name": "secret_tool", "arguments": {}}, None))
+    assert "not available to this session" in refused["error"]
