@@ -142,6 +142,18 @@ class StowageEngineCore:
             return False
         return self.governor.backoff_reason() is None
 
+    def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
+        """Skip the rough pre-turn estimate while the provider's real count is pending.
+
+        Right after a compaction the host's rough estimate (chars/4 plus tool
+        schemas) can stay over the threshold even though the real prompt fits;
+        acting on it compacts again for nothing (a thrash loop).  The next API
+        call reports the real count, which the pre-API and post-tool checks
+        use, and a real overflow still reaches ``compress`` through the host's
+        overflow recovery.
+        """
+        return bool(self.awaiting_real_usage_after_compression)
+
     def record_completed_compaction(self, used_fallback: bool = False) -> None:
         """Host callback after a compaction boundary commits; arms the verdict."""
         self.governor.verify_pending = True

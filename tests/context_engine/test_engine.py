@@ -490,3 +490,15 @@ def test_update_model_sets_threshold_and_status(make_engine):
     status = engine.get_status()
     assert status["last_prompt_tokens"] == 0 and status["threshold_tokens"] == 100_000
     assert status["tokenizer"].startswith("tiktoken:")
+
+
+def test_preflight_defers_to_real_usage_right_after_a_compaction():
+    engine = StowageEngineCore(summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine.update_model("m", 128_000)
+    assert engine.should_defer_preflight_to_real_usage(200_000) is False
+    engine.awaiting_real_usage_after_compression = True  # what the host sets after a boundary
+    engine.last_prompt_tokens = -1
+    assert engine.should_defer_preflight_to_real_usage(200_000) is True
+    engine.update_from_response({"prompt_tokens": 30_000, "completion_tokens": 10, "total_tokens": 30_010})
+    assert engine.should_defer_preflight_to_real_usage(200_000) is False
+    assert engine.last_real_prompt_tokens == 30_000
