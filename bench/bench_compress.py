@@ -2,8 +2,9 @@
 
 Same transcripts (about 25k, 100k and 400k tokens), same run, summary model
 answered instantly by a stub on both sides, so only the engines' own CPU
-work is measured.  Each figure is the median of several runs, each on a
-fresh engine and a fresh copy of the transcript (cold per-message caches).
+work is measured.  Each figure is the median of several runs (interleaved
+across engines), each on a fresh engine and a fresh copy of the transcript
+(cold per-message caches), with the garbage collector paused while timed.
 
     python bench/bench_compress.py [--repeat N] [--sizes 25000,100000,400000] [--json]
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import json
 import os
 import statistics
@@ -82,24 +84,41 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
     return make
 
 
-def time_compress(make: Callable[[], Any], transcript: list[dict[str, Any]], repeat: int) -> tuple[float, int]:
-    """Median milliseconds of ``compress`` and the message count it returned."""
-    times = []
-    out_len = 0
-    for _ in range(repeat):
-        engine = make()
-        messages = copy.deepcopy(transcript)
-        getattr(make, "prepare", lambda *a: None)(engine, messages)
+def time_once(make: Callable[[], Any], transcript: list[dict[str, Any]]) -> tuple[float, int]:
+    """Milliseconds of one ``compress`` on a fresh engine and transcript copy.
+
+    The garbage collector runs before and is paused during the timed call, so
+    one engine's garbage is not collected on the other's clock.
+    """
+    engine = make()
+    messages = copy.deepcopy(transcript)
+    getattr(make, "prepare", lambda *a: None)(engine, messages)
+    gc.collect()
+    gc.disable()
+    try:
         start = time.perf_counter()
         result = engine.compress(messages, current_tokens=100_000)
-        times.append((time.perf_counter() - start) * 1000)
-        out_len = len(result)
-    return statistics.median(times), out_len
+        elapsed = (time.perf_counter() - start) * 1000
+    finally:
+        gc.enable()
+    return elapsed, len(result)
+
+
+def time_engines(engines: dict[str, Callable[[], Any]], transcript: list[dict[str, Any]],
+                 repeat: int) -> dict[str, tuple[float, int]]:
+    """Median per engine; runs are interleaved so machine noise hits all alike."""
+    times: dict[str, list[float]] = {name: [] for name in engines}
+    sizes: dict[str, int] = {}
+    for _ in range(repeat):
+        for name, make in engines.items():
+            elapsed, sizes[name] = time_once(make, transcript)
+            times[name].append(elapsed)
+    return {name: (statistics.median(values), sizes[name]) for name, values in times.items()}
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--sizes", default="25000,100000,400000")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     args = parser.parse_args(argv)
@@ -118,8 +137,8 @@ def main(argv: list[str] | None = None) -> int:
             make().compress(copy.deepcopy(transcript[:40]), current_tokens=100_000)
         row: dict[str, Any] = {"target_tokens": size, "messages": len(transcript),
                                "chars": sum(len(json.dumps(m)) for m in transcript)}
-        for name, make in engines.items():
-            row[f"{name}_ms"], row[f"{name}_out"] = time_compress(make, transcript, args.repeat)
+        for name, (ms, out) in time_engines(engines, transcript, args.repeat).items():
+            row[f"{name}_ms"], row[f"{name}_out"] = ms, out
         for name in ("stowage", "store-warm", "store-cold"):
             row[f"{name}_ratio"] = row[f"{name}_ms"] / row["built-in_ms"]
         rows.append(row)

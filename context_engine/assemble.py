@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, content_parts, role_of, tool_calls_of,
-                       tool_result_id)
+from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, content_parts, json_object_problem,
+                       role_of, tool_calls_of, tool_result_id)
 
 REMOVED_CALL_NOTE = "(tool call removed during context compaction)"
 CONTINUE_NOTE = "(continuing the conversation)"
@@ -198,12 +198,7 @@ def fix_arguments(messages: list[Message]) -> list[Message]:
 def _arguments_ok(call: dict[str, Any]) -> bool:
     fn = call.get("function")
     raw = fn.get("arguments") if isinstance(fn, dict) else None
-    if not isinstance(raw, str):
-        return False
-    try:
-        return isinstance(json.loads(raw) if raw.strip() else {}, dict)
-    except ValueError:
-        return False
+    return isinstance(raw, str) and json_object_problem(raw) is None
 
 
 def _repair_call(call: dict[str, Any]) -> dict[str, Any]:

@@ -92,15 +92,22 @@ def keep_newest_turns(messages: list[Message], tail_start: int, head_end: int = 
 
 
 def choose_window(messages: list[Message], *, protect_first_n: int, tail_budget_tokens: int,
-                  tail_min_messages: int, count: CountFn) -> Window:
-    """The summary window; ``Window.size == 0`` means nothing to summarize."""
+                  tail_min_messages: int, count: CountFn, budget_tail: int | None = None) -> Window:
+    """The summary window; ``Window.size == 0`` means nothing to summarize.
+
+    ``budget_tail`` is a ``budget_tail_start`` the caller already walked (same
+    messages and budget, floor at the plain head): it is reused, not re-walked.
+    """
     head_end = head_end_index(messages, protect_first_n)
     if last_index(messages, is_real_user_turn) == head_end:
         # The newest request opens the window (one long task): keep it with the
         # head so the work after it can still be summarized.
         head_end = align_forward(messages, head_end + 1)
-    tail_start = budget_tail_start(messages, budget_tokens=tail_budget_tokens, min_messages=tail_min_messages,
-                                   count=count, floor_index=head_end)
+    if budget_tail is None:
+        tail_start = budget_tail_start(messages, budget_tokens=tail_budget_tokens, min_messages=tail_min_messages,
+                                       count=count, floor_index=head_end)
+    else:
+        tail_start = max(budget_tail, head_end)
     tail_start = keep_newest_turns(messages, tail_start, head_end)
     if tail_start <= head_end:
         return Window(head_end, head_end)

@@ -109,7 +109,7 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     # token-budget tail swallow the whole history and leave nothing to summarize.
     window = choose_window(messages, protect_first_n=plan.protect_first_n,
                            tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
-                           count=count)
+                           count=count, budget_tail=prune_from)
     clock.lap("boundaries")
     if window.size == 0:
         if not pruned.changed:

@@ -8,6 +8,7 @@ plausibly is, so one odd message cannot break a compaction.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Iterable, Mapping
 
@@ -180,3 +181,19 @@ def tool_calls_by_id(messages: Iterable[Message]) -> dict[str, Mapping[str, Any]
             if cid:
                 calls[cid] = call
     return calls
+
+
+@functools.lru_cache(maxsize=8192)
+def json_object_problem(text: str) -> str | None:
+    """None when ``text`` is a JSON object (or empty), else why it is not.
+
+    Memoized: validation and sanitizing both check every call's arguments,
+    again at every compaction, and the strings are the same objects.
+    """
+    if not text.strip():
+        return None
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        return str(exc)
+    return None if isinstance(parsed, dict) else "not a JSON object"

@@ -17,9 +17,14 @@ PRUNED_PREFIX = "[stowage: tool output pruned]"
 DUPLICATE_PREFIX = "[stowage: duplicate tool output]"
 STUB_PREFIXES = (PRUNED_PREFIX, DUPLICATE_PREFIX, "[stowage: tool output stored]")
 
-_MAX_JSON_VERDICT = 32_768
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
+_ERROR_FIELD = re.compile(r'"(error)"\s*:\s*("(?:[^"\\]|\\.){1,200}")')
+_FAILED_FLAG = re.compile(r'"success"\s*:\s*false')
+_SCAN_CHARS = 1024
+_STATUS_KEYS = ('"exit_code"', '"returncode"', '"exitCode"', '"status"')
+_ERROR_KEYS = ('"error"',)
 _ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "denied", "not found")
+_ERROR_WORD = re.compile("|".join(_ERROR_WORDS))  # searched in lowered text: one pass, no IGNORECASE
 _GIST_VALUE_CHARS = 60
 _GIST_TOTAL_CHARS = 160
 
@@ -42,7 +47,7 @@ def is_stub(text: str) -> bool:
 
 
 def argument_gist(arguments: str) -> str:
-    """``key=value`` pairs of a call's arguments, each value shortened."""
+    """``key=value`` pairs of a call's arguments, strings quoted and shortened."""
     try:
         parsed: Any = json.loads(arguments) if arguments.strip() else {}
     except ValueError:
@@ -51,45 +56,55 @@ def argument_gist(arguments: str) -> str:
         return _shorten(json.dumps(parsed, ensure_ascii=False), _GIST_TOTAL_CHARS)
     pieces = []
     for key, value in parsed.items():
-        text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-        pieces.append(f"{key}={json.dumps(_shorten(text.replace(chr(10), ' '), _GIST_VALUE_CHARS), ensure_ascii=False)}")
+        if isinstance(value, str):
+            shown = _quote(_shorten(value.replace("\n", " "), _GIST_VALUE_CHARS))
+        elif value is None or isinstance(value, (bool, int, float)):
+            shown = json.dumps(value)
+        else:
+            shown = _shorten(json.dumps(value, ensure_ascii=False), _GIST_VALUE_CHARS)
+        pieces.append(f"{key}={shown}")
     return _shorten(", ".join(pieces), _GIST_TOTAL_CHARS)
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def outcome_of(content: str) -> str:
     """A short verdict: exit code, error flag or the first error-looking line.
 
-    Looks at a bounded part of the output (the whole JSON only when small),
-    so stubbing a 100 MB output costs what stubbing a 10 KB one does.
+    Reads only the head and tail of the output with a few regexes (no JSON
+    parsing), so stubbing a 100 MB output costs what stubbing a 10 KB one does.
     """
     head = content[:4096].lstrip()[:4000]
-    if head.startswith("{"):
-        parsed = None
-        if len(content) <= _MAX_JSON_VERDICT:
-            try:
-                parsed = json.loads(content)
-            except ValueError:
-                parsed = None
-        else:
-            match = _STATUS_FIELD.search(content[-2048:]) or _STATUS_FIELD.search(head)
+    if head.startswith(("{", "[")):
+        tail = content[-2048:]
+        for keys, field in ((_STATUS_KEYS, _STATUS_FIELD), (_ERROR_KEYS, _ERROR_FIELD)):
+            if not any(key in tail or key in head for key in keys):
+                continue  # a substring test is far cheaper than the regex scan
+            match = field.search(tail) or field.search(head)
             if match:
+                if field is _ERROR_FIELD:
+                    try:
+                        message = str(json.loads(match.group(2)))
+                    except ValueError:
+                        message = match.group(2).strip('"')
+                    return "error: " + _shorten(message.replace("\n", " "), 120)
                 return f"{match.group(1)} {match.group(2).strip(chr(34))}"
-        if isinstance(parsed, dict):
-            for key in ("exit_code", "returncode", "exitCode", "status"):
-                if key in parsed and isinstance(parsed[key], (int, str)):
-                    return f"{key} {parsed[key]}"
-            if parsed.get("error"):
-                return "error: " + _shorten(str(parsed["error"]).replace("\n", " "), 120)
-            if parsed.get("success") is False:
-                return "success=false"
-    lowered = head.lower()
-    hits = [position for position in (lowered.find(word) for word in _ERROR_WORDS) if position != -1]
-    if hits:
-        first = min(hits)
-        line_start = head.rfind("\n", 0, first) + 1
-        line_end = head.find("\n", first)
-        line = head[line_start: line_end if line_end != -1 else len(head)].strip()
-        return "error: " + _shorten(line, 120)
+        if ('"success"' in head or '"success"' in tail) and (_FAILED_FLAG.search(head) or _FAILED_FLAG.search(tail)):
+            return "success=false"
+    # Command output ends with its verdict and starts with its setup: look at
+    # both ends (a bounded window each), the end first.
+    for window in (content[-_SCAN_CHARS:], content[:_SCAN_CHARS]):
+        hit = _ERROR_WORD.search(window.lower())
+        if hit:
+            first = hit.start()
+            line_start = window.rfind("\n", 0, first) + 1
+            line_end = window.find("\n", first)
+            line = window[line_start: line_end if line_end != -1 else len(window)].strip()
+            return "error: " + _shorten(line, 120)
+        if len(content) <= _SCAN_CHARS:
+            break
     return "ok"
 
 

@@ -133,9 +133,9 @@ class TokenCounter:
 
     def estimate_message(self, message: Mapping[str, Any]) -> int:
         """The cached exact count, or length x measured tokens-per-char (no tokenizing)."""
-        key = _message_key(message)
-        if key is not None:
-            cached = self._cache.get(key)
+        if self._cache:
+            key = _message_key(message)
+            cached = self._cache.get(key) if key is not None else None
             if cached is not None:
                 return cached
         if not isinstance(message, dict):

@@ -17,11 +17,10 @@ Profiles:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .messages import call_arguments_text, call_id, role_of, tool_calls_of, tool_result_id
+from .messages import call_arguments_text, call_id, json_object_problem, role_of, tool_calls_of, tool_result_id
 
 KNOWN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 PROFILES = ("openai", "strict")
@@ -80,14 +79,9 @@ def _check_arguments(index: int, message: Mapping[str, Any]) -> list[Problem]:
         if not isinstance(call, Mapping) or not call_id(call):
             problems.append(Problem(index, "bad_tool_call", "tool call without an id"))
             continue
-        text = call_arguments_text(call)
-        try:
-            parsed = json.loads(text) if text.strip() else {}
-        except ValueError as exc:
-            problems.append(Problem(index, "bad_arguments_json", f"call {call_id(call)}: {exc}"))
-            continue
-        if not isinstance(parsed, dict):
-            problems.append(Problem(index, "bad_arguments_json", f"call {call_id(call)}: not a JSON object"))
+        problem = json_object_problem(call_arguments_text(call))
+        if problem:
+            problems.append(Problem(index, "bad_arguments_json", f"call {call_id(call)}: {problem}"))
     return problems
 
 
