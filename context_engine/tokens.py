@@ -32,8 +32,9 @@ SAMPLE_CHUNKS = 12  # spread evenly: head/middle/tail alone misjudge mixed conte
 SAMPLE_CHARS = 256  # per chunk
 CHARS_PER_TOKEN_FALLBACK = 4.0
 DEFAULT_TOKENS_PER_CHAR = 0.27  # typical of English, code and logs in o200k; replaced by measurements
-CALIBRATION_CHUNKS = 16
+CALIBRATION_CHUNKS = 8
 CALIBRATION_CHARS = 192
+CALIBRATED_CHARS = 200_000  # measured this much text: the ratio is settled
 
 
 class TokenCounter:
@@ -113,20 +114,25 @@ class TokenCounter:
         return DEFAULT_TOKENS_PER_CHAR
 
     def calibrate(self, messages: Iterable[Mapping[str, Any]]) -> None:
-        """Measure tokens per character on a sample of these messages (one tokenizer call)."""
+        """Measure tokens per character on a sample of these messages (one tokenizer call).
+
+        Skipped once the counter has measured plenty of this session's text.
+        """
         encoding = self.loaded.encoding
-        if encoding is None:
+        if encoding is None or self._measured_chars >= CALIBRATED_CHARS:
             return
+        check_cache = bool(self._cache)
         chunks: list[str] = []
         for message in messages:
-            if _message_key(message) in self._cache:
+            if check_cache and _message_key(message) in self._cache:
                 continue
-            text = _text_of(message)
+            content = message.get("content") if isinstance(message, dict) else None
+            text = content if isinstance(content, str) and content else _text_of(message)
             if len(text) >= 64:
                 middle = len(text) // 2
                 chunks.append(text[max(0, middle - CALIBRATION_CHARS // 2): middle + CALIBRATION_CHARS // 2])
-            if len(chunks) >= CALIBRATION_CHUNKS:
-                break
+                if len(chunks) >= CALIBRATION_CHUNKS:
+                    break
         if chunks:
             tokens = max(1, len(encoding.encode_ordinary("\n".join(chunks))) - (len(chunks) - 1))
             self._learn(tokens, sum(map(len, chunks)))
