@@ -93,6 +93,8 @@ def outcome_of(content: str) -> str:
                 return f"{match.group(1)} {match.group(2).strip(chr(34))}"
         if ('"success"' in head or '"success"' in tail) and (_FAILED_FLAG.search(head) or _FAILED_FLAG.search(tail)):
             return "success=false"
+        if content.rstrip().endswith(("}", "]")):
+            return "ok"  # a complete JSON document with no status or error field: data, not a failure
     # Command output ends with its verdict and starts with its setup: look at
     # both ends (a bounded window each), the end first.
     for window in (content[-_SCAN_CHARS:], content[:_SCAN_CHARS]):
