@@ -21,13 +21,14 @@ IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
 SUMMARY_MARKER = "[STOWAGE CONTEXT SUMMARY"
 SUMMARY_END_MARKER = "[END OF STOWAGE CONTEXT SUMMARY]"
 SUMMARY_FLAG = "_stowage_summary"
+_NO_CALLS: list[dict[str, Any]] = []  # shared; never mutated
 
 
 def role_of(message: Any) -> str:
     """The message role, or ``""`` when the message is not a dict or has none."""
-    if isinstance(message, dict):
+    if message.__class__ is dict or isinstance(message, dict):
         role = message.get("role")
-        if isinstance(role, str):
+        if role.__class__ is str:
             return role
     return ""
 
@@ -81,12 +82,18 @@ def has_images(message: Any) -> bool:
 
 
 def tool_calls_of(message: Any) -> list[dict[str, Any]]:
-    """The assistant's tool calls as a list of dicts (empty when none)."""
+    """The assistant's tool calls as a list of dicts (empty when none).
+
+    Returns the message's own list when it is well formed (callers never
+    mutate it): this runs for every message in every pass of a compaction.
+    """
     if not isinstance(message, dict):
-        return []
+        return _NO_CALLS
     calls = message.get("tool_calls")
-    if not isinstance(calls, list):
-        return []
+    if not calls or not isinstance(calls, list):
+        return _NO_CALLS
+    if all(call.__class__ is dict for call in calls):
+        return calls
     return [c for c in calls if isinstance(c, dict)]
 
 

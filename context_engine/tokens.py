@@ -146,7 +146,10 @@ class TokenCounter:
                 return cached
         if not isinstance(message, dict):
             return MESSAGE_OVERHEAD_TOKENS
-        images = sum(1 for p in content_parts(message.get("content")) if is_image_part(p))
+        content = message.get("content")
+        if content.__class__ is str and not message.get("tool_calls"):  # the common case, kept cheap
+            return MESSAGE_OVERHEAD_TOKENS + math.ceil(len(content) * self.tokens_per_char)
+        images = sum(1 for p in content_parts(content) if is_image_part(p))
         calls = len(tool_calls_of(message))
         return (MESSAGE_OVERHEAD_TOKENS + images * IMAGE_TOKENS + 4 * calls
                 + math.ceil(len(_text_of(message)) * self.tokens_per_char))

@@ -59,7 +59,7 @@ def is_valid(messages: Any, provider: str = "strict") -> bool:
 def _check_shapes(messages: list[Any]) -> list[Problem]:
     problems: list[Problem] = []
     for index, message in enumerate(messages):
-        if not isinstance(message, Mapping):
+        if not isinstance(message, dict):
             problems.append(Problem(index, "not_a_dict", f"got {type(message).__name__}"))
             continue
         role = role_of(message)
@@ -76,7 +76,7 @@ def _check_arguments(index: int, message: Mapping[str, Any]) -> list[Problem]:
     if raw_calls is not None and not isinstance(raw_calls, list):
         return [Problem(index, "bad_tool_calls", "tool_calls is not a list")]
     for call in raw_calls or []:
-        if not isinstance(call, Mapping) or not call_id(call):
+        if not isinstance(call, dict) or not call_id(call):
             problems.append(Problem(index, "bad_tool_call", "tool call without an id"))
             continue
         problem = json_object_problem(call_arguments_text(call))
