@@ -114,8 +114,7 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     if window.size == 0:
         if not pruned.changed:
             return CompactionOutcome(messages, changed=False, stats=stats)
-        result = sanitize(pruned.messages)
-        return _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
+        return _finish(messages, pruned.messages, plan, stats, count, pruned=pruned.pruned, clock=clock)
 
     outcome = _summarize(messages, pruned.messages, window, plan, count=count, summarize=summarize,
                          focus_topic=focus_topic, memory_context=memory_context, archive=archive,
@@ -125,7 +124,7 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
         outcome.stats = stats
         return outcome
     head, tail = pruned.messages[:window.head_end], pruned.messages[window.tail_start:]
-    result = sanitize(place_summary(head, wrap(outcome.summary_body or ""), tail))
+    result = place_summary(head, wrap(outcome.summary_body or ""), tail)
     stats.window_messages = window.size
     stats.summary_chars = len(outcome.summary_body or "")
     final = _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
@@ -219,7 +218,11 @@ def _without_summary(message: Message) -> Message:
 
 def _finish(original: list[Message], result: list[Message], plan: CompactionPlan, stats: CompactionStats,
             count: CountFn, *, pruned: list[PrunedOutput], clock: "_PhaseClock") -> CompactionOutcome:
+    """Phase 4's last step: sanitize only what validation finds wrong, then check."""
     problems = validate_messages(result, plan.profile)
+    if problems:
+        result = sanitize(result)
+        problems = validate_messages(result, plan.profile)
     clock.lap("assemble")
     if problems:
         logger.error("stowage: compaction produced an invalid list (%s); keeping the messages unchanged",

@@ -160,7 +160,8 @@ def test_invalid_result_is_refused_with_reason(monkeypatch):
     # if assembly ever produced an invalid list, the input must come back unchanged
     import stowage.context_engine.compactor as compactor_module
     msgs = make_transcript(15, seed=6)
-    monkeypatch.setattr(compactor_module, "sanitize", lambda messages: messages + [{"role": "tool", "content": "x"}])
+    from stowage.context_engine.validate import Problem
+    monkeypatch.setattr(compactor_module, "validate_messages", lambda messages, profile: [Problem(0, "x", "broken")])
     outcome = run(msgs)
     assert outcome.aborted and not outcome.changed and outcome.messages is msgs
     assert outcome.summary_error and outcome.summary_error.startswith("internal error")
