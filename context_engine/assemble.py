@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, content_parts, json_object_problem,
-                       role_of, tool_calls_of, tool_result_id)
+from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, content_parts, has_content,
+                       json_object_problem, role_of, tool_calls_of, tool_result_id)
 
 REMOVED_CALL_NOTE = "(tool call removed during context compaction)"
 CONTINUE_NOTE = "(continuing the conversation)"
@@ -131,7 +131,7 @@ def fill_empty(messages: list[Message]) -> list[Message]:
     out = []
     for message in messages:
         role = role_of(message)
-        if role in ("user", "assistant") and not _has_text(message) and not tool_calls_of(message):
+        if role in ("user", "assistant") and not has_content(message) and not tool_calls_of(message):
             message = {**message, "content": EMPTY_NOTE}
         out.append(message)
     return out
@@ -176,7 +176,7 @@ def _pair_group(assistant: Message, results: list[Message]) -> list[Message]:
         fixed["tool_calls"] = kept_calls
     else:
         fixed.pop("tool_calls", None)
-        if not _has_text(fixed):
+        if not has_content(fixed):
             fixed["content"] = REMOVED_CALL_NOTE
     return [fixed] + kept_results
 
@@ -254,9 +254,3 @@ def ensure_user_first(messages: list[Message]) -> list[Message]:
         return messages
     return messages[:first] + [{"role": "user", "content": CONTINUE_NOTE}] + messages[first:]
 
-
-def _has_text(message: Message) -> bool:
-    content = message.get("content")
-    if isinstance(content, str):
-        return bool(content.strip())
-    return bool(content)

@@ -74,6 +74,18 @@ def message_text(message: Any) -> str:
     return text_of(message.get("content"))
 
 
+def has_content(message: Any) -> bool:
+    """False for a message strict providers call empty (no text, no parts)."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is None:
+        return False
+    if isinstance(content, str):
+        return bool(content.strip())
+    if isinstance(content, list):
+        return bool(content)
+    return True
+
+
 def has_images(message: Any) -> bool:
     if not isinstance(message, dict):
         return False

@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .messages import (Message, call_arguments_text, content_parts, is_image_part, role_of, text_of,
+from .messages import (Message, call_arguments_text, call_name, content_parts, is_image_part, role_of, text_of,
                        tool_calls_by_id, tool_calls_of, tool_result_id)
 from .stubs import PrunedOutput, default_stub, is_stub
 
@@ -107,11 +107,10 @@ def _prune_tool_result(result: PruneResult, index: int, message: Message, calls:
 
 
 def _tool_name(message: Message, call: Any) -> str:
-    if call:
-        fn = call.get("function") if isinstance(call, dict) else None
-        if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-            return fn["name"]
-    name = message.get("name")
+    """The called tool's name, else the name Hermes stores on the result."""
+    name = call_name(call) if isinstance(call, dict) else ""
+    if not name:
+        name = message.get("name")
     return name if isinstance(name, str) else ""
 
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
                            assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
 from ..tool_search.activation import schema_name
-from .messages import call_id, message_text, role_of, tool_calls_of
+from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
 logger = logging.getLogger(__name__)
 
@@ -177,10 +177,10 @@ def bridge_form_history(messages: list[dict[str, Any]], deferred: Collection[str
     out = []
     for message in messages:
         calls = tool_calls_of(message)
-        if role_of(message) != "assistant" or not any(_name(c) in deferred for c in calls):
+        if role_of(message) != "assistant" or not any(call_name(c) in deferred for c in calls):
             out.append(message)
             continue
-        out.append({**message, "tool_calls": [_as_bridge_call(c) if _name(c) in deferred else c for c in calls]})
+        out.append({**message, "tool_calls": [_as_bridge_call(c) if call_name(c) in deferred else c for c in calls]})
     return out
 
 
@@ -195,11 +195,6 @@ def _as_bridge_call(call: dict[str, Any]) -> dict[str, Any]:
     return {**call, "id": call_id(call), "function": {**fn, "name": CALL_NAME, "arguments": wrapped}}
 
 
-def _name(call: dict[str, Any]) -> str:
-    fn = call.get("function")
-    return fn.get("name", "") if isinstance(fn, dict) else ""
-
-
 def _function(schema: Any) -> Any:
     return schema.get("function", schema) if isinstance(schema, Mapping) else schema
 
@@ -209,7 +204,5 @@ def _is_wrapped(tools: Sequence[Any]) -> bool:
 
 
 def _latest_user_text(messages: list[dict[str, Any]]) -> str:
-    for message in reversed(messages):
-        if role_of(message) == "user":
-            return message_text(message)
-    return ""
+    index = last_index(messages, lambda m: role_of(m) == "user")
+    return message_text(messages[index]) if index >= 0 else ""

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .messages import call_arguments_text, call_id, json_object_problem, role_of, tool_calls_of, tool_result_id
+from .messages import (call_arguments_text, call_id, has_content, json_object_problem, role_of, tool_calls_of,
+                       tool_result_id)
 
 KNOWN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 PROFILES = ("openai", "strict")
@@ -141,20 +142,10 @@ def _check_roles_strict(messages: list[Any]) -> list[Problem]:
         role = role_of(message)
         if role in ("user", "assistant") and role == previous_role:
             problems.append(Problem(index, "same_role_neighbours", f"two {role} messages in a row"))
-        if role == "user" and _is_empty(message):
+        if role == "user" and not has_content(message):
             problems.append(Problem(index, "empty_message", "user message without content"))
-        if role == "assistant" and _is_empty(message) and not tool_calls_of(message):
+        if role == "assistant" and not has_content(message) and not tool_calls_of(message):
             problems.append(Problem(index, "empty_message", "assistant message without content or tool calls"))
         previous_role = role
     return problems
 
-
-def _is_empty(message: Mapping[str, Any]) -> bool:
-    content = message.get("content")
-    if content is None:
-        return True
-    if isinstance(content, str):
-        return not content.strip()
-    if isinstance(content, list):
-        return len(content) == 0
-    return False
