@@ -87,9 +87,12 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
 def time_once(make: Callable[[], Any], transcript: list[dict[str, Any]]) -> tuple[float, int]:
     """Milliseconds of one ``compress`` on a fresh engine and transcript copy.
 
-    The garbage collector runs before and is paused during the timed call, so
-    one engine's garbage is not collected on the other's clock.
+    Process-wide memos are emptied first, so a run never reuses work done by
+    an earlier run on the same transcript.  The garbage collector runs before
+    and is paused during the timed call, so one engine's garbage is not
+    collected on the other's clock.
     """
+    clear_process_caches()
     engine = make()
     messages = copy.deepcopy(transcript)
     getattr(make, "prepare", lambda *a: None)(engine, messages)
@@ -102,6 +105,11 @@ def time_once(make: Callable[[], Any], transcript: list[dict[str, Any]]) -> tupl
     finally:
         gc.enable()
     return elapsed, len(result)
+
+
+def clear_process_caches() -> None:
+    from stowage.context_engine.messages import json_object_problem
+    json_object_problem.cache_clear()
 
 
 def time_engines(engines: dict[str, Callable[[], Any]], transcript: list[dict[str, Any]],

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from .messages import (Message, call_arguments_text, call_name, is_summary, message_text, role_of, tool_calls_of,
                        tool_result_id)
-from .redact import redact
+from .redact import redact_many
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
 _MEDIA = re.compile(r"MEDIA:\S+")
@@ -39,7 +39,7 @@ def _cut(text: str, head: int, tail: int) -> str:
 
 
 def render_message(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> str:
-    """One message as a transcript block (redacted, cut)."""
+    """One message as a transcript block (cut; :func:`serialize_window` redacts it)."""
     role = role_of(message) or "unknown"
     text = _MEDIA.sub("[media attachment]", strip_reasoning(message_text(message)))
     if role == "tool":
@@ -54,15 +54,15 @@ def render_message(message: Message, number: int, names: dict[str, str], limits:
     else:
         header = f"### [{number}] {role.upper()}"
     body = _cut(text, limits.message_head_chars, limits.message_tail_chars)
-    return redact(f"{header}\n{body}".rstrip())
+    return f"{header}\n{body}".rstrip()
 
 
 def serialize_window(window: list[Message], *, names: dict[str, str], first_number: int = 1,
                      limits: TranscriptLimits = TranscriptLimits()) -> str:
-    """The window as one transcript that fits ``limits.total_chars``."""
+    """The window as one redacted transcript that fits ``limits.total_chars``."""
     current = limits
     for _ in range(6):
-        blocks = [render_message(m, first_number + i, names, current) for i, m in enumerate(window)]
+        blocks = redact_many([render_message(m, first_number + i, names, current) for i, m in enumerate(window)])
         text = "\n\n".join(blocks)
         if len(text) <= limits.total_chars:
             return text

@@ -1,0 +1,297 @@
+"""The secret patterns :mod:`.redact` applies, each with a cheap way to find it.
+
+A rule is a regex and a replacement, plus two accelerators that never change
+the result: a ``gate`` (a necessary condition checked with substring
+searches: when it fails the regex cannot match) and a ``find`` (the matches
+of the regex, located from the places a match can begin instead of trying
+the pattern at every character).  Python's ``re`` tries a pattern that opens
+with an alternation or a lookbehind at every position of the text, which is
+what made redaction the slowest step of a compaction; substring searches and
+anchored matches at a handful of candidates are an order of magnitude faster.
+``tests/context_engine/test_redact.py`` checks the accelerated rules against
+the plain ``pattern.sub`` of every rule, on a corpus and on generated text.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from re import Match
+
+MASK = "[REDACTED]"
+
+Replace = Callable[[Match[str]], str]
+Gate = Callable[[str, str], bool]  # (text, lowered) -> may the pattern match?
+Finder = Callable[[re.Pattern[str], str, str], Iterable[Match[str]]]  # (pattern, text, lowered) -> matches
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    pattern: re.Pattern[str]
+    replace: Replace
+    gate: Gate
+    find: Finder | None = None  # None: ``pattern.finditer(text)``
+
+
+# -- replacements -------------------------------------------------------------------------------
+
+def _mask_group(match: Match[str]) -> str:
+    """Mask only the ``secret`` group, keeping the key, header or URL around it."""
+    text = match.group(0)
+    base = match.start(0)
+    start, end = match.span("secret")
+    return text[: start - base] + MASK + text[end - base:]
+
+
+def _mask_all(match: Match[str]) -> str:
+    return MASK
+
+
+_SECRET_QUERY_KEYS = frozenset({
+    "access_token", "refresh_token", "id_token", "token", "api_key", "apikey", "key", "client_secret",
+    "password", "passwd", "secret", "auth", "jwt", "session", "sig", "signature", "x-amz-signature",
+    "x-amz-credential", "x-amz-security-token", "code",
+})
+
+
+def _mask_query(match: Match[str]) -> str:
+    key = match.group("key")
+    if key.lower() in _SECRET_QUERY_KEYS and match.group("secret"):
+        return f"{match.group('sep')}{key}={MASK}"
+    return match.group(0)
+
+
+# -- gates ----------------------------------------------------------------------------------------
+
+def _always(text: str, lowered: str) -> bool:
+    return True
+
+
+def _in_text(*required: str, any_of: tuple[str, ...] = ()) -> Gate:
+    """All of ``required`` and one of ``any_of`` occur in the text (case-sensitive)."""
+    def gate(text: str, lowered: str) -> bool:
+        return all(r in text for r in required) and (not any_of or any(a in text for a in any_of))
+    return gate
+
+
+def _in_lowered(*any_of: str, text_requires: tuple[str, ...] = ()) -> Gate:
+    """All of ``text_requires`` occur in the text and one of ``any_of`` in its lower case."""
+    def gate(text: str, lowered: str) -> bool:
+        return all(r in text for r in text_requires) and any(a in lowered for a in any_of)
+    return gate
+
+
+# -- finders --------------------------------------------------------------------------------------
+
+def occurrences(haystack: str, needles: Iterable[str]) -> list[int]:
+    """Sorted start positions of every occurrence of every needle."""
+    found: list[int] = []
+    for needle in needles:
+        at = haystack.find(needle)
+        while at != -1:
+            found.append(at)
+            at = haystack.find(needle, at + 1)
+    found.sort()
+    return found
+
+
+def _matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iterator[Match[str]]:
+    last = -1
+    for start in starts:
+        if start != last:
+            last = start
+            match = pattern.match(text, start)
+            if match:
+                yield match
+
+
+def _aligned(text: str, lowered: str) -> bool:
+    """Positions in ``lowered`` are positions in ``text`` (lower() never shrinks, rarely grows)."""
+    return len(text) == len(lowered)
+
+
+_LAST_NON_WORD = re.compile(r"(?s).*[^A-Za-z0-9_]")
+_WORD_RUN = re.compile(r"[A-Za-z0-9_]*")
+
+
+def _word_run_start(text: str, at: int) -> int:
+    """Start of the ``[A-Za-z0-9_]`` run holding position ``at`` (scanned back in C-sized steps)."""
+    high = at
+    while high > 0:
+        low = max(0, high - 256)
+        match = _LAST_NON_WORD.match(text, low, high)
+        if match:
+            return match.end()
+        high = low
+    return 0
+
+
+def _at_identifier_holding(*words: str) -> Finder:
+    """Matches that begin at the start of an identifier containing one of ``words`` (case-sensitive)."""
+    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+        starts: list[int] = []
+        run_end = -1
+        for at in occurrences(text, words):
+            if at >= run_end:
+                starts.append(_word_run_start(text, at))
+                run_end = max(at + 1, _WORD_RUN.match(text, at).end())
+        return _matches_at(pattern, text, starts)
+    return find
+
+
+def _runs_of(chars: str, min_length: int) -> Callable[[str], Iterator[tuple[int, int]]]:
+    """A function giving the ``(start, end)`` of each run of ``chars`` at least ``min_length`` long.
+
+    The text is mapped to a byte "shape" (one byte per character: ``a`` in
+    the class, a space outside) and runs are found with ``bytes.find``: C
+    speed, where a regex for the same runs retries at every character.
+    """
+    table = bytes(97 if chr(i) in chars else 32 for i in range(128)) + bytes([32]) * 128
+    needle = b"a" * min_length
+
+    def runs(text: str) -> Iterator[tuple[int, int]]:
+        shape = text.encode("ascii", "replace").translate(table)  # one byte per character
+        at = shape.find(needle)
+        while at != -1:
+            start = shape.rfind(b" ", 0, at) + 1
+            end = shape.find(b" ", at)
+            end = len(shape) if end == -1 else end
+            yield start, end
+            at = shape.find(needle, end)
+    return runs
+
+
+def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
+    """Matches inside the runs (the pattern's characters are all in the run's class)."""
+    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterator[Match[str]]:
+        for start, end in runs(text):
+            yield from pattern.finditer(text, start, end)
+    return find
+
+
+def _word_space_run(words: tuple[str, ...], runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
+    """Matches of ``word <whitespace> <run>``, found from the (rare) runs back to the word."""
+    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+        if not _aligned(text, lowered):
+            return pattern.finditer(text)
+        starts = []
+        for run_start, _ in runs(text):
+            gap = run_start
+            while gap > 0 and text[gap - 1].isspace():
+                gap -= 1
+            if gap < run_start:
+                starts.extend(gap - len(w) for w in words if gap >= len(w) and lowered.startswith(w, gap - len(w)))
+        return _matches_at(pattern, text, sorted(starts))
+    return find
+
+
+def _key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
+    """Matches of ``<key holding a start word> <whitespace> mark``, found from each ``mark`` back.
+
+    ``reach`` bounds how far before the whitespace a match can begin (the
+    longest secret word with its longest suffix).
+    """
+    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+        if not _aligned(text, lowered):
+            return pattern.finditer(text)
+        found: set[int] = set()
+        for at in occurrences(text, (mark,)):
+            end = at
+            while end > 0 and text[end - 1].isspace():
+                end -= 1
+            low = max(0, end - reach)
+            window = lowered[low:end]
+            for word in starts:
+                hit = window.find(word)
+                while hit != -1:
+                    found.add(low + hit)
+                    hit = window.find(word, hit + 1)
+        return _matches_at(pattern, text, sorted(found))
+    return find
+
+
+def _after_digits(count: int, mark: str) -> Finder:
+    """Matches that begin at ``mark`` right after ``count`` digits (no scan with a lookbehind)."""
+    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+        starts = [at for at in occurrences(text, (mark,)) if at >= count and text[at - count:at].isdecimal()]
+        return _matches_at(pattern, text, starts)
+    return find
+
+
+# -- patterns -------------------------------------------------------------------------------------
+
+_VENDOR_PREFIXES = (
+    r"sk-[A-Za-z0-9_-]{10,}", r"sk_(?:live|test)_[A-Za-z0-9]{10,}", r"rk_live_[A-Za-z0-9]{10,}",
+    r"sk_[A-Za-z0-9_]{10,}", r"gh[pousr]_[A-Za-z0-9]{10,}", r"github_pat_[A-Za-z0-9_]{10,}",
+    r"glpat-[A-Za-z0-9_-]{10,}", r"xox[abeprs]-[A-Za-z0-9-]{10,}", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
+    r"AIza[A-Za-z0-9_-]{30,}", r"ya29\.[A-Za-z0-9_-]{20,}", r"(?:AKIA|ASIA)[A-Z0-9]{16}",
+    r"pplx-[A-Za-z0-9]{10,}", r"fal_[A-Za-z0-9_-]{10,}", r"fc-[A-Za-z0-9]{10,}", r"bb_live_[A-Za-z0-9_-]{10,}",
+    r"gAAAA[A-Za-z0-9_=-]{20,}", r"SG\.[A-Za-z0-9_-]{10,}", r"hf_[A-Za-z0-9]{10,}", r"r8_[A-Za-z0-9]{10,}",
+    r"npm_[A-Za-z0-9]{10,}", r"pypi-[A-Za-z0-9_-]{10,}", r"do[op]_v1_[A-Za-z0-9]{10,}", r"am_[A-Za-z0-9_-]{10,}",
+    r"tvly-[A-Za-z0-9]{10,}", r"exa_[A-Za-z0-9]{10,}", r"gsk_[A-Za-z0-9]{10,}", r"syt_[A-Za-z0-9]{10,}",
+    r"retaindb_[A-Za-z0-9]{10,}", r"hsk-[A-Za-z0-9]{10,}", r"mem0_[A-Za-z0-9]{10,}", r"brv_[A-Za-z0-9]{10,}",
+    r"xai-[A-Za-z0-9]{30,}", r"ntn_[A-Za-z0-9]{10,}", r"fw[-_][A-Za-z0-9]{30,}", r"fpk_[A-Za-z0-9]{30,}",
+    r"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{20,}", r"dapi[a-f0-9]{32}", r"lin_api_[A-Za-z0-9]{20,}",
+    r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}", r"AC[a-f0-9]{32}", r"SK[a-f0-9]{32}",
+)
+_ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+# Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
+_VENDOR_KEY_RUNS = _runs_of(_ALNUM + "_.=-", 13)
+_BEARER_SECRET_RUNS = _runs_of(_ALNUM + "._~+/=-", 16)
+
+_SECRET_WORD = (r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
+                r"|auth[_.\-]?token|private[_.\-]?key|client[_.\-]?secret)")
+_SECRET_WORD_STARTS = ("api", "access", "secret", "token", "passw", "credential", "auth", "private", "client")
+_SECRET_WORD_PARTS = ("key", "secret", "token", "passw", "credential")  # one is inside every secret word
+# A match of "<secret word><suffix> =" begins at most this far before the "=" and its
+# whitespace: "client_secret" (13) + "_access_key" (11).
+_SECRET_WORD_REACH = 24
+# A key naming a secret: the secret word ends the key (GITHUB_TOKEN, db.password,
+# client_secret, aws_secret_access_key) so token_count or password_hint do not match.
+_SECRET_KEY = r"[A-Za-z0-9_.\-]*" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?"
+# Upper-case environment names where the secret word is a whole segment followed
+# by more segments (SECRET_KEY_BASE, BASIC_AUTH, API_KEY_PROD), as the built-in
+# masks them; counts, limits and locations (TOKEN_COUNT, MAX_TOKENS, PASSWORD_FILE) are not secrets.
+_ENV_SECRET_SEGMENT = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)"
+_ENV_SECRET_PARTS = ("API", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH")
+_ENV_PLAIN_SEGMENT = (r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
+                      r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])")
+_NOT_A_LOOKUP = r"(?!os\.|process\.env|\$ENV)"
+_JSON_KEY_PARTS = _SECRET_WORD_PARTS + ("bearer", "authorization")
+
+# In order: each rule sees the text the previous ones produced.
+RULES: tuple[Rule, ...] = (
+    Rule(re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)"),
+         _mask_all, _in_text("PRIVATE KEY-----")),
+    Rule(re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
+         _mask_all, _always, _in_runs(_VENDOR_KEY_RUNS)),
+    Rule(re.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}"), _mask_all, _in_text("eyJ")),
+    Rule(re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
+         _mask_group, _in_lowered("authorization")),
+    Rule(re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
+         _mask_group, _in_lowered("bearer", "basic", "token"),
+         _word_space_run(("bearer", "basic", "token"), _BEARER_SECRET_RUNS)),
+    Rule(re.compile(r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
+                    r"\s*:\s*(?P<secret>[^\s\"',;]+)"),
+         _mask_group, _in_lowered("api-key", "-token", "apikey")),
+    Rule(re.compile(r"://[^\s:/@]+:(?P<secret>[^\s@/]+)@"), _mask_group, _in_text("://")),
+    Rule(re.compile(r"(?i)(?:https?|wss?|git|ssh|ftps?|sftp)://(?P<secret>[^\s:@/]{8,})@[^\s]"),
+         _mask_group, _in_text("://")),
+    Rule(re.compile(r"(?P<sep>[?&;#])(?P<key>[A-Za-z0-9_.\-]+)=(?P<secret>[^&;#\s\"'<>]*)"),
+         _mask_query, _in_text("=")),
+    Rule(re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input)\"\s*:\s*"
+                    r"\"(?P<secret>[^\"]+)\""),
+         _mask_group, _in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":"))),
+    Rule(re.compile(r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=\s*(['\"]?)"
+                    r"(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
+         _mask_group, _in_lowered(*_SECRET_WORD_PARTS, text_requires=("=",)),
+         _key_before("=", _SECRET_WORD_STARTS, _SECRET_WORD_REACH)),
+    Rule(re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+_)*" + _ENV_SECRET_SEGMENT + r"(?:_(?!" + _ENV_PLAIN_SEGMENT
+                    + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
+         _mask_group, _in_text("=", any_of=_ENV_SECRET_PARTS), _at_identifier_holding(*_ENV_SECRET_PARTS)),
+    Rule(re.compile(r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1[ \t]*$"),
+         _mask_group, _in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",))),
+    Rule(re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), _mask_group, _in_text(":"),
+         _after_digits(8, ":")),
+)
