@@ -12,7 +12,6 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from dataclasses import asdict
 from typing import Any, Callable
 
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
@@ -253,7 +252,7 @@ class StowageEngineCore:
              result: str) -> None:
         entry = {"result": result, "focus_topic": focus_topic, "forced": force,
                  "summary_error": outcome.summary_error, "window_reference": outcome.window_reference,
-                 **asdict(outcome.stats),
+                 **vars(outcome.stats), "phase_ms": dict(outcome.stats.phase_ms),  # flat: asdict() recurses
                  "tokens_before": current_tokens or None,
                  "tokens_after": sum(map(self.counter.estimate_message, outcome.messages)) if outcome.changed else None}
         self.compaction_log.append(entry)

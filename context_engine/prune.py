@@ -10,12 +10,22 @@ for one carrying a retrieval handle without this module knowing about it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from .messages import (Message, call_arguments_text, call_name, content_parts, is_image_part, role_of, text_of,
-                       tool_calls_by_id, tool_calls_of, tool_result_id)
-from .stubs import PrunedOutput, default_stub, is_stub
+from .messages import (
+    Message,
+    call_arguments_text,
+    call_name,
+    content_parts,
+    is_image_part,
+    role_of,
+    text_of,
+    tool_calls_by_id,
+    tool_result_id,
+)
+from .stubs import STUB_PREFIXES, PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]
 IMAGE_PLACEHOLDER = "[stowage: image removed from older context]"
@@ -56,10 +66,12 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
         role = role_of(message)
         if role == "tool":
             _prune_tool_result(result, index, message, calls, newest_copy, settings, render)
-        elif role == "assistant" and tool_calls_of(message):
+        elif role == "assistant" and message.get("tool_calls"):
             _shrink_call_arguments(result, index, settings.max_args_chars)
-        if role in ("user", "assistant", "tool") and index not in keep_images_at:
-            _strip_images(result, index)
+        elif role not in ("user", "assistant"):
+            continue
+        if message.get("content").__class__ is list and index not in keep_images_at:
+            _strip_images(result, index)  # only list contents hold images
     return result
 
 
@@ -82,24 +94,18 @@ def _newest_copies(messages: list[Message], min_chars: int) -> dict[str, str]:
 def _prune_tool_result(result: PruneResult, index: int, message: Message, calls: dict[str, Any],
                        newest_copy: dict[str, str], settings: PruneSettings, render: StubRenderer) -> None:
     content = message.get("content")
-    text = text_of(content)
-    if len(text) < settings.min_chars or is_stub(text):
+    text = content if content.__class__ is str else text_of(content)
+    if len(text) < settings.min_chars or text.startswith(STUB_PREFIXES):
         return
     cid = tool_result_id(message)
-    call = calls.get(cid, {})
+    call = calls.get(cid)
     newer = newest_copy.get(text)
-    output = PrunedOutput(
-        index=index,
-        tool_call_id=cid,
-        tool_name=_tool_name(message, call),
-        arguments=call_arguments_text(call) if call else "",
-        content=text,
-        duplicate_of_call_id=newer if newer and newer != cid else None,
-    )
+    output = PrunedOutput(index, cid, _tool_name(message, call), call_arguments_text(call) if call else "", text,
+                          newer if newer and newer != cid else None)
     stub = render(output)
     if len(stub) >= len(text):
         return
-    replaced = dict(result.messages[index])
+    replaced = message.copy() if message.__class__ is dict else dict(message)
     replaced["content"] = stub
     result.messages[index] = replaced
     result.pruned.append(output)

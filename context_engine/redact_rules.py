@@ -111,6 +111,14 @@ def _aligned(text: str, lowered: str) -> bool:
     return len(text) == len(lowered)
 
 
+# Non-ASCII letters that re.IGNORECASE matches with an ASCII class like [A-Za-z].
+_CASE_EQUIVALENTS = ("\u017f", "\u0131", "\u0130", "\u212a")
+
+
+def _has_case_equivalents(text: str) -> bool:
+    return not text.isascii() and any(c in text for c in _CASE_EQUIVALENTS)
+
+
 _LAST_NON_WORD = re.compile(r"(?s).*[^A-Za-z0-9_]")
 _WORD_RUN = re.compile(r"[A-Za-z0-9_]*")
 
@@ -171,9 +179,13 @@ def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
 
 
 def _word_space_run(words: tuple[str, ...], runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
-    """Matches of ``word <whitespace> <run>``, found from the (rare) runs back to the word."""
+    """Matches of ``word <whitespace> <run>``, found from the (rare) runs back to the word.
+
+    The runs are ASCII; a case-insensitive pattern's class also holds a few
+    non-ASCII letters, so texts with those take the plain scan.
+    """
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        if not _aligned(text, lowered):
+        if not _aligned(text, lowered) or _has_case_equivalents(text):
             return pattern.finditer(text)
         starts = []
         for run_start, _ in runs(text):

@@ -150,9 +150,9 @@ class TokenCounter:
         if content.__class__ is str and not message.get("tool_calls"):  # the common case, kept cheap
             return MESSAGE_OVERHEAD_TOKENS + math.ceil(len(content) * self.tokens_per_char)
         images = sum(1 for p in content_parts(content) if is_image_part(p))
-        calls = len(tool_calls_of(message))
-        return (MESSAGE_OVERHEAD_TOKENS + images * IMAGE_TOKENS + 4 * calls
-                + math.ceil(len(_text_of(message)) * self.tokens_per_char))
+        calls = tool_calls_of(message)
+        return (MESSAGE_OVERHEAD_TOKENS + images * IMAGE_TOKENS + 4 * len(calls)
+                + math.ceil(_text_length(content, calls) * self.tokens_per_char))
 
     # -- messages --------------------------------------------------------
     def count_message(self, message: Mapping[str, Any]) -> int:
@@ -202,6 +202,22 @@ def _text_of(message: Mapping[str, Any]) -> str:
         pieces.append(call_name(call))
         pieces.append(call_arguments_text(call))
     return pieces[0] if len(pieces) == 1 else "".join(pieces)
+
+
+def _text_length(content: Any, calls: list[dict[str, Any]]) -> int:
+    """``len(_text_of(message))`` without building the joined string."""
+    if content.__class__ is str:
+        length = len(content)
+    else:
+        length = 0
+        for part in content_parts(content):
+            if isinstance(part, str):
+                length += len(part)
+            elif isinstance(part, dict) and isinstance(part.get("text"), str):
+                length += len(part["text"])
+    for call in calls:
+        length += len(call_name(call)) + len(call_arguments_text(call))
+    return length
 
 
 def _message_key(message: Any) -> Hashable | None:

@@ -65,6 +65,7 @@ CORPUS = [
     ("json-password", '{"user": "bob", "password": "correct horse battery staple"}', "correct horse battery staple"),
     ("json-apiKey", '{"apiKey":"camel-case-secret"}', "camel-case-secret"),
     ("json-access-token", '{"access_token": "opaque.oauth.token.value"}', "opaque.oauth.token.value"),
+    ("json-spaced-colon", '{"password" : "spaced-colon-pw"}', "spaced-colon-pw"),
     ("json-client-secret", '{"client_secret": "cs-0123456789"}', "cs-0123456789"),
     ("private-key", f"-----BEGIN RSA PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n-----END RSA PRIVATE KEY-----",
      PRIVATE_KEY_BODY),
