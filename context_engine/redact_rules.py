@@ -148,26 +148,54 @@ def _at_identifier_holding(*words: str) -> Finder:
     return find
 
 
-def _runs_of(chars: str, min_length: int) -> Callable[[str], Iterator[tuple[int, int]]]:
-    """A function giving the ``(start, end)`` of each run of ``chars`` at least ``min_length`` long.
+def _runs_of(chars: str, min_length: int, *, after_space: bool = False) -> Callable[[str], Iterator[tuple[int, int]]]:
+    """A function giving the ``(start, end)`` of each run of ASCII ``chars`` at least ``min_length`` long.
 
-    The text is mapped to a byte "shape" (one byte per character: ``a`` in
-    the class, a space outside) and runs are found with ``bytes.find``: C
-    speed, where a regex for the same runs retries at every character.
+    The text's UTF-8 bytes are mapped to a "shape" (``a`` in the class, ``w``
+    for possible whitespace when ``after_space``, a space otherwise) and runs
+    are found with ``bytes.find``: C speed, where a regex for the same runs
+    retries at every character.  With ``after_space`` only runs right after
+    whitespace or a non-ASCII character are given (a superset of the runs
+    after whitespace: callers check the character).
     """
-    table = bytes(97 if chr(i) in chars else 32 for i in range(128)) + bytes([32]) * 128
-    needle = b"a" * min_length
+    def byte_for(i: int) -> int:
+        if i < 128 and chr(i) in chars:
+            return 97
+        return 119 if after_space and (i >= 128 or chr(i).isspace()) else 32
+    table = bytes(byte_for(i) for i in range(256))
+    needle = (b"w" if after_space else b"") + b"a" * min_length
 
     def runs(text: str) -> Iterator[tuple[int, int]]:
-        shape = text.encode("ascii", "replace").translate(table)  # one byte per character
+        data = text.encode("utf-8", "surrogatepass")
+        shape = data.translate(table)
+        position = _CharPositions(text, data)
         at = shape.find(needle)
         while at != -1:
-            start = shape.rfind(b" ", 0, at) + 1
-            end = shape.find(b" ", at)
+            start = at + 1 if after_space else shape.rfind(b" ", 0, at) + 1
+            end = shape.find(b" ", start)
             end = len(shape) if end == -1 else end
-            yield start, end
+            if after_space:
+                space = shape.find(b"w", start, end)  # bounded: never a scan to the end of the text
+                end = end if space == -1 else space
+            yield position(start), position(end)
             at = shape.find(needle, end)
     return runs
+
+
+class _CharPositions:
+    """Converts increasing UTF-8 byte offsets (at character boundaries) to string offsets."""
+
+    def __init__(self, text: str, data: bytes) -> None:
+        self._data = data
+        self._same = len(data) == len(text)
+        self._byte = self._char = 0
+
+    def __call__(self, offset: int) -> int:
+        if self._same:
+            return offset
+        self._char += len(self._data[self._byte:offset].decode("utf-8", "surrogatepass"))
+        self._byte = offset
+        return self._char
 
 
 def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
@@ -250,7 +278,7 @@ _VENDOR_PREFIXES = (
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
 _VENDOR_KEY_RUNS = _runs_of(_ALNUM + "_.=-", 13)
-_BEARER_SECRET_RUNS = _runs_of(_ALNUM + "._~+/=-", 16)
+_BEARER_SECRET_RUNS = _runs_of(_ALNUM + "._~+/=-", 16, after_space=True)
 
 _SECRET_WORD = (r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
                 r"|auth[_.\-]?token|private[_.\-]?key|client[_.\-]?secret)")
