@@ -159,8 +159,9 @@ def is_summary(message: Any) -> bool:
     if message.get(SUMMARY_FLAG):
         return True
     content = message.get("content")
-    head = content[:400] if isinstance(content, str) else message_text(message)[:400]
-    return SUMMARY_MARKER in head
+    if content.__class__ is str:
+        return content.find(SUMMARY_MARKER, 0, 400) != -1  # no copy of the head
+    return SUMMARY_MARKER in message_text(message)[:400]
 
 
 def is_real_user_turn(message: Any) -> bool:

@@ -111,14 +111,6 @@ def _aligned(text: str, lowered: str) -> bool:
     return len(text) == len(lowered)
 
 
-# Non-ASCII letters that re.IGNORECASE matches with an ASCII class like [A-Za-z].
-_CASE_EQUIVALENTS = ("\u017f", "\u0131", "\u0130", "\u212a")
-
-
-def _has_case_equivalents(text: str) -> bool:
-    return not text.isascii() and any(c in text for c in _CASE_EQUIVALENTS)
-
-
 _LAST_NON_WORD = re.compile(r"(?s).*[^A-Za-z0-9_]")
 _WORD_RUN = re.compile(r"[A-Za-z0-9_]*")
 
@@ -148,22 +140,15 @@ def _at_identifier_holding(*words: str) -> Finder:
     return find
 
 
-def _runs_of(chars: str, min_length: int, *, after_space: bool = False) -> Callable[[str], Iterator[tuple[int, int]]]:
+def _runs_of(chars: str, min_length: int) -> Callable[[str], Iterator[tuple[int, int]]]:
     """A function giving the ``(start, end)`` of each run of ASCII ``chars`` at least ``min_length`` long.
 
-    The text's UTF-8 bytes are mapped to a "shape" (``a`` in the class, ``w``
-    for possible whitespace when ``after_space``, a space otherwise) and runs
-    are found with ``bytes.find``: C speed, where a regex for the same runs
-    retries at every character.  With ``after_space`` only runs right after
-    whitespace or a non-ASCII character are given (a superset of the runs
-    after whitespace: callers check the character).
+    The text's UTF-8 bytes are mapped to a "shape" (``a`` in the class, a
+    space otherwise) and runs are found with ``bytes.find``: C speed, where a
+    regex for the same runs retries at every character.
     """
-    def byte_for(i: int) -> int:
-        if i < 128 and chr(i) in chars:
-            return 97
-        return 119 if after_space and (i >= 128 or chr(i).isspace()) else 32
-    table = bytes(byte_for(i) for i in range(256))
-    needle = (b"w" if after_space else b"") + b"a" * min_length
+    table = bytes(97 if i < 128 and chr(i) in chars else 32 for i in range(256))
+    needle = b"a" * min_length
 
     def runs(text: str) -> Iterator[tuple[int, int]]:
         data = text.encode("utf-8", "surrogatepass")
@@ -171,12 +156,9 @@ def _runs_of(chars: str, min_length: int, *, after_space: bool = False) -> Calla
         position = _CharPositions(text, data)
         at = shape.find(needle)
         while at != -1:
-            start = at + 1 if after_space else shape.rfind(b" ", 0, at) + 1
-            end = shape.find(b" ", start)
+            start = shape.rfind(b" ", 0, at) + 1
+            end = shape.find(b" ", at)
             end = len(shape) if end == -1 else end
-            if after_space:
-                space = shape.find(b"w", start, end)  # bounded: never a scan to the end of the text
-                end = end if space == -1 else space
             yield position(start), position(end)
             at = shape.find(needle, end)
     return runs
@@ -206,23 +188,21 @@ def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
     return find
 
 
-def _word_space_run(words: tuple[str, ...], runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
-    """Matches of ``word <whitespace> <run>``, found from the (rare) runs back to the word.
+def _prefiltered(prefilter: str) -> Finder:
+    """Matches that begin where ``prefilter`` matches in the lower-cased text.
 
-    The runs are ASCII; a case-insensitive pattern's class also holds a few
-    non-ASCII letters, so texts with those take the plain scan.
+    The prefilter is the pattern's opening part without ``(?i)``: on
+    lower-cased text ``re`` scans it several times faster (a case-sensitive
+    literal or class prefix lets it skip ahead).  It must match at every
+    position a real match begins, and no real match may begin inside one of
+    its matches (each use below says why).
     """
+    compiled = re.compile(prefilter)
+
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        if not _aligned(text, lowered) or _has_case_equivalents(text):
+        if not _aligned(text, lowered):
             return pattern.finditer(text)
-        starts = []
-        for run_start, _ in runs(text):
-            gap = run_start
-            while gap > 0 and text[gap - 1].isspace():
-                gap -= 1
-            if gap < run_start:
-                starts.extend(gap - len(w) for w in words if gap >= len(w) and lowered.startswith(w, gap - len(w)))
-        return _matches_at(pattern, text, sorted(starts))
+        return _matches_at(pattern, text, (m.start() for m in compiled.finditer(lowered)))
     return find
 
 
@@ -278,7 +258,6 @@ _VENDOR_PREFIXES = (
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
 _VENDOR_KEY_RUNS = _runs_of(_ALNUM + "_.=-", 13)
-_BEARER_SECRET_RUNS = _runs_of(_ALNUM + "._~+/=-", 16, after_space=True)
 
 _SECRET_WORD = (r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
                 r"|auth[_.\-]?token|private[_.\-]?key|client[_.\-]?secret)")
@@ -311,7 +290,8 @@ RULES: tuple[Rule, ...] = (
          _mask_group, _in_lowered("authorization")),
     Rule(re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
          _mask_group, _in_lowered("bearer", "basic", "token"),
-         _word_space_run(("bearer", "basic", "token"), _BEARER_SECRET_RUNS)),
+         # A word and one whitespace: no word of the three starts inside another followed by whitespace.
+         _prefiltered(r"(?:bearer|basic|token)\s")),
     Rule(re.compile(r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
                     r"\s*:\s*(?P<secret>[^\s\"',;]+)"),
          _mask_group, _in_lowered("api-key", "-token", "apikey")),
@@ -322,7 +302,9 @@ RULES: tuple[Rule, ...] = (
          _mask_query, _in_text("=")),
     Rule(re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input)\"\s*:\s*"
                     r"\"(?P<secret>[^\"]+)\""),
-         _mask_group, _in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":"))),
+         _mask_group, _in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":")),
+         # From a key's opening quote to its colon: a match begins only at an opening quote.
+         _prefiltered(r'"[a-z0-9_.\-]*(?:key|secret|token|passw|credential|bearer|authorization)[a-z0-9_.\-]*"\s*:')),
     Rule(re.compile(r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=\s*(['\"]?)"
                     r"(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
          _mask_group, _in_lowered(*_SECRET_WORD_PARTS, text_requires=("=",)),
@@ -331,7 +313,9 @@ RULES: tuple[Rule, ...] = (
                     + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
          _mask_group, _in_text("=", any_of=_ENV_SECRET_PARTS), _at_identifier_holding(*_ENV_SECRET_PARTS)),
     Rule(re.compile(r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1[ \t]*$"),
-         _mask_group, _in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",))),
+         _mask_group, _in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
+         # Within one line from its start: a match begins only at a line start.
+         _prefiltered(r"(?m)^[ \t-]*[a-z0-9_.\-]*(?:key|secret|token|passw|credential)")),
     Rule(re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), _mask_group, _in_text(":"),
          _after_digits(8, ":")),
 )

@@ -19,10 +19,11 @@ STUB_PREFIXES = (PRUNED_PREFIX, DUPLICATE_PREFIX, "[stowage: tool output stored]
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
 _ERROR_FIELD = re.compile(r'"(error)"\s*:\s*("(?:[^"\\]|\\.){1,200}")')
 _FAILED_FLAG = re.compile(r'"success"\s*:\s*false')
-_SCAN_CHARS = 1024
+_SCAN_CHARS = 1024  # each end of a command output searched for an error word
+_JSON_SCAN_CHARS = 1024  # each end of a JSON output searched for status fields (top-level ones sit at an end)
 _STATUS_KEYS = ('"exit_code"', '"returncode"', '"exitCode"', '"status"')
 _ERROR_KEYS = ('"error"',)
-_ERROR_WORDS = ("error", "exception", "traceback", "failed", "failure", "fatal", "panic", "denied", "not found")
+_ERROR_WORDS = ("error", "exception", "traceback", "fail", "fatal", "panic", "denied", "not found")
 _GIST_VALUE_CHARS = 60
 _GIST_TOTAL_CHARS = 160
 
@@ -79,7 +80,7 @@ def outcome_of(content: str) -> str:
     what stubbing a 10 KB one does.
     """
     if content[:256].lstrip()[:1] in ("{", "["):
-        verdict = _json_verdict(content[:4096], content[-2048:], content)
+        verdict = _json_verdict(content[:_JSON_SCAN_CHARS], content[-_JSON_SCAN_CHARS:], content)
         if verdict:
             return verdict
     # Command output ends with its verdict and starts with its setup: look at
@@ -98,8 +99,9 @@ def outcome_of(content: str) -> str:
 
 def _json_verdict(head: str, tail: str, content: str) -> str | None:
     """Status, error or success fields of a JSON output; ``ok`` for plain data; None when unsure."""
+    both = head if len(head) >= len(content) else head + tail  # one substring scan per key
     for keys, field in ((_STATUS_KEYS, _STATUS_FIELD), (_ERROR_KEYS, _ERROR_FIELD)):
-        if not any(key in tail or key in head for key in keys):
+        if not any(key in both for key in keys):
             continue  # a substring test is far cheaper than the regex scan
         match = field.search(tail) or field.search(head)
         if match:
@@ -110,7 +112,7 @@ def _json_verdict(head: str, tail: str, content: str) -> str | None:
                     message = match.group(2).strip('"')
                 return "error: " + _shorten(message.replace("\n", " "), 120)
             return f"{match.group(1)} {match.group(2).strip(chr(34))}"
-    if ('"success"' in head or '"success"' in tail) and (_FAILED_FLAG.search(head) or _FAILED_FLAG.search(tail)):
+    if '"success"' in both and (_FAILED_FLAG.search(head) or _FAILED_FLAG.search(tail)):
         return "success=false"
     if content.rstrip().endswith(("}", "]")):
         return "ok"  # a complete JSON document with no status or error field: data, not a failure

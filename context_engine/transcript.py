@@ -29,7 +29,7 @@ class TranscriptLimits:
 
 
 def strip_reasoning(text: str) -> str:
-    return _THINK_BLOCK.sub("", text)
+    return _THINK_BLOCK.sub("", text) if "</" in text else text  # a block needs its closing tag
 
 
 def _cut(text: str, head: int, tail: int) -> str:
@@ -41,7 +41,9 @@ def _cut(text: str, head: int, tail: int) -> str:
 def render_message(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> str:
     """One message as a transcript block (cut; :func:`serialize_window` redacts it)."""
     role = role_of(message) or "unknown"
-    text = _MEDIA.sub("[media attachment]", strip_reasoning(message_text(message)))
+    text = strip_reasoning(message_text(message))
+    if "MEDIA:" in text:
+        text = _MEDIA.sub("[media attachment]", text)
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
