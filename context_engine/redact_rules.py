@@ -299,7 +299,9 @@ RULES: tuple[Rule, ...] = (
     Rule(re.compile(r"(?i)(?:https?|wss?|git|ssh|ftps?|sftp)://(?P<secret>[^\s:@/]{8,})@[^\s]"),
          _mask_group, _in_text("://")),
     Rule(re.compile(r"(?P<sep>[?&;#])(?P<key>[A-Za-z0-9_.\-]+)=(?P<secret>[^&;#\s\"'<>]*)"),
-         _mask_query, _in_text("=")),
+         _mask_query, _in_text("="),
+         # Only secret keys change: a match runs from its separator to its value, which holds no separator.
+         _prefiltered(r"[?&;#](?:" + "|".join(sorted(map(re.escape, _SECRET_QUERY_KEYS), key=len, reverse=True)) + ")=")),
     Rule(re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input)\"\s*:\s*"
                     r"\"(?P<secret>[^\"]+)\""),
          _mask_group, _in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":")),

@@ -11,9 +11,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from .messages import (Message, call_arguments_text, call_name, is_summary, message_text, role_of, tool_calls_of,
-                       tool_result_id)
+from .messages import (
+    Message,
+    call_arguments_text,
+    call_name,
+    is_summary,
+    message_text,
+    role_of,
+    tool_calls_of,
+    tool_result_id,
+)
 from .redact import redact_many
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
@@ -38,25 +47,46 @@ def _cut(text: str, head: int, tail: int) -> str:
     return f"{text[:head]}\n…[{len(text) - head - tail:,} chars omitted here; kept in the store]…\n{text[-tail:]}"
 
 
-def render_message(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> str:
-    """One message as a transcript block (cut; :func:`serialize_window` redacts it)."""
+class _Block(NamedTuple):
+    """One message of the transcript: our own header pieces around the two texts redacted."""
+
+    header: str  # ours: position, role, tool name, call id
+    calls: str  # the model's tool calls and arguments (redacted)
+    body: str  # the message text (redacted)
+
+
+def _block(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> _Block:
     role = role_of(message) or "unknown"
     text = strip_reasoning(message_text(message))
     if "MEDIA:" in text:
         text = _MEDIA.sub("[media attachment]", text)
+    calls = ""
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
     elif role == "assistant" and tool_calls_of(message):
+        header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
             f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})" for c in tool_calls_of(message))
-        header = f"### [{number}] ASSISTANT (calls tools: {calls})"
     elif is_summary(message):
         header = f"### [{number}] EARLIER SUMMARY"
     else:
         header = f"### [{number}] {role.upper()}"
-    body = _cut(text, limits.message_head_chars, limits.message_tail_chars)
-    return f"{header}\n{body}".rstrip()
+    return _Block(header, calls, _cut(text, limits.message_head_chars, limits.message_tail_chars))
+
+
+def render_blocks(window: list[Message], names: dict[str, str], first_number: int,
+                  limits: TranscriptLimits) -> list[str]:
+    """The window's messages as redacted transcript blocks.
+
+    Only what came from the conversation is redacted (the texts and the tool
+    calls), all blocks in one batch; the headers Stowage writes are not.
+    """
+    blocks = [_block(m, first_number + i, names, limits) for i, m in enumerate(window)]
+    redacted = redact_many([b.calls for b in blocks] + [b.body for b in blocks])
+    calls, bodies = redacted[:len(blocks)], redacted[len(blocks):]
+    return [f"{b.header}{c})\n{body}".rstrip() if b.calls else f"{b.header}\n{body}".rstrip()
+            for b, c, body in zip(blocks, calls, bodies)]
 
 
 def serialize_window(window: list[Message], *, names: dict[str, str], first_number: int = 1,
@@ -64,7 +94,7 @@ def serialize_window(window: list[Message], *, names: dict[str, str], first_numb
     """The window as one redacted transcript that fits ``limits.total_chars``."""
     current = limits
     for _ in range(6):
-        blocks = redact_many([render_message(m, first_number + i, names, current) for i, m in enumerate(window)])
+        blocks = render_blocks(window, names, first_number, current)
         text = "\n\n".join(blocks)
         if len(text) <= limits.total_chars:
             return text
