@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from typing import Callable, Protocol
 
 from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .fallback import build_fallback
-from .messages import Message, is_real_user_turn, is_summary, last_index, message_text, tool_names_by_call_id
+from .messages import (Message, is_real_user_turn, is_summary, last_index, message_text, role_of,
+                       tool_names_by_call_id)
 from .prune import PruneSettings, prune
 from .stubs import PrunedOutput, default_stub
 from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
@@ -66,6 +67,7 @@ class CompactionStats:
     images_removed: int = 0
     arguments_shrunk: int = 0
     window_messages: int = 0
+    window_tool_outputs: int = 0  # shown to the summary model as verdicts, kept whole with the stored window
     summary_chars: int = 0
     phase_ms: dict[str, float] = field(default_factory=dict)
 
@@ -96,21 +98,22 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     head_end = head_end_index(messages, plan.protect_first_n)
     prune_from = budget_tail_start(messages, budget_tokens=plan.tail_budget_tokens,
                                    min_messages=plan.tail_min_messages, count=count, floor_index=head_end)
-    newest_user = last_index(messages, is_real_user_turn)
-    render = _renderer(archive)
-    pruned = prune(messages, protect_from=prune_from, settings=plan.prune, render=render,
-                   keep_images_at=frozenset({newest_user}))
-    stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
-    stats.arguments_shrunk = pruned.arguments_shrunk
-    clock.lap("prune")
-
-    # Boundaries are chosen on the original messages (same positions as the
-    # pruned list): measured after pruning, the cheap stubs would let the
-    # token-budget tail swallow the whole history and leave nothing to summarize.
+    # Boundaries are chosen on the original messages: measured after pruning,
+    # the cheap stubs would let the token-budget tail swallow the whole
+    # history and leave nothing to summarize.
     window = choose_window(messages, protect_first_n=plan.protect_first_n,
                            tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
                            count=count, budget_tail=prune_from)
     clock.lap("boundaries")
+
+    # The window is summarized from its original messages (long outputs
+    # shown as verdicts) and stored whole: only what stays is pruned.
+    newest_user = last_index(messages, is_real_user_turn)
+    pruned = prune(messages, protect_from=prune_from, settings=plan.prune, render=_renderer(archive),
+                   keep_images_at=frozenset({newest_user}), skip=range(window.head_end, window.tail_start))
+    stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
+    stats.arguments_shrunk = pruned.arguments_shrunk
+    clock.lap("prune")
     if window.size == 0:
         if not pruned.changed:
             return CompactionOutcome(messages, changed=False, stats=stats)
@@ -126,6 +129,7 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     head, tail = pruned.messages[:window.head_end], pruned.messages[window.tail_start:]
     result = place_summary(head, wrap(outcome.summary_body or ""), tail)
     stats.window_messages = window.size
+    stats.window_tool_outputs = sum(role_of(m) == "tool" for m in messages[window.head_end:window.tail_start])
     stats.summary_chars = len(outcome.summary_body or "")
     final = _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
     if final.aborted:
@@ -174,7 +178,7 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     else:
         names = tool_names_by_call_id(pruned)
         transcript = serialize_window(transcript_input, names=names, first_number=window.head_end + 1,
-                                      limits=plan.transcript)
+                                      limits=replace(plan.transcript, tool_output_chars=plan.prune.min_chars))
         request = SummaryRequest(
             transcript=transcript,
             # the budget only needs a rough size: 4 chars per token

@@ -10,6 +10,7 @@ for one carrying a retrieval handle without this module knowing about it.
 from __future__ import annotations
 
 import json
+from itertools import chain
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,17 +52,22 @@ class PruneResult:
 
 
 def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings = PruneSettings(),
-          render: StubRenderer = default_stub, keep_images_at: frozenset[int] = frozenset()) -> PruneResult:
+          render: StubRenderer = default_stub, keep_images_at: frozenset[int] = frozenset(),
+          skip: range = range(0)) -> PruneResult:
     """Prune everything before ``protect_from``; the tail stays verbatim.
 
     ``keep_images_at`` lists indices whose images survive anyway (the newest
     user turn: the model must still see what the user just showed it).
+    ``skip`` is left as it is: the summary window, which the summary replaces
+    (stubbing its outputs would be work thrown away).
     """
     protect_from = max(0, min(protect_from, len(messages)))
     calls = tool_calls_by_id(messages)
     newest_copy = _newest_copies(messages, settings.min_chars)
     result = PruneResult(messages=list(messages))
-    for index in range(protect_from):
+    indices = (chain(range(min(skip.start, protect_from)), range(skip.stop, protect_from)) if skip
+               else range(protect_from))
+    for index in indices:
         message = messages[index]
         role = role_of(message)
         if role == "tool":

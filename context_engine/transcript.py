@@ -10,7 +10,7 @@ then the oldest and newest messages are kept and the middle is elided.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from .messages import (
@@ -24,6 +24,9 @@ from .messages import (
     tool_result_id,
 )
 from .redact import redact_many
+from .stubs import digest, is_stub
+
+OUTPUT_NOT_SHOWN = "[stowage: output not shown]"
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
 _MEDIA = re.compile(r"MEDIA:\S+")
@@ -35,6 +38,9 @@ class TranscriptLimits:
     message_tail_chars: int = 1500
     argument_chars: int = 1200
     total_chars: int = 240_000  # ~60k tokens: fits any summary model Hermes accepts (>= 64k)
+    # Longer tool outputs appear as their verdict and size, as a pruned stub
+    # would show them (the outputs stay whole in the stored window).
+    tool_output_chars: int = 200
 
 
 def strip_reasoning(text: str) -> str:
@@ -64,6 +70,8 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
+        if len(text) >= limits.tool_output_chars and not is_stub(text):
+            return _Block(header, "", f"{OUTPUT_NOT_SHOWN} -> {digest(text)}")
     elif role == "assistant" and tool_calls_of(message):
         header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
@@ -98,8 +106,9 @@ def serialize_window(window: list[Message], *, names: dict[str, str], first_numb
         text = "\n\n".join(blocks)
         if len(text) <= limits.total_chars:
             return text
-        current = TranscriptLimits(max(200, current.message_head_chars // 2), max(100, current.message_tail_chars // 2),
-                                   max(120, current.argument_chars // 2), limits.total_chars)
+        current = replace(current, message_head_chars=max(200, current.message_head_chars // 2),
+                          message_tail_chars=max(100, current.message_tail_chars // 2),
+                          argument_chars=max(120, current.argument_chars // 2))
     return _elide_middle(blocks, limits.total_chars)
 
 

@@ -128,10 +128,11 @@ def describe_compaction(entry: dict[str, Any]) -> None:
     _line(f"  messages:          {entry['messages_before']} -> "
           f"{entry['messages_after'] if entry['result'] not in ('no-op', 'aborted') else 'unchanged'}")
     if before and after:
-        _line(f"  prompt tokens:     ~{before:,} -> ~{after:,} (tiktoken count of the new list)")
-    _line(f"  phase 1 prune:     {entry['pruned_outputs']} old tool outputs -> stubs with retrieval handles, "
-          f"{entry['images_removed']} images, {entry['arguments_shrunk']} oversized arguments")
-    _line(f"  phase 2 window:    {entry['window_messages']} messages summarized; tool calls kept with their results")
+        _line(f"  prompt tokens:     ~{before:,} -> ~{after:,} (new list, estimated at tiktoken's measured ratio)")
+    _line(f"  phase 1 prune:     {entry['pruned_outputs']} old tool outputs staying in context -> stubs with "
+          f"retrieval handles, {entry['images_removed']} images, {entry['arguments_shrunk']} oversized arguments")
+    _line(f"  phase 2 window:    {entry['window_messages']} messages summarized ({entry['window_tool_outputs']} tool "
+          "outputs, stored whole with the window); tool calls kept with their results")
     _line(f"  phase 3 summary:   {entry['summary_chars']} chars" + (f", focus {entry['focus_topic']!r}" if entry.get(
         "focus_topic") else "") + (f", model failed: {entry['summary_error']}" if entry.get("summary_error") else ""))
     _line("  phase 4 sanitize:  the list passed the strict provider check")

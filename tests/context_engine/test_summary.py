@@ -193,16 +193,34 @@ def test_transcript_redacts_strips_reasoning_and_cuts():
         {"role": "assistant", "content": "<think>secret plan</think>Deploying now.", "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "terminal",
                                                           "arguments": json.dumps({"command": "x" * 5000})}}]},
-        {"role": "tool", "tool_call_id": "c1", "content": "head " + "m" * 20_000 + " tail"},
+        {"role": "tool", "tool_call_id": "c1", "content": "head " + "m" * 20_000 + " tail\nfatal: disk full"},
+        {"role": "user", "content": "long note " + "n" * 20_000 + " end of note"},
     ]
     text = serialize_window(window, names={"c1": "terminal"}, first_number=7)
     assert "sk-ant-api03" not in text and "[REDACTED]" in text
     assert "secret plan" not in text and "Deploying now." in text
     assert "[media attachment]" in text and "MEDIA:" not in text
     assert "### [7] USER" in text and "### [8] ASSISTANT (calls tools: terminal(" in text
-    assert "### [9] TOOL RESULT of terminal (call c1)" in text
-    assert "chars omitted here" in text and text.rstrip().endswith("tail")
+    # a long tool output appears as its verdict and size, like a pruned stub
+    assert "### [9] TOOL RESULT of terminal (call c1)\n[stowage: output not shown] -> error: fatal: disk full; " \
+           "20,027 chars, 2 lines" in text
+    assert "mmmmmmmmmm" not in text
+    # a long message is cut in the middle
+    assert "chars omitted here" in text and text.rstrip().endswith("end of note")
     assert len(text) < 12_000
+
+
+def test_transcript_shows_short_tool_outputs_and_stubs_verbatim():
+    window = [
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}},
+            {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "exit 0: 3 files"},
+        {"role": "tool", "tool_call_id": "c2", "content": "[stowage: tool output pruned] terminal() -> ok; " + "x" * 300},
+    ]
+    text = serialize_window(window, names={}, first_number=1)
+    assert "exit 0: 3 files" in text and "[stowage: tool output pruned] terminal() -> ok;" in text
+    assert "output not shown" not in text
 
 
 def test_transcript_fits_total_budget_by_eliding_middle():
