@@ -14,13 +14,12 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .fallback import build_fallback
-from .messages import (Message, is_real_user_turn, is_summary, last_index, message_text, role_of,
-                       tool_names_by_call_id)
+from .messages import Message, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of
 from .prune import PruneSettings, prune
 from .stubs import PrunedOutput, default_stub
 from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
@@ -119,7 +118,7 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
             return CompactionOutcome(messages, changed=False, stats=stats)
         return _finish(messages, pruned.messages, plan, stats, count, pruned=pruned.pruned, clock=clock)
 
-    outcome = _summarize(messages, pruned.messages, window, plan, count=count, summarize=summarize,
+    outcome = _summarize(messages, pruned.messages, window, plan, calls=pruned.calls, count=count, summarize=summarize,
                          focus_topic=focus_topic, memory_context=memory_context, archive=archive,
                          cooldown_reason=cooldown_reason, today=today or date.today().isoformat())
     clock.lap("summary")
@@ -154,7 +153,7 @@ def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
 
 
 def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
-               count: CountFn, summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
+               calls: dict[str, Any], count: CountFn, summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
                archive: Archive | None, cooldown_reason: str, today: str) -> CompactionOutcome:
     """Phase 3: the summary body (model or fallback), or an abort."""
     window_messages = pruned[window.head_end:window.tail_start]
@@ -176,7 +175,7 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     if summarize is None:
         error = cooldown_reason
     else:
-        names = tool_names_by_call_id(pruned)
+        names = {cid: call_name(call) for cid, call in calls.items()}
         transcript = serialize_window(transcript_input, names=names, first_number=window.head_end + 1,
                                       limits=replace(plan.transcript, tool_output_chars=plan.prune.min_chars))
         request = SummaryRequest(

@@ -164,6 +164,20 @@ def is_summary(message: Any) -> bool:
     return SUMMARY_MARKER in message_text(message)[:400]
 
 
+def summary_positions(messages: list[Message]) -> list[int]:
+    """Indices of the Stowage summaries in ``messages`` (one cheap pass, no call per message)."""
+    found = []
+    for index, message in enumerate(messages):
+        if message.__class__ is dict:
+            content = message.get("content")
+            if content.__class__ is str and content.find(SUMMARY_MARKER, 0, 400) == -1 \
+                    and not message.get(SUMMARY_FLAG):
+                continue
+        if is_summary(message):
+            found.append(index)
+    return found
+
+
 def is_real_user_turn(message: Any) -> bool:
     """A user message typed by the user, not a summary or host-injected snapshot."""
     if role_of(message) != "user" or is_summary(message):

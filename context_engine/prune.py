@@ -45,6 +45,7 @@ class PruneResult:
     images_removed: int = 0
     arguments_shrunk: int = 0
     chars_saved: int = 0
+    calls: dict[str, Any] = field(default_factory=dict)  # every tool call by id (read by later phases too)
 
     @property
     def changed(self) -> bool:
@@ -64,7 +65,7 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
     protect_from = max(0, min(protect_from, len(messages)))
     calls = tool_calls_by_id(messages)
     newest_copy = _newest_copies(messages, settings.min_chars)
-    result = PruneResult(messages=list(messages))
+    result = PruneResult(messages=list(messages), calls=calls)
     indices = (chain(range(min(skip.start, protect_from)), range(skip.stop, protect_from)) if skip
                else range(protect_from))
     for index in indices:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 
-from .messages import SUMMARY_END_MARKER, SUMMARY_MARKER, Message, is_summary, message_text
+from .messages import SUMMARY_END_MARKER, SUMMARY_MARKER, Message, message_text, summary_positions
 from .redact import redact
 from .summary_prompt import NEWEST_REQUEST_HEADING, SECTIONS
 from .transcript import strip_reasoning
@@ -136,9 +136,8 @@ def remainder_after_summary(text: str) -> str:
 
 def extract_previous(messages: list[Message]) -> tuple[int, str] | None:
     """Index and body of the newest Stowage summary in ``messages``."""
-    for index in range(len(messages) - 1, -1, -1):
-        if is_summary(messages[index]):
-            body = unwrap(message_text(messages[index]))
-            if body:
-                return index, _drop_section(_drop_section(body, _NEWEST_REQUEST_PREFIX), STORE_HEADING).strip()
+    for index in reversed(summary_positions(messages)):
+        body = unwrap(message_text(messages[index]))
+        if body:
+            return index, _drop_section(_drop_section(body, _NEWEST_REQUEST_PREFIX), STORE_HEADING).strip()
     return None

@@ -63,15 +63,13 @@ class _Block(NamedTuple):
 
 def _block(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> _Block:
     role = role_of(message) or "unknown"
-    text = strip_reasoning(message_text(message))
-    if "MEDIA:" in text:
-        text = _MEDIA.sub("[media attachment]", text)
+    text = message_text(message)
     calls = ""
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
         if len(text) >= limits.tool_output_chars and not is_stub(text):
-            return _Block(header, "", f"{OUTPUT_NOT_SHOWN} -> {digest(text)}")
+            return _Block(header, "", f"{OUTPUT_NOT_SHOWN} -> {digest(text)}")  # before any scan of the text
     elif role == "assistant" and tool_calls_of(message):
         header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
@@ -80,6 +78,9 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
         header = f"### [{number}] EARLIER SUMMARY"
     else:
         header = f"### [{number}] {role.upper()}"
+    text = strip_reasoning(text)
+    if "MEDIA:" in text:
+        text = _MEDIA.sub("[media attachment]", text)
     return _Block(header, calls, _cut(text, limits.message_head_chars, limits.message_tail_chars))
 
 
