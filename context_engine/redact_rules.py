@@ -206,6 +206,19 @@ def _prefiltered(prefilter: str) -> Finder:
     return find
 
 
+def _at_words_before_space(*words: str) -> Finder:
+    """Matches that begin at one of ``words`` followed by whitespace (found with ``str.find``)."""
+    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+        if not _aligned(text, lowered):
+            return pattern.finditer(text)
+        end = len(lowered)
+        starts = [at for word in words for at in occurrences(lowered, (word,))
+                  if at + len(word) < end and lowered[at + len(word)].isspace()]
+        starts.sort()
+        return _matches_at(pattern, text, starts)
+    return find
+
+
 def _key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
     """Matches of ``<key holding a start word> <whitespace> mark``, found from each ``mark`` back.
 
@@ -290,8 +303,7 @@ RULES: tuple[Rule, ...] = (
          _mask_group, _in_lowered("authorization")),
     Rule(re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
          _mask_group, _in_lowered("bearer", "basic", "token"),
-         # A word and one whitespace: no word of the three starts inside another followed by whitespace.
-         _prefiltered(r"(?:bearer|basic|token)\s")),
+         _at_words_before_space("bearer", "basic", "token")),
     Rule(re.compile(r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
                     r"\s*:\s*(?P<secret>[^\s\"',;]+)"),
          _mask_group, _in_lowered("api-key", "-token", "apikey")),

@@ -19,7 +19,8 @@ STUB_PREFIXES = (PRUNED_PREFIX, DUPLICATE_PREFIX, "[stowage: tool output stored]
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
 _ERROR_FIELD = re.compile(r'"(error)"\s*:\s*("(?:[^"\\]|\\.){1,200}")')
 _FAILED_FLAG = re.compile(r'"success"\s*:\s*false')
-_SCAN_CHARS = 1024  # each end of a command output searched for an error word
+_SCAN_CHARS = 1024  # the end of a command output searched for an error word (its verdict is there)
+_HEAD_SCAN_CHARS = 512  # and its start (setup failures)
 _JSON_SCAN_CHARS = 1024  # each end of a JSON output searched for status fields (top-level ones sit at an end)
 _STATUS_KEYS = ('"exit_code"', '"returncode"', '"exitCode"', '"status"')
 _ERROR_KEYS = ('"error"',)
@@ -85,7 +86,7 @@ def outcome_of(content: str) -> str:
             return verdict
     # Command output ends with its verdict and starts with its setup: look at
     # both ends (a bounded window each), the end first.
-    for window in (content[-_SCAN_CHARS:], content[:_SCAN_CHARS]):
+    for window in (content[-_SCAN_CHARS:], content[:_HEAD_SCAN_CHARS]):
         first = _first_error_word(window.lower())
         if first != -1:
             line_start = window.rfind("\n", 0, first) + 1
