@@ -19,7 +19,8 @@ from typing import Any, Callable, Protocol
 from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .fallback import build_fallback
-from .messages import Message, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of
+from .messages import (Message, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of,
+                       summary_positions)
 from .prune import PruneSettings, prune
 from .stubs import PrunedOutput, default_stub
 from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
@@ -94,6 +95,9 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     if not messages:
         return CompactionOutcome(messages, changed=False, stats=stats)
 
+    summaries = summary_positions(messages)
+    if summaries:
+        plan = replace(plan, protect_first_n=0)  # compacted before: the summary carries the early context
     head_end = head_end_index(messages, plan.protect_first_n)
     prune_from = budget_tail_start(messages, budget_tokens=plan.tail_budget_tokens,
                                    min_messages=plan.tail_min_messages, count=count, floor_index=head_end)
@@ -118,8 +122,9 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
             return CompactionOutcome(messages, changed=False, stats=stats)
         return _finish(messages, pruned.messages, plan, stats, count, pruned=pruned.pruned, clock=clock)
 
-    outcome = _summarize(messages, pruned.messages, window, plan, calls=pruned.calls, count=count, summarize=summarize,
-                         focus_topic=focus_topic, memory_context=memory_context, archive=archive,
+    outcome = _summarize(messages, pruned.messages, window, plan, calls=pruned.calls, summaries=summaries,
+                         count=count, summarize=summarize, focus_topic=focus_topic, memory_context=memory_context,
+                         archive=archive,
                          cooldown_reason=cooldown_reason, today=today or date.today().isoformat())
     clock.lap("summary")
     if outcome.aborted:
@@ -153,11 +158,11 @@ def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
 
 
 def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
-               calls: dict[str, Any], count: CountFn, summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
+               calls: dict[str, Any], summaries: list[int], count: CountFn, summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
                archive: Archive | None, cooldown_reason: str, today: str) -> CompactionOutcome:
     """Phase 3: the summary body (model or fallback), or an abort."""
     window_messages = pruned[window.head_end:window.tail_start]
-    previous = extract_previous(pruned[:window.tail_start])
+    previous = extract_previous(pruned, [i for i in summaries if i < window.tail_start])
     previous_body = previous[1] if previous else None
     reference = _keep_window(archive, original[window.head_end:window.tail_start])
     newest_user = last_index(pruned, is_real_user_turn)

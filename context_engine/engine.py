@@ -17,7 +17,7 @@ from typing import Any, Callable
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
 from .config import Settings, default_settings
 from .governor import Governor, GovernorPolicy
-from .messages import Message, is_real_user_turn, last_index, message_text, summary_positions
+from .messages import Message, is_real_user_turn, last_index, message_text
 from .prune import PruneSettings
 from .store_session import StoreSession
 from .summary import SummaryFailure
@@ -197,9 +197,10 @@ class StowageEngineCore:
         budget may already hold everything since the last compaction.
         """
         c = self.settings.compaction
-        compacted_before = self.compression_count > 0 or bool(summary_positions(messages))
         return CompactionPlan(
-            protect_first_n=0 if compacted_before else c.protect_first_n,
+            # after a compaction the summary carries the early context (compact() also
+            # sees summaries in the history, e.g. after a resume)
+            protect_first_n=0 if self.compression_count > 0 else c.protect_first_n,
             tail_budget_tokens=0 if force else self.tail_budget_tokens,
             tail_min_messages=c.protect_last_n,
             context_length=self.context_length,

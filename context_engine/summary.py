@@ -134,9 +134,9 @@ def remainder_after_summary(text: str) -> str:
     return (text[:start] + text[end + len(SUMMARY_END_MARKER):]).strip()
 
 
-def extract_previous(messages: list[Message]) -> tuple[int, str] | None:
-    """Index and body of the newest Stowage summary in ``messages``."""
-    for index in reversed(summary_positions(messages)):
+def extract_previous(messages: list[Message], positions: list[int] | None = None) -> tuple[int, str] | None:
+    """Index and body of the newest Stowage summary in ``messages`` (``positions``: where summaries are, if known)."""
+    for index in reversed(summary_positions(messages) if positions is None else positions):
         body = unwrap(message_text(messages[index]))
         if body:
             return index, _drop_section(_drop_section(body, _NEWEST_REQUEST_PREFIX), STORE_HEADING).strip()
