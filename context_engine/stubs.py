@@ -135,11 +135,6 @@ def size_description(content: str) -> str:
     return f"{len(content):,} chars, {lines:,} lines"
 
 
-def digest(content: str) -> str:
-    """Verdict and size of an output, for a reader who will not see it (the summary model)."""
-    return f"{outcome_of(content)}; {size_description(content)}"
-
-
 def default_stub(output: PrunedOutput) -> str:
     """The informative stub used when no store is attached."""
     call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"

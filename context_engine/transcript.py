@@ -24,7 +24,7 @@ from .messages import (
     tool_result_id,
 )
 from .redact import redact_many
-from .stubs import digest, is_stub
+from .stubs import is_stub, outcome_of, size_description
 
 OUTPUT_NOT_SHOWN = "[stowage: output not shown]"
 
@@ -54,11 +54,17 @@ def _cut(text: str, head: int, tail: int) -> str:
 
 
 class _Block(NamedTuple):
-    """One message of the transcript: our own header pieces around the two texts redacted."""
+    """One message of the transcript: Stowage's own text around the parts from the conversation.
 
-    header: str  # ours: position, role, tool name, call id
-    calls: str  # the model's tool calls and arguments (redacted)
-    body: str  # the message text (redacted)
+    Rendered as ``header [calls ")"] "\n" lead body after``; only ``calls`` and
+    ``body`` came from the conversation, so only they are redacted.
+    """
+
+    header: str  # position, role, tool name, call id
+    calls: str  # the model's tool calls and arguments
+    body: str  # the message text, or a long output's verdict
+    lead: str = ""
+    after: str = ""
 
 
 def _block(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> _Block:
@@ -68,8 +74,8 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
-        if len(text) >= limits.tool_output_chars and not is_stub(text):
-            return _Block(header, "", f"{OUTPUT_NOT_SHOWN} -> {digest(text)}")  # before any scan of the text
+        if len(text) >= limits.tool_output_chars and not is_stub(text):  # before any scan of the text
+            return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {size_description(text)}")
     elif role == "assistant" and tool_calls_of(message):
         header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
@@ -88,13 +94,16 @@ def render_blocks(window: list[Message], names: dict[str, str], first_number: in
                   limits: TranscriptLimits) -> list[str]:
     """The window's messages as redacted transcript blocks.
 
-    Only what came from the conversation is redacted (the texts and the tool
-    calls), all blocks in one batch; the headers Stowage writes are not.
+    Only what came from the conversation is redacted (texts, tool calls and
+    error lines of outputs), all blocks in one batch.
     """
     blocks = [_block(m, first_number + i, names, limits) for i, m in enumerate(window)]
-    redacted = redact_many([b.calls for b in blocks] + [b.body for b in blocks])
-    calls, bodies = redacted[:len(blocks)], redacted[len(blocks):]
-    return [f"{b.header}{c})\n{body}".rstrip() if b.calls else f"{b.header}\n{body}".rstrip()
+    texts = [b.calls for b in blocks] + [b.body for b in blocks]
+    filled = [i for i, text in enumerate(texts) if text]
+    for i, redacted in zip(filled, redact_many([texts[i] for i in filled])):
+        texts[i] = redacted
+    calls, bodies = texts[:len(blocks)], texts[len(blocks):]
+    return [((f"{b.header}{c})" if b.calls else b.header) + f"\n{b.lead}{body}{b.after}").rstrip()
             for b, c, body in zip(blocks, calls, bodies)]
 
 
