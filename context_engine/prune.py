@@ -64,7 +64,7 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
     """
     protect_from = max(0, min(protect_from, len(messages)))
     calls = tool_calls_by_id(messages)
-    newest_copy = _newest_copies(messages, settings.min_chars)
+    newest_copy = _NewestCopies(messages, settings.min_chars)
     result = PruneResult(messages=list(messages), calls=calls)
     indices = (chain(range(min(skip.start, protect_from)), range(skip.stop, protect_from)) if skip
                else range(protect_from))
@@ -80,6 +80,19 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
         if message.get("content").__class__ is list and index not in keep_images_at:
             _strip_images(result, index)  # only list contents hold images
     return result
+
+
+class _NewestCopies:
+    """``_newest_copies`` built on first use: most compactions prune few outputs, often none."""
+
+    def __init__(self, messages: list[Message], min_chars: int) -> None:
+        self._messages, self._min_chars = messages, min_chars
+        self._newest: dict[str, str] | None = None
+
+    def get(self, text: str) -> str | None:
+        if self._newest is None:
+            self._newest = _newest_copies(self._messages, self._min_chars)
+        return self._newest.get(text)
 
 
 def _newest_copies(messages: list[Message], min_chars: int) -> dict[str, str]:
@@ -99,7 +112,7 @@ def _newest_copies(messages: list[Message], min_chars: int) -> dict[str, str]:
 
 
 def _prune_tool_result(result: PruneResult, index: int, message: Message, calls: dict[str, Any],
-                       newest_copy: dict[str, str], settings: PruneSettings, render: StubRenderer) -> None:
+                       newest_copy: "_NewestCopies", settings: PruneSettings, render: StubRenderer) -> None:
     content = message.get("content")
     text = content if content.__class__ is str else text_of(content)
     if len(text) < settings.min_chars or text.startswith(STUB_PREFIXES):
