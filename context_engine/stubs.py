@@ -85,17 +85,17 @@ def outcome_of(content: str) -> str:
         if verdict:
             return verdict
     # Command output ends with its verdict and starts with its setup: look at
-    # both ends (a bounded window each), the end first.
-    for window in (content[-_SCAN_CHARS:], content[:_HEAD_SCAN_CHARS]):
-        first = _first_error_word(window.lower())
-        if first != -1:
-            line_start = window.rfind("\n", 0, first) + 1
-            line_end = window.find("\n", first)
-            line = window[line_start: line_end if line_end != -1 else len(window)].strip()
-            return "error: " + _shorten(line, 120)
-        if len(content) <= _SCAN_CHARS:
-            break
-    return "ok"
+    # both ends (a bounded window each), the end first.  One string holds both
+    # (a newline between them, which no error word contains), so the first hit
+    # is in the end when there is one there.
+    window = content if len(content) <= _SCAN_CHARS else f"{content[-_SCAN_CHARS:]}\n{content[:_HEAD_SCAN_CHARS]}"
+    first = _first_error_word(window.lower())
+    if first == -1:
+        return "ok"
+    line_start = window.rfind("\n", 0, first) + 1
+    line_end = window.find("\n", first)
+    line = window[line_start: line_end if line_end != -1 else len(window)].strip()
+    return "error: " + _shorten(line, 120)
 
 
 def _json_verdict(head: str, tail: str, content: str) -> str | None:
