@@ -219,6 +219,29 @@ def _at_words_before_space(*words: str) -> Finder:
     return find
 
 
+_KEY_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_.-"
+
+
+def _at_line_key(*parts: str) -> Finder:
+    """Matches that begin at the start of a line whose leading key (after indentation) holds one of ``parts``.
+
+    From each occurrence of a part (``str.find``), the line is a candidate
+    when everything between its start and the part is indentation, dashes
+    and key characters: prose lines, where a space comes first, drop out
+    without a regex.
+    """
+    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+        if not _aligned(text, lowered):
+            return pattern.finditer(text)
+        starts: set[int] = set()
+        for at in occurrences(lowered, parts):
+            line_start = lowered.rfind("\n", 0, at) + 1
+            if line_start not in starts and not lowered[line_start:at].lstrip(" \t-").strip(_KEY_CHARS):
+                starts.add(line_start)
+        return _matches_at(pattern, text, sorted(starts))
+    return find
+
+
 def _key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
     """Matches of ``<key holding a start word> <whitespace> mark``, found from each ``mark`` back.
 
@@ -328,8 +351,7 @@ RULES: tuple[Rule, ...] = (
          _mask_group, _in_text("=", any_of=_ENV_SECRET_PARTS), _at_identifier_holding(*_ENV_SECRET_PARTS)),
     Rule(re.compile(r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1[ \t]*$"),
          _mask_group, _in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
-         # Within one line from its start: a match begins only at a line start.
-         _prefiltered(r"(?m)^[ \t-]*[a-z0-9_.\-]*(?:key|secret|token|passw|credential)")),
+         _at_line_key(*_SECRET_WORD_PARTS)),
     Rule(re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), _mask_group, _in_text(":"),
          _after_digits(8, ":")),
 )

@@ -22,8 +22,8 @@ _FAILED_FLAG = re.compile(r'"success"\s*:\s*false')
 _SCAN_CHARS = 1024  # the end of a command output searched for an error word (its verdict is there)
 _HEAD_SCAN_CHARS = 512  # and its start (setup failures)
 _JSON_SCAN_CHARS = 1024  # each end of a JSON output searched for status fields (top-level ones sit at an end)
-_STATUS_KEYS = ('"exit_code"', '"returncode"', '"exitCode"', '"status"')
-_ERROR_KEYS = ('"error"',)
+_STATUS_HINTS = ('code"', '"status"')  # every status key holds one: "exit_code", "returncode", "exitCode", "status"
+_ERROR_HINTS = ('"error"',)
 _ERROR_WORDS = ("error", "exception", "traceback", "fail", "fatal", "panic", "denied", "not found")
 _GIST_VALUE_CHARS = 60
 _GIST_TOTAL_CHARS = 160
@@ -101,8 +101,8 @@ def outcome_of(content: str) -> str:
 def _json_verdict(head: str, tail: str, content: str) -> str | None:
     """Status, error or success fields of a JSON output; ``ok`` for plain data; None when unsure."""
     both = head if len(head) >= len(content) else head + tail  # one substring scan per key
-    for keys, field in ((_STATUS_KEYS, _STATUS_FIELD), (_ERROR_KEYS, _ERROR_FIELD)):
-        if not any(key in both for key in keys):
+    for hints, field in ((_STATUS_HINTS, _STATUS_FIELD), (_ERROR_HINTS, _ERROR_FIELD)):
+        if not any(hint in both for hint in hints):
             continue  # a substring test is far cheaper than the regex scan
         match = field.search(tail) or field.search(head)
         if match:
@@ -115,7 +115,7 @@ def _json_verdict(head: str, tail: str, content: str) -> str | None:
             return f"{match.group(1)} {match.group(2).strip(chr(34))}"
     if '"success"' in both and (_FAILED_FLAG.search(head) or _FAILED_FLAG.search(tail)):
         return "success=false"
-    if content.rstrip().endswith(("}", "]")):
+    if content[-256:].rstrip().endswith(("}", "]")):
         return "ok"  # a complete JSON document with no status or error field: data, not a failure
     return None
 
