@@ -86,13 +86,6 @@ def has_content(message: Any) -> bool:
     return True
 
 
-def has_images(message: Any) -> bool:
-    if not isinstance(message, dict):
-        return False
-    content = message.get("content")
-    return isinstance(content, list) and any(is_image_part(p) for p in content)
-
-
 def tool_calls_of(message: Any) -> list[dict[str, Any]]:
     """The assistant's tool calls as a list of dicts (empty when none).
 
@@ -144,14 +137,6 @@ def tool_result_id(message: Any) -> str:
     return value if isinstance(value, str) else str(value)
 
 
-def is_tool_result(message: Any) -> bool:
-    return role_of(message) == "tool"
-
-
-def is_assistant_with_calls(message: Any) -> bool:
-    return role_of(message) == "assistant" and bool(tool_calls_of(message))
-
-
 def is_summary(message: Any) -> bool:
     """True for a summary message written by Stowage (flag or marker text)."""
     if not isinstance(message, dict) or message.get("role") == "tool":
@@ -193,17 +178,6 @@ def last_index(messages: list[Message], predicate) -> int:  # noqa: ANN001
         if predicate(messages[index]):
             return index
     return -1
-
-
-def tool_names_by_call_id(messages: Iterable[Message]) -> dict[str, str]:
-    """Map every tool-call id seen in assistant messages to its tool name."""
-    names: dict[str, str] = {}
-    for message in messages:
-        for call in tool_calls_of(message):
-            cid = call_id(call)
-            if cid:
-                names[cid] = call_name(call)
-    return names
 
 
 def tool_calls_by_id(messages: Iterable[Message]) -> dict[str, Mapping[str, Any]]:

@@ -26,7 +26,7 @@ from .messages import (
     tool_calls_by_id,
     tool_result_id,
 )
-from .stubs import STUB_PREFIXES, PrunedOutput, default_stub, is_stub
+from .stubs import PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]
 IMAGE_PLACEHOLDER = "[stowage: image removed from older context]"
@@ -115,7 +115,7 @@ def _prune_tool_result(result: PruneResult, index: int, message: Message, calls:
                        newest_copy: "_NewestCopies", settings: PruneSettings, render: StubRenderer) -> None:
     content = message.get("content")
     text = content if content.__class__ is str else text_of(content)
-    if len(text) < settings.min_chars or text.startswith(STUB_PREFIXES):
+    if len(text) < settings.min_chars or is_stub(text):
         return
     cid = tool_result_id(message)
     call = calls.get(cid)
