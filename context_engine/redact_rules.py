@@ -106,9 +106,17 @@ def _matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> I
                 yield match
 
 
-def _aligned(text: str, lowered: str) -> bool:
-    """Positions in ``lowered`` are positions in ``text`` (lower() never shrinks, rarely grows)."""
-    return len(text) == len(lowered)
+def _on_lowered_positions(find: Finder) -> Finder:
+    """``find`` reads positions off the lower-cased text; when lower-casing moved them, scan plainly.
+
+    lower() never shrinks a text and rarely grows it (``İ``), so equal
+    lengths mean every position in ``lowered`` is the same one in ``text``.
+    """
+    def guarded(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+        if len(text) != len(lowered):
+            return pattern.finditer(text)
+        return find(pattern, text, lowered)
+    return guarded
 
 
 _LAST_NON_WORD = re.compile(r"(?s).*[^A-Za-z0-9_]")
@@ -199,18 +207,16 @@ def _prefiltered(prefilter: str) -> Finder:
     """
     compiled = re.compile(prefilter)
 
+    @_on_lowered_positions
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        if not _aligned(text, lowered):
-            return pattern.finditer(text)
         return _matches_at(pattern, text, (m.start() for m in compiled.finditer(lowered)))
     return find
 
 
 def _at_words_before_space(*words: str) -> Finder:
     """Matches that begin at one of ``words`` followed by whitespace (found with ``str.find``)."""
+    @_on_lowered_positions
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        if not _aligned(text, lowered):
-            return pattern.finditer(text)
         end = len(lowered)
         starts = [at for word in words for at in occurrences(lowered, (word,))
                   if at + len(word) < end and lowered[at + len(word)].isspace()]
@@ -230,9 +236,8 @@ def _at_line_key(*parts: str) -> Finder:
     and key characters: prose lines, where a space comes first, drop out
     without a regex.
     """
+    @_on_lowered_positions
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        if not _aligned(text, lowered):
-            return pattern.finditer(text)
         starts: set[int] = set()
         for at in occurrences(lowered, parts):
             line_start = lowered.rfind("\n", 0, at) + 1
@@ -248,9 +253,8 @@ def _key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
     ``reach`` bounds how far before the whitespace a match can begin (the
     longest secret word with its longest suffix).
     """
+    @_on_lowered_positions
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        if not _aligned(text, lowered):
-            return pattern.finditer(text)
         found: set[int] = set()
         for at in occurrences(text, (mark,)):
             end = at
