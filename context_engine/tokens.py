@@ -190,34 +190,26 @@ class TokenCounter:
         return total
 
 
-def _text_of(message: Mapping[str, Any]) -> str:
-    """All the text of a message that costs tokens (content and call arguments)."""
-    pieces = []
-    for part in content_parts(message.get("content")):
-        if isinstance(part, str):
-            pieces.append(part)
-        elif isinstance(part, dict) and isinstance(part.get("text"), str):
-            pieces.append(part["text"])
-    for call in tool_calls_of(message):
+def _text_pieces(content: Any, calls: list[dict[str, Any]]) -> list[str]:
+    """Every text of a message that costs tokens: content parts, call names and arguments."""
+    pieces = [content] if content.__class__ is str else [
+        part if isinstance(part, str) else part["text"] for part in content_parts(content)
+        if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str))]
+    for call in calls:
         pieces.append(call_name(call))
         pieces.append(call_arguments_text(call))
+    return pieces
+
+
+def _text_of(message: Mapping[str, Any]) -> str:
+    """All the text of a message that costs tokens, joined."""
+    pieces = _text_pieces(message.get("content"), tool_calls_of(message))
     return pieces[0] if len(pieces) == 1 else "".join(pieces)
 
 
 def _text_length(content: Any, calls: list[dict[str, Any]]) -> int:
     """``len(_text_of(message))`` without building the joined string."""
-    if content.__class__ is str:
-        length = len(content)
-    else:
-        length = 0
-        for part in content_parts(content):
-            if isinstance(part, str):
-                length += len(part)
-            elif isinstance(part, dict) and isinstance(part.get("text"), str):
-                length += len(part["text"])
-    for call in calls:
-        length += len(call_name(call)) + len(call_arguments_text(call))
-    return length
+    return sum(map(len, _text_pieces(content, calls)))
 
 
 def _message_key(message: Any) -> Hashable | None:
