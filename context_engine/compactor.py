@@ -124,8 +124,7 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
 
     outcome = _summarize(messages, pruned.messages, window, plan, calls=pruned.calls, summaries=summaries,
                          count=count, summarize=summarize, focus_topic=focus_topic, memory_context=memory_context,
-                         archive=archive,
-                         cooldown_reason=cooldown_reason, today=today or date.today().isoformat())
+                         archive=archive, cooldown_reason=cooldown_reason, today=today or date.today().isoformat())
     clock.lap("summary")
     if outcome.aborted:
         outcome.stats = stats
@@ -158,8 +157,9 @@ def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
 
 
 def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
-               calls: dict[str, Any], summaries: list[int], count: CountFn, summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
-               archive: Archive | None, cooldown_reason: str, today: str) -> CompactionOutcome:
+               calls: dict[str, Any], summaries: list[int], count: CountFn, summarize: Summarizer | None,
+               focus_topic: str | None, memory_context: str, archive: Archive | None, cooldown_reason: str,
+               today: str) -> CompactionOutcome:
     """Phase 3: the summary body (model or fallback), or an abort."""
     window_messages = pruned[window.head_end:window.tail_start]
     previous = extract_previous(pruned, [i for i in summaries if i < window.tail_start])
@@ -167,9 +167,9 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     reference = _keep_window(archive, original[window.head_end:window.tail_start])
     newest_user = last_index(pruned, is_real_user_turn)
     newest_request = remainder_after_summary(message_text(pruned[newest_user])) if newest_user >= 0 else None
-    # Like the built-in, the summarizer reads the pruned turns: old outputs are
-    # informative stubs (kept whole in the store), which keeps the summary
-    # request small and fast.
+    # The window is not pruned; the transcript shows its long outputs as
+    # verdicts and sizes (they are kept whole in the store), which keeps the
+    # summary request small and fast.
     # Only the summary that becomes PREVIOUS SUMMARY is reduced; an older one
     # in the window keeps its text so nothing of it is lost.
     transcript_input = [_without_summary(m) if previous and window.head_end + i == previous[0] else m
