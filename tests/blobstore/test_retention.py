@@ -8,23 +8,13 @@ import pytest
 
 from stowage.blobstore import (BlobStore, EvictedBlobError, RetentionPolicy,
                                UnknownHandleError)
+from support.clock import ManualClock
 
 HOUR, DAY = 3600.0, 86400.0
 
 
-class Clock:
-    def __init__(self, t: float = 1_700_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
-
-
 def make(tmp_path, **policy):
-    clock = Clock()
+    clock = ManualClock()
     defaults = dict(ttl_seconds=None, max_total_bytes=None, fetch_grace_seconds=HOUR,
                     tombstone_ttl_seconds=30 * DAY, session_idle_seconds=DAY)
     defaults.update(policy)

@@ -14,19 +14,12 @@ import pytest
 
 from stowage.blobstore import (BlobStore, EvictedBlobError, RetentionPolicy, StoreWriteError,
                                UnknownHandleError)
-
-
-class Clock:
-    def __init__(self, t: float = 1_700_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
+from support.clock import ManualClock
 
 
 @pytest.fixture
 def store(tmp_path):
-    return BlobStore(tmp_path / "store", clock=Clock())
+    return BlobStore(tmp_path / "store", clock=ManualClock())
 
 
 def sha(data: bytes) -> str:

@@ -8,19 +8,12 @@ from stowage.blobstore import (AmbiguousHandleError, BlobStore, EvictedBlobError
                                ForeignHandleError, HandleError, MalformedHandleError,
                                PathLikeHandleError, UnknownHandleError)
 from stowage.blobstore import errors
-
-
-class Clock:
-    def __init__(self, t: float = 1_700_000_000.0) -> None:
-        self.t = t
-
-    def __call__(self) -> float:
-        return self.t
+from support.clock import ManualClock
 
 
 @pytest.fixture
 def store(tmp_path):
-    return BlobStore(tmp_path / "store", clock=Clock())
+    return BlobStore(tmp_path / "store", clock=ManualClock())
 
 
 @pytest.mark.parametrize("raw, reason", [
