@@ -10,9 +10,6 @@ them (their paths are printed) when debugging a failure.
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -20,6 +17,7 @@ import pytest
 
 from tests.harness.fake_llm import FakeLLMServer
 from tests.harness.hermes_home import HermesHome
+from tests.harness.tempdirs import scratch_dir
 
 HomeFactory = Callable[..., HermesHome]
 
@@ -34,12 +32,7 @@ def fake_llm() -> Iterator[FakeLLMServer]:
 @pytest.fixture
 def e2e_tmp() -> Iterator[Path]:
     """A temp directory removed at teardown (kept with ``STOWAGE_E2E_KEEP=1``)."""
-    path = Path(tempfile.mkdtemp(prefix="stowage-e2e-"))
-    yield path
-    if os.environ.get("STOWAGE_E2E_KEEP") == "1":
-        print(f"\n[stowage-e2e] kept {path}")
-    else:
-        shutil.rmtree(path, ignore_errors=True)
+    yield from scratch_dir("stowage-e2e-")
 
 
 @pytest.fixture

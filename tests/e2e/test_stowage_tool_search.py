@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -35,6 +33,7 @@ from tests.harness.hermes_home import HARNESS_DIR, HermesHome
 from tests.harness.mcp_catalog import (CATALOG_ENV, SERVERS, NpmServersMissing, capture_catalog, npm_dir,
                                        plugin_tool_name, server_command)
 from tests.harness.runner import DriverResult, Scenario, run_scenario
+from tests.harness.tempdirs import scratch_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -95,12 +94,7 @@ def mcp_catalog(npm_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Cap
 
 @pytest.fixture(scope="module")
 def module_tmp() -> Iterator[Path]:
-    path = Path(tempfile.mkdtemp(prefix="stowage-e2e-ts-"))
-    yield path
-    if os.environ.get("STOWAGE_E2E_KEEP") == "1":
-        print(f"\n[stowage-e2e] kept {path}")
-    else:
-        shutil.rmtree(path, ignore_errors=True)
+    yield from scratch_dir("stowage-e2e-ts-")
 
 
 def catalog_home(root: Path, base_url: str, tool_search: dict[str, Any], *, context_length: int = 128_000,
