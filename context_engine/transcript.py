@@ -24,7 +24,7 @@ from .messages import (
     tool_result_id,
 )
 from .redact import redact_many
-from .stubs import is_stub, outcome_of, size_description
+from .stubs import is_stub, outcome_of
 
 OUTPUT_NOT_SHOWN = "[stowage: output not shown]"
 
@@ -68,22 +68,29 @@ class _Block(NamedTuple):
 
 
 def _block(message: Message, number: int, names: dict[str, str], limits: TranscriptLimits) -> _Block:
-    role = role_of(message) or "unknown"
-    text = message_text(message)
+    # Runs once per window message on every compaction: plain-string content
+    # and well-formed dicts take the short path.
+    if message.__class__ is dict:
+        role, content = message.get("role"), message.get("content")
+        text = content if content.__class__ is str else message_text(message)
+    else:
+        role, text = role_of(message), message_text(message)
     calls = ""
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
         if len(text) >= limits.tool_output_chars and not is_stub(text):  # before any scan of the text
-            return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {size_description(text)}")
-    elif role == "assistant" and tool_calls_of(message):
+            # The size in characters only: counting lines would read the whole
+            # output, and the summary model never retrieves by line.
+            return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
+    elif role == "assistant" and (tool_calls := tool_calls_of(message)):
         header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
-            f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})" for c in tool_calls_of(message))
+            f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})" for c in tool_calls)
     elif is_summary(message):
         header = f"### [{number}] EARLIER SUMMARY"
     else:
-        header = f"### [{number}] {role.upper()}"
+        header = f"### [{number}] {role.upper() if role.__class__ is str and role else 'UNKNOWN'}"
     text = strip_reasoning(text)
     if "MEDIA:" in text:
         text = _MEDIA.sub("[media attachment]", text)
