@@ -188,12 +188,42 @@ class _CharPositions:
         return self._char
 
 
-def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]]) -> Finder:
-    """Matches inside the runs (the pattern's characters are all in the run's class)."""
+def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str, ...], boundaries: str) -> Finder:
+    """Matches inside the runs (the pattern's characters are all in the run's class).
+
+    A match begins where the run begins or just after one of ``boundaries``
+    (run characters the pattern's lookbehind allows before a match), and
+    with one of ``heads`` (the literal start of each alternative): a
+    ``startswith`` test drops the other places before any regex runs.
+    """
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterator[Match[str]]:
         for start, end in runs(text):
-            yield from pattern.finditer(text, start, end)
+            candidates = [start]
+            for mark in boundaries:
+                at = text.find(mark, start, end)
+                while at != -1:
+                    candidates.append(at + 1)
+                    at = text.find(mark, at + 1, end)
+            if len(candidates) > 1:
+                candidates.sort()
+            matched_to = start
+            for at in candidates:
+                if at >= matched_to and text.startswith(heads, at, end):
+                    match = pattern.match(text, at, end)
+                    if match:
+                        matched_to = match.end()
+                        yield match
     return find
+
+
+def literal_head(alternative: str) -> str:
+    """The literal characters an alternative of a pattern starts with (``"ya29"`` for ``ya29\\.[A-Z]+``)."""
+    head = re.match(r"[A-Za-z0-9_-]*", alternative).group()
+    if head and alternative[len(head):len(head) + 1] in ("?", "*", "{"):
+        head = head[:-1]  # the last character is optional
+    if not head:
+        raise ValueError(f"no literal start in the pattern alternative {alternative!r}")
+    return head
 
 
 def _prefiltered(prefilter: str) -> Finder:
@@ -285,7 +315,7 @@ _VENDOR_PREFIXES = (
     r"sk-[A-Za-z0-9_-]{10,}", r"sk_(?:live|test)_[A-Za-z0-9]{10,}", r"rk_live_[A-Za-z0-9]{10,}",
     r"sk_[A-Za-z0-9_]{10,}", r"gh[pousr]_[A-Za-z0-9]{10,}", r"github_pat_[A-Za-z0-9_]{10,}",
     r"glpat-[A-Za-z0-9_-]{10,}", r"xox[abeprs]-[A-Za-z0-9-]{10,}", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
-    r"AIza[A-Za-z0-9_-]{30,}", r"ya29\.[A-Za-z0-9_-]{20,}", r"(?:AKIA|ASIA)[A-Z0-9]{16}",
+    r"AIza[A-Za-z0-9_-]{30,}", r"ya29\.[A-Za-z0-9_-]{20,}", r"AKIA[A-Z0-9]{16}", r"ASIA[A-Z0-9]{16}",
     r"pplx-[A-Za-z0-9]{10,}", r"fal_[A-Za-z0-9_-]{10,}", r"fc-[A-Za-z0-9]{10,}", r"bb_live_[A-Za-z0-9_-]{10,}",
     r"gAAAA[A-Za-z0-9_=-]{20,}", r"SG\.[A-Za-z0-9_-]{10,}", r"hf_[A-Za-z0-9]{10,}", r"r8_[A-Za-z0-9]{10,}",
     r"npm_[A-Za-z0-9]{10,}", r"pypi-[A-Za-z0-9_-]{10,}", r"do[op]_v1_[A-Za-z0-9]{10,}", r"am_[A-Za-z0-9_-]{10,}",
@@ -298,6 +328,7 @@ _VENDOR_PREFIXES = (
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
 _VENDOR_KEY_RUNS = _runs_of(_ALNUM + "_.=-", 13)
+_VENDOR_HEADS = tuple(sorted({literal_head(p) for p in _VENDOR_PREFIXES}))
 
 _SECRET_WORD = (r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
                 r"|auth[_.\-]?token|private[_.\-]?key|client[_.\-]?secret)")
@@ -324,7 +355,9 @@ RULES: tuple[Rule, ...] = (
     Rule(re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)"),
          _mask_all, _in_text("PRIVATE KEY-----")),
     Rule(re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
-         _mask_all, _always, _in_runs(_VENDOR_KEY_RUNS)),
+         _mask_all, _always,
+         # The lookbehind allows "." and "=" of a run before a key.
+         _in_runs(_VENDOR_KEY_RUNS, _VENDOR_HEADS, ".=")),
     Rule(re.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}"), _mask_all, _in_text("eyJ")),
     Rule(re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
          _mask_group, _in_lowered("authorization")),

@@ -8,11 +8,12 @@ the whole text, with no gate and no finder; :func:`redact` and
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stowage.context_engine.redact import MASK, redact, redact_many
-from stowage.context_engine.redact_rules import RULES
+from stowage.context_engine.redact_rules import RULES, literal_head
 
 from .test_redact import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
 
@@ -33,6 +34,7 @@ FRAGMENTS = [
     "=", " = ", ":", ": ", '"', "'", "\n", "\n\n", " ", "\t", "  ", "\u00a0", "-", "_", ".", "/", "?", "&", ";",
     "#", "@", "://", "https://", "git://", "user:", "os.getenv", "$ENV",
     "sk-", "sk_live_", "ghp_", "AKIA", "AIza", "xoxb-", "xapp-1-", "SG.", "ya29.", "gAAAA", "AC", "dop_v1_",
+    "ASIA", "github_pat_", "sq0atp-", "shpat_", "fw_", "dapi", "=sk-", ".ghp_",
     "eyJ", "eyJhbGciOiJIUzI1NiJ9", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
     "123456789", "12345678:", "0123456789abcdef", "AbCdEfGhIjKlMnOpQrSt", "abcdefghij", "ZZZZZZZZZZZZZZZZZZZZ",
     "ſ", "ı", "İ", "K", "١٢٣٤٥٦٧٨", "é", "\x00",
@@ -71,3 +73,16 @@ def test_a_match_reaching_into_the_next_text_does_not_leak_or_spill_over():
 def test_unterminated_private_key_is_masked_to_the_end_of_its_own_text():
     out = redact_many(["-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7bq9", "next message"])
     assert out == [MASK, "next message"]
+
+
+def test_literal_heads_of_vendor_alternatives():
+    assert literal_head(r"ya29\.[A-Za-z0-9_-]{20,}") == "ya29"
+    assert literal_head(r"gh[pousr]_[A-Za-z0-9]{10,}") == "gh"
+    assert literal_head(r"abc?d") == "ab"  # an optional last letter is not part of the head
+    with pytest.raises(ValueError, match="no literal start"):
+        literal_head(r"(?:AKIA|ASIA)[A-Z0-9]{16}")
+
+
+def test_vendor_keys_after_dots_and_equals_inside_a_run_are_found():
+    text = "x.sk-abcdefghij0123 key=ghp_abcdefghij0123 plain_sk-abcdefghij0123"
+    assert redact(text) == reference_redact(text) == f"x.{MASK} key={MASK} plain_sk-abcdefghij0123"
