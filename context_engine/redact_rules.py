@@ -261,18 +261,25 @@ _KEY_CHARS = "abcdefghijklmnopqrstuvwxyz0123456789_.-"
 def _at_line_key(*parts: str) -> Finder:
     """Matches that begin at the start of a line whose leading key (after indentation) holds one of ``parts``.
 
-    From each occurrence of a part (``str.find``), the line is a candidate
-    when everything between its start and the part is indentation, dashes
-    and key characters: prose lines, where a space comes first, drop out
-    without a regex.
+    From the first occurrence of a part in a line (``str.find``), the line
+    is a candidate when everything between its start and the part is
+    indentation, dashes and key characters: prose lines, where a space comes
+    first, drop out without a regex.  The search then goes on at the next
+    line: a later occurrence in the same line has the same verdict (its
+    prefix holds the earlier one's, and a character that is neither
+    indentation nor a key's stays in it).
     """
     @_on_lowered_positions
     def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
         starts: set[int] = set()
-        for at in occurrences(lowered, parts):
-            line_start = lowered.rfind("\n", 0, at) + 1
-            if line_start not in starts and not lowered[line_start:at].lstrip(" \t-").strip(_KEY_CHARS):
-                starts.add(line_start)
+        for part in parts:
+            at = lowered.find(part)
+            while at != -1:
+                line_start = lowered.rfind("\n", 0, at) + 1
+                if line_start not in starts and not lowered[line_start:at].lstrip(" \t-").strip(_KEY_CHARS):
+                    starts.add(line_start)
+                line_end = lowered.find("\n", at)
+                at = lowered.find(part, line_end) if line_end != -1 else -1
         return _matches_at(pattern, text, sorted(starts))
     return find
 
@@ -362,8 +369,8 @@ RULES: tuple[Rule, ...] = (
     Rule(re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
          _mask_group, _in_lowered("authorization")),
     Rule(re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
-         _mask_group, _in_lowered("bearer", "basic", "token"),
-         _at_words_before_space("bearer", "basic", "token")),
+         # No gate: the finder's own word searches are the gate.
+         _mask_group, _always, _at_words_before_space("bearer", "basic", "token")),
     Rule(re.compile(r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
                     r"\s*:\s*(?P<secret>[^\s\"',;]+)"),
          _mask_group, _in_lowered("api-key", "-token", "apikey")),
@@ -387,8 +394,7 @@ RULES: tuple[Rule, ...] = (
                     + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
          _mask_group, _in_text("=", any_of=_ENV_SECRET_PARTS), _at_identifier_holding(*_ENV_SECRET_PARTS)),
     Rule(re.compile(r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1[ \t]*$"),
-         _mask_group, _in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
-         _at_line_key(*_SECRET_WORD_PARTS)),
+         _mask_group, _in_text(":"), _at_line_key(*_SECRET_WORD_PARTS)),  # the finder searches the parts
     Rule(re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), _mask_group, _in_text(":"),
          _after_digits(8, ":")),
 )
