@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import Any, Iterable, Mapping
+from typing import Any, Mapping
 
 # isinstance(x, dict) rather than typing.Mapping throughout: the abstract
 # check costs ~20x more and these helpers run for every message of a history.
@@ -155,9 +155,9 @@ def summary_positions(messages: list[Message]) -> list[int]:
     for index, message in enumerate(messages):
         if message.__class__ is dict:
             content = message.get("content")
-            if content.__class__ is str and content.find(SUMMARY_MARKER, 0, 400) == -1 \
+            if (content is None or content.__class__ is str and content.find(SUMMARY_MARKER, 0, 400) == -1) \
                     and not message.get(SUMMARY_FLAG):
-                continue
+                continue  # no marker (an assistant's tool calls often carry no content at all)
         if is_summary(message):
             found.append(index)
     return found
@@ -178,17 +178,6 @@ def last_index(messages: list[Message], predicate) -> int:  # noqa: ANN001
         if predicate(messages[index]):
             return index
     return -1
-
-
-def tool_calls_by_id(messages: Iterable[Message]) -> dict[str, Mapping[str, Any]]:
-    """Map every tool-call id to its call dict (for argument gists)."""
-    calls: dict[str, Mapping[str, Any]] = {}
-    for message in messages:
-        for call in tool_calls_of(message):
-            cid = call_id(call)
-            if cid:
-                calls[cid] = call
-    return calls
 
 
 @functools.lru_cache(maxsize=8192)

@@ -18,12 +18,13 @@ from typing import Any
 from .messages import (
     Message,
     call_arguments_text,
+    call_id,
     call_name,
     content_parts,
     is_image_part,
     role_of,
     text_of,
-    tool_calls_by_id,
+    tool_calls_of,
     tool_result_id,
 )
 from .stubs import PrunedOutput, default_stub, is_stub
@@ -63,16 +64,15 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
     (stubbing its outputs would be work thrown away).
     """
     protect_from = max(0, min(protect_from, len(messages)))
-    calls = tool_calls_by_id(messages)
-    newest_copy = _NewestCopies(messages, settings.min_chars)
-    result = PruneResult(messages=list(messages), calls=calls)
+    history = _History(messages, settings.min_chars)
+    result = PruneResult(messages=list(messages), calls=history.calls)
     indices = (chain(range(min(skip.start, protect_from)), range(skip.stop, protect_from)) if skip
                else range(protect_from))
     for index in indices:
         message = messages[index]
         role = role_of(message)
         if role == "tool":
-            _prune_tool_result(result, index, message, calls, newest_copy, settings, render)
+            _prune_tool_result(result, index, message, history, settings, render)
         elif role == "assistant" and message.get("tool_calls"):
             _shrink_call_arguments(result, index, settings.max_args_chars)
         elif role not in ("user", "assistant"):
@@ -82,44 +82,52 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
     return result
 
 
-class _NewestCopies:
-    """``_newest_copies`` built on first use: most compactions prune few outputs, often none."""
+class _History:
+    """What pruning looks up across the whole history, gathered in one pass.
+
+    Every tool call by id (for the stubs' names and argument gists), and
+    where the long tool outputs are, by length: a duplicate has the same
+    length, so finding an output's newest copy compares a handful of texts
+    and hashes none.
+    """
 
     def __init__(self, messages: list[Message], min_chars: int) -> None:
-        self._messages, self._min_chars = messages, min_chars
-        self._newest: dict[str, str] | None = None
+        self.calls: dict[str, Any] = {}
+        self._messages = messages
+        self._by_length: dict[int, list[int]] = {}
+        for index, message in enumerate(messages):
+            if message.__class__ is not dict:
+                continue
+            if message.get("role") == "tool":
+                content = message.get("content")
+                size = len(content) if content.__class__ is str else len(text_of(content))
+                if size >= min_chars:
+                    self._by_length.setdefault(size, []).append(index)
+            elif message.get("tool_calls"):
+                for call in tool_calls_of(message):
+                    cid = call_id(call)
+                    if cid:
+                        self.calls[cid] = call
 
-    def get(self, text: str) -> str | None:
-        if self._newest is None:
-            self._newest = _newest_copies(self._messages, self._min_chars)
-        return self._newest.get(text)
+    def newest_copy(self, text: str) -> str | None:
+        """Call id of the newest long tool output whose text is ``text``."""
+        for index in reversed(self._by_length.get(len(text), ())):
+            message = self._messages[index]
+            content = message.get("content")
+            if (content if content.__class__ is str else text_of(content)) == text:
+                return tool_result_id(message)
+        return None
 
 
-def _newest_copies(messages: list[Message], min_chars: int) -> dict[str, str]:
-    """Each large tool output's text -> call id of its newest occurrence.
-
-    Keyed by the text itself: Python caches a string's hash, so this costs a
-    dict insert per output rather than hashing the whole history again.
-    """
-    newest: dict[str, str] = {}
-    for message in messages:
-        if role_of(message) != "tool":
-            continue
-        text = text_of(message.get("content"))
-        if len(text) >= min_chars and not is_stub(text):
-            newest[text] = tool_result_id(message)
-    return newest
-
-
-def _prune_tool_result(result: PruneResult, index: int, message: Message, calls: dict[str, Any],
-                       newest_copy: "_NewestCopies", settings: PruneSettings, render: StubRenderer) -> None:
+def _prune_tool_result(result: PruneResult, index: int, message: Message, history: _History,
+                       settings: PruneSettings, render: StubRenderer) -> None:
     content = message.get("content")
     text = content if content.__class__ is str else text_of(content)
     if len(text) < settings.min_chars or is_stub(text):
         return
     cid = tool_result_id(message)
-    call = calls.get(cid)
-    newer = newest_copy.get(text)
+    call = history.calls.get(cid)
+    newer = history.newest_copy(text)
     output = PrunedOutput(index, cid, _tool_name(message, call), call_arguments_text(call) if call else "", text,
                           newer if newer and newer != cid else None)
     stub = render(output)
