@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from re import Match
 
-from .redact_rules import MASK, RULES, Rule
+from .redact_rules import MASK, RULES, Haystack, Rule
 
 __all__ = ["MASK", "contains_secret", "fold_case", "redact", "redact_many"]
 
@@ -30,13 +30,12 @@ def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
     if not text:
         return text
-    lowered = fold_case(text)
+    haystack = Haystack(text, fold_case(text))
     for rule in RULES:
-        redacted = _apply(rule, text, lowered)
-        if redacted is not text:
-            text = redacted
-            lowered = fold_case(text)
-    return text
+        redacted = _apply(rule, haystack)
+        if redacted is not haystack.text:
+            haystack = Haystack(redacted, fold_case(redacted))
+    return haystack.text
 
 
 def redact_many(texts: Sequence[str]) -> list[str]:
@@ -53,22 +52,22 @@ def redact_many(texts: Sequence[str]) -> list[str]:
     texts = list(texts)
     if len(texts) < 2 or any(_SEPARATOR in t for t in texts):
         return [redact(t) for t in texts]
-    joined = ""
+    joined: Haystack | None = None
     for rule in RULES:
-        if not joined:
-            joined = _SEPARATOR.join(texts)
-            lowered = fold_case(joined)
+        if joined is None:
+            text = _SEPARATOR.join(texts)
+            joined = Haystack(text, fold_case(text))
             starts = _text_starts(texts)
-        if not rule.gate(joined, lowered):
+        if not rule.gate(joined):
             continue
         touched: set[int] = set()
-        for match in _find(rule, joined, lowered):
+        for match in _find(rule, joined):
             touched.update(range(bisect_right(starts, match.start()) - 1, bisect_right(starts, match.end() - 1)))
         for index in touched:
-            redacted = _apply(rule, texts[index], fold_case(texts[index]))
+            redacted = _apply(rule, Haystack(texts[index], fold_case(texts[index])))
             if redacted is not texts[index]:
                 texts[index] = redacted
-                joined = ""  # rebuilt for the next rule
+                joined = None  # rebuilt for the next rule
     return texts
 
 
@@ -80,14 +79,16 @@ def _text_starts(texts: list[str]) -> list[int]:
     return starts
 
 
-def _find(rule: Rule, text: str, lowered: str) -> Iterable[Match[str]]:
-    return rule.find(rule.pattern, text, lowered) if rule.find else rule.pattern.finditer(text)
+def _find(rule: Rule, haystack: Haystack) -> Iterable[Match[str]]:
+    return rule.find(rule.pattern, haystack) if rule.find else rule.pattern.finditer(haystack.text)
 
 
-def _apply(rule: Rule, text: str, lowered: str) -> str:
-    if not text or not rule.gate(text, lowered):
+def _apply(rule: Rule, haystack: Haystack) -> str:
+    """The haystack's text with ``rule`` applied (the same object when nothing matched)."""
+    text = haystack.text
+    if not text or not rule.gate(haystack):
         return text
-    return _replace(text, _find(rule, text, lowered), rule)
+    return _replace(text, _find(rule, haystack), rule)
 
 
 def fold_case(text: str) -> str:

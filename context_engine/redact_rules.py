@@ -22,8 +22,41 @@ from re import Match
 MASK = "[REDACTED]"
 
 Replace = Callable[[Match[str]], str]
-Gate = Callable[[str, str], bool]  # (text, lowered) -> may the pattern match?
-Finder = Callable[[re.Pattern[str], str, str], Iterable[Match[str]]]  # (pattern, text, lowered) -> matches
+
+
+class Haystack:
+    """A text, its folded lower case, and memoized substring tests on both.
+
+    Several rules ask about the same words ("token", "key", "secret"...),
+    and a word that is absent costs a scan of the whole text each time it
+    is asked about; one Haystack serves every rule until the text changes.
+    """
+
+    __slots__ = ("text", "lowered", "_seen")
+
+    def __init__(self, text: str, lowered: str) -> None:
+        self.text, self.lowered = text, lowered
+        self._seen: dict[tuple[bool, str], bool] = {}
+
+    def has(self, word: str) -> bool:
+        """``word`` occurs in the text (case-sensitive)."""
+        key = (False, word)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = word in self.text
+        return found
+
+    def lower_has(self, word: str) -> bool:
+        """``word`` (lower case) occurs in the folded text."""
+        key = (True, word)
+        found = self._seen.get(key)
+        if found is None:
+            found = self._seen[key] = word in self.lowered
+        return found
+
+
+Gate = Callable[[Haystack], bool]  # may the pattern match?
+Finder = Callable[[re.Pattern[str], Haystack], Iterable[Match[str]]]  # the pattern's matches
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,21 +97,21 @@ def _mask_query(match: Match[str]) -> str:
 
 # -- gates ----------------------------------------------------------------------------------------
 
-def _always(text: str, lowered: str) -> bool:
+def _always(haystack: Haystack) -> bool:
     return True
 
 
 def _in_text(*required: str, any_of: tuple[str, ...] = ()) -> Gate:
     """All of ``required`` and one of ``any_of`` occur in the text (case-sensitive)."""
-    def gate(text: str, lowered: str) -> bool:
-        return all(r in text for r in required) and (not any_of or any(a in text for a in any_of))
+    def gate(haystack: Haystack) -> bool:
+        return all(map(haystack.has, required)) and (not any_of or any(map(haystack.has, any_of)))
     return gate
 
 
 def _in_lowered(*any_of: str, text_requires: tuple[str, ...] = ()) -> Gate:
     """All of ``text_requires`` occur in the text and one of ``any_of`` in its lower case."""
-    def gate(text: str, lowered: str) -> bool:
-        return all(r in text for r in text_requires) and any(a in lowered for a in any_of)
+    def gate(haystack: Haystack) -> bool:
+        return all(map(haystack.has, text_requires)) and any(map(haystack.lower_has, any_of))
     return gate
 
 
@@ -112,10 +145,10 @@ def _on_lowered_positions(find: Finder) -> Finder:
     lower() never shrinks a text and rarely grows it (``İ``), so equal
     lengths mean every position in ``lowered`` is the same one in ``text``.
     """
-    def guarded(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        if len(text) != len(lowered):
-            return pattern.finditer(text)
-        return find(pattern, text, lowered)
+    def guarded(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        if len(haystack.text) != len(haystack.lowered):
+            return pattern.finditer(haystack.text)
+        return find(pattern, haystack)
     return guarded
 
 
@@ -137,10 +170,11 @@ def _word_run_start(text: str, at: int) -> int:
 
 def _at_identifier_holding(*words: str) -> Finder:
     """Matches that begin at the start of an identifier containing one of ``words`` (case-sensitive)."""
-    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        text = haystack.text
         starts: list[int] = []
         run_end = -1
-        for at in occurrences(text, words):
+        for at in occurrences(text, [word for word in words if haystack.has(word)]):
             if at >= run_end:
                 starts.append(_word_run_start(text, at))
                 run_end = max(at + 1, _WORD_RUN.match(text, at).end())
@@ -196,7 +230,8 @@ def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str,
     with one of ``heads`` (the literal start of each alternative): a
     ``startswith`` test drops the other places before any regex runs.
     """
-    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterator[Match[str]]:
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterator[Match[str]]:
+        text = haystack.text
         for start, end in runs(text):
             candidates = [start]
             for mark in boundaries:
@@ -238,20 +273,21 @@ def _prefiltered(prefilter: str) -> Finder:
     compiled = re.compile(prefilter)
 
     @_on_lowered_positions
-    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
-        return _matches_at(pattern, text, (m.start() for m in compiled.finditer(lowered)))
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        return _matches_at(pattern, haystack.text, (m.start() for m in compiled.finditer(haystack.lowered)))
     return find
 
 
 def _at_words_before_space(*words: str) -> Finder:
     """Matches that begin at one of ``words`` followed by whitespace (found with ``str.find``)."""
     @_on_lowered_positions
-    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        lowered = haystack.lowered
         end = len(lowered)
-        starts = [at for word in words for at in occurrences(lowered, (word,))
+        starts = [at for word in words if haystack.lower_has(word) for at in occurrences(lowered, (word,))
                   if at + len(word) < end and lowered[at + len(word)].isspace()]
         starts.sort()
-        return _matches_at(pattern, text, starts)
+        return _matches_at(pattern, haystack.text, starts)
     return find
 
 
@@ -270,17 +306,18 @@ def _at_line_key(*parts: str) -> Finder:
     indentation nor a key's stays in it).
     """
     @_on_lowered_positions
-    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        lowered = haystack.lowered
         starts: set[int] = set()
         for part in parts:
-            at = lowered.find(part)
+            at = lowered.find(part) if haystack.lower_has(part) else -1
             while at != -1:
                 line_start = lowered.rfind("\n", 0, at) + 1
                 if line_start not in starts and not lowered[line_start:at].lstrip(" \t-").strip(_KEY_CHARS):
                     starts.add(line_start)
                 line_end = lowered.find("\n", at)
                 at = lowered.find(part, line_end) if line_end != -1 else -1
-        return _matches_at(pattern, text, sorted(starts))
+        return _matches_at(pattern, haystack.text, sorted(starts))
     return find
 
 
@@ -291,7 +328,8 @@ def _key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
     longest secret word with its longest suffix).
     """
     @_on_lowered_positions
-    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        text, lowered = haystack.text, haystack.lowered
         found: set[int] = set()
         for at in occurrences(text, (mark,)):
             end = at
@@ -310,7 +348,8 @@ def _key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
 
 def _after_digits(count: int, mark: str) -> Finder:
     """Matches that begin at ``mark`` right after ``count`` digits (no scan with a lookbehind)."""
-    def find(pattern: re.Pattern[str], text: str, lowered: str) -> Iterable[Match[str]]:
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        text = haystack.text
         starts = [at for at in occurrences(text, (mark,)) if at >= count and text[at - count:at].isdecimal()]
         return _matches_at(pattern, text, starts)
     return find
