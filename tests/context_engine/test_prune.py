@@ -245,3 +245,13 @@ def test_protect_from_out_of_range_is_clamped():
     result = prune(msgs, protect_from=10_000)
     assert len(result.messages) == len(msgs)
     assert prune(msgs, protect_from=-5).pruned == []
+
+
+def test_outcome_of_a_long_failure_is_read_near_its_end():
+    frames = "    more context line here\n" * 20
+    output = ("collected 3 items\n" + "        x = helper()\n" * 40 + "Traceback (most recent call last):\n" + frames
+              + "E       AssertionError: expected 3, got 4\n\ntests/test_x.py:12: AssertionError\n"
+              + "FAILED tests/test_x.py::test_parse - AssertionError: expected 3, got 4\n"
+              + "=== 1 failed, 2 passed in 0.31s ===\n")
+    # the specific line near the end, not the "Traceback" header further up
+    assert outcome_of(output) == "error: E       AssertionError: expected 3, got 4"
