@@ -6,8 +6,8 @@ Rules (in :mod:`.redact_rules`) cover vendor key prefixes, bearer/basic
 authorization headers, api-key headers, ``KEY=value`` and ``key: value``
 assignments with secret names, JSON fields, private key blocks, passwords in
 URLs and connection strings, secret query parameters, JWTs and chat-bot
-tokens.  Nothing is memoized: a compaction redacts each message once, and
-the cost is kept low by the rules' gates and finders instead.
+tokens.  Nothing is memoized across texts: a compaction redacts each message
+once, and the cost is kept low by the rules' gates and finders instead.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from re import Match
 
-from .redact_rules import MASK, RULES, Haystack, Rule
+from .redact_rules import MASK, RULES, Haystack, Rule, fold_case
 
 __all__ = ["MASK", "contains_secret", "fold_case", "redact", "redact_many"]
 
@@ -30,11 +30,11 @@ def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``."""
     if not text:
         return text
-    haystack = Haystack(text, fold_case(text))
+    haystack = Haystack(text)
     for rule in RULES:
         redacted = _apply(rule, haystack)
         if redacted is not haystack.text:
-            haystack = Haystack(redacted, fold_case(redacted))
+            haystack = Haystack(redacted)
     return haystack.text
 
 
@@ -56,7 +56,7 @@ def redact_many(texts: Sequence[str]) -> list[str]:
     for rule in RULES:
         if joined is None:
             text = _SEPARATOR.join(texts)
-            joined = Haystack(text, fold_case(text))
+            joined = Haystack(text)
             starts = _text_starts(texts)
         if not rule.gate(joined):
             continue
@@ -64,7 +64,7 @@ def redact_many(texts: Sequence[str]) -> list[str]:
         for match in _find(rule, joined):
             touched.update(range(bisect_right(starts, match.start()) - 1, bisect_right(starts, match.end() - 1)))
         for index in touched:
-            redacted = _apply(rule, Haystack(texts[index], fold_case(texts[index])))
+            redacted = _apply(rule, Haystack(texts[index]))
             if redacted is not texts[index]:
                 texts[index] = redacted
                 joined = None  # rebuilt for the next rule
@@ -89,18 +89,6 @@ def _apply(rule: Rule, haystack: Haystack) -> str:
     if not text or not rule.gate(haystack):
         return text
     return _replace(text, _find(rule, haystack), rule)
-
-
-def fold_case(text: str) -> str:
-    """Lower case, with the two letters ``re.IGNORECASE`` also equates to ASCII ones (ı, ſ).
-
-    Keeps every position: gates and finders look up words here and match
-    the case-insensitive patterns at the same offsets in ``text``.
-    """
-    lowered = text.lower()
-    if not text.isascii() and ("ı" in lowered or "ſ" in lowered):
-        lowered = lowered.replace("ı", "i").replace("ſ", "s")
-    return lowered
 
 
 def _replace(text: str, matches: Iterable[Match[str]], rule: Rule) -> str:

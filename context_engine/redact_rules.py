@@ -24,6 +24,18 @@ MASK = "[REDACTED]"
 Replace = Callable[[Match[str]], str]
 
 
+def fold_case(text: str) -> str:
+    """Lower case, with the two letters ``re.IGNORECASE`` also equates to ASCII ones (ı, ſ).
+
+    Keeps every position: gates and finders look up words here and match
+    the case-insensitive patterns at the same offsets in the text.
+    """
+    lowered = text.lower()
+    if not text.isascii() and ("ı" in lowered or "ſ" in lowered):
+        lowered = lowered.replace("ı", "i").replace("ſ", "s")
+    return lowered
+
+
 class Haystack:
     """A text, its folded lower case, and memoized substring tests on both.
 
@@ -32,27 +44,27 @@ class Haystack:
     is asked about; one Haystack serves every rule until the text changes.
     """
 
-    __slots__ = ("text", "lowered", "_seen")
+    __slots__ = ("text", "lowered", "_in_text", "_in_lowered")
 
-    def __init__(self, text: str, lowered: str) -> None:
-        self.text, self.lowered = text, lowered
-        self._seen: dict[tuple[bool, str], bool] = {}
+    def __init__(self, text: str) -> None:
+        self.text, self.lowered = text, fold_case(text)
+        self._in_text: dict[str, bool] = {}
+        self._in_lowered: dict[str, bool] = {}
 
     def has(self, word: str) -> bool:
         """``word`` occurs in the text (case-sensitive)."""
-        key = (False, word)
-        found = self._seen.get(key)
-        if found is None:
-            found = self._seen[key] = word in self.text
-        return found
+        return _memo_contains(self._in_text, self.text, word)
 
     def lower_has(self, word: str) -> bool:
         """``word`` (lower case) occurs in the folded text."""
-        key = (True, word)
-        found = self._seen.get(key)
-        if found is None:
-            found = self._seen[key] = word in self.lowered
-        return found
+        return _memo_contains(self._in_lowered, self.lowered, word)
+
+
+def _memo_contains(memo: dict[str, bool], text: str, word: str) -> bool:
+    found = memo.get(word)
+    if found is None:
+        found = memo[word] = word in text
+    return found
 
 
 Gate = Callable[[Haystack], bool]  # may the pattern match?
