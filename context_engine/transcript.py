@@ -85,7 +85,8 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
             return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
     elif role == "assistant" and (tool_calls := tool_calls_of(message)):
         header = f"### [{number}] ASSISTANT (calls tools: "
-        calls = "; ".join([_call_text(c, limits.argument_chars) for c in tool_calls])
+        calls = "; ".join([f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})"
+                           for c in tool_calls])
     elif is_summary(message):
         header = f"### [{number}] EARLIER SUMMARY"
     else:
@@ -94,15 +95,6 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
     if "MEDIA:" in text:
         text = _MEDIA.sub("[media attachment]", text)
     return _Block(header, calls, _cut(text, limits.message_head_chars, limits.message_tail_chars))
-
-
-def _call_text(call: dict, argument_chars: int) -> str:
-    function = call.get("function")
-    if function.__class__ is dict:  # the usual shape, read directly
-        name, arguments = function.get("name"), function.get("arguments")
-        if name.__class__ is str and arguments.__class__ is str:
-            return f"{name}({_cut(arguments, argument_chars, 0)})"
-    return f"{call_name(call)}({_cut(call_arguments_text(call), argument_chars, 0)})"
 
 
 def render_blocks(window: list[Message], names: dict[str, str], first_number: int,
