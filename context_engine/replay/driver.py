@@ -1,0 +1,585 @@
+"""Replay one transcript through a context engine the way Hermes 0.19.0 drives it.
+
+No model is called.  The recorded transcript says what the model answered and
+what each tool returned; the driver plays the host around it:
+
+* per user turn (``agent/turn_context.py``): the preflight gate (more messages
+  than ``protect_first_n + protect_last_n + 1``, or the messages' rough
+  estimate over the threshold), then the rough request estimate ->
+  ``should_defer_preflight_to_real_usage`` -> ``last_prompt_tokens`` raised to
+  the estimate (never over the ``-1`` sentinel) -> the failure-cooldown getter
+  -> ``should_compress``, and up to 3 compaction passes while each makes
+  progress (fewer messages, or 5% fewer rough tokens) and ``should_compress``
+  still says yes;
+* per API call (``agent/conversation_loop.py``): the pre-API check
+  (``len(history) > 1``, fewer than 3 compaction attempts this turn, not
+  deferred, no cooldown, ``should_compress(request_pressure)``; after a
+  compaction the check runs again), the request (system prompt + history +
+  tool schemas, normalized as the host normalizes ``api_messages``), every
+  ``llm_request`` middleware in order (called with ``request=`` a copy and the
+  host's context keywords; a ``{"request": {...}}`` return replaces the
+  request, anything else keeps it), the request billed **as sent**, then
+  ``update_from_response`` with the sent request's token count;
+* after an assistant message with tool calls: each result passes through the
+  ``transform_tool_result`` hooks (the first ``str`` return replaces it), then
+  the post-tool check ``should_compress(real)`` where ``real`` is
+  ``last_prompt_tokens`` when positive, ``0`` for the ``-1`` sentinel, and
+  the rough estimate of history + tools otherwise;
+* a compaction (``agent/conversation_compression.py``): the
+  ``_automatic_compression_blocked`` guard, ``compress(history, **supported
+  kwargs)`` timed in CPU seconds, the abort flag, no boundary when the result
+  equals the input, an empty result refused, the "ensure a real user turn"
+  rule, ``on_session_start(boundary_reason="compression")`` (in place, same
+  id), then the host's writes: ``last_prompt_tokens = -1``,
+  ``last_completion_tokens = 0``, ``awaiting_real_usage_after_compression =
+  True`` and, when the engine reports progress, ``record_completed_compaction(
+  used_fallback=...)`` or ``_verify_compaction_cleared_threshold = True``;
+* at the end of each user turn, the ``on_session_end`` plugin hooks (Hermes
+  fires that hook at the end of every ``run_conversation``).
+
+The transcript's later messages are appended to whatever history the engine
+kept, so the replay continues from the compacted context.  The system prompt
+is the transcript's own (Hermes would send its larger one).  Summary calls are
+answered by a :class:`StandInSummarizer` the engine adapters route to; every
+summary prompt is counted and billed.  This module imports nothing from
+Hermes: engines, middlewares and hooks are duck-typed callables.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter, message_key
+from .rough import RoughEstimator
+
+PREFLIGHT_PASSES = 3
+PRE_API_ATTEMPTS = 3
+SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY", "[PRIOR CONTEXT")
+
+
+class StandInSummarizer:
+    """Answers every summary request with the same fixed text; records each prompt's size.
+
+    Named in every report: the figures are about context size, cost and
+    events, not about summary quality.
+    """
+
+    NAME = "stand-in summarizer (fixed deterministic text, no model called)"
+
+    def __init__(self, count_text: Callable[[str], int], chars: int = 6000) -> None:
+        self.count_text = count_text
+        self.text = stand_in_summary(chars)
+        self.prompt_tokens: list[int] = []
+
+    def __call__(self, prompt: str, *_: Any, **__: Any) -> str:
+        self.prompt_tokens.append(self.count_text(prompt if isinstance(prompt, str) else str(prompt)))
+        return self.text
+
+    def take(self) -> list[int]:
+        taken, self.prompt_tokens = self.prompt_tokens, []
+        return taken
+
+
+def stand_in_summary(chars: int = 6000) -> str:
+    """A summary-shaped text of about ``chars`` characters, the same every time."""
+    head = ("## Goal\nContinue the coding task described by the user (stand-in summary: no model wrote this).\n\n"
+            "## Constraints & Preferences\n- none recorded by the stand-in\n\n"
+            "## Progress\n### Done\n")
+    tail = ("\n## Key Decisions\n- stand-in\n\n## Relevant Files\n- stand-in\n\n"
+            "## Next Steps\n- continue from the newest user request\n\n## Critical Context\n- stand-in\n")
+    lines = []
+    size = len(head) + len(tail)
+    number = 0
+    while size < chars:
+        line = f"- step {number}: the stand-in records that earlier work happened here; details are in the history.\n"
+        lines.append(line)
+        size += len(line)
+        number += 1
+    return head + "".join(lines) + tail
+
+
+@dataclass
+class ReplayTarget:
+    """One engine, as a host would run it for one session."""
+
+    label: str
+    engine: Any
+    session_id: str = "replay-session"
+    tools: list[dict[str, Any]] = field(default_factory=list)  # request tools, engine schemas included
+    middlewares: Sequence[Callable[..., Any]] = ()  # llm_request middleware
+    tool_result_hooks: Sequence[Callable[..., Any]] = ()  # transform_tool_result hooks
+    turn_end_hooks: Sequence[Callable[..., Any]] = ()  # on_session_end plugin hooks (end of each user turn)
+    summarizer: StandInSummarizer | None = None
+    is_summary_text: Callable[[str], bool] | None = None
+    model: str = "replay-model"
+    compression_enabled: bool = True
+    close: Callable[[], None] | None = None  # release the engine's resources after the session
+
+
+@dataclass
+class SessionResult:
+    session_id: str
+    label: str
+    window: int
+    bill: SessionBill
+    user_turns: int = 0
+    compactions: int = 0  # boundaries made (the host's count)
+    compress_calls: int = 0
+    noop_compressions: int = 0
+    aborted_compressions: int = 0
+    compaction_cpu_s: float = 0.0
+    over_window_requests: int = 0
+    middleware_changed: int = 0
+    middleware_errors: int = 0
+    hook_replaced_results: int = 0
+    engine_compression_count: int = 0
+    final_history_messages: int = 0
+    summary_prompt_tokens: list[int] = field(default_factory=list)
+
+    @property
+    def peak_request_tokens(self) -> int:
+        return self.bill.peak_request_tokens
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "session_id": self.session_id, "engine": self.label, "window": self.window,
+            "requests": self.bill.requests, "prompt_tokens": self.bill.prompt_tokens,
+            "cached_tokens": self.bill.cached_tokens, "summary_calls": self.bill.summary_calls,
+            "summary_input_tokens": self.bill.summary_tokens, "billed_tokens": self.bill.billed_tokens,
+            "cost": dict(self.bill.cost), "peak_request_tokens": self.bill.peak_request_tokens,
+            "over_window_requests": self.over_window_requests, "user_turns": self.user_turns,
+            "compactions": self.compactions, "compress_calls": self.compress_calls,
+            "noop_compressions": self.noop_compressions, "aborted_compressions": self.aborted_compressions,
+            "compaction_cpu_s": self.compaction_cpu_s, "middleware_changed": self.middleware_changed,
+            "middleware_errors": self.middleware_errors, "hook_replaced_results": self.hook_replaced_results,
+            "engine_compression_count": self.engine_compression_count,
+            "final_history_messages": self.final_history_messages,
+        }
+
+
+class Observer:
+    """Receives the driver's events (tests record them; the default ignores them)."""
+
+    def event(self, name: str, **data: Any) -> None:  # pragma: no cover - default no-op
+        pass
+
+
+def _normalize_arguments(arguments: Any) -> Any:
+    if not isinstance(arguments, str):
+        return arguments
+    try:
+        return json.dumps(json.loads(arguments), separators=(",", ":"), sort_keys=True)
+    except ValueError:
+        return arguments
+
+
+def wire_message(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The message as the host puts it in ``api_messages``: content stripped, tool-call JSON normalized,
+    storage-only fields left out."""
+    out: dict[str, Any] = {"role": message.get("role")}
+    content = message.get("content")
+    out["content"] = content.strip() if isinstance(content, str) else content
+    calls = message.get("tool_calls")
+    if isinstance(calls, list) and calls:
+        normalized = []
+        for call in calls:
+            if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
+                function = call["function"]
+                call = {**call, "function": {**function, "arguments": _normalize_arguments(function.get("arguments"))}}
+            normalized.append(call)
+        out["tool_calls"] = normalized
+    for key in ("tool_call_id", "name", "reasoning_content"):
+        if message.get(key) is not None:
+            out[key] = message[key]
+    return out
+
+
+def _supported_kwargs(method: Any) -> set[str]:
+    try:
+        parameters = inspect.signature(method).parameters.values()
+    except (TypeError, ValueError):
+        return set()
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
+        return {"current_tokens", "focus_topic", "force", "memory_context"}
+    return {p.name for p in parameters}
+
+
+def _text_of(message: Mapping[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return ""
+
+
+class HostDriver:
+    """Replays transcripts through one :class:`ReplayTarget` per session."""
+
+    def __init__(self, meter: TokenMeter, *, window: int = 128_000,
+                 price_models: Sequence[PriceModel] = PRICE_MODELS, observer: Observer | None = None) -> None:
+        self.meter = meter
+        self.window = window
+        self.price_models = tuple(price_models)
+        self.observer = observer or Observer()
+
+    # -- one session -----------------------------------------------------------
+    def replay(self, messages: Sequence[Mapping[str, Any]], target: ReplayTarget) -> SessionResult:
+        run = _Run(self, target)
+        try:
+            return run.play(messages)
+        finally:
+            run.rough.clear()
+
+
+class _Run:
+    """The state of one replayed session (one agent, one engine)."""
+
+    def __init__(self, driver: HostDriver, target: ReplayTarget) -> None:
+        self.driver = driver
+        self.target = target
+        self.engine = target.engine
+        self.meter = driver.meter
+        self.emit = driver.observer.event
+        self.rough = RoughEstimator()
+        self.biller = RequestBiller(driver.meter)
+        self.result = SessionResult(target.session_id, target.label, driver.window,
+                                    SessionBill(driver.price_models))
+        self.history: list[dict[str, Any]] = []
+        self.system_prompt = ""
+        self.compression_attempts = 0
+        self.api_calls = 0
+        self.turn_open = False
+        self.turn = 0
+        self.calls_by_id: dict[str, tuple[str, Any]] = {}
+        self.pending_results = 0
+        self._wire_memo: dict[int, tuple[Any, dict[str, Any], Any]] = {}
+        self._compress_kwargs = _supported_kwargs(getattr(self.engine, "compress", None))
+
+    # -- the transcript ----------------------------------------------------------
+    def play(self, messages: Sequence[Mapping[str, Any]]) -> SessionResult:
+        for index, message in enumerate(messages):
+            role = message.get("role")
+            if role == "system":
+                if index == 0:
+                    self.system_prompt = _text_of(message)
+                continue
+            message = copy.deepcopy(dict(message))
+            if role == "user":
+                if self.turn_open:
+                    self.end_turn()
+                self.start_turn()
+                self.history.append(message)
+                self.preflight()
+            elif role == "assistant":
+                if not self.turn_open:
+                    self.start_turn()
+                self.api_call(message)
+                self.history.append(message)
+                self.calls_by_id = {}
+                for call in message.get("tool_calls") or []:
+                    function = call.get("function") or {}
+                    self.calls_by_id[str(call.get("id"))] = (function.get("name") or "", function.get("arguments"))
+                self.pending_results = len(self.calls_by_id)
+            elif role == "tool":
+                self.history.append(self.tool_result(message))
+                self.pending_results -= 1
+                if self.pending_results == 0:
+                    self.post_tool_check()
+        if self.turn_open:
+            self.end_turn()
+        self.finish()
+        return self.result
+
+    def start_turn(self) -> None:
+        self.turn_open = True
+        self.turn += 1
+        self.compression_attempts = 0
+        self.result.user_turns += 1
+        self.emit("turn_start", turn=self.turn)
+
+    def end_turn(self) -> None:
+        self.turn_open = False
+        for hook in self.target.turn_end_hooks:
+            hook(session_id=self.target.session_id, completed=True, interrupted=False,
+                 model=self.target.model, platform="cli")
+        self.emit("turn_end", turn=self.turn)
+
+    def finish(self) -> None:
+        self.result.engine_compression_count = int(getattr(self.engine, "compression_count", 0) or 0)
+        self.result.final_history_messages = len(self.history)
+        self._wire_memo.clear()
+
+    # -- estimates -------------------------------------------------------------------
+    def wire(self, message: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        entry = self._wire_memo.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1], entry[2]
+        wired = wire_message(message)
+        key = message_key(wired)
+        self._wire_memo[id(message)] = (message, wired, key)
+        return wired, key
+
+    def system_message(self) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+
+    def rough_request(self, messages: Sequence[Any], *, with_system: bool = True) -> int:
+        return self.rough.request(messages, system_prompt=self.system_prompt if with_system else "",
+                                  tools=self.target.tools or None)
+
+    # -- gates ---------------------------------------------------------------------
+    def _defer(self, tokens: int) -> bool:
+        method = getattr(self.engine, "should_defer_preflight_to_real_usage", None)
+        return bool(method(tokens)) if callable(method) else False
+
+    def _cooldown(self) -> Any:
+        getter = getattr(self.engine, "get_active_compression_failure_cooldown", None)
+        return getter() if callable(getter) else None
+
+    def _should_compress(self, where: str, tokens: int) -> bool:
+        answer = bool(self.engine.should_compress(tokens))
+        self.emit("should_compress", where=where, tokens=tokens, answer=answer,
+                  last_prompt_tokens=getattr(self.engine, "last_prompt_tokens", None))
+        return answer
+
+    def preflight(self) -> None:
+        engine = self.engine
+        if not self.target.compression_enabled:
+            return
+        first, last = int(getattr(engine, "protect_first_n", 3)), int(getattr(engine, "protect_last_n", 6))
+        threshold = int(getattr(engine, "threshold_tokens", 0) or 0)
+        if not (len(self.history) > first + last + 1 or self.rough.messages(self.history) >= threshold):
+            self.emit("preflight_skipped", messages=len(self.history))
+            return
+        tokens = self.rough_request(self.history)
+        deferred = self._defer(tokens)
+        self.emit("preflight", tokens=tokens, deferred=deferred)
+        if not deferred:
+            previous = getattr(engine, "last_prompt_tokens", 0)
+            if previous >= 0 and tokens > previous:
+                engine.last_prompt_tokens = tokens
+        cooldown = self._cooldown()
+        if deferred or cooldown or not self._should_compress("preflight", tokens):
+            return
+        for _ in range(PREFLIGHT_PASSES):
+            before_len, before_tokens = len(self.history), tokens
+            self.compress_context(tokens)
+            tokens = self.rough_request(self.history)
+            if not (len(self.history) < before_len or (before_tokens > 0 and tokens < before_tokens * 0.95)):
+                break
+            if not self._should_compress("preflight", tokens):
+                break
+
+    def api_call(self, reply: Mapping[str, Any]) -> None:
+        engine = self.engine
+        target = self.target
+        while True:
+            wired = [self.wire(m) for m in self.history]
+            api_messages = self.system_message() + [w for w, _ in wired]
+            pressure = self.rough.messages(api_messages) + self.rough.tools(target.tools or None)
+            if (target.compression_enabled and len(self.history) > 1
+                    and self.compression_attempts < PRE_API_ATTEMPTS
+                    and not self._defer(pressure) and not self._cooldown()
+                    and self._should_compress("pre_api", pressure)):
+                self.compression_attempts += 1
+                self.compress_context(pressure)
+                continue
+            break
+        self.api_calls += 1
+        request: dict[str, Any] = {"model": target.model, "messages": api_messages}
+        if target.tools:
+            request["tools"] = target.tools
+        sent = self.apply_middlewares(request)
+        if sent is request:
+            keys = ([message_key(m) for m in api_messages[:1]] if self.system_prompt else []) + [k for _, k in wired]
+            bill = self.biller.bill_keys(self._tools_text(sent.get("tools")), keys)
+        else:
+            bill = self.biller.bill(sent)
+        self.result.bill.add_request(bill)
+        if bill.tokens > self.driver.window:
+            self.result.over_window_requests += 1
+        self.emit("request", request=sent, tokens=bill.tokens, cached=bill.cached, api_call=self.api_calls)
+        completion = self.meter.message_tokens(message_key(wire_message(reply)))
+        engine.update_from_response({
+            "prompt_tokens": bill.tokens, "completion_tokens": completion, "total_tokens": bill.tokens + completion,
+            "input_tokens": bill.tokens, "output_tokens": completion, "cache_read_tokens": bill.cached,
+            "cache_write_tokens": bill.tokens - bill.cached, "reasoning_tokens": 0})
+        self.emit("usage", prompt_tokens=bill.tokens)
+
+    _tools_memo: tuple[Any, str] | None = None
+
+    def _tools_text(self, tools: Any) -> str:
+        from .billing import tools_text
+        if self._tools_memo is not None and self._tools_memo[0] is tools:
+            return self._tools_memo[1]
+        text = tools_text(tools)
+        self._tools_memo = (tools, text)
+        return text
+
+    def apply_middlewares(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Hermes's ``apply_llm_request_middleware``: each sees the current request, a dict result replaces it."""
+        if not self.target.middlewares:
+            return request
+        original = {**request, "messages": list(request["messages"])}
+        current = request
+        changed = False
+        for middleware in self.target.middlewares:
+            try:
+                result = middleware(request={**current, "messages": list(current.get("messages") or [])},
+                                    original_request=original, task_id="replay", turn_id=f"turn-{self.turn}",
+                                    api_request_id=f"req-{self.api_calls}", session_id=self.target.session_id,
+                                    platform="cli", model=self.target.model, provider="custom", base_url="",
+                                    api_mode="chat_completions", api_call_count=self.api_calls)
+            except Exception:  # noqa: BLE001 - the host logs and goes on with the current request
+                self.result.middleware_errors += 1
+                continue
+            if isinstance(result, dict) and isinstance(result.get("request"), dict):
+                current = result["request"]
+                changed = True
+        if changed:
+            self.result.middleware_changed += 1
+        return current
+
+    def tool_result(self, message: dict[str, Any]) -> dict[str, Any]:
+        call_id = str(message.get("tool_call_id") or "")
+        name, raw_args = self.calls_by_id.get(call_id, ("", None))
+        try:
+            args = json.loads(raw_args) if isinstance(raw_args, str) else (raw_args or {})
+        except ValueError:
+            args = {}
+        result = message.get("content")
+        for hook in self.target.tool_result_hooks:
+            try:
+                replaced = hook(tool_name=name, args=args, result=result, task_id="replay",
+                                session_id=self.target.session_id, tool_call_id=call_id,
+                                turn_id=f"turn-{self.turn}", api_request_id=f"req-{self.api_calls}",
+                                duration_ms=0, status="ok", error_type=None, error_message=None)
+            except Exception:  # noqa: BLE001 - fail-open, like the host
+                continue
+            if isinstance(replaced, str):
+                self.result.hook_replaced_results += 1
+                self.emit("tool_result_replaced", tool_call_id=call_id)
+                return {**message, "content": replaced}
+        return message
+
+    def post_tool_check(self) -> None:
+        engine = self.engine
+        last = getattr(engine, "last_prompt_tokens", 0)
+        if last > 0:
+            real = last
+        elif last == -1:
+            real = 0
+        else:
+            real = self.rough_request(self.history, with_system=False)
+        if self.target.compression_enabled and self._should_compress("post_tool", real):
+            self.compress_context(getattr(engine, "last_prompt_tokens", 0))
+
+    # -- compaction ----------------------------------------------------------------
+    def compress_context(self, approx_tokens: int | None) -> None:
+        engine = self.engine
+        blocked = getattr(type(engine), "_automatic_compression_blocked", None)
+        if callable(blocked) and blocked(engine):
+            self.emit("compress_blocked")
+            return
+        kwargs: dict[str, Any] = {}
+        if "current_tokens" in self._compress_kwargs:
+            kwargs["current_tokens"] = approx_tokens
+        if "focus_topic" in self._compress_kwargs:
+            kwargs["focus_topic"] = None
+        if "force" in self._compress_kwargs:
+            kwargs["force"] = False
+        before = copy.deepcopy(self.history)
+        summaries_before = len(self.target.summarizer.prompt_tokens) if self.target.summarizer else 0
+        self.result.compress_calls += 1
+        started = time.process_time()
+        compressed = engine.compress(self.history, **kwargs)
+        self.result.compaction_cpu_s += time.process_time() - started
+        self._collect_summaries(summaries_before)
+        progress = bool(getattr(engine, "_last_compression_made_progress", False))
+        fallback = bool(getattr(engine, "_last_summary_fallback_used", False))
+        if getattr(engine, "_last_compress_aborted", False):
+            self.result.aborted_compressions += 1
+            self.emit("compress", outcome="aborted", approx_tokens=approx_tokens)
+            return
+        if compressed == before:
+            if self.history != before:
+                self.history[:] = before
+            self.result.noop_compressions += 1
+            self.emit("compress", outcome="noop", approx_tokens=approx_tokens)
+            return
+        if not compressed:
+            self.emit("compress", outcome="empty", approx_tokens=approx_tokens)
+            return
+        compressed = list(compressed)
+        self._ensure_user_turn(before, compressed)
+        self.history = compressed
+        start = getattr(engine, "on_session_start", None)
+        if callable(start):
+            try:
+                start(self.target.session_id, boundary_reason="compression", old_session_id=self.target.session_id,
+                      platform="cli", conversation_id=None)
+            except Exception:  # noqa: BLE001 - the host logs at debug level and goes on
+                pass
+        engine.last_compression_rough_tokens = self.rough_request(compressed)
+        engine.last_prompt_tokens = -1
+        engine.last_completion_tokens = 0
+        engine.awaiting_real_usage_after_compression = True
+        if progress:
+            record = getattr(type(engine), "record_completed_compaction", None)
+            if callable(record):
+                record(engine, used_fallback=fallback)
+            else:
+                engine._verify_compaction_cleared_threshold = True
+        self.result.compactions += 1
+        self.emit("compress", outcome="boundary", approx_tokens=approx_tokens, messages_after=len(compressed),
+                  progress=progress, fallback=fallback)
+
+    def _collect_summaries(self, before: int) -> None:
+        summarizer = self.target.summarizer
+        if summarizer is None:
+            return
+        for tokens in summarizer.prompt_tokens[before:]:
+            self.result.bill.add_summary(tokens)
+            self.result.summary_prompt_tokens.append(tokens)
+            self.emit("summary", prompt_tokens=tokens)
+
+    def _is_real_user(self, message: Any) -> bool:
+        if not isinstance(message, Mapping) or message.get("role") != "user":
+            return False
+        if message.get("_todo_snapshot_synthetic"):
+            return False
+        text = _text_of(message).strip()
+        if not text:
+            return False
+        if self.target.is_summary_text is not None:
+            return not self.target.is_summary_text(text)
+        return not text.startswith(SUMMARY_PREFIXES)
+
+    def _ensure_user_turn(self, original: list[dict[str, Any]], compressed: list[dict[str, Any]]) -> None:
+        """``_ensure_compressed_has_user_turn``: keep a human turn in the compacted history."""
+        if any(self._is_real_user(m) for m in compressed):
+            return
+        anchor = next((copy.deepcopy(m) for m in reversed(original) if self._is_real_user(m)), None)
+        if anchor is None:
+            compressed.append({"role": "user", "content": (
+                "Continue from the compressed conversation context above. "
+                "This marker exists because no human user turn was available.")})
+            self.emit("user_turn_ensured", how="marker")
+            return
+        for index, message in enumerate(compressed):
+            if message.get("role") == "assistant" and (index == 0 or compressed[index - 1].get("role") != "user"):
+                compressed.insert(index, anchor)
+                self.emit("user_turn_ensured", how="inserted")
+                return
+        if not compressed or compressed[-1].get("role") != "user":
+            compressed.append(anchor)
+            self.emit("user_turn_ensured", how="appended")
+            return
+        last = compressed[-1]
+        compressed[-1] = {**last, "content": f"{_text_of(anchor)}\n\n{_text_of(last)}"}
+        self.emit("user_turn_ensured", how="merged")
