@@ -93,6 +93,24 @@ KEYS: tuple[Key, ...] = (
     Key("compaction.provider_profile", CHOICE, "strict",
         "Message rules the compacted list must satisfy: 'strict' (Anthropic-like role alternation) or 'openai'.",
         choices=("strict", "openai")),
+    # -- lean request view -------------------------------------------------------
+    Key("view.enabled", BOOLEAN, True,
+        "Send old tool outputs outside the hot zone as one-line stubs with a handle (the history keeps them whole)."),
+    Key("view.hot_tokens", INTEGER, 8000,
+        "Newest part of the history sent verbatim, in tokens (never less than the newest tool batch).",
+        1000, 1_000_000),
+    Key("view.step_tokens", INTEGER, 8000,
+        "Cold outputs are stubbed in steps: all at once when the verbatim ones outside the hot zone reach this many "
+        "tokens (fewer, larger steps break the prompt cache less often).", 500, 1_000_000),
+    Key("view.pin_turns", INTEGER, 6,
+        "Outputs the model read back with stowage_fetch / stowage_grep stay verbatim for this many model turns.",
+        0, 1000),
+    Key("view.min_chars", INTEGER, 400,
+        "Tool outputs shorter than this are always sent verbatim (never below compaction.prune_min_chars).",
+        0, 1_000_000),
+    Key("view.compact_at", NUMBER, 0.40,
+        "With the view on, automatic compaction starts when the request as sent reaches this share of the window "
+        "(compaction.threshold applies with the view off).", 0.1, 0.95),
     # -- tokenizer ------------------------------------------------------------
     Key("tokenizer.encoding", CHOICE, "o200k_base", "tiktoken encoding used to count tokens.",
         choices=("o200k_base", "cl100k_base")),

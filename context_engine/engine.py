@@ -10,6 +10,7 @@ auxiliary-LLM call on top, so everything here is testable without the host.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import logging
 from typing import Any, Callable
@@ -23,6 +24,7 @@ from .store_session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
 from .tool_search_session import ShapedRequest, ToolSearchSession
+from .view import LeanView, ViewSettings
 from ..tool_search import BRIDGE_NAMES
 
 logger = logging.getLogger(__name__)
@@ -52,7 +54,10 @@ class StowageEngineCore:
                  archive: Archive | None = None) -> None:
         self.settings = settings or default_settings()
         c = self.settings.compaction
-        self.threshold_percent = c.threshold
+        view = ViewSettings.from_settings(self.settings)
+        # With the lean view on, requests are measured as sent, and the working
+        # budget is the view's own (chosen by bench/bench_economy.py).
+        self.threshold_percent = self.settings.view.compact_at if view.enabled else c.threshold
         self.protect_first_n = c.protect_first_n
         self.protect_last_n = c.protect_last_n
         self.summary_model = summary_model
@@ -61,6 +66,7 @@ class StowageEngineCore:
         self.counter = TokenCounter(self.settings.tokenizer.encoding,
                                     allow_download=self.settings.tokenizer.allow_download)
         self.tool_search = ToolSearchSession(self.settings, self.counter.count_text)
+        self.view = LeanView(view, self.counter.count_message)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
         self.runtime: dict[str, Any] = {}
         self.model = ""
@@ -151,7 +157,14 @@ class StowageEngineCore:
         use, and a real overflow still reaches ``compress`` through the host's
         overflow recovery.
         """
-        return bool(self.awaiting_real_usage_after_compression)
+        if self.awaiting_real_usage_after_compression:
+            return True
+        last = self.view.stats.last
+        if not self.view.settings.enabled or not last or not self.threshold_tokens:
+            return False
+        # The host estimates the whole history; what is sent is leaner by what
+        # the view saved on the last request (it only grows until a compaction).
+        return _as_int(rough_tokens) - int(last.get("saved_tokens") or 0) < self.threshold_tokens
 
     def record_completed_compaction(self, used_fallback: bool = False) -> None:
         """Host callback after a compaction boundary commits; arms the verdict."""
@@ -287,8 +300,22 @@ class StowageEngineCore:
 
     # -- tool search ------------------------------------------------------------
     def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
-        """The request's tools and history with deferral applied (see ToolSearchSession)."""
-        return self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
+        """One provider request as it should be sent: tool deferral, then the lean view.
+
+        ``tools`` may be empty (no tool search then); the history passed in
+        is never changed.
+        """
+        if tools:
+            shaped = self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
+        else:
+            shaped = ShapedRequest(list(tools), messages, None)
+        if self.view.settings.enabled:
+            keeper = self.lossless if self.lossless.store is not None else None
+            outcome = self.view.apply(shaped.messages, keeper)
+            if keeper is None and outcome.unstored:
+                self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
+            shaped = dataclasses.replace(shaped, messages=outcome.messages)
+        return shaped
 
     # -- sessions -------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
@@ -318,6 +345,7 @@ class StowageEngineCore:
         self._reset_flags()
         self.awaiting_real_usage_after_compression = False
         self.last_outcome = None
+        self.view = LeanView(self.view.settings, self.counter.count_message)
 
     def end_turn(self) -> None:
         """Per-turn hook from the plugin glue."""
@@ -338,6 +366,7 @@ class StowageEngineCore:
             "governor": self.governor.snapshot(),
             "store": self.lossless.status(),
             "tool_search": self.tool_search.status(),
+            "view": self.view.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
         }
 

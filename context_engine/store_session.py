@@ -9,6 +9,7 @@ answer with the reason.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -19,9 +20,10 @@ from typing import Any, Callable
 from ..blobstore import BlobStore, StoreError
 from .config import Settings
 from .fetch_tools import FetchLimits, FetchTools
-from .lossless import StoreArchive, record_output
+from .lossless import StoreArchive, encode_text, record_output, stored_handle
 from .spill import SpillPolicy, spill_result
 from .store_settings import retention_policy, store_root
+from .stubs import argument_gist
 
 logger = logging.getLogger(__name__)
 
@@ -95,6 +97,7 @@ class StoreSession:
         self.spills = 0
         self.spill_failures = 0
         self.tool_calls = 0
+        self._handles: dict[str, str] = {}  # sha256 -> handle of what this session has stored
 
     def attach(self, hermes_home: Path | str) -> None:
         """Use the store under ``hermes_home`` (or ``store.path``)."""
@@ -114,6 +117,8 @@ class StoreSession:
     # -- sessions ---------------------------------------------------------------
     def start(self, session_id: str, *, old_session_id: str | None = None, boundary_reason: str | None = None) -> None:
         previous, self.session_id = self.session_id, session_id
+        if previous != session_id and boundary_reason != "compression":
+            self._handles = {}  # handles are scoped to the session that stored them
         store = self.store
         if store is None:
             return
@@ -150,11 +155,39 @@ class StoreSession:
                                policy=self.policy, count_tokens=count_tokens)
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
-                writer_for(store.root).submit(record_output, store, result, tool_name=tool_name,
+                writer_for(store.root).submit(self._record, self._handles, store, result, tool_name=tool_name,
                                               arguments=args_text, session_id=self.session_id)
             return None
         self.spills += 1
+        # The preview stays in the history; recording it lets the lean view stub it later.
+        writer_for(store.root).submit(self._record, self._handles, store, spilled.message, tool_name=tool_name,
+                                      arguments=args_text, session_id=self.session_id)
         return spilled.message
+
+    @staticmethod
+    def _record(handles: dict[str, str], store: BlobStore, text: str, **kwargs: Any) -> None:
+        """Background: store an output as it arrives and remember its handle (for that session)."""
+        handle = record_output(store, text, **kwargs)
+        handles[hashlib.sha256(encode_text(text)).hexdigest()] = handle
+
+    def handle_for(self, text: str, *, kind: str, tool_name: str, arguments: str) -> str | None:
+        """The handle of ``text`` stored for this session, storing it now if it is not yet.
+
+        Used by the lean view before it replaces an output with a stub: a stub
+        must never point to nothing.  Raises StoreError/OSError when the
+        store cannot write (the caller keeps the text verbatim).
+        """
+        store = self.store
+        if store is None:
+            return None
+        data = encode_text(text)
+        sha = hashlib.sha256(data).hexdigest()
+        handle = self._handles.get(sha) or stored_handle(store, data, self.session_id)
+        if handle is None:
+            handle = store.put(data, session_id=self.session_id, tool_name=tool_name,
+                               tool_args=argument_gist(arguments), kind=kind, content_type="text").handle
+        self._handles[sha] = handle
+        return handle
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return FetchTools.schemas()

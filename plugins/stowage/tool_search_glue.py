@@ -1,6 +1,7 @@
-"""Tool search inside Hermes: two middlewares and a dispatcher.
+"""Request shaping inside Hermes: two middlewares and a dispatcher.
 
-* ``llm_request`` middleware: per request, the session's engine decides
+* ``llm_request`` middleware: per request, the session's engine applies
+  the lean view to the history (old outputs as stubs) and decides
   whether deferral is on and returns the tool list without the deferred
   schemas (bridges added, pre-selected tools kept) and the history with calls
   to deferred tools shown in bridge form.
@@ -51,22 +52,27 @@ def _host_tables() -> tuple[frozenset[str], Any, frozenset[str]]:
 
 
 def shape_llm_request(request: Any = None, session_id: str | None = None, **_: Any) -> dict[str, Any] | None:
+    """One pass over each provider request: tool deferral, then the lean view of the history."""
     engine = sessions.engine_for(session_id)
-    if engine is None or not isinstance(request, dict):
+    if engine is None or not isinstance(request, dict) or not isinstance(request.get("messages"), list):
         return None
     tools = request.get("tools")
-    if not isinstance(tools, list) or not tools or not all(isinstance(t, dict) and "function" in t for t in tools):
-        return None
+    chat_tools = isinstance(tools, list) and bool(tools) and all(isinstance(t, dict) and "function" in t
+                                                                 for t in tools)
     try:
-        core, toolset_of, registered = _host_tables()
-        shaped = engine.shape_request(tools, list(request.get("messages") or []), core_names=core,
+        core, toolset_of, registered = _host_tables() if chat_tools else (frozenset(), lambda _: None, frozenset())
+        shaped = engine.shape_request(tools if chat_tools else [], list(request["messages"]), core_names=core,
                                       toolset_of=toolset_of, registered=registered)
-    except Exception:  # noqa: BLE001 - never break a request over tool search
-        logger.exception("stowage: tool search could not shape the request; sending it unchanged")
+    except Exception:  # noqa: BLE001 - never break a request over tool search or the view
+        logger.exception("stowage: could not shape the request; sending it unchanged")
         return None
-    if shaped.tools == tools and shaped.messages == request.get("messages"):
+    new_tools = shaped.tools if chat_tools else tools
+    if new_tools == tools and shaped.messages == request["messages"]:
         return None
-    return {"request": {**request, "tools": shaped.tools, "messages": shaped.messages}}
+    shaped_request = {**request, "messages": shaped.messages}
+    if chat_tools:
+        shaped_request["tools"] = new_tools
+    return {"request": shaped_request}
 
 
 def unwrap_bridge_calls(request: Any = None, next_call: Any = None, session_id: str | None = None,

@@ -63,13 +63,18 @@ def recording_model() -> type[RecordingModel]:
 
 @pytest.fixture
 def make_engine() -> Callable[..., StowageEngineCore]:
-    """An engine with a small context window so test transcripts overflow it."""
+    """An engine with a small context window so test transcripts overflow it.
+
+    The lean view is off unless the test configures ``view``: these tests
+    measure compaction against ``compaction.threshold``, which is the working
+    budget only with the view off (tests/context_engine/test_view_*.py cover the view).
+    """
 
     def factory(*, model: Any = None, context_length: int = 64_000, stowage: dict | None = None,
                 compression: dict | None = None) -> StowageEngineCore:
-        config: dict[str, Any] = {}
+        config: dict[str, Any] = {"stowage": {"view": {"enabled": False}}}
         if stowage:
-            config["stowage"] = stowage
+            config["stowage"] = {**config["stowage"], **stowage}
         if compression:
             config["compression"] = compression
         engine = StowageEngineCore(load_settings(config), summary_model=model if model is not None else RecordingModel())

@@ -1,0 +1,297 @@
+"""The lean view: what each provider request carries instead of the whole history.
+
+Old tool outputs outside the hot zone are sent as one-line stubs with the
+handle of their stored bytes, and oversized tool-call arguments are cut with
+a handle to the whole text.  The session's history is never changed: only
+the request.  :func:`plan_view` decides *which* messages (deterministic,
+stepwise, prompt-cache friendly); this module measures the messages, asks the
+store for handles, renders the stubs and keeps the figures status shows.
+
+A stub never points to nothing: an output whose bytes the store cannot
+confirm or write stays verbatim, and the reason is counted.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol
+
+from ..messages import Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id
+from ..stubs import is_stub
+from .plan import ViewItem, ViewPlan, plan_view
+from .render import VIEW_STUB_PREFIX, cut_arguments, output_stub
+
+logger = logging.getLogger(__name__)
+
+READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})
+STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more than that to be stubbed
+SPILL_PREVIEW_PREFIX = "[stowage: preview of a large tool output"
+_MEMO_LIMIT = 8192
+
+
+class Keeper(Protocol):
+    """Where the view confirms (or puts) the bytes a stub points to."""
+
+    def handle_for(self, text: str, *, kind: str, tool_name: str, arguments: str) -> str | None:
+        """Handle of ``text`` stored for this session, storing it if needed; None if it cannot be."""
+
+
+@dataclass(frozen=True)
+class ViewSettings:
+    enabled: bool = True
+    hot_tokens: int = 8000
+    step_tokens: int = 8000
+    pin_turns: int = 6
+    min_chars: int = 400
+    max_args_chars: int = 500
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "ViewSettings":
+        view = settings.view
+        return cls(view.enabled, view.hot_tokens, view.step_tokens, view.pin_turns,
+                   max(view.min_chars, settings.compaction.prune_min_chars), settings.compaction.max_tool_args_chars)
+
+
+@dataclass
+class ViewOutcome:
+    messages: list[Message]
+    full_tokens: int
+    lean_tokens: int
+    plan: ViewPlan
+    stubbed_outputs: int = 0
+    cut_arguments: int = 0
+    unstored: int = 0
+
+    @property
+    def saved_tokens(self) -> int:
+        return self.full_tokens - self.lean_tokens
+
+
+@dataclass
+class ViewStats:
+    requests: int = 0
+    tokens_saved: int = 0  # summed over requests
+    steps: int = 0  # boundary moves seen (each one prompt-cache break)
+    unstored: int = 0  # outputs the last request kept verbatim because their bytes were not safely stored
+    last_error: str | None = None
+    last: dict[str, Any] = field(default_factory=dict)
+
+
+class LeanView:
+    """One session's lean view (per engine copy; nothing shared between agents)."""
+
+    def __init__(self, settings: ViewSettings, count: Callable[[Message], int]) -> None:
+        self.settings = settings
+        self._count = count
+        self.stats = ViewStats()
+        self._memo: dict[tuple[str, str, str], str] = {}
+        self._last_steps = 0
+
+    def apply(self, messages: list[Message], keeper: Keeper | None) -> ViewOutcome:
+        """The request's messages with the view applied (the input list is not changed)."""
+        items, calls = self._measure(messages)
+        full = sum(item.tokens for item in items)
+        plan = plan_view(items, hot_tokens=self.settings.hot_tokens, step_tokens=self.settings.step_tokens)
+        outcome = ViewOutcome(list(messages), full, full, plan)
+        if keeper is not None:
+            for index in plan.stubbed:
+                self._stub(outcome, index, calls, keeper)
+        elif plan.stubbed:
+            outcome.unstored = len(plan.stubbed)
+        self._record(outcome)
+        return outcome
+
+    # -- measuring -----------------------------------------------------------
+    def _measure(self, messages: list[Message]) -> tuple[list[ViewItem], dict[str, Any]]:
+        calls: dict[str, Any] = {}
+        model_turns: list[int] = []
+        references: list[tuple[int, str]] = []  # (position, handle) of read-back calls
+        for index, message in enumerate(messages):
+            if message.__class__ is not dict or message.get("role") != "assistant":
+                continue
+            model_turns.append(index)
+            for call in tool_calls_of(message):
+                cid = call_id(call)
+                if cid:
+                    calls[cid] = call
+                if call_name(call) in READ_BACK_TOOLS:
+                    handle = _handle_argument(call_arguments_text(call))
+                    if handle:
+                        references.append((index, handle))
+        pin_span = self.settings.pin_turns
+        items = []
+        for index, message in enumerate(messages):
+            tokens = self._count(message) if message.__class__ is dict else 0
+            items.append(self._item(index, message, tokens, calls, model_turns, references, pin_span))
+        return items, calls
+
+    def _item(self, index: int, message: Any, tokens: int, calls: dict[str, Any], model_turns: list[int],
+              references: list[tuple[int, str]], pin_span: int) -> ViewItem:
+        if message.__class__ is not dict:
+            return ViewItem(tokens)
+        role = message.get("role")
+        if role == "assistant":
+            calls_here = tool_calls_of(message)
+            over = sum(len(call_arguments_text(c)) - self.settings.max_args_chars for c in calls_here
+                       if len(call_arguments_text(c)) > self.settings.max_args_chars)
+            return ViewItem(tokens, cold_tokens=over // 4 if over > 4 * STUB_TOKENS else 0, batch=bool(calls_here))
+        if role != "tool":
+            return ViewItem(tokens)
+        text = _plain_text(message.get("content"))
+        if text is None or len(text) < self.settings.min_chars or tokens <= 2 * STUB_TOKENS \
+                or is_stub(text) or text.startswith(VIEW_STUB_PREFIX):
+            return ViewItem(tokens)
+        pins: list[tuple[int, int]] = []
+        if pin_span > 0:
+            call = calls.get(tool_result_id(message))
+            if call is not None and call_name(call) in READ_BACK_TOOLS:
+                pins.append((index, _after_turns(model_turns, index, pin_span)))
+            if text.startswith(SPILL_PREVIEW_PREFIX):
+                head = text[:4000]
+                pins += [(at, _after_turns(model_turns, at, pin_span)) for at, handle in references
+                         if at > index and handle in head]
+        return ViewItem(tokens, cold_tokens=tokens - STUB_TOKENS, pins=tuple(pins))
+
+    # -- rendering -------------------------------------------------------------
+    def _stub(self, outcome: ViewOutcome, index: int, calls: dict[str, Any], keeper: Keeper) -> None:
+        message = outcome.messages[index]
+        if message.get("role") == "tool":
+            self._stub_output(outcome, index, message, calls, keeper)
+        else:
+            self._cut_arguments(outcome, index, message, keeper)
+
+    def _stub_output(self, outcome: ViewOutcome, index: int, message: Message, calls: dict[str, Any],
+                     keeper: Keeper) -> None:
+        text = _plain_text(message.get("content")) or ""
+        call = calls.get(tool_result_id(message))
+        name = call_name(call) if call is not None else (message.get("name") or "")
+        name = name if isinstance(name, str) else ""
+        arguments = call_arguments_text(call) if call is not None else ""
+        key = ("output", f"{name}\x00{arguments}", text)
+        stub = self._memo.get(key)
+        if stub is None:
+            if name in READ_BACK_TOOLS:
+                handle = None
+            else:
+                handle = self._keep(keeper, text, kind="output", tool_name=name, arguments=arguments)
+                if handle is None:
+                    outcome.unstored += 1
+                    return
+            stub = output_stub(name, arguments, text, handle)
+            if len(stub) >= len(text):
+                return
+            self._remember(key, stub)
+        replaced = dict(message)
+        replaced["content"] = _same_shape(message.get("content"), stub)
+        outcome.messages[index] = replaced
+        outcome.stubbed_outputs += 1
+        outcome.lean_tokens -= self._count(message) - self._count(replaced)
+
+    def _cut_arguments(self, outcome: ViewOutcome, index: int, message: Message, keeper: Keeper) -> None:
+        limit = self.settings.max_args_chars
+        new_calls = []
+        changed = False
+        for call in message.get("tool_calls") or []:
+            arguments = call_arguments_text(call) if isinstance(call, dict) else ""
+            if len(arguments) > limit:
+                key = ("arguments", call_name(call), arguments)
+                cut = self._memo.get(key)
+                if cut is None:
+                    handle = self._keep(keeper, arguments, kind="arguments", tool_name=call_name(call),
+                                        arguments="")
+                    if handle is None:
+                        outcome.unstored += 1
+                        new_calls.append(call)
+                        continue
+                    cut = cut_arguments(arguments, limit, handle)
+                    self._remember(key, cut)
+                call = _with_arguments(call, cut)
+                changed = True
+            new_calls.append(call)
+        if changed:
+            replaced = dict(message)
+            replaced["tool_calls"] = new_calls
+            outcome.messages[index] = replaced
+            outcome.cut_arguments += 1
+            outcome.lean_tokens -= self._count(message) - self._count(replaced)
+
+    def _keep(self, keeper: Keeper, text: str, *, kind: str, tool_name: str, arguments: str) -> str | None:
+        try:
+            return keeper.handle_for(text, kind=kind, tool_name=tool_name, arguments=arguments)
+        except Exception as exc:  # noqa: BLE001 - a store failure keeps the output verbatim
+            self.stats.last_error = f"{type(exc).__name__}: {exc}"
+            logger.warning("stowage: the view could not store an output; it stays verbatim (%s)", exc)
+            return None
+
+    def _remember(self, key: tuple[str, str, str], value: str) -> None:
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._memo.clear()  # texts from before a compaction; the next request refills what it needs
+        self._memo[key] = value
+
+    # -- figures -----------------------------------------------------------------
+    def _record(self, outcome: ViewOutcome) -> None:
+        stats = self.stats
+        stats.requests += 1
+        stats.tokens_saved += max(0, outcome.saved_tokens)
+        stats.unstored = outcome.unstored
+        if outcome.plan.steps > self._last_steps:
+            stats.steps += outcome.plan.steps - self._last_steps
+        self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
+        stats.last = {"full_tokens": outcome.full_tokens, "sent_tokens": outcome.lean_tokens,
+                      "saved_tokens": outcome.saved_tokens, "stubbed_outputs": outcome.stubbed_outputs,
+                      "cut_arguments": outcome.cut_arguments, "pinned": len(outcome.plan.pinned),
+                      "hot_start": outcome.plan.hot_start, "unstored": outcome.unstored}
+
+    def status(self) -> dict[str, Any]:
+        s = self.stats
+        return {"enabled": self.settings.enabled, "hot_tokens": self.settings.hot_tokens,
+                "step_tokens": self.settings.step_tokens, "pin_turns": self.settings.pin_turns,
+                "requests": s.requests, "tokens_saved": s.tokens_saved, "steps": s.steps,
+                "unstored_outputs": s.unstored, "last_error": s.last_error, "last_request": dict(s.last)}
+
+
+def _plain_text(content: Any) -> str | None:
+    """The text of a string or all-text content; None for anything else (left alone)."""
+    if content.__class__ is str:
+        return content
+    if isinstance(content, list) and content and all(
+            isinstance(p, dict) and p.get("type") in ("text", None) and isinstance(p.get("text"), str)
+            for p in content):
+        return text_of(content)
+    return None
+
+
+def _same_shape(content: Any, stub: str) -> Any:
+    """The stub in the content's shape; a part list keeps its first part's other keys (cache_control)."""
+    if content.__class__ is str:
+        return stub
+    first = {k: v for k, v in content[0].items() if k != "text"}
+    return [{**first, "type": first.get("type") or "text", "text": stub}]
+
+
+def _with_arguments(call: dict[str, Any], arguments: str) -> dict[str, Any]:
+    updated = dict(call)
+    fn = updated.get("function")
+    if isinstance(fn, dict):
+        updated["function"] = {**fn, "arguments": arguments}
+    else:
+        updated["arguments"] = arguments
+    return updated
+
+
+def _after_turns(model_turns: list[int], position: int, turns: int) -> int:
+    """The position of the ``turns``-th model turn after ``position`` (end of a pin)."""
+    at = bisect.bisect_right(model_turns, position) + turns - 1
+    return model_turns[at] if at < len(model_turns) else 1 << 62
+
+
+def _handle_argument(arguments: str) -> str | None:
+    try:
+        value = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return None
+    handle = value.get("handle") if isinstance(value, dict) else None
+    return handle.strip().lower() if isinstance(handle, str) and handle.strip() else None

@@ -1,0 +1,95 @@
+"""Which messages of a request are shown as stubs: a pure, deterministic plan.
+
+The plan replays the history's growth one message at a time, the way the
+session grew, and moves a stub boundary forward in steps:
+
+* the *hot zone* is the newest ``hot_tokens`` of the history (never less than
+  the newest tool batch); nothing in it is stubbed;
+* outputs that leave the hot zone become *cold* but stay verbatim until the
+  cold, still-verbatim ones reach ``step_tokens``; then all of them are
+  stubbed at once (one cache break per step, at the oldest of them);
+* a pinned item (recently fetched, or referred to by a recent call) is
+  passed over by a step and stubbed by the first step after its pin ends.
+
+Because the plan depends only on the messages (their sizes and pins), the
+same history gives the same plan in every process and after a resume, and
+between steps each request's view extends the previous one byte for byte.
+Once stubbed, an item stays stubbed for every longer history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+
+@dataclass(frozen=True)
+class ViewItem:
+    """What the plan needs to know of one message.
+
+    ``tokens`` is its size as sent; ``cold_tokens`` what stubbing it would
+    take out of the request (0: nothing to stub); ``batch`` marks an assistant
+    message with tool calls (the hot zone keeps the newest batch whole);
+    ``pins`` are ``(start, end)`` message positions: while the history ends
+    inside one, a step passes the item over.
+    """
+
+    tokens: int
+    cold_tokens: int = 0
+    batch: bool = False
+    pins: tuple[tuple[int, int], ...] = ()
+
+    def pinned_at(self, position: int) -> bool:
+        return any(start <= position < end for start, end in self.pins)
+
+
+@dataclass
+class ViewPlan:
+    stubbed: list[int] = field(default_factory=list)  # ascending message indices
+    steps: int = 0  # how many times the boundary moved (each is one prompt-cache break)
+    hot_start: int = 0  # first message of the hot zone
+    pinned: list[int] = field(default_factory=list)  # cold items a pin keeps verbatim now
+
+
+def plan_view(items: Sequence[ViewItem], *, hot_tokens: int, step_tokens: int) -> ViewPlan:
+    """Replay the history's growth and return what the newest request stubs."""
+    plan = ViewPlan()
+    hot = 0  # tokens of items[hot_start:position + 1]
+    newest_batch = -1
+    pending: list[int] = []  # cold items not stubbed yet, oldest first
+    pending_tokens = 0
+    for position, item in enumerate(items):
+        hot += item.tokens
+        if item.batch:
+            newest_batch = position
+        floor = newest_batch if newest_batch >= 0 else position
+        while hot > hot_tokens and plan.hot_start < floor:
+            leaving = items[plan.hot_start]
+            hot -= leaving.tokens
+            if leaving.cold_tokens > 0:
+                pending.append(plan.hot_start)
+                pending_tokens += leaving.cold_tokens
+            plan.hot_start += 1
+        if pending_tokens >= step_tokens:
+            pending, pending_tokens = _step(plan, items, pending, position, step_tokens)
+    plan.stubbed.sort()
+    last = len(items) - 1
+    plan.pinned = [i for i in pending if items[i].pinned_at(last)]
+    return plan
+
+
+def _step(plan: ViewPlan, items: Sequence[ViewItem], pending: list[int], position: int,
+          step_tokens: int) -> tuple[list[int], int]:
+    """Stub every unpinned pending item when they alone make a step; keep the pinned ones pending."""
+    pinned = [i for i in pending if items[i].pinned_at(position)]
+    if not pinned:
+        plan.stubbed.extend(pending)
+        plan.steps += 1
+        return [], 0
+    pinned_set = set(pinned)
+    free = [i for i in pending if i not in pinned_set]
+    if sum(items[i].cold_tokens for i in free) < step_tokens:
+        return pending, sum(items[i].cold_tokens for i in pending)
+    plan.stubbed.extend(free)
+    plan.steps += 1
+    return pinned, sum(items[i].cold_tokens for i in pinned)
