@@ -177,18 +177,37 @@ class RequestBiller:
         self.meter = meter
         self._previous_tools: str | None = None
         self._previous_keys: list[Hashable] = []
-        self._tools_cache: tuple[Any, str] | None = None
+        self._tools_memo: tuple[tuple[int, ...], Any, str] | None = None
+        self._key_memo: dict[int, tuple[Any, Hashable]] = {}
 
     def bill(self, request: Mapping[str, Any]) -> RequestBill:
-        tools = request.get("tools")
-        if self._tools_cache is not None and self._tools_cache[0] is tools:
-            text = self._tools_cache[1]
-        else:
-            text = tools_text(tools)
-            self._tools_cache = (tools, text)
-        keys = [message_key(m) if isinstance(m, Mapping) else ("", str(m), (), "", "")
-                for m in request.get("messages") or []]
-        return self.bill_keys(text, keys)
+        """Bill a request; messages and tool schemas are memoized by identity (never mutate them once sent)."""
+        return self.bill_keys(self.tools_text_of(request.get("tools")),
+                              [self.key_of(m) for m in request.get("messages") or []])
+
+    def key_of(self, message: Any) -> Hashable:
+        entry = self._key_memo.get(id(message))
+        if entry is not None and entry[0] is message:
+            return entry[1]
+        key = message_key(message) if isinstance(message, Mapping) else ("", str(message), (), "", "")
+        self._key_memo[id(message)] = (message, key)
+        return key
+
+    def tools_text_of(self, tools: Any) -> str:
+        if not isinstance(tools, list):
+            return tools_text(tools)
+        ids = tuple(map(id, tools))
+        memo = self._tools_memo
+        if memo is not None and memo[0] == ids:
+            return memo[2]
+        text = tools_text(tools)
+        self._tools_memo = (ids, list(tools), text)  # the list keeps the schemas alive, so their ids stay theirs
+        return text
+
+    def forget(self) -> None:
+        """Drop the identity memos (end of a session)."""
+        self._key_memo.clear()
+        self._tools_memo = None
 
     def bill_keys(self, tools_text_: str, keys: list[Hashable]) -> RequestBill:
         tools_tokens = self.meter.tools_tokens(tools_text_)

@@ -258,7 +258,8 @@ class _Run:
         self.turn = 0
         self.calls_by_id: dict[str, tuple[str, Any]] = {}
         self.pending_results = 0
-        self._wire_memo: dict[int, tuple[Any, dict[str, Any], Any]] = {}
+        self._wire_memo: dict[int, tuple[Any, dict[str, Any]]] = {}
+        self._system_wire: dict[str, Any] | None = None
         self._compress_kwargs = _supported_kwargs(getattr(self.engine, "compress", None))
 
     # -- the transcript ----------------------------------------------------------
@@ -314,19 +315,24 @@ class _Run:
         self.result.engine_compression_count = int(getattr(self.engine, "compression_count", 0) or 0)
         self.result.final_history_messages = len(self.history)
         self._wire_memo.clear()
+        self.biller.forget()
 
     # -- estimates -------------------------------------------------------------------
-    def wire(self, message: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+    def wire(self, message: dict[str, Any]) -> dict[str, Any]:
+        """The wire copy of a history message, made once (the same object in every request)."""
         entry = self._wire_memo.get(id(message))
         if entry is not None and entry[0] is message:
-            return entry[1], entry[2]
+            return entry[1]
         wired = wire_message(message)
-        key = message_key(wired)
-        self._wire_memo[id(message)] = (message, wired, key)
-        return wired, key
+        self._wire_memo[id(message)] = (message, wired)
+        return wired
 
     def system_message(self) -> list[dict[str, Any]]:
-        return [{"role": "system", "content": self.system_prompt}] if self.system_prompt else []
+        if not self.system_prompt:
+            return []
+        if self._system_wire is None or self._system_wire["content"] != self.system_prompt:
+            self._system_wire = {"role": "system", "content": self.system_prompt}
+        return [self._system_wire]
 
     def rough_request(self, messages: Sequence[Any], *, with_system: bool = True) -> int:
         return self.rough.request(messages, system_prompt=self.system_prompt if with_system else "",
@@ -379,8 +385,7 @@ class _Run:
         engine = self.engine
         target = self.target
         while True:
-            wired = [self.wire(m) for m in self.history]
-            api_messages = self.system_message() + [w for w, _ in wired]
+            api_messages = self.system_message() + [self.wire(m) for m in self.history]
             pressure = self.rough.messages(api_messages) + self.rough.tools(target.tools or None)
             if (target.compression_enabled and len(self.history) > 1
                     and self.compression_attempts < PRE_API_ATTEMPTS
@@ -395,11 +400,7 @@ class _Run:
         if target.tools:
             request["tools"] = target.tools
         sent = self.apply_middlewares(request)
-        if sent is request:
-            keys = ([message_key(m) for m in api_messages[:1]] if self.system_prompt else []) + [k for _, k in wired]
-            bill = self.biller.bill_keys(self._tools_text(sent.get("tools")), keys)
-        else:
-            bill = self.biller.bill(sent)
+        bill = self.biller.bill(sent)
         self.result.bill.add_request(bill)
         if bill.tokens > self.driver.window:
             self.result.over_window_requests += 1
@@ -410,16 +411,6 @@ class _Run:
             "input_tokens": bill.tokens, "output_tokens": completion, "cache_read_tokens": bill.cached,
             "cache_write_tokens": bill.tokens - bill.cached, "reasoning_tokens": 0})
         self.emit("usage", prompt_tokens=bill.tokens)
-
-    _tools_memo: tuple[Any, str] | None = None
-
-    def _tools_text(self, tools: Any) -> str:
-        from .billing import tools_text
-        if self._tools_memo is not None and self._tools_memo[0] is tools:
-            return self._tools_memo[1]
-        text = tools_text(tools)
-        self._tools_memo = (tools, text)
-        return text
 
     def apply_middlewares(self, request: dict[str, Any]) -> dict[str, Any]:
         """Hermes's ``apply_llm_request_middleware``: each sees the current request, a dict result replaces it."""
