@@ -237,8 +237,8 @@ class LeanView:
         stats.requests += 1
         stats.tokens_saved += max(0, outcome.saved_tokens)
         stats.unstored = outcome.unstored
-        if outcome.plan.steps > self._last_steps:
-            stats.steps += outcome.plan.steps - self._last_steps
+        if outcome.plan.steps > self._last_steps and stats.requests > 1:
+            stats.steps += outcome.plan.steps - self._last_steps  # the first request caches nothing yet
         self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
         stats.last = {"full_tokens": outcome.full_tokens, "sent_tokens": outcome.lean_tokens,
                       "saved_tokens": outcome.saved_tokens, "stubbed_outputs": outcome.stubbed_outputs,

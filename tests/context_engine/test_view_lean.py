@@ -1,0 +1,170 @@
+"""The lean view inside the engine: stubs with handles that read back, history untouched, failures verbatim."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from typing import Any
+
+import pytest
+
+from stowage.context_engine.config import load_settings
+from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.view.render import ARGUMENTS_KEY, VIEW_STUB_PREFIX
+
+VIEW = {"hot_tokens": 1000, "step_tokens": 1000, "pin_turns": 3}
+HANDLE = re.compile(r'stowage_fetch\(handle="([0-9a-f]{16,64})"\)')
+
+
+def make(tmp_path, **view: Any) -> StowageEngineCore:
+    engine = StowageEngineCore(load_settings({"stowage": {"view": {**VIEW, **view}}}))
+    engine.update_model("m", 128_000)
+    engine.on_session_start("s1", hermes_home=str(tmp_path))
+    return engine
+
+
+def history(steps: int, *, output_chars: int = 2400, args: dict | None = None) -> list[dict[str, Any]]:
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."},
+                                      {"role": "user", "content": "Fix the parser."}]
+    for n in range(steps):
+        arguments = json.dumps(args or {"command": f"cat part{n}.py"})
+        messages.append({"role": "assistant", "content": f"step {n}",
+                         "tool_calls": [{"id": f"c{n}", "type": "function",
+                                         "function": {"name": "terminal", "arguments": arguments}}]})
+        body = "".join(f"line {n}.{i} of the output\n" for i in range(output_chars // 24))
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": body})
+    return messages
+
+
+def shape(engine: StowageEngineCore, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return engine.shape_request([], messages).messages
+
+
+def fetch(engine: StowageEngineCore, handle: str) -> str:
+    reply = json.loads(engine.handle_tool_call("stowage_fetch", {"handle": handle, "mode": "full"}))
+    return reply.get("content") or reply.get("text") or json.dumps(reply)
+
+
+def test_old_outputs_become_stubs_whose_handles_read_back_the_whole_output(tmp_path):
+    engine = make(tmp_path)
+    messages = history(12)
+    before = copy.deepcopy(messages)
+    sent = shape(engine, messages)
+    assert messages == before  # the history is never changed
+    stubs = [(i, m["content"]) for i, m in enumerate(sent) if m["role"] == "tool" and
+             m["content"].startswith(VIEW_STUB_PREFIX)]
+    assert len(stubs) >= 4
+    for index, stub in stubs:
+        handle = HANDLE.search(stub).group(1)
+        assert messages[index]["content"] in fetch(engine, handle)
+        assert "terminal(command=" in stub and "chars" in stub
+    assert sent[-1] == messages[-1]  # the newest output is verbatim
+    status = engine.get_status()["view"]
+    assert status["tokens_saved"] > 0 and status["last_request"]["stubbed_outputs"] == len(stubs)
+    assert validate_messages(sent, "strict") == []
+
+
+def test_the_same_history_gives_the_same_bytes_in_another_engine(tmp_path):
+    messages = history(12)
+    first = shape(make(tmp_path), messages)
+    second = shape(make(tmp_path), copy.deepcopy(messages))  # a new process would build a new engine
+    assert json.dumps(first) == json.dumps(second)
+
+
+def test_between_steps_each_request_extends_the_previous_one(tmp_path):
+    engine = make(tmp_path)
+    messages = history(30)
+    previous_sent, previous_steps, checked = None, None, 0
+    for end in range(4, len(messages) + 1, 2):
+        sent = shape(engine, messages[:end])
+        steps = engine.view.stats.steps
+        if previous_sent is not None and steps == previous_steps:
+            assert sent[:len(previous_sent)] == previous_sent
+            checked += 1
+        previous_sent, previous_steps = sent, steps
+    assert checked >= 5 and engine.view.stats.steps >= 2  # steps seen by later requests
+
+
+def test_oversized_arguments_are_cut_with_a_handle_to_the_whole_text(tmp_path):
+    engine = make(tmp_path)
+    big = {"path": "notes.md", "content": "word " * 800}
+    messages = history(12, args=big)
+    sent = shape(engine, messages)
+    cut = [m for m in sent[:4] if m["role"] == "assistant"][0]["tool_calls"][0]["function"]["arguments"]
+    parsed = json.loads(cut)
+    assert parsed["path"] == "notes.md" and len(cut) < len(json.dumps(big))
+    handle = HANDLE.search(parsed[ARGUMENTS_KEY]).group(1)
+    assert fetch(engine, handle).count("word") >= 800
+
+
+def test_without_a_store_nothing_is_stubbed_and_status_says_why(tmp_path):
+    engine = StowageEngineCore(load_settings({"stowage": {"view": VIEW}}))
+    engine.update_model("m", 128_000)  # no hermes_home: no store
+    messages = history(12)
+    assert shape(engine, messages) == messages
+    status = engine.get_status()["view"]
+    assert status["unstored_outputs"] > 0 and "store" in status["last_error"]
+
+
+def test_a_store_that_fails_to_write_keeps_outputs_verbatim(tmp_path, monkeypatch):
+    engine = make(tmp_path)
+
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(engine.lossless, "handle_for", broken)
+    messages = history(12)
+    assert shape(engine, messages) == messages
+    assert "No space left" in engine.get_status()["view"]["last_error"]
+
+
+def test_a_read_back_output_stays_verbatim_while_pinned(tmp_path):
+    engine = make(tmp_path, pin_turns=50)
+    messages = history(3)
+    messages.append({"role": "assistant", "content": None, "tool_calls": [
+        {"id": "f1", "type": "function", "function": {"name": "stowage_fetch",
+                                                       "arguments": json.dumps({"handle": "ab" * 8})}}]})
+    fetched = "fetched text\n" * 300
+    messages.append({"role": "tool", "tool_call_id": "f1", "content": fetched})
+    messages += history(12)[2:]
+    sent = shape(engine, messages)
+    assert sent[len(history(3)) + 1]["content"] == fetched
+    assert engine.get_status()["view"]["last_request"]["pinned"] == 1
+    unpinned = make(tmp_path, pin_turns=0)
+    again = shape(unpinned, messages)[len(history(3)) + 1]["content"]
+    assert again.startswith(VIEW_STUB_PREFIX) and "repeat the call" in again
+
+
+@pytest.mark.parametrize("odd", [
+    "not a message", None, {"role": "tool", "tool_call_id": "x", "content": None},
+    {"role": "tool", "tool_call_id": "y", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]},
+    {"role": "assistant", "content": None, "tool_calls": "broken"},
+])
+def test_malformed_messages_pass_untouched(tmp_path, odd):
+    engine = make(tmp_path)
+    messages = history(6)
+    messages.insert(3, odd)
+    messages += history(12)[2:]
+    sent = shape(engine, messages)
+    assert sent[3] is odd or sent[3] == odd
+    assert len(sent) == len(messages)
+
+
+def test_with_the_view_off_requests_are_unchanged(tmp_path):
+    engine = make(tmp_path, enabled=False)
+    messages = history(12)
+    assert shape(engine, messages) == messages
+    assert engine.threshold_tokens == int(128_000 * engine.settings.compaction.threshold)
+
+
+def test_the_host_preflight_is_deferred_while_the_sent_request_is_under_the_budget(tmp_path):
+    engine = make(tmp_path)
+    messages = history(40, output_chars=6000)
+    shape(engine, messages)
+    saved = engine.view.stats.last["saved_tokens"]
+    assert saved > 0
+    budget = engine.threshold_tokens
+    assert engine.should_defer_preflight_to_real_usage(budget + saved - 1)
+    assert not engine.should_defer_preflight_to_real_usage(budget + saved + 1)

@@ -1,0 +1,97 @@
+"""The lean view's plan: steps, hot zone, pins, determinism and monotonic stubs."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stowage.context_engine.view import ViewItem, plan_view
+
+
+def output(tokens: int, pins: tuple[tuple[int, int], ...] = ()) -> ViewItem:
+    return ViewItem(tokens, cold_tokens=tokens - 40, pins=pins)
+
+
+def batch(tokens: int = 50) -> ViewItem:
+    return ViewItem(tokens, batch=True)
+
+
+def session(n: int, out_tokens: int = 1000) -> list[ViewItem]:
+    """``n`` tool steps: an assistant call then its output."""
+    items = [ViewItem(500)]  # the user's request
+    for _ in range(n):
+        items += [batch(), output(out_tokens)]
+    return items
+
+
+def test_nothing_is_stubbed_inside_the_hot_zone():
+    plan = plan_view(session(5), hot_tokens=10_000, step_tokens=2000)
+    assert plan.stubbed == [] and plan.steps == 0 and plan.hot_start == 0
+
+
+def test_cold_outputs_wait_for_a_full_step_then_go_all_at_once():
+    # 1050 tokens a step, hot zone 3000: outputs leave it one by one, a step needs 3 cold ones (2880 >= 2500)
+    plans = [plan_view(session(n), hot_tokens=3000, step_tokens=2500) for n in range(1, 12)]
+    stubbed_counts = [len(p.stubbed) for p in plans]
+    assert stubbed_counts == sorted(stubbed_counts)  # never fewer
+    jumps = [b - a for a, b in zip(stubbed_counts, stubbed_counts[1:]) if b != a]
+    assert jumps and all(j >= 3 for j in jumps), stubbed_counts  # several outputs per step, never one by one
+    final = plans[-1]
+    assert all(i < final.hot_start for i in final.stubbed)
+
+
+def test_the_newest_tool_batch_stays_even_when_bigger_than_the_hot_zone():
+    items = session(3) + [batch(), output(9000), output(9000)]
+    plan = plan_view(items, hot_tokens=2000, step_tokens=500)
+    newest_batch = len(items) - 3
+    assert plan.hot_start <= newest_batch
+    assert not set(plan.stubbed) & {len(items) - 1, len(items) - 2}
+
+
+def test_a_pinned_output_is_passed_over_and_stubbed_by_the_first_step_after_its_pin():
+    items = session(2)
+    pinned_index = len(items) - 1
+    items[pinned_index] = output(1000, pins=((pinned_index, pinned_index + 6),))
+    grown = items + [x for _ in range(10) for x in (batch(), output(1000))]
+    early = plan_view(grown[:pinned_index + 6], hot_tokens=1500, step_tokens=1500)  # the pin still holds
+    assert pinned_index not in early.stubbed and early.stubbed  # others went, the pinned one stayed
+    assert early.pinned == [pinned_index]
+    late = plan_view(grown, hot_tokens=1500, step_tokens=1500)
+    assert pinned_index in late.stubbed
+
+
+def test_items_that_cannot_be_stubbed_never_are():
+    items = [ViewItem(5000) for _ in range(20)] + session(2)
+    plan = plan_view(items, hot_tokens=1000, step_tokens=100)
+    assert all(i >= 20 for i in plan.stubbed)
+
+
+sizes = st.lists(st.tuples(st.integers(0, 3), st.integers(1, 4000), st.booleans()), min_size=1, max_size=80)
+
+
+def _items(spec: list[tuple[int, int, bool]]) -> list[ViewItem]:
+    items = []
+    for position, (kind, tokens, pinned) in enumerate(spec):
+        if kind == 0:
+            items.append(batch(tokens))
+        elif kind == 1:
+            items.append(ViewItem(tokens))
+        else:
+            items.append(output(tokens + 41, ((position, position + 7),) if pinned else ()))
+    return items
+
+
+@settings(max_examples=150, deadline=None)
+@given(sizes, st.integers(500, 6000), st.integers(200, 6000))
+def test_stubs_are_monotonic_and_stable_between_steps(spec, hot, step):
+    items = _items(spec)
+    previous = None
+    for end in range(1, len(items) + 1):
+        plan = plan_view(items[:end], hot_tokens=hot, step_tokens=step)
+        assert plan == plan_view(items[:end], hot_tokens=hot, step_tokens=step)  # deterministic
+        assert all(items[i].cold_tokens > 0 for i in plan.stubbed)
+        if previous is not None:
+            assert set(previous.stubbed) <= set(plan.stubbed)  # once stubbed, always stubbed
+            if plan.steps == previous.steps:
+                assert plan.stubbed == previous.stubbed  # between steps the view only grows at its end
+        previous = plan
