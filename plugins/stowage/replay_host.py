@@ -217,12 +217,22 @@ class StowageHost:
             raise self.singleton.config_error
 
     def _register(self) -> _RecordingContext:
+        """``register(ctx)`` with ``HERMES_HOME`` pointing at this host's home, where the settings are written."""
         config = {"stowage": nest_settings(self.settings)} if self.settings else {}
+        self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         from .registration import register_plugin
 
         context = _RecordingContext()
-        register_plugin(context)
+        previous = os.environ.get("HERMES_HOME")
+        os.environ["HERMES_HOME"] = str(self.home)
+        try:
+            register_plugin(context)
+        finally:
+            if previous is None:
+                os.environ.pop("HERMES_HOME", None)
+            else:
+                os.environ["HERMES_HOME"] = previous
         return context
 
     def target(self, summarizer: StandInSummarizer, session_id: str) -> ReplayTarget:
