@@ -224,7 +224,8 @@ def print_report(report: dict[str, Any]) -> None:
             r = total["ratio_to_builtin"]
             print(f"{label.split('@', 1)[1]:>10} {report['working_budgets'][label]:>7.2f} {_fmt_ratio(r['billed_tokens']):>8} "
                   f"{_fmt_ratio(r[f'cost_{cost_name}']):>8} {_fmt_ratio(r['summary_calls']):>10} "
-                  f"{total['compactions']:>12,} {total['peak_request_tokens']:>8,} {total['over_window_requests']:>12,}")
+                  f"{total['compactions']:>12,} {total['peak_request_tokens']:>8,} {total['over_window_requests']:>12,}"
+                  f"{'   (current setting: the stowage run above)' if label in report['curve_default'] else ''}")
     print()
     print(f"total wall time {report['wall_s']:.1f} s with {report['jobs']} worker(s)")
 
@@ -262,7 +263,9 @@ def main(argv: list[str] | None = None) -> int:
         settings = _settings_snapshot(probe)
         threshold_percent = float(getattr(probe.singleton, "threshold_percent", 0) or 0)
         curve_key = args.curve_key or working_budget_key(settings, threshold_percent)
-        configs = configurations(overrides, thresholds, curve_key)
+        current = settings.get(curve_key.split(".")[0], {}).get(curve_key.split(".", 1)[-1])
+        aliases = {f"stowage@{t:g}": STOWAGE for t in thresholds if t == current}  # the default itself: reuse its run
+        configs = [c for c in configurations(overrides, thresholds, curve_key) if c[0] not in aliases]
         budgets = {label: float(getattr(StowageHost(cfg, home=base_home / "probe", window=args.window).singleton,
                                         "threshold_percent", 0) or 0)
                    for label, cfg in configs if cfg is not None}
@@ -289,12 +292,17 @@ def main(argv: list[str] | None = None) -> int:
         if not totals:
             print("bench_economy: no sessions replayed (empty data?)")
             return 1
+        curve_labels = [f"stowage@{t:g}" for t in thresholds]
+        for alias, source in aliases.items():
+            totals[alias] = totals[source]
+            budgets[alias] = budgets[source]
+        totals = {label: totals[label] for label in [BUILTIN, STOWAGE, *curve_labels] if label in totals}
         report = {
             "data": str(data), "transcripts": transcripts, "chain": args.chain, "sessions": totals[BUILTIN]["sessions"],
             "window": args.window, "summarizer": StandInSummarizer.NAME, "tools_source": tools_source,
             "tools_tokens": tools_tokens, "overrides": overrides,
             "stowage_threshold": threshold_percent, "stowage_settings": settings, "curve_key": curve_key,
-            "working_budgets": budgets,
+            "working_budgets": budgets, "curve_default": sorted(aliases),
             "price_models": [vars(m) for m in PRICE_MODELS], "jobs": args.jobs,
             "totals": with_ratios(totals), "wall_s": time.perf_counter() - started,
         }
