@@ -21,7 +21,7 @@ from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .fallback import build_fallback
 from .messages import (Message, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of,
                        summary_positions)
-from .prune import PruneSettings, prune
+from .prune import PruneSettings, prune, shrink_json_arguments
 from .stubs import PrunedOutput, default_stub
 from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
 from .summary_prompt import SummaryRequest, build_prompt, summary_budget_tokens
@@ -42,6 +42,9 @@ class Archive(Protocol):
 
     def keep_window(self, window: list[Message]) -> str | None:
         """Keep the summarized turns; return a reference for the summary (None = not kept)."""
+
+    def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
+        """Keep oversized call arguments; return the shortened JSON naming their handle (None = plain cut)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,8 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     # shown as verdicts) and stored whole: only what stays is pruned.
     newest_user = last_index(messages, is_real_user_turn)
     pruned = prune(messages, protect_from=prune_from, settings=plan.prune, render=_renderer(archive),
-                   keep_images_at=frozenset({newest_user}), skip=range(window.head_end, window.tail_start))
+                   keep_images_at=frozenset({newest_user}), skip=range(window.head_end, window.tail_start),
+                   cut_arguments=_argument_cutter(archive))
     stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
     stats.arguments_shrunk = pruned.arguments_shrunk
     clock.lap("prune")
@@ -154,6 +158,20 @@ def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
             text = None
         return text if text is not None else default_stub(output)
     return render
+
+
+def _argument_cutter(archive: Archive | None) -> Callable[[str, str, int], str] | None:
+    if archive is None:
+        return None
+
+    def cut(tool_name: str, arguments: str, max_chars: int) -> str:
+        try:
+            text = archive.cut_arguments(tool_name, arguments, max_chars)
+        except Exception:  # noqa: BLE001 - a failing store must not break compaction
+            logger.warning("stowage: archive failed for oversized arguments; cutting them plainly", exc_info=True)
+            text = None
+        return text if text is not None else shrink_json_arguments(arguments, max_chars)
+    return cut
 
 
 def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,

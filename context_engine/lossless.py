@@ -19,6 +19,7 @@ from typing import Callable
 from ..blobstore import BlobStore, StoreError
 from .messages import Message
 from .stubs import PrunedOutput, argument_gist, outcome_of, size_description
+from .view.render import cut_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +84,19 @@ class StoreArchive:
         origin = f"; the full output is under handle {earlier.group(1)}" if earlier else ""
         return (f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
                 f"handle {handle}{origin} (read it with stowage_fetch)")
+
+    def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
+        """Store oversized call arguments whole; the shortened JSON names their handle."""
+        data = encode_text(arguments)
+        handle = stored_handle(self.store, data, self._session_id())
+        if handle is None:
+            try:
+                handle = self.store.put(data, session_id=self._session_id(), tool_name=tool_name,
+                                        tool_args="arguments", kind="arguments", content_type="json").handle
+            except (StoreError, OSError) as exc:
+                self._failed(exc)
+                return None
+        return cut_arguments(arguments, max_chars, handle)
 
     def keep_window(self, window: list[Message]) -> str | None:
         try:

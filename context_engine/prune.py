@@ -30,6 +30,7 @@ from .messages import (
 from .stubs import PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]
+ArgumentCutter = Callable[[str, str, int], str]  # (tool name, arguments JSON, max chars) -> shorter valid JSON
 IMAGE_PLACEHOLDER = "[stowage: image removed from older context]"
 
 
@@ -55,13 +56,15 @@ class PruneResult:
 
 def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings = PruneSettings(),
           render: StubRenderer = default_stub, keep_images_at: frozenset[int] = frozenset(),
-          skip: range = range(0)) -> PruneResult:
+          skip: range = range(0), cut_arguments: ArgumentCutter | None = None) -> PruneResult:
     """Prune everything before ``protect_from``; the tail stays verbatim.
 
     ``keep_images_at`` lists indices whose images survive anyway (the newest
     user turn: the model must still see what the user just showed it).
     ``skip`` is left as it is: the summary window, which the summary replaces
-    (stubbing its outputs would be work thrown away).
+    (stubbing its outputs would be work thrown away).  ``cut_arguments``
+    shortens oversized tool-call arguments (the store's version keeps the
+    whole text and names its handle); by default string values are cut.
     """
     protect_from = max(0, min(protect_from, len(messages)))
     history = _History(messages, settings.min_chars)
@@ -74,7 +77,7 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
         if role == "tool":
             _prune_tool_result(result, index, message, history, settings, render)
         elif role == "assistant" and message.get("tool_calls"):
-            _shrink_call_arguments(result, index, settings.max_args_chars)
+            _shrink_call_arguments(result, index, settings.max_args_chars, cut_arguments or _cut_plainly)
         elif role not in ("user", "assistant"):
             continue
         if message.get("content").__class__ is list and index not in keep_images_at:
@@ -148,14 +151,18 @@ def _tool_name(message: Message, call: Any) -> str:
     return name if isinstance(name, str) else ""
 
 
-def _shrink_call_arguments(result: PruneResult, index: int, max_chars: int) -> None:
+def _cut_plainly(tool_name: str, text: str, max_chars: int) -> str:
+    return shrink_json_arguments(text, max_chars)
+
+
+def _shrink_call_arguments(result: PruneResult, index: int, max_chars: int, cut: ArgumentCutter) -> None:
     message = result.messages[index]
     new_calls = []
     changed = False
     for call in message.get("tool_calls") or []:
         text = call_arguments_text(call) if isinstance(call, dict) else ""
         if isinstance(call, dict) and len(text) > max_chars:
-            shrunk = shrink_json_arguments(text, max_chars)
+            shrunk = cut(call_name(call), text, max_chars)
             call = _with_arguments(call, shrunk)
             result.chars_saved += len(text) - len(shrunk)
             changed = True

@@ -195,3 +195,23 @@ def test_compaction_without_a_writable_store_still_compacts(store, monkeypatch):
                       summarize=lambda prompt: "## Goal\nG", archive=archive)
     assert outcome.changed and validate_messages(outcome.messages) == []
     assert archive.failures > 0 and outcome.window_reference is None
+
+
+def test_oversized_arguments_cut_by_compaction_are_stored_whole_under_a_handle(store):
+    archive = StoreArchive(store, lambda: "s")
+    big = json.dumps({"path": "notes.md", "content": "paragraph " * 600})
+    messages = [{"role": "user", "content": "write the notes"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "w1", "type": "function", "function": {"name": "write_file", "arguments": big}}]},
+                {"role": "tool", "tool_call_id": "w1", "content": "written"}]
+    for n in range(12):
+        messages += [{"role": "assistant", "content": f"step {n}"}, {"role": "user", "content": f"go on {n} " * 80}]
+    plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=300, tail_min_messages=4, context_length=128_000)
+    outcome = compact(messages, plan, count=lambda m: len(json.dumps(m)) // 4,
+                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    assert outcome.changed and outcome.stats.arguments_shrunk == 1
+    cut = outcome.messages[1]["tool_calls"][0]["function"]["arguments"]
+    parsed = json.loads(cut)
+    assert len(cut) < len(big) and parsed["path"] == "notes.md"
+    handle = re.search(r'handle="([0-9a-f]{16,64})"', parsed["_stowage_arguments"]).group(1)
+    assert store.read_bytes(store.resolve(handle)).decode() == big

@@ -11,6 +11,8 @@ import json
 
 import pytest
 
+from stowage.context_engine.config_schema import KEYS_BY_PATH
+
 from tests.e2e.stowage_session import stowage_home
 from tests.harness.fake_llm import FakeLLMServer, Match, Reply
 from tests.harness.runner import Scenario, chat_once, enable_plugin, plugins_list, run_scenario
@@ -38,7 +40,9 @@ def test_install_route_loads_stowage_engine(fake_llm: FakeLLMServer, make_home, 
     _assert_stowage(result, source)
     assert result.step("t")["final_response"] == "hi there"
     attrs = result.step("p")["engine"]["attrs"]
-    assert attrs["context_length"] == 128_000 and attrs["threshold_tokens"] == 96_000
+    # the lean view is on by default: the working budget is view.compact_at of the window
+    assert attrs["context_length"] == 128_000
+    assert attrs["threshold_tokens"] == int(128_000 * KEYS_BY_PATH["view.compact_at"].default)
     assert not any("falling back to built-in" in line for line in result.logs())
 
 
