@@ -59,9 +59,15 @@ FALLBACK_TOOLS: list[dict[str, Any]] = [
 ]
 
 
+def scratch_dir() -> str | None:
+    """A RAM-backed temp folder when the system has one (the replay's store is thrown away: no disk syncs)."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
 def prepare_hermes_home(path: str | Path | None = None) -> Path:
     """A throw-away ``HERMES_HOME`` (set in the environment) unless one is given."""
-    home = Path(path) if path else Path(tempfile.mkdtemp(prefix="stowage-replay-home-"))
+    home = Path(path) if path else Path(tempfile.mkdtemp(prefix="stowage-replay-home-", dir=scratch_dir()))
     home.mkdir(parents=True, exist_ok=True)
     os.environ["HERMES_HOME"] = str(home)
     return home
