@@ -135,7 +135,8 @@ def run_sessions(sessions: Iterator[Any], jobs: int, init_args: tuple[Any, ...])
 SUM_KEYS = ("requests", "prompt_tokens", "cached_tokens", "summary_calls", "summary_input_tokens", "billed_tokens",
             "over_window_requests", "user_turns", "compactions", "compress_calls", "noop_compressions",
             "aborted_compressions", "compaction_cpu_s", "middleware_changed", "middleware_errors",
-            "hook_replaced_results", "wall_s")
+            "hook_replaced_results", "cache_breaks_after_compaction", "cache_breaks_other", "rewritten_tokens_other",
+            "wall_s")
 
 
 def aggregate(totals: dict[str, dict[str, Any]], session: dict[str, Any]) -> None:
@@ -208,6 +209,11 @@ def print_report(report: dict[str, Any]) -> None:
           f"{stow['cached_tokens'] / max(1, stow['prompt_tokens']):>14.1%}")
     print(f"{'requests changed by middleware':44} {base['middleware_changed']:>14,} {stow['middleware_changed']:>14,}"
           f"   (middleware errors: {stow['middleware_errors']})")
+    print(f"{'cache breaks right after a compaction':44} {base['cache_breaks_after_compaction']:>14,} "
+          f"{stow['cache_breaks_after_compaction']:>14,}")
+    print(f"{'cache breaks otherwise (prefix rewritten)':44} {base['cache_breaks_other']:>14,} "
+          f"{stow['cache_breaks_other']:>14,}   (tokens re-written: {base['rewritten_tokens_other']:,} / "
+          f"{stow['rewritten_tokens_other']:,})")
     print(f"{'tool results replaced by hooks (spill)':44} {base['hook_replaced_results']:>14,} "
           f"{stow['hook_replaced_results']:>14,}")
     print(f"{'replay wall seconds (engine + driver)':44} {base['wall_s']:>14.1f} {stow['wall_s']:>14.1f}")

@@ -137,6 +137,9 @@ class SessionResult:
     middleware_changed: int = 0
     middleware_errors: int = 0
     hook_replaced_results: int = 0
+    cache_breaks_after_compaction: int = 0  # requests that do not extend the previous one, right after a compaction
+    cache_breaks_other: int = 0  # ... for any other reason (e.g. a request view rewriting older messages)
+    rewritten_tokens_other: int = 0  # tokens of the previous request not reused by such a request
     engine_compression_count: int = 0
     final_history_messages: int = 0
     summary_prompt_tokens: list[int] = field(default_factory=list)
@@ -157,6 +160,8 @@ class SessionResult:
             "noop_compressions": self.noop_compressions, "aborted_compressions": self.aborted_compressions,
             "compaction_cpu_s": self.compaction_cpu_s, "middleware_changed": self.middleware_changed,
             "middleware_errors": self.middleware_errors, "hook_replaced_results": self.hook_replaced_results,
+            "cache_breaks_after_compaction": self.cache_breaks_after_compaction,
+            "cache_breaks_other": self.cache_breaks_other, "rewritten_tokens_other": self.rewritten_tokens_other,
             "engine_compression_count": self.engine_compression_count,
             "final_history_messages": self.final_history_messages,
         }
@@ -260,6 +265,8 @@ class _Run:
         self.pending_results = 0
         self._wire_memo: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._system_wire: dict[str, Any] | None = None
+        self._previous_request_tokens = 0
+        self._compacted_since_request = False
         self._compress_kwargs = _supported_kwargs(getattr(self.engine, "compress", None))
 
     # -- the transcript ----------------------------------------------------------
@@ -402,6 +409,13 @@ class _Run:
         sent = self.apply_middlewares(request)
         bill = self.biller.bill(sent)
         self.result.bill.add_request(bill)
+        if self._previous_request_tokens and bill.cached < self._previous_request_tokens:
+            if self._compacted_since_request:
+                self.result.cache_breaks_after_compaction += 1
+            else:
+                self.result.cache_breaks_other += 1
+                self.result.rewritten_tokens_other += self._previous_request_tokens - bill.cached
+        self._previous_request_tokens, self._compacted_since_request = bill.tokens, False
         if bill.tokens > self.driver.window:
             self.result.over_window_requests += 1
         self.emit("request", request=sent, tokens=bill.tokens, cached=bill.cached, api_call=self.api_calls)
@@ -527,6 +541,7 @@ class _Run:
             else:
                 engine._verify_compaction_cleared_threshold = True
         self.result.compactions += 1
+        self._compacted_since_request = True
         self.emit("compress", outcome="boundary", approx_tokens=approx_tokens, messages_after=len(compressed),
                   progress=progress, fallback=fallback)
 

@@ -266,3 +266,20 @@ def test_preflight_rechecks_after_each_pass_and_stops_without_progress() -> None
     stuck = FakeEngine(threshold=400, mode="same")
     assert preflights(stuck)[:3] == [("should_compress", "preflight"), ("compress", "noop"),
                                      ("should_compress", "preflight")]
+
+
+def test_cache_breaks_are_told_apart_from_compactions() -> None:
+    calls = {"n": 0}
+
+    def rewrite_first_user_on_third_call(request: dict[str, Any], **_: Any) -> dict[str, Any] | None:
+        calls["n"] += 1
+        if calls["n"] < 3:
+            return None
+        messages = [{**m, "content": "stub"} if m["role"] == "tool" else m for m in request["messages"]]
+        return {"request": {**request, "messages": messages}}
+
+    result, _ = run(FakeEngine(), middlewares=[rewrite_first_user_on_third_call])
+    assert result.cache_breaks_other == 1 and result.rewritten_tokens_other > 0
+    assert result.cache_breaks_after_compaction == 0
+    compacted, _ = run(FakeEngine(answers=[True]))
+    assert compacted.cache_breaks_after_compaction == 1 and compacted.cache_breaks_other == 0
