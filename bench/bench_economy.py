@@ -265,7 +265,11 @@ def main(argv: list[str] | None = None) -> int:
     base_home = prepare_hermes_home()
     try:
         tools, tools_source = hermes_tool_schemas()
-        probe = StowageHost(overrides, home=base_home / "probe", window=args.window, tools=tools)  # fail fast on bad settings
+        try:
+            probe = StowageHost(overrides, home=base_home / "probe", window=args.window, tools=tools)
+        except ValueError as exc:  # StowageConfigError: a bad --set, reported like a bad config.yaml
+            print(f"bench_economy: bad Stowage setting: {exc}", file=sys.stderr)
+            return 2
         settings = _settings_snapshot(probe)
         threshold_percent = float(getattr(probe.singleton, "threshold_percent", 0) or 0)
         curve_key = args.curve_key or working_budget_key(settings, threshold_percent)
