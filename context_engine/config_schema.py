@@ -63,7 +63,8 @@ KEYS: tuple[Key, ...] = (
     Key("compaction.threshold", NUMBER, 0.75, "Share of the context window at which automatic compaction starts.",
         0.1, 0.95, inherits="compression.threshold"),
     Key("compaction.target_ratio", NUMBER, 0.20,
-        "Size of the verbatim tail kept after compaction, as a share of the threshold in tokens.",
+        "Size of the verbatim tail kept after compaction, as a share of the threshold in tokens (with the lean view "
+        "on, the tail is view.hot_tokens).",
         0.05, 0.8, inherits="compression.target_ratio"),
     Key("compaction.protect_first_n", INTEGER, 3,
         "Messages at the start kept verbatim at the first compaction (later compactions keep the summary instead).",
@@ -96,8 +97,9 @@ KEYS: tuple[Key, ...] = (
     # -- lean request view -------------------------------------------------------
     Key("view.enabled", BOOLEAN, True,
         "Send old tool outputs outside the hot zone as one-line stubs with a handle (the history keeps them whole)."),
-    Key("view.hot_tokens", INTEGER, 8000,
-        "Newest part of the history sent verbatim, in tokens (never less than the newest tool batch).",
+    Key("view.hot_tokens", INTEGER, 4000,
+        "Newest part of the history sent verbatim, in tokens (never less than the newest tool batch); also the "
+        "verbatim tail a compaction keeps (compaction.target_ratio applies with the view off).",
         1000, 1_000_000),
     Key("view.step_tokens", INTEGER, 8000,
         "Cold outputs are stubbed in steps: all at once when the verbatim ones outside the hot zone reach this many "
@@ -108,7 +110,10 @@ KEYS: tuple[Key, ...] = (
     Key("view.min_chars", INTEGER, 400,
         "Tool outputs shorter than this are always sent verbatim (never below compaction.prune_min_chars).",
         0, 1_000_000),
-    Key("view.compact_at", NUMBER, 0.40,
+    Key("view.condense_reasoning", BOOLEAN, True,
+        "Outside the hot zone, an assistant message that led to tool calls is sent as its first 200 characters and "
+        "a handle (its calls and their outcomes stay; answers to the user are never condensed)."),
+    Key("view.compact_at", NUMBER, 0.42,
         "With the view on, automatic compaction starts when the request as sent reaches this share of the window "
         "(compaction.threshold applies with the view off).", 0.1, 0.95),
     # -- tokenizer ------------------------------------------------------------

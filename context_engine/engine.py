@@ -119,6 +119,10 @@ class StowageEngineCore:
 
     @property
     def tail_budget_tokens(self) -> int:
+        if self.view.settings.enabled:
+            # What the view sends verbatim anyway; older turns of a longer tail
+            # would only go out as stubs, so the summary may as well cover them.
+            return max(1000, self.view.settings.hot_tokens)
         return max(1000, int(self.threshold_tokens * self.settings.compaction.target_ratio))
 
     # -- usage ----------------------------------------------------------------

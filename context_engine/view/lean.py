@@ -22,7 +22,7 @@ from typing import Any, Callable, Protocol
 from ..messages import Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
-from .render import VIEW_STUB_PREFIX, cut_arguments, output_stub
+from .render import REASONING_HEAD_CHARS, REASONING_MARK, VIEW_STUB_PREFIX, condensed_reasoning, cut_arguments, output_stub
 
 logger = logging.getLogger(__name__)
 
@@ -42,17 +42,19 @@ class Keeper(Protocol):
 @dataclass(frozen=True)
 class ViewSettings:
     enabled: bool = True
-    hot_tokens: int = 8000
+    hot_tokens: int = 4000
     step_tokens: int = 8000
     pin_turns: int = 6
     min_chars: int = 400
     max_args_chars: int = 500
+    condense_reasoning: bool = True
 
     @classmethod
     def from_settings(cls, settings: Any) -> "ViewSettings":
         view = settings.view
         return cls(view.enabled, view.hot_tokens, view.step_tokens, view.pin_turns,
-                   max(view.min_chars, settings.compaction.prune_min_chars), settings.compaction.max_tool_args_chars)
+                   max(view.min_chars, settings.compaction.prune_min_chars), settings.compaction.max_tool_args_chars,
+                   view.condense_reasoning)
 
 
 @dataclass
@@ -63,6 +65,7 @@ class ViewOutcome:
     plan: ViewPlan
     stubbed_outputs: int = 0
     cut_arguments: int = 0
+    condensed: int = 0
     unstored: int = 0
 
     @property
@@ -137,7 +140,10 @@ class LeanView:
             calls_here = tool_calls_of(message)
             over = sum(len(call_arguments_text(c)) - self.settings.max_args_chars for c in calls_here
                        if len(call_arguments_text(c)) > self.settings.max_args_chars)
-            return ViewItem(tokens, cold_tokens=over // 4 if over > 4 * STUB_TOKENS else 0, batch=bool(calls_here))
+            saving = over if over > 4 * STUB_TOKENS else 0
+            if calls_here and self._condensable(message.get("content")):
+                saving += len(message["content"]) - REASONING_HEAD_CHARS
+            return ViewItem(tokens, cold_tokens=saving // 4, batch=bool(calls_here))
         if role != "tool":
             return ViewItem(tokens)
         text = _plain_text(message.get("content"))
@@ -155,13 +161,18 @@ class LeanView:
                          if at > index and handle in head]
         return ViewItem(tokens, cold_tokens=tokens - STUB_TOKENS, pins=tuple(pins))
 
+    def _condensable(self, content: Any) -> bool:
+        """Reasoning before tool calls worth condensing (plain text well over the kept head)."""
+        return (self.settings.condense_reasoning and content.__class__ is str
+                and len(content) > REASONING_HEAD_CHARS + 4 * STUB_TOKENS + 80 and REASONING_MARK not in content)
+
     # -- rendering -------------------------------------------------------------
     def _stub(self, outcome: ViewOutcome, index: int, calls: dict[str, Any], keeper: Keeper) -> None:
         message = outcome.messages[index]
         if message.get("role") == "tool":
             self._stub_output(outcome, index, message, calls, keeper)
         else:
-            self._cut_arguments(outcome, index, message, keeper)
+            self._condense_call_message(outcome, index, message, keeper)
 
     def _stub_output(self, outcome: ViewOutcome, index: int, message: Message, calls: dict[str, Any],
                      keeper: Keeper) -> None:
@@ -170,7 +181,7 @@ class LeanView:
         name = call_name(call) if call is not None else (message.get("name") or "")
         name = name if isinstance(name, str) else ""
         arguments = call_arguments_text(call) if call is not None else ""
-        key = ("output", f"{name}\x00{arguments}", text)
+        key = ("output", name, text)
         stub = self._memo.get(key)
         if stub is None:
             if name in READ_BACK_TOOLS:
@@ -180,7 +191,7 @@ class LeanView:
                 if handle is None:
                     outcome.unstored += 1
                     return
-            stub = output_stub(name, arguments, text, handle)
+            stub = output_stub(name, text, handle)
             if len(stub) >= len(text):
                 return
             self._remember(key, stub)
@@ -190,10 +201,25 @@ class LeanView:
         outcome.stubbed_outputs += 1
         outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
-    def _cut_arguments(self, outcome: ViewOutcome, index: int, message: Message, keeper: Keeper) -> None:
+    def _condense_call_message(self, outcome: ViewOutcome, index: int, message: Message, keeper: Keeper) -> None:
+        """An older assistant message with tool calls: reasoning condensed, oversized arguments cut."""
+        replaced = dict(message)
+        content = message.get("content")
+        if self._condensable(content):
+            key = ("reasoning", "", content)
+            condensed = self._memo.get(key)
+            if condensed is None:
+                handle = self._keep(keeper, content, kind="reasoning", tool_name="assistant", arguments="")
+                if handle is not None:
+                    condensed = condensed_reasoning(content, handle)
+                    self._remember(key, condensed)
+                else:
+                    outcome.unstored += 1
+            if condensed is not None:
+                replaced["content"] = condensed
+                outcome.condensed += 1
         limit = self.settings.max_args_chars
         new_calls = []
-        changed = False
         for call in message.get("tool_calls") or []:
             arguments = call_arguments_text(call) if isinstance(call, dict) else ""
             if len(arguments) > limit:
@@ -209,13 +235,12 @@ class LeanView:
                     cut = cut_arguments(arguments, limit, handle)
                     self._remember(key, cut)
                 call = _with_arguments(call, cut)
-                changed = True
+                outcome.cut_arguments += 1
             new_calls.append(call)
-        if changed:
-            replaced = dict(message)
+        if new_calls != (message.get("tool_calls") or []):
             replaced["tool_calls"] = new_calls
+        if replaced != message:
             outcome.messages[index] = replaced
-            outcome.cut_arguments += 1
             outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
     def _keep(self, keeper: Keeper, text: str, *, kind: str, tool_name: str, arguments: str) -> str | None:
@@ -242,7 +267,8 @@ class LeanView:
         self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
         stats.last = {"full_tokens": outcome.full_tokens, "sent_tokens": outcome.lean_tokens,
                       "saved_tokens": outcome.saved_tokens, "stubbed_outputs": outcome.stubbed_outputs,
-                      "cut_arguments": outcome.cut_arguments, "pinned": len(outcome.plan.pinned),
+                      "cut_arguments": outcome.cut_arguments, "condensed_reasoning": outcome.condensed,
+                      "pinned": len(outcome.plan.pinned),
                       "hot_start": outcome.plan.hot_start, "unstored": outcome.unstored}
 
     def status(self) -> dict[str, Any]:

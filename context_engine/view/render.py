@@ -12,27 +12,39 @@ import json
 from typing import Any
 
 from ..prune import shrink_json_arguments
-from ..stubs import argument_gist, outcome_of
+from ..stubs import outcome_of
 
-VIEW_STUB_PREFIX = "[stowage: older output, not repeated]"
+VIEW_STUB_PREFIX = "[stowage: old output omitted]"
+REASONING_MARK = "[stowage: rest of this older message omitted"
 ARGUMENTS_KEY = "_stowage_arguments"
-GIST_CHARS = 120
+REASONING_HEAD_CHARS = 200
 
 
-def output_stub(tool_name: str, arguments: str, content: str, handle: str | None) -> str:
+def output_stub(tool_name: str, content: str, handle: str | None) -> str:
     """One line for a tool output the request leaves out.
 
-    ``handle`` is where its bytes are stored; None for Stowage's own read-back
-    tools, whose output the same call reproduces.
+    The call it answers stands just above it in the same request, so the
+    stub names only the tool.  ``handle`` is where its bytes are stored;
+    None for Stowage's own read-back tools, whose output the call reproduces.
     """
-    gist = argument_gist(arguments)
-    if len(gist) > GIST_CHARS:
-        gist = gist[:GIST_CHARS - 1] + "…"
-    call = f"{tool_name or 'tool'}({gist})"
-    size = f"{len(content):,} chars"
+    head = f"{VIEW_STUB_PREFIX} {tool_name or 'tool'} -> {outcome_of(content)}; {len(content):,} chars"
     if handle is None:
-        return f"{VIEW_STUB_PREFIX} {call} -> {outcome_of(content)}; {size}; repeat the call to read it again"
-    return f'{VIEW_STUB_PREFIX} {call} -> {outcome_of(content)}; {size}; stowage_fetch(handle="{handle}")'
+        return f"{head}; repeat the call to read it again"
+    return f'{head}; stowage_fetch(handle="{handle}")'
+
+
+def condensed_reasoning(content: str, handle: str) -> str:
+    """The head of an older assistant message that led to tool calls; the rest is in the store.
+
+    The head usually states the intent; the calls and their outcomes stay in
+    the request, so what was done stays visible.
+    """
+    head = content[:REASONING_HEAD_CHARS]
+    cut = head.rfind(" ")
+    if cut > REASONING_HEAD_CHARS // 2:
+        head = head[:cut]
+    return (f'{head.rstrip()}… {REASONING_MARK}: {len(content) - len(head):,} chars; '
+            f'stowage_fetch(handle="{handle}")]')
 
 
 def cut_arguments(arguments: str, max_chars: int, handle: str) -> str:

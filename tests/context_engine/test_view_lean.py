@@ -59,7 +59,7 @@ def test_old_outputs_become_stubs_whose_handles_read_back_the_whole_output(tmp_p
     for index, stub in stubs:
         handle = HANDLE.search(stub).group(1)
         assert messages[index]["content"] in fetch(engine, handle)
-        assert "terminal(command=" in stub and "chars" in stub
+        assert stub.startswith(f"{VIEW_STUB_PREFIX} terminal -> ok; ") and "chars" in stub
     assert sent[-1] == messages[-1]  # the newest output is verbatim
     status = engine.get_status()["view"]
     assert status["tokens_saved"] > 0 and status["last_request"]["stubbed_outputs"] == len(stubs)

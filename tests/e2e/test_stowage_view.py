@@ -1,0 +1,115 @@
+"""The lean request view through the real host: what each request carries, and what it costs.
+
+Warm-up turns each run the probe's ``harness_big_output`` (about 4k tokens).
+With a small hot zone the older outputs reach the model as one-line stubs
+with handles, while the session's own history keeps them whole; a stub read
+back with ``stowage_fetch`` stays verbatim afterwards; requests between two
+steps extend each other byte for byte; and a history whose full size is over
+the working budget but whose request as sent is not makes no summary.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from stowage.context_engine.view.render import VIEW_STUB_PREFIX
+from tests.e2e.stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
+from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from tests.harness.runner import Scenario, run_scenario
+
+pytestmark = pytest.mark.e2e
+
+VIEW = {"view": {"hot_tokens": 1000, "step_tokens": 6000, "pin_turns": 4}}
+STUB_HANDLE = re.compile(r'stowage_fetch\(handle="([0-9a-f]{16,64})"\)')
+
+
+def _tool_contents(request: Any) -> dict[str, str]:
+    return {m["tool_call_id"]: m["content"] for m in request.messages if m.get("role") == "tool"}
+
+
+def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm: FakeLLMServer, make_home) -> None:
+    home = stowage_home(make_home, config={"stowage": VIEW})
+    script_warm_up(fake_llm, 8)
+    result = run_scenario(home, warm_up(Scenario(), 8, secret_turn=None).python(
+        "result = engine.get_status()['view']", id="status"), check=True)
+
+    last = _tool_contents(fake_llm.last_main_request())
+    stubs = {cid: text for cid, text in last.items() if text.startswith(VIEW_STUB_PREFIX)}
+    assert len(stubs) >= 4 and "call_warm_7" not in stubs  # old ones stubbed, the newest verbatim
+    history = {m["tool_call_id"]: m["content"] for m in result.step("status")["messages"] if m.get("role") == "tool"}
+    for cid, stub in stubs.items():
+        assert len(history[cid]) > 10_000 and not history[cid].startswith(VIEW_STUB_PREFIX)
+        assert stub.startswith(f"{VIEW_STUB_PREFIX} harness_big_output -> ") and STUB_HANDLE.search(stub)
+    status = result.step("status")["result"]
+    assert status["tokens_saved"] > 0 and status["last_request"]["stubbed_outputs"] == len(stubs)
+    for request in fake_llm.main_requests():
+        assert_valid_request(request)
+
+    # Between steps each request extends the previous one byte for byte; a step breaks it only at a stub.
+    requests = fake_llm.main_requests()
+    extended = broken = 0
+    for before, after in zip(requests, requests[1:]):
+        if after.messages[:len(before.messages)] == before.messages:
+            extended += 1
+        else:
+            broken += 1
+            first = next(i for i, (a, b) in enumerate(zip(before.messages, after.messages)) if a != b)
+            assert after.messages[first]["content"].startswith(VIEW_STUB_PREFIX)
+    assert extended >= 8 and 1 <= broken <= status["steps"]
+
+
+def test_a_stub_read_back_by_handle_stays_verbatim_afterwards(fake_llm: FakeLLMServer, make_home) -> None:
+    home = stowage_home(make_home, config={"stowage": VIEW})
+    script_warm_up(fake_llm, 6)
+
+    def fetch_the_oldest(request: Any) -> Reply:  # the model reads the handle off a stub it sees
+        stub = _tool_contents(request)["call_warm_0"]
+        handle = STUB_HANDLE.search(stub).group(1)
+        return Reply.tool(ToolCall("stowage_fetch", {"handle": handle, "mode": "range", "start": 1, "count": 40},
+                                   id="call_fetch"))
+    fake_llm.on(Match.user_turn("READ"), fetch_the_oldest)
+    fake_llm.on(Match.after_tool_result("call_fetch"), Reply.say("read it"))
+    script_warm_up(fake_llm, 2, prefix="LATER")
+
+    scenario = warm_up(Scenario(), 6, secret_turn=None).turn("READ the first output again", id="read")
+    warm_up(scenario, 2, prefix="LATER", secret_turn=None)
+    run_scenario(home, scenario, check=True)
+
+    fetched = json.loads(_tool_contents(fake_llm.matching(Match.after_tool_result("call_fetch"))[0])["call_fetch"])
+    assert fetched["text"].splitlines()[0].lstrip().startswith("1| line 000000")  # the stub's handle reads the stored output
+    later = fake_llm.main_requests()[-4:]  # the LATER turns: older outputs are stubs, the read-back is not
+    assert all(_tool_contents(r)["call_warm_1"].startswith(VIEW_STUB_PREFIX) for r in later)
+    assert all(json.loads(_tool_contents(r)["call_fetch"]) == fetched for r in later)
+
+
+def test_with_the_view_off_requests_carry_every_output(fake_llm: FakeLLMServer, make_home) -> None:
+    home = stowage_home(make_home, config={"stowage": {"view": {"enabled": False}}})
+    script_warm_up(fake_llm, 6)
+    run_scenario(home, warm_up(Scenario(), 6, secret_turn=None), check=True)
+    last = _tool_contents(fake_llm.last_main_request())
+    assert len(last) == 6 and all(len(text) > 10_000 for text in last.values())
+
+
+def _budget_session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any]) -> dict[str, Any]:
+    # 16 outputs of ~4k tokens: the whole history (~64k) passes a 0.4 x 128k budget, the lean request does not.
+    home = stowage_home(make_home, config={"stowage": {"compaction": {"threshold": 0.4}, "view": view}})
+    script_warm_up(fake_llm, 16)
+    fake_llm.on(Match.summary_request(), Reply.say("## Goal\nInspect outputs.\n\n## Next Steps\n- more"), times=None)
+    result = run_scenario(home, warm_up(Scenario(), 16, secret_turn=None).python(
+        "result = engine.get_status()", id="status"), check=True)
+    return result.step("status")["result"]
+
+
+def test_the_host_preflight_makes_no_summary_while_the_sent_request_fits(fake_llm: FakeLLMServer, make_home) -> None:
+    status = _budget_session(fake_llm, make_home, {**VIEW["view"], "compact_at": 0.4})
+    assert status["compression_count"] == 0 and fake_llm.matching(Match.summary_request()) == []
+    assert max(len(r.raw_body) // 4 for r in fake_llm.main_requests()) < status["threshold_tokens"]  # as sent
+
+
+def test_without_the_view_the_same_session_needs_a_summary(fake_llm: FakeLLMServer, make_home) -> None:
+    status = _budget_session(fake_llm, make_home, {"enabled": False})
+    assert status["compression_count"] >= 1 and fake_llm.matching(Match.summary_request())
