@@ -20,6 +20,7 @@ from stowage.context_engine.replay.billing import RequestBiller
 from stowage.context_engine.replay.rough import RoughEstimator
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "agent-trajectories.jsonl.gz"
+WINDOW = 64_000  # the host's minimum: both engines compact on three trajectories, whatever Stowage's budget
 
 
 @pytest.fixture()
@@ -33,7 +34,7 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def session() -> Any:
     if not DATA.is_file():
         pytest.skip(f"trajectory data not found at {DATA}")
-    # three trajectories: long enough for compactions at a 128k window
+    # three trajectories: long enough for compactions at a 64k window
     return next(chain_sessions(read_transcripts(DATA, limit=3), chain=3))
 
 
@@ -66,14 +67,16 @@ def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path
     results = {}
     for label in ("built-in", "stowage"):
         observer = Requests()
-        driver = HostDriver(meter, window=128_000, observer=observer)
+        driver = HostDriver(meter, window=WINDOW, observer=observer)
         summarizer = StandInSummarizer(meter.count_text)
         if label == "built-in":
-            target = builtin_target(summarizer, session.id, tools=tools)
-            assert target.engine.threshold_tokens == 96_000  # 0.50 raised to 0.75 below a 512K window
-            assert (target.engine.protect_first_n, target.engine.protect_last_n) == (3, 20)
+            default = builtin_target(summarizer, "defaults")  # the host's defaults at a 128k window
+            assert default.engine.threshold_tokens == 96_000  # 0.50 raised to 0.75 below a 512K window
+            assert (default.engine.protect_first_n, default.engine.protect_last_n) == (3, 20)
+            default.close()
+            target = builtin_target(summarizer, session.id, tools=tools, window=WINDOW)
         else:
-            host = StowageHost({}, home=hermes_home, tools=tools)
+            host = StowageHost({}, home=hermes_home, tools=tools, window=WINDOW)
             target = host.target(summarizer, session.id)
             assert target.middlewares, "Stowage registers llm_request middleware"
         returned: list[Any] = []
@@ -87,7 +90,7 @@ def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path
 
         assert result.bill.requests == len(observer.sent) > 0
         assert result.over_window_requests == 0
-        assert all(tokens <= 128_000 for _, tokens in observer.sent)
+        assert all(tokens <= WINDOW for _, tokens in observer.sent)
         assert result.compactions == observer.compressions.count("boundary")
         assert result.compactions == result.engine_compression_count - count_before
         assert result.bill.summary_calls == len(result.summary_prompt_tokens)
