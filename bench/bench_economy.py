@@ -42,6 +42,7 @@ from stowage.replay_host import (StowageHost, builtin_target, cleanup_home, herm
 from stowage.context_engine.replay import (DEFAULT_CHAIN, PRICE_MODELS, DataMissing, HostDriver,  # noqa: E402
                                            StandInSummarizer, TokenMeter, chain_sessions, read_transcripts)
 from stowage.context_engine.replay.billing import tools_text  # noqa: E402
+from stowage.context_engine.replay.totals import add_session, ratio, with_ratios  # noqa: E402
 
 
 # -- configurations ----------------------------------------------------------------------
@@ -132,42 +133,6 @@ def run_sessions(sessions: Iterator[Any], jobs: int, init_args: tuple[Any, ...])
             yield pending.popleft().get()
 
 
-SUM_KEYS = ("requests", "prompt_tokens", "cached_tokens", "summary_calls", "summary_input_tokens", "billed_tokens",
-            "over_window_requests", "user_turns", "compactions", "compress_calls", "noop_compressions",
-            "aborted_compressions", "compaction_cpu_s", "middleware_changed", "middleware_errors",
-            "hook_replaced_results", "cache_breaks_after_compaction", "cache_breaks_other", "rewritten_tokens_other",
-            "wall_s")
-
-
-def aggregate(totals: dict[str, dict[str, Any]], session: dict[str, Any]) -> None:
-    for label, row in session["rows"].items():
-        total = totals.setdefault(label, {key: 0 for key in SUM_KEYS} | {
-            "cost": {m.name: 0.0 for m in PRICE_MODELS}, "peak_request_tokens": 0, "sessions": 0})
-        for key in SUM_KEYS:
-            total[key] += row[key]
-        for name, value in row["cost"].items():
-            total["cost"][name] += value
-        total["peak_request_tokens"] = max(total["peak_request_tokens"], row["peak_request_tokens"])
-        total["sessions"] += 1
-
-
-def ratio(value: float, base: float) -> float | None:
-    return value / base if base else None
-
-
-def with_ratios(totals: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    base = totals[BUILTIN]
-    out = {}
-    for label, total in totals.items():
-        ratios = {key: ratio(total[key], base[key]) for key in
-                  ("billed_tokens", "prompt_tokens", "summary_calls", "compactions", "compaction_cpu_s",
-                   "peak_request_tokens", "requests", "summary_input_tokens")}
-        for name in total["cost"]:
-            ratios[f"cost_{name}"] = ratio(total["cost"][name], base["cost"][name])
-        out[label] = {**total, "ratio_to_builtin": ratios}
-    return out
-
-
 # -- printing ----------------------------------------------------------------------------------
 def _fmt_ratio(value: float | None) -> str:
     return "   n/a" if value is None else f"{value:6.2f}x"
@@ -227,7 +192,7 @@ def print_report(report: dict[str, Any]) -> None:
               f"{'peak':>8} {'over window':>12}")
         for label in curve:
             total = totals[label]
-            r = total["ratio_to_builtin"]
+            r = total["ratio_to_baseline"]
             print(f"{label.split('@', 1)[1]:>10} {report['working_budgets'][label]:>7.2f} {_fmt_ratio(r['billed_tokens']):>8} "
                   f"{_fmt_ratio(r[f'cost_{cost_name}']):>8} {_fmt_ratio(r['summary_calls']):>10} "
                   f"{total['compactions']:>12,} {total['peak_request_tokens']:>8,} {total['over_window_requests']:>12,}"
@@ -287,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
             per_session = []
             transcripts = 0
             for session in run_sessions(sessions, args.jobs, (str(base_home), configs, args.window, tools)):
-                aggregate(totals, session)
+                add_session(totals, session["rows"])
                 transcripts += len(session["parts"])
                 if args.per_session:
                     per_session.append(session)
@@ -314,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
             "stowage_threshold": threshold_percent, "stowage_settings": settings, "curve_key": curve_key,
             "working_budgets": budgets, "curve_default": sorted(aliases),
             "price_models": [vars(m) for m in PRICE_MODELS], "jobs": args.jobs,
-            "totals": with_ratios(totals), "wall_s": time.perf_counter() - started,
+            "totals": with_ratios(totals, BUILTIN), "wall_s": time.perf_counter() - started,
         }
         if args.per_session:
             report["per_session"] = per_session
