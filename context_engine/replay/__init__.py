@@ -3,7 +3,8 @@
 Host-agnostic (nothing here imports Hermes): :mod:`.driver` plays the 0.19.0
 host's call order around any duck-typed context engine, :mod:`.billing`
 counts and prices the requests as sent, :mod:`.chain` reads and chains
-transcripts, :mod:`.rough` re-implements the host's rough estimates.  The
+transcripts, :mod:`.rough` re-implements the host's rough estimates, :mod:`.totals` sums
+sessions per configuration with ratios to a baseline.  The
 Hermes-side adapters (built-in compressor, Stowage with its middleware and
 hooks) live in ``plugins/stowage/replay_host.py``; ``bench/bench_economy.py``
 and the planned ``stowage replay`` command use both.

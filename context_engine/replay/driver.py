@@ -15,11 +15,15 @@ what each tool returned; the driver plays the host around it:
   (``len(history) > 1``, fewer than 3 compaction attempts this turn, not
   deferred, no cooldown, ``should_compress(request_pressure)``; after a
   compaction the check runs again), the request (system prompt + history +
-  tool schemas, normalized as the host normalizes ``api_messages``), every
-  ``llm_request`` middleware in order (called with ``request=`` a copy and the
-  host's context keywords; a ``{"request": {...}}`` return replaces the
-  request, anything else keeps it), the request billed **as sent**, then
-  ``update_from_response`` with the sent request's token count;
+  tool schemas, normalized as the host normalizes ``api_messages``: content
+  stripped, tool-call arguments re-dumped compact with sorted keys), every
+  ``llm_request`` middleware in order (called with ``request=`` a copy, whose
+  message list is new but whose message dicts are shared: a middleware must
+  not mutate them in place, which Hermes's deep copy would tolerate, and with
+  the host's context keywords; a ``{"request": {...}}`` return replaces the
+  request, anything else keeps it; an exception is counted and skipped), the
+  request billed **as sent**, then ``update_from_response`` with the sent
+  request's token count (and its cached part as ``cache_read_tokens``);
 * after an assistant message with tool calls: each result passes through the
   ``transform_tool_result`` hooks (the first ``str`` return replaces it), then
   the post-tool check ``should_compress(real)`` where ``real`` is
@@ -38,7 +42,10 @@ what each tool returned; the driver plays the host around it:
   fires that hook at the end of every ``run_conversation``).
 
 The transcript's later messages are appended to whatever history the engine
-kept, so the replay continues from the compacted context.  The system prompt
+kept, so the replay continues from the compacted context.  A request that
+does not extend the previous one byte for byte is a cache break: counted
+apart right after a compaction (expected) and otherwise (e.g. a request view
+rewriting older messages), with the tokens it re-writes.  The system prompt
 is the transcript's own (Hermes would send its larger one).  Summary calls are
 answered by a :class:`StandInSummarizer` the engine adapters route to; every
 summary prompt is counted and billed.  This module imports nothing from
