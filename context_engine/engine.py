@@ -24,6 +24,7 @@ from .store_session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
 from .tool_search_session import ShapedRequest, ToolSearchSession
+from .status_file import write_session_status
 from .view import LeanView, ViewSettings
 from ..tool_search import BRIDGE_NAMES
 
@@ -337,6 +338,7 @@ class StowageEngineCore:
     def on_session_end(self, session_id: str, messages: list[Message]) -> None:
         if session_id == self.session_id:
             self.governor.verify_pending = False
+            self.publish_status()
             self.lossless.end(session_id)
 
     def on_session_reset(self) -> None:
@@ -354,6 +356,14 @@ class StowageEngineCore:
     def end_turn(self) -> None:
         """Per-turn hook from the plugin glue."""
         self.governor.end_turn()
+        self.publish_status()
+
+    def publish_status(self) -> None:
+        """Leave this session's figures where ``stowage status`` in another process reads them."""
+        write_session_status(self.lossless.root, self.session_id, {
+            "engine": self.name, "compression_count": self.compression_count, "view": self.view.status(),
+            "store": self.lossless.status(), "last_compaction": self.compaction_log[-1] if self.compaction_log
+            else None})
 
     # -- status ---------------------------------------------------------------
     def get_status(self) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from .blobstore import StoreError
+from .context_engine.status_file import read_session_statuses
 from .cli_env import Env, Outcome
 from .cli_format import counts, fields, human_duration, human_size, table
 
@@ -83,8 +84,30 @@ def status(env: Env) -> Outcome:
         if st["quarantined"]:
             rows.append(("quarantined", f"{st['quarantined']:,} file(s) in {env.store_root / 'quarantine'}"))
     tok_rows = [("backend", tok["backend"]), ("source", tok["source"] + (f" ({tok['detail']})" if tok["detail"] else ""))]
-    text = "\n".join(["Stowage status", fields(rows), _limits_text(data["retention"]), "tokenizer", fields(tok_rows)])
+    data["sessions"] = read_session_statuses(env.store_root) if st["exists"] else []
+    text = "\n".join(["Stowage status", fields(rows), _limits_text(data["retention"]), "tokenizer", fields(tok_rows),
+                      *_sessions_text(data["sessions"])])
     return Outcome(data, text)
+
+
+def _sessions_text(sessions: list[dict[str, Any]]) -> list[str]:
+    """What the lean view and compaction did in the newest sessions (written at each turn's end)."""
+    if not sessions:
+        return []
+    rows: list[tuple[str, Any]] = []
+    for session in sessions:
+        view = session.get("view") or {}
+        last = view.get("last_request") or {}
+        saved = f"{view.get('tokens_saved', 0):,} tokens saved over {view.get('requests', 0):,} requests"
+        if view.get("enabled") is False:
+            saved = "lean view off"
+        rows.append((str(session.get("session_id")),
+                     f"{saved}; last request {last.get('sent_tokens', 0):,} sent of {last.get('full_tokens', 0):,}; "
+                     f"{view.get('steps', 0):,} view steps (cache breaks), {last.get('pinned', 0):,} pinned; "
+                     f"{session.get('compression_count', 0):,} compaction(s)"
+                     + (f"; {view['unstored_outputs']:,} kept verbatim ({view.get('last_error')})"
+                        if view.get("unstored_outputs") else "")))
+    return ["recent sessions", fields(rows)]
 
 
 def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:

@@ -61,6 +61,15 @@ def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm
             assert after.messages[first]["content"].startswith(VIEW_STUB_PREFIX)
     assert extended >= 8 and 1 <= broken <= status["steps"]
 
+    # What the session did is visible to `stowage status` (another process) from the store folder.
+    from stowage.cli_env import Env
+    from stowage.cli_status import status as cli_status
+
+    shown = cli_status(Env.resolve(home.path, None))
+    (session,) = shown.data["sessions"]  # a fresh home: this session only
+    assert session["view"]["tokens_saved"] >= status["tokens_saved"] > 0
+    assert "recent sessions" in shown.text and f"{session['view']['tokens_saved']:,} tokens saved" in shown.text
+
 
 def test_a_stub_read_back_by_handle_stays_verbatim_afterwards(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home, config={"stowage": VIEW})
