@@ -60,7 +60,9 @@ def _number(value: float) -> str:
 
 KEYS: tuple[Key, ...] = (
     # -- compaction ---------------------------------------------------------
-    Key("compaction.threshold", NUMBER, 0.75, "Share of the context window at which automatic compaction starts.",
+    Key("compaction.threshold", NUMBER, 0.75,
+        "Share of the context window at which automatic compaction starts when the lean view is off (with it on, "
+        "view.compact_at is the working budget).",
         0.1, 0.95, inherits="compression.threshold"),
     Key("compaction.target_ratio", NUMBER, 0.20,
         "Size of the verbatim tail kept after compaction, as a share of the threshold in tokens (with the lean view "
