@@ -230,7 +230,17 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
     if summary:
         body = summary["content"] if isinstance(summary["content"], str) else json.dumps(summary["content"])
         _line(textwrap.indent("\n".join(body.splitlines()[:16]), "  | ", predicate=lambda _: True))
-    _section("3. Tool search")
+    _section("3. Lean requests: what each request carried")
+    view = status.get("view") or {}
+    last = view.get("last_request") or {}
+    stubs = [m for m in final.messages if m.get("role") == "tool" and str(m.get("content")).startswith("[stowage: old output")]
+    _line(f"  {view.get('requests', 0)} requests; the view left out {view.get('tokens_saved', 0):,} tokens in all "
+          f"(last request: {last.get('sent_tokens', 0):,} sent of {last.get('full_tokens', 0):,}); "
+          f"{view.get('steps', 0)} step(s) broke the prompt cache, {last.get('pinned', 0)} output(s) pinned")
+    if stubs:
+        _line(f"  {len(stubs)} older output(s) went as one line each, e.g.:")
+        _line(f"  | {stubs[0]['content']}")
+    _section("4. Tool search")
     search_request = fake_llm.matching(Match.after_tool_result("call_search"))[0]
     ts = status["tool_search"]
     _line(f"  {ts['deferred']} tool schemas deferred ({ts['reason']}); the request offered "
