@@ -74,6 +74,7 @@ class StowageEngineCore:
         self.session_id: str | None = None
         self.last_outcome: CompactionOutcome | None = None
         self.compaction_log: list[dict[str, Any]] = []
+        self._host_selects_context = False  # set by a host that calls select_context (0.20+)
         self._reset_flags()
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
@@ -314,13 +315,34 @@ class StowageEngineCore:
             shaped = self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
         else:
             shaped = ShapedRequest(list(tools), messages, None)
-        if self.view.settings.enabled:
-            keeper = self.lossless if self.lossless.store is not None else None
-            outcome = self.view.apply(shaped.messages, keeper)
-            if keeper is None and outcome.unstored:
-                self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
-            shaped = dataclasses.replace(shaped, messages=outcome.messages)
+        if self.view.settings.enabled and not self._host_selects_context:
+            shaped = dataclasses.replace(shaped, messages=self._lean(shaped.messages))
         return shaped
+
+    def select_context(self, request_messages: list[Message], *, conversation_messages: Any = None,
+                       incoming_message: Any = None, budget_tokens: int = 0, **_: Any) -> list[Message] | None:
+        """Newer hosts (0.20+): the lean view through the engine hook instead of the middleware.
+
+        Called per provider request with a copy of its messages; None leaves
+        them unchanged.  Once the host calls it, the ``llm_request``
+        middleware only defers tools, so the view is applied exactly once.
+        """
+        self._host_selects_context = True
+        if not self.view.settings.enabled or not isinstance(request_messages, list) or not request_messages:
+            return None
+        try:
+            lean = self._lean(request_messages)
+        except Exception:  # noqa: BLE001 - the host would log it; say why ourselves and send unchanged
+            logger.exception("stowage: the lean view failed; the request goes unchanged")
+            return None
+        return lean if lean != request_messages else None
+
+    def _lean(self, messages: list[Message]) -> list[Message]:
+        keeper = self.lossless if self.lossless.store is not None else None
+        outcome = self.view.apply(messages, keeper)
+        if keeper is None and outcome.unstored:
+            self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
+        return outcome.messages
 
     # -- sessions -------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
