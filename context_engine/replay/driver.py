@@ -269,7 +269,7 @@ class _Run:
         self.turn_open = False
         self.turn = 0
         self.calls_by_id: dict[str, tuple[str, Any]] = {}
-        self.pending_results = 0
+        self.pending_ids: set[str] = set()
         self._wire_memo: dict[int, tuple[Any, dict[str, Any]]] = {}
         self._system_wire: dict[str, Any] | None = None
         self._previous_request_tokens = 0
@@ -298,14 +298,18 @@ class _Run:
                 self.history.append(message)
                 self.calls_by_id = {}
                 for call in message.get("tool_calls") or []:
-                    function = call.get("function") or {}
+                    if not isinstance(call, Mapping):
+                        continue
+                    function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
                     self.calls_by_id[str(call.get("id"))] = (function.get("name") or "", function.get("arguments"))
-                self.pending_results = len(self.calls_by_id)
+                self.pending_ids = set(self.calls_by_id)
             elif role == "tool":
                 self.history.append(self.tool_result(message))
-                self.pending_results -= 1
-                if self.pending_results == 0:
-                    self.post_tool_check()
+                call_id = str(message.get("tool_call_id") or "")
+                if call_id in self.pending_ids:  # a stray result (no pending call) triggers nothing
+                    self.pending_ids.discard(call_id)
+                    if not self.pending_ids:
+                        self.post_tool_check()  # after the whole batch, as the host does
         if self.turn_open:
             self.end_turn()
         self.finish()

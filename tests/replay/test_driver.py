@@ -283,3 +283,20 @@ def test_cache_breaks_are_told_apart_from_compactions() -> None:
     assert result.cache_breaks_after_compaction == 0
     compacted, _ = run(FakeEngine(answers=[True]))
     assert compacted.cache_breaks_after_compaction == 1 and compacted.cache_breaks_other == 0
+
+
+def test_post_tool_check_runs_once_after_the_whole_batch() -> None:
+    engine = FakeEngine()
+    recorder = Recorder()
+    transcript = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": "", "tool_calls": [call(1), call(2)]},
+        {"role": "tool", "tool_call_id": "c1", "content": "one"},
+        {"role": "tool", "tool_call_id": "c2", "content": "two"},
+        {"role": "tool", "tool_call_id": "stray", "content": "no call asked for this"},
+        {"role": "assistant", "content": "done"},
+    ]
+    HostDriver(TokenMeter(encode=words), observer=recorder).replay(transcript, ReplayTarget(label="f", engine=engine))
+    names_ = [(name, data.get("where")) for name, data in recorder.events if name in ("request", "should_compress")]
+    assert names_ == [("request", None), ("should_compress", "post_tool"), ("should_compress", "pre_api"),
+                      ("request", None)]
