@@ -75,7 +75,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
     def prepare(engine: Any, messages: list[dict[str, Any]]) -> None:
         if store != "warm":
             return
-        from stowage.context_engine.lossless import record_output
+        from stowage.context_engine.store_session.archive import record_output
         for message in messages:
             if message.get("role") == "tool" and len(message["content"]) >= 200:
                 record_output(engine.lossless.store, message["content"], tool_name=message.get("name", ""),

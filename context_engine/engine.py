@@ -19,10 +19,10 @@ from .config import Settings, default_settings
 from .governor import Governor, GovernorPolicy
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .prune import PruneSettings
-from .store_session import StoreSession
+from .store_session.session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
-from .tool_search_session import ShapedRequest, ToolSearchSession
+from ..tool_search.session import ShapedRequest, ToolSearchSession
 from ..tool_search import BRIDGE_NAMES
 
 logger = logging.getLogger(__name__)

@@ -27,7 +27,7 @@ import logging
 from typing import Any
 
 from . import sessions
-from .context_engine.tool_search_session import HOST_BRIDGE_NAMES
+from .tool_search.session import HOST_BRIDGE_NAMES
 from .tool_search import BridgeError, CALL_NAME
 
 logger = logging.getLogger(__name__)

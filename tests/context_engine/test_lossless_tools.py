@@ -13,8 +13,8 @@ from stowage.blobstore import BlobStore, StoreWriteError
 from stowage.context_engine.compactor import CompactionPlan, compact
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.lossless import STORED_PREFIX, StoreArchive, decode_window, encode_window
-from stowage.context_engine.spill import SPILL_HEADER, SpillPolicy, spill_result
+from stowage.context_engine.store_session.archive import STORED_PREFIX, StoreArchive, decode_window, encode_window
+from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
 from stowage.context_engine.validate import validate_messages
 from support.transcripts import make_transcript
 

@@ -31,7 +31,8 @@ except ImportError:
 import pkgutil, sys
 walked = sorted(m.name for m in pkgutil.walk_packages(plugin_module.__path__, plugin_module.__name__ + "."))
 for name in walked:
-    importlib.import_module(name)
+    if not name.endswith(".__main__"):  # python -m entry points run on import
+        importlib.import_module(name)
 registries = sorted(name for name, module in list(sys.modules.items())
                     if name.rsplit(".", 1)[-1] == "sessions" and hasattr(module, "engine_for"))
 result = {

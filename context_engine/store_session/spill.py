@@ -17,12 +17,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..blobstore import BlobStore, StoreError
-from ..blobstore.excerpt import build_excerpt
-from ..blobstore.sniff import sniff
-from ..blobstore.unescape import TextView, extract_text_views, salvage_text_views
-from .lossless import encode_text
-from .stubs import argument_gist
+from ...blobstore import BlobStore, StoreError
+from ...blobstore.presentation.excerpt import build_excerpt
+from ...blobstore.presentation.sniff import sniff
+from ...blobstore.presentation.unescape import TextView, extract_text_views, salvage_text_views
+from .archive import encode_text
+from ..stubs import argument_gist
 
 logger = logging.getLogger(__name__)
 

@@ -16,12 +16,12 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
-from ..blobstore import BlobStore, StoreError
-from .config import Settings
+from ...blobstore import BlobStore, StoreError
+from ..config import Settings
 from .fetch_tools import FetchLimits, FetchTools
-from .lossless import StoreArchive, record_output
+from .archive import StoreArchive, record_output
 from .spill import SpillPolicy, spill_result
-from .store_settings import retention_policy, store_root
+from .settings import retention_policy, store_root
 
 logger = logging.getLogger(__name__)
 

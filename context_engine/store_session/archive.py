@@ -16,9 +16,9 @@ import logging
 import re
 from typing import Callable
 
-from ..blobstore import BlobStore, StoreError
-from .messages import Message
-from .stubs import PrunedOutput, argument_gist, outcome_of, size_description
+from ...blobstore import BlobStore, StoreError
+from ..messages import Message
+from ..stubs import PrunedOutput, argument_gist, outcome_of, size_description
 
 logger = logging.getLogger(__name__)
 

@@ -14,12 +14,12 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..blobstore import BlobStore, StoreError
-from ..blobstore.bounded import bound_text
-from ..blobstore.grep import grep_lines
-from ..blobstore.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
-from ..blobstore.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
-from ..blobstore.safe_regex import PatternError, compile_user_pattern
+from ...blobstore import BlobStore, StoreError
+from ...blobstore.presentation.bounded import bound_text
+from ...blobstore.retrieval.grep import grep_lines
+from ...blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
+from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
+from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
 
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"

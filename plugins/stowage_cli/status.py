@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .blobstore import StoreError
-from .cli_env import Env, Outcome
-from .cli_format import counts, fields, human_duration, human_size, table
+from ..blobstore import StoreError
+from .env import Env, Outcome
+from .formatting import counts, fields, human_duration, human_size, table
 
 
 def retention_info(env: Env) -> dict[str, Any]:

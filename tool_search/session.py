@@ -21,10 +21,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Mapping, Sequence
 
-from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
+from . import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
                            assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
-from ..tool_search.activation import schema_name
-from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
+from .activation import schema_name
+from ..context_engine.messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
 logger = logging.getLogger(__name__)
 
