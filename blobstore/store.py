@@ -149,8 +149,12 @@ class BlobStore(ReadAccess):
                 "stored; keep the output inline instead")
 
     def put(self, data: PutData, *, session_id: str | None = None, tool_name: str = "",
-            tool_args: str = "", kind: str = "spill", content_type: str = "text") -> PutResult:
+            tool_args: str = "", kind: str = "blob", content_type: str = "text") -> PutResult:
         """Store ``data`` (bytes, str, binary file or iterable of bytes) and return its handle.
+
+        ``kind`` is the caller's label for why the bytes were stored (Stowage
+        passes its own: spill, pruned, window ...); the
+        store only records it in the provenance and counts it in ``stats``.
 
         Same bytes are stored once; a repeated put only adds provenance (and
         atomically rewrites the file, which heals a corrupted copy).  Retention
