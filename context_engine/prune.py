@@ -27,10 +27,10 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
+from .markers import IMAGE_PLACEHOLDER
 from .stubs import PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]
-IMAGE_PLACEHOLDER = "[stowage: image removed from older context]"
 
 
 @dataclass(frozen=True)

@@ -24,9 +24,8 @@ from .messages import (
     tool_result_id,
 )
 from .redact import redact_many
+from .markers import OUTPUT_NOT_SHOWN
 from .stubs import is_stub, outcome_of
-
-OUTPUT_NOT_SHOWN = "[stowage: output not shown]"
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
 _MEDIA = re.compile(r"MEDIA:\S+")

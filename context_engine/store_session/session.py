@@ -9,6 +9,7 @@ answer with the reason.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -29,6 +30,9 @@ _lock = threading.Lock()
 _stores: dict[Path, BlobStore] = {}
 _writers: dict[Path, "BackgroundWriter"] = {}
 DRAIN_TIMEOUT_S = 10.0
+# Previews remembered per session for StoreArchive.render_pruned (about 100
+# bytes each); the oldest is forgotten first.
+MAX_SPILL_ORIGINS = 4096
 
 
 class BackgroundWriter:
@@ -94,6 +98,7 @@ class StoreSession:
         self.limits = FetchLimits(settings.spill.fetch_max_chars, settings.spill.full_fetch_max_chars)
         self.spills = 0
         self.spill_failures = 0
+        self._spilled: dict[str, str] = {}  # sha-256 of a preview -> handle of the original output
         self.tool_calls = 0
 
     def attach(self, hermes_home: Path | str) -> None:
@@ -138,7 +143,7 @@ class StoreSession:
         if store is None:
             return None
         writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
-        return StoreArchive(store, lambda: self.session_id)
+        return StoreArchive(store, lambda: self.session_id, self.spill_origin)
 
     def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
         """The preview for an oversized result; smaller ones are recorded in the background."""
@@ -154,7 +159,14 @@ class StoreSession:
                                               arguments=args_text, session_id=self.session_id)
             return None
         self.spills += 1
+        if len(self._spilled) >= MAX_SPILL_ORIGINS:
+            del self._spilled[next(iter(self._spilled))]  # oldest first
+        self._spilled[_digest(spilled.message)] = spilled.handle
         return spilled.message
+
+    def spill_origin(self, content: str) -> str | None:
+        """The handle of the original output ``content`` (a preview this session wrote) stands for."""
+        return self._spilled.get(_digest(content))
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return FetchTools.schemas()
@@ -170,3 +182,6 @@ class StoreSession:
         return {"root": str(self.root) if self.root else None, "error": self.error, "spills": self.spills,
                 "tool_calls": self.tool_calls}
 
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

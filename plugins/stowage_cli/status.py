@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..blobstore import StoreError
+from ..context_engine.markers import BlobKind
 from .env import Env, Outcome
 from .formatting import counts, fields, human_duration, human_size, table
 
@@ -38,7 +39,7 @@ def _store_info(env: Env) -> dict[str, Any]:
                                              "by_kind", "by_content_type", "fetch_total", "fetched_blobs")})
     info["sessions"] = {"total": stats["sessions"], "live": stats["live_sessions"],
                         "ended": stats["sessions"] - stats["live_sessions"]}
-    info["spills"] = stats["by_kind"].get("spill", 0)
+    info["spills"] = stats["by_kind"].get(BlobKind.SPILL, 0)
     info["quarantined"] = sum(1 for _ in quarantine.iterdir()) if quarantine.is_dir() else 0
     return info
 

@@ -195,3 +195,24 @@ def test_compaction_without_a_writable_store_still_compacts(store, monkeypatch):
                       summarize=lambda prompt: "## Goal\nG", archive=archive)
     assert outcome.changed and validate_messages(outcome.messages) == []
     assert archive.failures > 0 and outcome.window_reference is None
+
+
+def test_a_pruned_spill_preview_names_the_original_handle_the_spill_recorded(store):
+    from stowage.context_engine.stubs import PrunedOutput
+    from stowage.context_engine.store_session.session import StoreSession
+
+    session = StoreSession(load_settings({}), store=store)
+    session.start("s")
+    original = "\n".join(f"line {i}: some build output" for i in range(4000))
+    preview = session.spill("terminal", {"command": "make"}, original, lambda text: len(text) // 4)
+    assert preview is not None and preview.startswith(SPILL_HEADER)
+    original_handle = store.put(original.encode(), session_id="s", tool_name="terminal", kind="spill").handle
+
+    stub = session.archive().render_pruned(PrunedOutput(0, "c1", "terminal", '{"command": "make"}',
+                                                        preview))
+    assert stub is not None and f"the full output is under handle {original_handle}" in stub
+
+    # A look-alike text this session did not write as a preview is not parsed for a handle.
+    look_alike = f"{SPILL_HEADER}\nhandle: {original_handle}\n" + "x" * 5000
+    stub = session.archive().render_pruned(PrunedOutput(1, "c2", "terminal", "{}", look_alike))
+    assert stub is not None and "the full output is under handle" not in stub
