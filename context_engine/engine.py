@@ -224,8 +224,8 @@ class StowageEngineCore:
     def _apply(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
                focus_topic: str | None, force: bool, *, model_called: bool) -> list[Message]:
         self.last_outcome = outcome
-        model_failed = (bool(outcome.summary_error) and model_called
-                        and not outcome.summary_error.startswith("internal error"))  # our bug, not the model's
+        model_failed = (bool(outcome.summary_error) and model_called and outcome.failure is not None
+                        and not outcome.failure.is_ours)  # our bug, not the model's
         if model_failed:
             self.governor.record_summary_failure()
             self._last_aux_model_failure_model = self.runtime.get("model") or None
