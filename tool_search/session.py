@@ -131,6 +131,10 @@ class ToolSearchSession:
                 raise BridgeError(f"'{name}' is not deferred: it is listed directly, call it by its name") from None
             raise
 
+    def record_bridged_call(self) -> None:
+        """Count a bridged call resolved to its tool, here or by the host's middleware."""
+        self.calls += 1
+
     def handle(self, name: str, args: Any, dispatch: Dispatcher | None) -> str:
         """Answer a bridge call (search, describe, or a call via ``dispatch``)."""
         if name == CALL_NAME:
@@ -140,7 +144,7 @@ class ToolSearchSession:
                 return json.dumps({"error": str(exc)})
             if dispatch is None:
                 return json.dumps({"error": "this host cannot dispatch bridged calls; call the tool directly"})
-            self.calls += 1
+            self.record_bridged_call()
             return dispatch(tool, arguments)
         if self.service is None:
             return json.dumps({"error": "no tools are deferred in this session; all tools are listed directly"})

@@ -102,7 +102,7 @@ def _unwrap(engine: Any, call: Any) -> None:
         return  # left as a bridge call: the engine answers with the reason
     function.name = name
     function.arguments = json.dumps(arguments, ensure_ascii=False)
-    engine.tool_search.calls += 1
+    engine.tool_search.record_bridged_call()
 
 
 def dispatch_with_hermes(engine: Any, name: str, arguments: dict[str, Any]) -> str:
