@@ -17,17 +17,13 @@ import gc
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="stowage-bench-home-"))
 
-from support.transcripts import transcript_of_tokens  # noqa: E402
+from stowage_dev.transcripts import transcript_of_tokens  # noqa: E402
 
 STUB_SUMMARY = "## Goal\nKeep fixing the tests.\n\n## Progress\n### Done\n- ran the suite\n\n## Next Steps\n- continue"
 

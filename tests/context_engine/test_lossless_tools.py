@@ -16,7 +16,7 @@ from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import STORED_PREFIX, StoreArchive, decode_window, encode_window
 from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
 from stowage.context_engine.validate import validate_messages
-from support.transcripts import make_transcript
+from stowage_dev.transcripts import make_transcript
 
 HANDLE = re.compile(r"handle:? ([0-9a-f]{16,64})")
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.hermes_home import REPO_ROOT
-from tests.harness.runner import DriverResult, Scenario, plugins_list, run_scenario
+from stowage_dev.hermes_home import REPO_ROOT
+from stowage_dev.runner import DriverResult, Scenario, plugins_list, run_scenario
 
 pytestmark = pytest.mark.e2e
 

@@ -21,7 +21,7 @@ Plugin install routes:
   ``stowage`` and the entry point, discovered *later*, would win the key
   collision in ``hermes_cli.plugins`` (and ``plugins.disabled`` would
   disable both), so the user-folder routes also hide the ``hermes-stowage``
-  distribution from the subprocess: ``tests/harness/_pyboot/sitecustomize.py``
+  distribution from the subprocess: ``plugins/stowage_dev/_pyboot/sitecustomize.py``
   filters it out of ``importlib.metadata`` and removes its editable import
   finder, so neither its entry point nor ``import stowage`` is visible.
 """
@@ -265,7 +265,7 @@ class HermesHome:
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """Environment for a host subprocess running in this home."""
         env = {k: os.environ[k] for k in _PASSTHROUGH_ENV if k in os.environ}
-        # Project settings such as STOWAGE_NPM_DIR (set by tests/run.py).
+        # Project settings such as STOWAGE_NPM_DIR (set by run.py).
         env.update(
             {
                 k: v for k, v in os.environ.items()

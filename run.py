@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
 """One entry point that sets up what it needs, then runs the job.
 
-    python3 tests/run.py demo     # a real Hermes session with Stowage, offline
-    python3 tests/run.py test     # the whole test suite (extra args go to pytest)
-    python3 tests/run.py bench    # the benchmarks, Stowage vs built-in Hermes
+    python3 run.py demo     # a real Hermes session with Stowage, offline
+    python3 run.py test     # the whole test suite (extra args go to pytest)
+    python3 run.py bench    # the benchmarks, Stowage vs built-in Hermes
 
 Set-up: a virtualenv in ``.venv/`` at the repository root with
 ``hermes-stowage[test]`` installed in editable mode (pinned hermes-agent
-0.19.0 included) and the npm MCP reference servers the tool-search tests
-start.  It is reused while ``pyproject.toml`` and this file are unchanged.
+0.19.0 included), the development harness ``stowage_dev``
+(``plugins/stowage_dev/``, editable, never part of the wheel) and the npm MCP
+reference servers the tool-search tests start.  It is reused while the two
+``pyproject.toml`` files and this file are unchanged.
 Only the Python standard library is used before the venv exists.
 """
 
@@ -22,12 +24,13 @@ import sys
 import venv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent
+DEV = ROOT / "plugins" / "stowage_dev"
 VENV = Path(os.environ.get("STOWAGE_VENV", ROOT / ".venv"))
 STAMP = VENV / ".stowage-setup"
 NPM_DIR = VENV / "npm"
 # MCP reference servers whose tool lists the tool-search e2e tests capture
-# (tests/harness/mcp_catalog.py); exact versions, all start without real
+# (plugins/stowage_dev/mcp_catalog.py); exact versions, all start without real
 # credentials.
 NPM_PACKAGES: tuple[str, ...] = (
     "@modelcontextprotocol/server-everything@2026.8.31",
@@ -51,7 +54,7 @@ def venv_python() -> Path:
 
 def _fingerprint() -> str:
     digest = hashlib.sha256()
-    for path in (ROOT / "pyproject.toml", Path(__file__)):
+    for path in (ROOT / "pyproject.toml", DEV / "pyproject.toml", Path(__file__)):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -72,7 +75,7 @@ def setup() -> Path:
         venv.EnvBuilder(with_pip=True).create(VENV)
     python = str(venv_python())
     _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"])
+    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "-e", str(DEV)])
     if NPM_PACKAGES:
         npm = shutil.which("npm")
         if npm is None:
@@ -95,7 +98,7 @@ def main(argv: list[str]) -> int:
     if job == "test":
         return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env)
     if job == "demo":
-        return subprocess.call([python, str(ROOT / "tests" / "demo.py"), *rest], cwd=ROOT, env=env)
+        return subprocess.call([python, "-m", "stowage_dev.demo", *rest], cwd=ROOT, env=env)
     status = 0
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
         print(f"\n== {script.name} ==", flush=True)
