@@ -2,7 +2,8 @@
 """One entry point that sets up what it needs, then runs the job.
 
     python3 run.py demo     # a real Hermes session with Stowage, offline
-    python3 run.py test     # the whole test suite (extra args go to pytest)
+    python3 run.py test     # static checks, then the whole test suite (extra args go to pytest)
+    python3 run.py check    # the static checks only: ruff and mypy on the package
     python3 run.py bench    # the benchmarks, Stowage vs built-in Hermes
 
 Set-up: a virtualenv in ``.venv/`` at the repository root with
@@ -17,6 +18,7 @@ Only the Python standard library is used before the venv exists.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -86,8 +88,31 @@ def setup() -> Path:
     return venv_python()
 
 
+# The folders of the shipped package; ruff checks them as they are, mypy as
+# the package `stowage` they install as (see check()).
+CHECKED = ("plugins/stowage", "plugins/stowage_cli", "context_engine", "blobstore", "tool_search")
+
+
+def check(python: str, env: dict[str, str]) -> int:
+    """ruff, then mypy on ``stowage`` laid out as it installs (symlinks in .venv)."""
+    status = subprocess.call([python, "-m", "ruff", "check", *CHECKED], cwd=ROOT, env=env)
+    spec = importlib.util.spec_from_file_location("stowage_install_user_plugin",
+                                                  ROOT / "plugins" / "install_user_plugin.py")
+    assert spec is not None and spec.loader is not None
+    installer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(installer)
+    layout = VENV / "mypy-layout"
+    installer.install(layout, link=True)  # layout/plugins/stowage/{context_engine,blobstore,...}
+    status |= subprocess.call([python, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                               "--cache-dir", str(VENV / ".mypy_cache"), "-p", "stowage"],
+                              cwd=layout / "plugins", env=env)
+    if status:
+        print("static checks failed (ruff / mypy above)", flush=True)
+    return status
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("demo", "test", "bench", "setup"):
+    if not argv or argv[0] not in ("demo", "test", "check", "bench", "setup"):
         print(__doc__)
         return 2
     job, rest = argv[0], argv[1:]
@@ -95,8 +120,11 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ, STOWAGE_NPM_DIR=str(NPM_DIR), PYTHONDONTWRITEBYTECODE="1")
     if job == "setup":
         return 0
+    if job == "check":
+        return check(python, env)
     if job == "test":
-        return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env)
+        status = check(python, env)
+        return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env) or status
     if job == "demo":
         return subprocess.call([python, "-m", "stowage_dev.demo", *rest], cwd=ROOT, env=env)
     status = 0

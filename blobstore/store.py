@@ -253,7 +253,7 @@ class BlobStore(ReadAccess):
         if scoped:
             if session_id not in tomb.sessions:
                 raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
-            tomb = tomb.seen_by(session_id)  # type: ignore[arg-type]
+            tomb = tomb.seen_by(session_id)
         raise EvictedBlobError(prefix, tomb)
 
     @staticmethod

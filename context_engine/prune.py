@@ -142,7 +142,7 @@ def _prune_tool_result(result: PruneResult, index: int, message: Message, histor
 
 def _tool_name(message: Message, call: Any) -> str:
     """The called tool's name, else the name Hermes stores on the result."""
-    name = call_name(call) if isinstance(call, dict) else ""
+    name: Any = call_name(call) if isinstance(call, dict) else ""
     if not name:
         name = message.get("name")
     return name if isinstance(name, str) else ""

@@ -34,7 +34,7 @@ class PrunedOutput(NamedTuple):
     costs several times more to construct.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the message's position; shadows tuple.index, which nothing calls
     tool_call_id: str
     tool_name: str
     arguments: str

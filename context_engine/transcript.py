@@ -106,11 +106,11 @@ def render_blocks(window: list[Message], names: dict[str, str], first_number: in
     blocks = [_block(m, first_number + i, names, limits) for i, m in enumerate(window)]
     texts = [b.calls for b in blocks] + [b.body for b in blocks]
     filled = [i for i, text in enumerate(texts) if text]
-    for i, redacted in zip(filled, redact_many([texts[i] for i in filled])):
+    for i, redacted in zip(filled, redact_many([texts[i] for i in filled]), strict=True):
         texts[i] = redacted
     calls, bodies = texts[:len(blocks)], texts[len(blocks):]
     return [((f"{b.header}{c})" if b.calls else b.header) + f"\n{b.lead}{body}{b.after}").rstrip()
-            for b, c, body in zip(blocks, calls, bodies)]
+            for b, c, body in zip(blocks, calls, bodies, strict=True)]
 
 
 def serialize_window(window: list[Message], *, names: dict[str, str], first_number: int = 1,

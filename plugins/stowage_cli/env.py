@@ -73,8 +73,12 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def _raw_store_path(raw: Mapping[str, Any]) -> str:
     """``stowage.store.path`` as written, so a broken block elsewhere still finds the store."""
-    block = raw.get("stowage") if isinstance(raw.get("stowage"), Mapping) else {}
-    store = block.get("store") if isinstance(block.get("store"), Mapping) else {}
+    block = raw.get("stowage")
+    if not isinstance(block, Mapping):
+        block = {}
+    store = block.get("store")
+    if not isinstance(store, Mapping):
+        store = {}
     path = store.get("path")
     return path if isinstance(path, str) else ""
 

@@ -63,8 +63,9 @@ def _config_text(cfg: dict[str, Any]) -> str:
 
 def status(env: Env) -> Outcome:
     """Store location and contents, limits in effect, tokenizer backend."""
-    data = {"hermes_home": str(env.hermes_home), "config": env.config_info(), "store": _store_info(env),
-            "retention": retention_info(env), "tokenizer": env.tokenizer_info()}
+    data: dict[str, Any] = {"hermes_home": str(env.hermes_home), "config": env.config_info(),
+                            "store": _store_info(env), "retention": retention_info(env),
+                            "tokenizer": env.tokenizer_info()}
     st, tok = data["store"], data["tokenizer"]
     rows: list[tuple[str, Any]] = [("Hermes home", data["hermes_home"]), ("config", _config_text(data["config"])),
                                    ("store", f"{st['path']} ({st['source']})")]
@@ -113,8 +114,8 @@ def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
                                                   "verified", "consistent")})
             problems += report["issues"]
     remaining = [p for p in problems if not p["repaired"]]
-    data = {"repair": repair, "config": cfg, "tokenizer": tok, "store": store, "issues": problems,
-            "remaining": len(remaining), "ok": not remaining}
+    data: dict[str, Any] = {"repair": repair, "config": cfg, "tokenizer": tok, "store": store,
+                            "issues": problems, "remaining": len(remaining), "ok": not remaining}
     return Outcome(data, _doctor_text(data), 0 if not remaining else 1)
 
 
