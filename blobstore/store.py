@@ -231,8 +231,9 @@ class BlobStore(ReadAccess):
         tx.after_commit(lambda: remove_quietly(trash))
 
     # -- handles and scoping ---------------------------------------------------
-    def resolve(self, handle: str, session_id: str | None = None) -> str:
-        """Full sha for ``handle`` (16..64 hex); scoped to ``session_id`` unless None."""
+    def resolve(self, handle: object, session_id: str | None = None) -> str:
+        """Full sha for ``handle`` (16..64 hex; anything else, e.g. a model's raw argument, raises
+        ``MalformedHandleError``); scoped to ``session_id`` unless None."""
         prefix = normalize_handle(handle)
         scoped = session_id is not None and not self.cross_session_reads
         with self._index.read() as tx:
