@@ -17,17 +17,13 @@ import gc
 import json
 import os
 import statistics
-import sys
 import tempfile
 import time
-from pathlib import Path
 from typing import Any, Callable
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
 os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="stowage-bench-home-"))
 
-from support.transcripts import transcript_of_tokens  # noqa: E402
+from stowage_dev.transcripts import transcript_of_tokens  # noqa: E402
 
 STUB_SUMMARY = "## Goal\nKeep fixing the tests.\n\n## Progress\n### Done\n- ran the suite\n\n## Next Steps\n- continue"
 
@@ -75,7 +71,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
     def prepare(engine: Any, messages: list[dict[str, Any]]) -> None:
         if store != "warm":
             return
-        from stowage.context_engine.lossless import record_output
+        from stowage.context_engine.store_session.archive import record_output
         for message in messages:
             if message.get("role") == "tool" and len(message["content"]) >= 200:
                 record_output(engine.lossless.store, message["content"], tool_name=message.get("name", ""),

@@ -30,17 +30,17 @@ from typing import Callable, Iterator
 ROOT = Path(__file__).resolve().parent.parent
 try:
     from stowage.blobstore import BlobStore, RetentionPolicy
-    from stowage.blobstore.excerpt import build_excerpt
-    from stowage.blobstore.grep import grep_lines
-    from stowage.blobstore.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
-    from stowage.blobstore.safe_regex import compile_user_pattern
+    from stowage.blobstore.presentation.excerpt import build_excerpt
+    from stowage.blobstore.retrieval.grep import grep_lines
+    from stowage.blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
+    from stowage.blobstore.retrieval.safe_regex import compile_user_pattern
 except ImportError:  # running from a checkout without the editable install
     sys.path.insert(0, str(ROOT))
     from blobstore import BlobStore, RetentionPolicy  # type: ignore[no-redef]
-    from blobstore.excerpt import build_excerpt  # type: ignore[no-redef]
-    from blobstore.grep import grep_lines  # type: ignore[no-redef]
-    from blobstore.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines  # type: ignore[no-redef]
-    from blobstore.safe_regex import compile_user_pattern  # type: ignore[no-redef]
+    from blobstore.presentation.excerpt import build_excerpt  # type: ignore[no-redef]
+    from blobstore.retrieval.grep import grep_lines  # type: ignore[no-redef]
+    from blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines  # type: ignore[no-redef]
+    from blobstore.retrieval.safe_regex import compile_user_pattern  # type: ignore[no-redef]
 
 MB = 1_000_000
 MIB = 1 << 20

@@ -38,7 +38,6 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
 import tool_search_data as data  # noqa: E402
@@ -219,11 +218,9 @@ E2E_THRESHOLD_PCT = 10.0
 def e2e_tool_set() -> tuple[list[dict[str, Any]], str] | None:
     """The e2e tests' tool set: the MCP reference servers' ``tools/list``, captured now.
 
-    None when ``STOWAGE_NPM_DIR`` is unset (``tests/run.py bench`` sets it).
+    None when ``STOWAGE_NPM_DIR`` is unset (``run.py bench`` sets it).
     """
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    from tests.harness.mcp_catalog import capture_catalog, catalog_schemas, npm_dir
+    from stowage_dev.mcp_catalog import capture_catalog, catalog_schemas, npm_dir
 
     if npm_dir() is None:
         return None
@@ -415,7 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tool_set = e2e_tool_set()
     if tool_set is None:
         print("\nRequest tools JSON, end-to-end tool set: skipped (STOWAGE_NPM_DIR is not set; "
-              "`python3 tests/run.py bench` installs the MCP servers)")
+              "`python3 run.py bench` installs the MCP servers)")
     else:
         results["request_tokens"] = request_tokens(tool_set[0], TokenCounter())
         print_request_tokens(results["request_tokens"], tool_set[1])

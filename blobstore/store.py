@@ -149,8 +149,12 @@ class BlobStore(ReadAccess):
                 "stored; keep the output inline instead")
 
     def put(self, data: PutData, *, session_id: str | None = None, tool_name: str = "",
-            tool_args: str = "", kind: str = "spill", content_type: str = "text") -> PutResult:
+            tool_args: str = "", kind: str = "blob", content_type: str = "text") -> PutResult:
         """Store ``data`` (bytes, str, binary file or iterable of bytes) and return its handle.
+
+        ``kind`` is the caller's label for why the bytes were stored (Stowage
+        passes its own: spill, pruned, window ...); the
+        store only records it in the provenance and counts it in ``stats``.
 
         Same bytes are stored once; a repeated put only adds provenance (and
         atomically rewrites the file, which heals a corrupted copy).  Retention
@@ -227,8 +231,9 @@ class BlobStore(ReadAccess):
         tx.after_commit(lambda: remove_quietly(trash))
 
     # -- handles and scoping ---------------------------------------------------
-    def resolve(self, handle: str, session_id: str | None = None) -> str:
-        """Full sha for ``handle`` (16..64 hex); scoped to ``session_id`` unless None."""
+    def resolve(self, handle: object, session_id: str | None = None) -> str:
+        """Full sha for ``handle`` (16..64 hex; anything else, e.g. a model's raw argument, raises
+        ``MalformedHandleError``); scoped to ``session_id`` unless None."""
         prefix = normalize_handle(handle)
         scoped = session_id is not None and not self.cross_session_reads
         with self._index.read() as tx:
@@ -249,7 +254,7 @@ class BlobStore(ReadAccess):
         if scoped:
             if session_id not in tomb.sessions:
                 raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
-            tomb = tomb.seen_by(session_id)  # type: ignore[arg-type]
+            tomb = tomb.seen_by(session_id)
         raise EvictedBlobError(prefix, tomb)
 
     @staticmethod

@@ -19,6 +19,7 @@ from typing import Any, Callable, Protocol
 from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .fallback import build_fallback
+from .markers import FailureKind
 from .messages import (Message, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of,
                        summary_positions)
 from .prune import PruneSettings, prune, shrink_json_arguments
@@ -81,6 +82,7 @@ class CompactionOutcome:
     changed: bool
     aborted: bool = False
     summary_error: str | None = None
+    failure: FailureKind | None = None  # why summary_error is set: the model's side or ours
     fallback_used: bool = False
     summary_body: str | None = None
     window_reference: str | None = None
@@ -141,7 +143,8 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     final = _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
     if final.aborted:
         return final  # keep the internal-error reason
-    final.summary_error, final.fallback_used = outcome.summary_error, outcome.fallback_used
+    final.summary_error, final.failure = outcome.summary_error, outcome.failure
+    final.fallback_used = outcome.fallback_used
     final.summary_body, final.window_reference = outcome.summary_body, outcome.window_reference
     return final
 
@@ -194,9 +197,10 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
                         for i, m in enumerate(window_messages)]
 
     error: str | None = None
+    failure_kind: FailureKind | None = None
     body: str | None = None
     if summarize is None:
-        error = cooldown_reason
+        error, failure_kind = cooldown_reason, FailureKind.MODEL_UNAVAILABLE
     else:
         names = {cid: call_name(call) for cid, call in calls.items()}
         transcript = serialize_window(transcript_input, names=names, first_number=window.head_end + 1,
@@ -211,16 +215,20 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
         except SummaryFailure as failure:
             error = str(failure)
             if failure.aborts or plan.abort_on_summary_failure:
-                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error)
+                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
+                                         failure=FailureKind.MODEL_FAILED)
+            failure_kind = FailureKind.MODEL_FAILED
         except Exception as exc:  # noqa: BLE001 - any summarizer bug degrades to the fallback
-            error = f"error: {type(exc).__name__}: {exc}"
+            error, failure_kind = f"error: {type(exc).__name__}: {exc}", FailureKind.SUMMARIZER_ERROR
             if plan.abort_on_summary_failure:
-                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error)
+                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
+                                         failure=failure_kind)
     fallback_used = body is None
     if body is None:
         body = build_fallback(window_messages, previous_summary=previous_body, reason=error or "unknown")
     body = ground(body, newest_request=newest_request, store_reference=reference)
-    return CompactionOutcome(original, changed=True, summary_error=error, fallback_used=fallback_used,
+    return CompactionOutcome(original, changed=True, summary_error=error, failure=failure_kind,
+                             fallback_used=fallback_used,
                              summary_body=body, window_reference=reference)
 
 
@@ -254,7 +262,8 @@ def _finish(original: list[Message], result: list[Message], plan: CompactionPlan
         logger.error("stowage: compaction produced an invalid list (%s); keeping the messages unchanged",
                      "; ".join(map(str, problems[:3])))
         return CompactionOutcome(original, changed=False, aborted=True,
-                                 summary_error=f"internal error: invalid result ({problems[0]})", stats=stats)
+                                 summary_error=f"internal error: invalid result ({problems[0]})",
+                                 failure=FailureKind.INTERNAL, stats=stats)
     stats.messages_after = len(result)
     return CompactionOutcome(result, changed=True, pruned=pruned, stats=stats)
 

@@ -20,12 +20,12 @@ from .config import Settings, default_settings
 from .governor import Governor, GovernorPolicy
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .prune import PruneSettings
-from .store_session import StoreSession
+from .store_session.session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
-from .tool_search_session import ShapedRequest, ToolSearchSession
 from .status_file import write_session_status
 from .view import LeanView, ViewSettings
+from ..tool_search.session import ShapedRequest, ToolSearchSession
 from ..tool_search import BRIDGE_NAMES
 
 logger = logging.getLogger(__name__)
@@ -243,8 +243,8 @@ class StowageEngineCore:
     def _apply(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
                focus_topic: str | None, force: bool, *, model_called: bool) -> list[Message]:
         self.last_outcome = outcome
-        model_failed = (bool(outcome.summary_error) and model_called
-                        and not outcome.summary_error.startswith("internal error"))  # our bug, not the model's
+        model_failed = (bool(outcome.summary_error) and model_called and outcome.failure is not None
+                        and not outcome.failure.is_ours)  # our bug, not the model's
         if model_failed:
             self.governor.record_summary_failure()
             self._last_aux_model_failure_model = self.runtime.get("model") or None

@@ -12,14 +12,14 @@ import functools
 import json
 from typing import Any, Mapping
 
+from .markers import SUMMARY_END_MARKER, SUMMARY_MARKER  # noqa: F401 - re-exported
+
 # isinstance(x, dict) rather than typing.Mapping throughout: the abstract
 # check costs ~20x more and these helpers run for every message of a history.
 
 Message = dict[str, Any]
 
 IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
-SUMMARY_MARKER = "[STOWAGE CONTEXT SUMMARY"
-SUMMARY_END_MARKER = "[END OF STOWAGE CONTEXT SUMMARY]"
 SUMMARY_FLAG = "_stowage_summary"
 _NO_CALLS: list[dict[str, Any]] = []  # shared; never mutated
 

@@ -27,11 +27,11 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
+from .markers import IMAGE_PLACEHOLDER
 from .stubs import PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]
 ArgumentCutter = Callable[[str, str, int], str]  # (tool name, arguments JSON, max chars) -> shorter valid JSON
-IMAGE_PLACEHOLDER = "[stowage: image removed from older context]"
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,7 @@ def _prune_tool_result(result: PruneResult, index: int, message: Message, histor
 
 def _tool_name(message: Message, call: Any) -> str:
     """The called tool's name, else the name Hermes stores on the result."""
-    name = call_name(call) if isinstance(call, dict) else ""
+    name: Any = call_name(call) if isinstance(call, dict) else ""
     if not name:
         name = message.get("name")
     return name if isinstance(name, str) else ""

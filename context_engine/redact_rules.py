@@ -189,7 +189,7 @@ def _at_identifier_holding(*words: str) -> Finder:
         for at in occurrences(text, [word for word in words if haystack.has(word)]):
             if at >= run_end:
                 starts.append(_word_run_start(text, at))
-                run_end = max(at + 1, _WORD_RUN.match(text, at).end())
+                run_end = max(at + 1, _WORD_RUN.match(text, at).end())  # type: ignore[union-attr]  # a * pattern always matches
         return _matches_at(pattern, text, starts)
     return find
 
@@ -265,7 +265,7 @@ def _in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str,
 
 def literal_head(alternative: str) -> str:
     """The literal characters an alternative of a pattern starts with (``"ya29"`` for ``ya29\\.[A-Z]+``)."""
-    head = re.match(r"[A-Za-z0-9_-]*", alternative).group()
+    head = re.match(r"[A-Za-z0-9_-]*", alternative).group()  # type: ignore[union-attr]  # a * pattern always matches
     if head and alternative[len(head):len(head) + 1] in ("?", "*", "{"):
         head = head[:-1]  # the last character is optional
     if not head:

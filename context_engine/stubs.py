@@ -12,9 +12,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-PRUNED_PREFIX = "[stowage: tool output pruned]"
-DUPLICATE_PREFIX = "[stowage: duplicate tool output]"
-STUB_PREFIXES = (PRUNED_PREFIX, DUPLICATE_PREFIX, "[stowage: tool output stored]")
+from .markers import DUPLICATE_PREFIX, PRUNED_PREFIX, STUB_PREFIXES  # noqa: F401 - re-exported
 
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
 _ERROR_FIELD = re.compile(r'"(error)"\s*:\s*("(?:[^"\\]|\\.){1,200}")')
@@ -36,7 +34,7 @@ class PrunedOutput(NamedTuple):
     costs several times more to construct.
     """
 
-    index: int
+    index: int  # type: ignore[assignment]  # the message's position; shadows tuple.index, which nothing calls
     tool_call_id: str
     tool_name: str
     arguments: str

@@ -24,9 +24,8 @@ from .messages import (
     tool_result_id,
 )
 from .redact import redact_many
+from .markers import OUTPUT_NOT_SHOWN
 from .stubs import is_stub, outcome_of
-
-OUTPUT_NOT_SHOWN = "[stowage: output not shown]"
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
 _MEDIA = re.compile(r"MEDIA:\S+")
@@ -107,11 +106,11 @@ def render_blocks(window: list[Message], names: dict[str, str], first_number: in
     blocks = [_block(m, first_number + i, names, limits) for i, m in enumerate(window)]
     texts = [b.calls for b in blocks] + [b.body for b in blocks]
     filled = [i for i, text in enumerate(texts) if text]
-    for i, redacted in zip(filled, redact_many([texts[i] for i in filled])):
+    for i, redacted in zip(filled, redact_many([texts[i] for i in filled]), strict=True):
         texts[i] = redacted
     calls, bodies = texts[:len(blocks)], texts[len(blocks):]
     return [((f"{b.header}{c})" if b.calls else b.header) + f"\n{b.lead}{body}{b.after}").rstrip()
-            for b, c, body in zip(blocks, calls, bodies)]
+            for b, c, body in zip(blocks, calls, bodies, strict=True)]
 
 
 def serialize_window(window: list[Message], *, names: dict[str, str], first_number: int = 1,

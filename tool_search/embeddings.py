@@ -84,7 +84,7 @@ def tool_text(entry: ToolEntry) -> str:
 
 
 def _dot(a: Vector, b: Vector) -> float:
-    return float(sum(x * y for x, y in zip(a, b)))
+    return float(sum(x * y for x, y in zip(a, b, strict=False)))
 
 
 class EmbeddingIndex:

@@ -102,7 +102,7 @@ class ToolIndex:
             posting = self._postings.get(term)
             if posting is None:
                 continue
-            for doc_id, s in zip(*posting):
+            for doc_id, s in zip(*posting, strict=False):
                 acc[doc_id] = get(doc_id, 0.0) + s
         return acc
 

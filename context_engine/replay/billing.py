@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Mapping, Sequence
+from typing import Any, Callable, Hashable, Mapping, Sequence, cast
 
 MESSAGE_OVERHEAD = 4  # role markers and separators per chat message (OpenAI's published figure, rounded)
 
@@ -70,12 +70,13 @@ def message_key(message: Mapping[str, Any]) -> Hashable:
     calls: tuple[Hashable, ...] = ()
     raw_calls = message.get("tool_calls")
     if isinstance(raw_calls, list):
-        keyed = []
+        keyed: list[Hashable] = []
         for call in raw_calls:
             if not isinstance(call, Mapping):
                 keyed.append(json.dumps(call, ensure_ascii=False, sort_keys=True, default=str))
                 continue
-            function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+            raw_function = call.get("function")
+            function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
             arguments = function.get("arguments")
             if not isinstance(arguments, str):
                 arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
@@ -86,7 +87,7 @@ def message_key(message: Mapping[str, Any]) -> Hashable:
 
 
 def _key_text(key: Hashable) -> str:
-    role, content, calls, call_id, name = key  # type: ignore[misc]
+    role, content, calls, call_id, name = cast("tuple[str, str | None, tuple[Any, ...], str, str]", key)
     pieces = [role, name, call_id, content or ""]
     for call in calls:
         pieces.extend(call if isinstance(call, tuple) else (call,))
@@ -216,7 +217,7 @@ class RequestBiller:
         cached = 0
         if self._previous_tools is not None and tools_text_ == self._previous_tools:
             cached = tools_tokens
-            for index, (key, previous) in enumerate(zip(keys, self._previous_keys)):
+            for index, (key, previous) in enumerate(zip(keys, self._previous_keys, strict=False)):
                 if key != previous:
                     break
                 cached += counts[index]

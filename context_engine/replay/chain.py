@@ -51,7 +51,7 @@ def read_transcripts(path: str | Path, limit: int | None = None) -> Iterator[Tra
     if not path.is_file():
         raise DataMissing(f"transcript file not found: {path}")
     opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:  # type: ignore[operator]
+    with opener(path, "rt", encoding="utf-8") as handle:
         count = 0
         for number, line in enumerate(handle, 1):
             if limit is not None and count >= limit:
@@ -64,7 +64,8 @@ def read_transcripts(path: str | Path, limit: int | None = None) -> Iterator[Tra
             if not isinstance(messages, list):
                 continue
             ident = str(record.get("id") or f"line{number}") if isinstance(record, dict) else f"line{number}"
-            meta = record.get("meta") if isinstance(record, dict) and isinstance(record.get("meta"), dict) else {}
+            raw_meta = record.get("meta") if isinstance(record, dict) else None
+            meta: dict[str, Any] = raw_meta if isinstance(raw_meta, dict) else {}
             count += 1
             yield Transcript(ident, clean_transcript(messages), meta)
 
@@ -84,7 +85,8 @@ def _parse_calls(raw: Any) -> list[dict[str, Any]]:
     for call in raw:
         if not isinstance(call, dict):
             continue
-        function = call.get("function") if isinstance(call.get("function"), dict) else {}
+        raw_function = call.get("function")
+        function: dict[str, Any] = raw_function if isinstance(raw_function, dict) else {}
         arguments = function.get("arguments", "{}")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
@@ -121,9 +123,9 @@ def clean_transcript(messages: Iterable[Any]) -> list[dict[str, Any]]:
         out.append(message)
     # drop calls never answered (and an assistant left with nothing)
     for message in out:
-        calls = message.get("tool_calls")
-        if calls:
-            kept = [c for c in calls if c["id"] in answered]
+        present = message.get("tool_calls")
+        if present:
+            kept = [c for c in present if c["id"] in answered]
             if kept:
                 message["tool_calls"] = kept
             else:

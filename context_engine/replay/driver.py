@@ -278,13 +278,13 @@ class _Run:
 
     # -- the transcript ----------------------------------------------------------
     def play(self, messages: Sequence[Mapping[str, Any]]) -> SessionResult:
-        for index, message in enumerate(messages):
-            role = message.get("role")
+        for index, original in enumerate(messages):
+            role = original.get("role")
             if role == "system":
                 if index == 0:
-                    self.system_prompt = _text_of(message)
+                    self.system_prompt = _text_of(original)
                 continue
-            message = copy.deepcopy(dict(message))
+            message: dict[str, Any] = copy.deepcopy(dict(original))
             if role == "user":
                 if self.turn_open:
                     self.end_turn()
@@ -300,7 +300,8 @@ class _Run:
                 for call in message.get("tool_calls") or []:
                     if not isinstance(call, Mapping):
                         continue
-                    function = call.get("function") if isinstance(call.get("function"), Mapping) else {}
+                    raw_function = call.get("function")
+                    function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
                     self.calls_by_id[str(call.get("id"))] = (function.get("name") or "", function.get("arguments"))
                 self.pending_ids = set(self.calls_by_id)
             elif role == "tool":

@@ -106,7 +106,8 @@ def tools_tokens(tools: Sequence[Mapping[str, Any]]) -> int:
     for tool in tools:
         if not isinstance(tool, dict):
             continue
-        fn = tool.get("function") if isinstance(tool.get("function"), dict) else tool
+        inner = tool.get("function")
+        fn: dict[str, Any] = inner if isinstance(inner, dict) else tool
         name, desc, params = fn.get("name") or "", fn.get("description") or "", fn.get("parameters") or {}
         chars += len(name) if isinstance(name, str) else 0
         chars += len(desc) if isinstance(desc, str) else 0

@@ -19,23 +19,23 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from ..markers import REASONING_MARK, SPILL_HEADER, VIEW_STUB_PREFIX, BlobKind
 from ..messages import Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
-from .render import REASONING_HEAD_CHARS, REASONING_MARK, VIEW_STUB_PREFIX, condensed_reasoning, cut_arguments, output_stub
+from .render import REASONING_HEAD_CHARS, condensed_reasoning, cut_arguments, output_stub
 
 logger = logging.getLogger(__name__)
 
 READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})
 STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more than that to be stubbed
-SPILL_PREVIEW_PREFIX = "[stowage: preview of a large tool output"
 _MEMO_LIMIT = 8192
 
 
 class Keeper(Protocol):
     """Where the view confirms (or puts) the bytes a stub points to."""
 
-    def handle_for(self, text: str, *, kind: str, tool_name: str, arguments: str) -> str | None:
+    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         """Handle of ``text`` stored for this session, storing it if needed; None if it cannot be."""
 
 
@@ -155,7 +155,7 @@ class LeanView:
             call = calls.get(tool_result_id(message))
             if call is not None and call_name(call) in READ_BACK_TOOLS:
                 pins.append((index, _after_turns(model_turns, index, pin_span)))
-            if text.startswith(SPILL_PREVIEW_PREFIX):
+            if text.startswith(SPILL_HEADER):
                 head = text[:4000]
                 pins += [(at, _after_turns(model_turns, at, pin_span)) for at, handle in references
                          if at > index and handle in head]
@@ -187,7 +187,7 @@ class LeanView:
             if name in READ_BACK_TOOLS:
                 handle = None
             else:
-                handle = self._keep(keeper, text, kind="output", tool_name=name, arguments=arguments)
+                handle = self._keep(keeper, text, kind=BlobKind.OUTPUT, tool_name=name, arguments=arguments)
                 if handle is None:
                     outcome.unstored += 1
                     return
@@ -205,11 +205,11 @@ class LeanView:
         """An older assistant message with tool calls: reasoning condensed, oversized arguments cut."""
         replaced = dict(message)
         content = message.get("content")
-        if self._condensable(content):
+        if isinstance(content, str) and self._condensable(content):
             key = ("reasoning", "", content)
             condensed = self._memo.get(key)
             if condensed is None:
-                handle = self._keep(keeper, content, kind="reasoning", tool_name="assistant", arguments="")
+                handle = self._keep(keeper, content, kind=BlobKind.REASONING, tool_name="assistant", arguments="")
                 if handle is not None:
                     condensed = condensed_reasoning(content, handle)
                     self._remember(key, condensed)
@@ -226,7 +226,7 @@ class LeanView:
                 key = ("arguments", call_name(call), arguments)
                 cut = self._memo.get(key)
                 if cut is None:
-                    handle = self._keep(keeper, arguments, kind="arguments", tool_name=call_name(call),
+                    handle = self._keep(keeper, arguments, kind=BlobKind.ARGUMENTS, tool_name=call_name(call),
                                         arguments="")
                     if handle is None:
                         outcome.unstored += 1
@@ -243,7 +243,7 @@ class LeanView:
             outcome.messages[index] = replaced
             outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
-    def _keep(self, keeper: Keeper, text: str, *, kind: str, tool_name: str, arguments: str) -> str | None:
+    def _keep(self, keeper: Keeper, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         try:
             return keeper.handle_for(text, kind=kind, tool_name=tool_name, arguments=arguments)
         except Exception as exc:  # noqa: BLE001 - a store failure keeps the output verbatim

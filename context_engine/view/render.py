@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..markers import REASONING_MARK, VIEW_STUB_PREFIX
 from ..prune import shrink_json_arguments
 from ..stubs import outcome_of
 
-VIEW_STUB_PREFIX = "[stowage: old output omitted]"
-REASONING_MARK = "[stowage: rest of this older message omitted"
 ARGUMENTS_KEY = "_stowage_arguments"
 REASONING_HEAD_CHARS = 200
 

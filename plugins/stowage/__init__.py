@@ -6,35 +6,18 @@ lives in sibling packages (``context_engine``, ``blobstore``, ``tool_search``)
 that the modules here reach with *relative* imports, so the same code works
 whatever name the host imports this package under:
 
-* pip install: ``stowage`` with the core installed as its subpackages;
-* a source checkout linked into ``$HERMES_HOME/plugins/`` (or an editable
-  install): the checkout root is appended to ``__path__``;
-* a self-contained copy made by ``install_user_plugin.py``: the core folders
-  sit next to this file.
+* pip (or editable) install: ``pyproject.toml`` maps each folder to its
+  subpackage of ``stowage`` (``[tool.setuptools.package-dir]``);
+* a user-plugin folder built by ``plugins/install_user_plugin.py`` from the
+  same mapping: the core folders sit next to this file (copied or linked).
+
+Nothing here edits ``__path__``: there is one import tree, and one copy of
+each module (and of its process-global registries) per process.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 __version__ = "0.1.0"
-
-_CORE_PACKAGES = ("context_engine", "blobstore", "tool_search")
-
-
-def _extend_package_path() -> None:
-    """Make the core packages importable as subpackages of this package."""
-    here = Path(__file__).resolve().parent
-    if all((here / name / "__init__.py").is_file() for name in _CORE_PACKAGES):
-        return
-    checkout_root = here.parent.parent
-    if all((checkout_root / name / "__init__.py").is_file() for name in _CORE_PACKAGES):
-        root = str(checkout_root)
-        if root not in __path__:  # type: ignore[name-defined]
-            __path__.append(root)  # type: ignore[name-defined]
-
-
-_extend_package_path()
 
 
 def register(ctx) -> None:  # noqa: ANN001 - the host's PluginContext

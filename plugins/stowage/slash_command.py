@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pragma: no cover - imported on first use: registering must stay cheap
-    from .cli_env import Env, Outcome
+    from .cli.env import Env, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -41,8 +41,8 @@ def _hermes_home() -> Path:
 
 
 def _run(words: list[str], env: "Env") -> "Outcome | str":
-    from .cli_blobs import gc
-    from .cli_status import doctor, status
+    from .cli.blobs import gc
+    from .cli.status import doctor, status
 
     command, flags = (words[0].lower(), set(words[1:])) if words else ("status", set())
     if command == "status" and not flags:
@@ -66,7 +66,7 @@ def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes
         return f"cannot parse /stowage arguments: {exc}\n{HELP}"
     try:
         from .blobstore import StoreError
-        from .cli_env import CliError, Env
+        from .cli.env import CliError, Env
     except Exception as exc:  # noqa: BLE001 - a broken install must not crash the session
         return f"stowage: cannot load the operator tools: {exc}"
     env: Env | None = None

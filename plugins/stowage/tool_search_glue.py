@@ -28,7 +28,7 @@ import logging
 from typing import Any
 
 from . import sessions
-from .context_engine.tool_search_session import HOST_BRIDGE_NAMES
+from .tool_search.session import HOST_BRIDGE_NAMES
 from .tool_search import BridgeError, CALL_NAME
 
 logger = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ def _unwrap(engine: Any, call: Any) -> None:
         return  # left as a bridge call: the engine answers with the reason
     function.name = name
     function.arguments = json.dumps(arguments, ensure_ascii=False)
-    engine.tool_search.calls += 1
+    engine.tool_search.record_bridged_call()
 
 
 def dispatch_with_hermes(engine: Any, name: str, arguments: dict[str, Any]) -> str:

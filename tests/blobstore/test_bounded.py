@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.bounded import Bounded, bound_text
+from stowage.blobstore.presentation.bounded import Bounded, bound_text
 
 
 def test_short_text_is_returned_unchanged():

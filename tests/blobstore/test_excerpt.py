@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.excerpt import Excerpt, build_excerpt
+from stowage.blobstore.presentation.excerpt import Excerpt, build_excerpt
 
 MARKER = re.compile(r"^… ([\d,]+) lines? omitted …$")
 NUMBERED = re.compile(r"^ *(\d+)\|(?: (.*))?$")
@@ -348,30 +348,49 @@ def test_never_exceeds_budget_on_bytes(data, budget):
     assert len(build_excerpt(data, budget_chars=budget).text) <= budget
 
 
-HELPER_MODULES = [
-    "bounded", "excerpt", "excerpt_json", "excerpt_lines", "grep", "grep_windows", "jsonpath",
-    "regex_budget", "safe_regex", "signals", "sniff", "unescape",
-]  # fmt: skip
+# What each room of blobstore may import besides the standard library and
+# ``regex``: its own modules, and for presentation the JSON path type of
+# retrieval.  Storage (blobstore's top level) imports neither room.
+ROOMS = {"presentation": {"presentation", "retrieval.jsonpath"}, "retrieval": {"retrieval"}}
 
 
-def test_helpers_import_only_stdlib_regex_and_each_other():
+def _relative_imports(path):  # noqa: ANN001, ANN202
     import ast
     import sys
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            tops = [a.name.split(".")[0] for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0:
+            tops = [(node.module or "").split(".")[0]]
+        elif isinstance(node, ast.ImportFrom):
+            yield node.level, node.module or ""
+            continue
+        else:
+            continue
+        for top in tops:
+            assert top in sys.stdlib_module_names or top in ("__future__", "regex"), f"{path.name} imports {top}"
+
+
+def test_presentation_and_retrieval_import_only_stdlib_regex_and_their_own_room():
     from pathlib import Path
 
     package = Path(__file__).resolve().parents[2] / "blobstore"
-    for name in HELPER_MODULES:
-        tree = ast.parse((package / f"{name}.py").read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
-                tops = [a.name.split(".")[0] for a in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.level == 0:
-                tops = [(node.module or "").split(".")[0]]
-            elif isinstance(node, ast.ImportFrom):
-                targets = [node.module] if node.module else [a.name for a in node.names]
-                assert node.level == 1 and all(t.split(".")[0] in HELPER_MODULES for t in targets), name
-                continue
-            else:
-                continue
-            for top in tops:
-                assert top in sys.stdlib_module_names or top in ("__future__", "regex"), f"{name}.py imports {top}"
+    for room, allowed in ROOMS.items():
+        modules = sorted((package / room).glob("*.py"))
+        assert len(modules) > 2, room
+        for path in modules:
+            for level, module in _relative_imports(path):
+                target = f"{room}.{module}" if level == 1 else module
+                assert level in (1, 2) and any(target == a or target.startswith(a + ".") for a in allowed), \
+                    f"{room}/{path.name} imports {'.' * level}{module}"
+
+
+def test_storage_imports_neither_presentation_nor_retrieval():
+    from pathlib import Path
+
+    package = Path(__file__).resolve().parents[2] / "blobstore"
+    for path in sorted(package.glob("*.py")):
+        for level, module in _relative_imports(path):
+            assert level == 1 and module.split(".")[0] not in ROOMS, f"{path.name} imports {'.' * level}{module}"

@@ -8,8 +8,8 @@ import tracemalloc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.grep import grep_lines, grep_text_windows
-from stowage.blobstore.safe_regex import compile_user_pattern
+from stowage.blobstore.retrieval.grep import grep_lines, grep_text_windows
+from stowage.blobstore.retrieval.safe_regex import compile_user_pattern
 
 
 def lines(n: int, hits: dict[int, str]) -> list[str]:

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.grep import grep_lines
-from stowage.blobstore.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
-from stowage.blobstore.safe_regex import compile_user_pattern
+from stowage.blobstore.retrieval.grep import grep_lines
+from stowage.blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
+from stowage.blobstore.retrieval.safe_regex import compile_user_pattern
 
 
 def batches_of(lines: list[str], size: int):

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.jsonpath import (
+from stowage.blobstore.retrieval.jsonpath import (
     JsonPathError,
     format_path,
     parse_path,

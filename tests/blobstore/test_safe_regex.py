@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.regex_budget import estimate_expansion
-from stowage.blobstore.safe_regex import (
+from stowage.blobstore.retrieval.regex_budget import estimate_expansion
+from stowage.blobstore.retrieval.safe_regex import (
     PatternError,
     PatternSyntaxError,
     PatternTimeoutError,
@@ -199,8 +199,8 @@ CATALOG = [
 
 _RUNNER = r"""
 import json, sys
-from stowage.blobstore.safe_regex import compile_user_pattern, PatternError
-from stowage.blobstore.grep import grep_lines, grep_text_windows
+from stowage.blobstore.retrieval.safe_regex import compile_user_pattern, PatternError
+from stowage.blobstore.retrieval.grep import grep_lines, grep_text_windows
 pattern, inputs = json.loads(sys.stdin.read())
 out = []
 try:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.sniff import KINDS, SniffResult, magic_label, sniff
+from stowage.blobstore.presentation.sniff import KINDS, SniffResult, magic_label, sniff
 
 PYTEST_LOG = """\
 ============================= test session starts ==============================

@@ -97,7 +97,7 @@ def test_dedupe_keeps_one_file_and_folds_provenance(store):
     files = [p for p in store.blobs_dir.rglob("*") if p.is_file() and not p.name.endswith(".off")]
     assert files == [store.blob_path(a.sha256)]
     prov = {(p.session_id, p.kind): p.count for p in store.stat(a.sha256).provenance}
-    assert prov == {("s1", "spill"): 2, ("s2", "pruned"): 1}
+    assert prov == {("s1", "blob"): 2, ("s2", "pruned"): 1}  # "blob": the store's neutral default kind
     assert store.stats()["blob_count"] == 1
 
 

@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.jsonpath import resolve_json_path
-from stowage.blobstore.unescape import (
+from stowage.blobstore.retrieval.jsonpath import resolve_json_path
+from stowage.blobstore.presentation.unescape import (
     extract_text_views,
     is_json_string_literal,
     text_views_in,

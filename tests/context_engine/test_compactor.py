@@ -11,7 +11,7 @@ from stowage.context_engine.stubs import PrunedOutput
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.tokens import TokenCounter
 from stowage.context_engine.validate import validate_messages
-from support.transcripts import make_transcript
+from stowage_dev.transcripts import make_transcript
 
 GOOD = "## Goal\nFix the parser.\n\n## Progress\n### Done\n- ran tests\n\n## Next Steps\n- continue"
 COUNTER = TokenCounter()

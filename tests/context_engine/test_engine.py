@@ -13,7 +13,7 @@ from stowage.context_engine.messages import (SUMMARY_MARKER, is_real_user_turn, 
                                              message_text)
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
-from support.transcripts import make_transcript, tool_output
+from stowage_dev.transcripts import make_transcript, tool_output
 
 NEWEST = "Please finally rename parse_header() to parse_head() everywhere and rerun the suite."
 

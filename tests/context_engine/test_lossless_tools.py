@@ -13,10 +13,10 @@ from stowage.blobstore import BlobStore, StoreWriteError
 from stowage.context_engine.compactor import CompactionPlan, compact
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.lossless import STORED_PREFIX, StoreArchive, decode_window, encode_window
-from stowage.context_engine.spill import SPILL_HEADER, SpillPolicy, spill_result
+from stowage.context_engine.store_session.archive import STORED_PREFIX, StoreArchive, decode_window, encode_window
+from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
 from stowage.context_engine.validate import validate_messages
-from support.transcripts import make_transcript
+from stowage_dev.transcripts import make_transcript
 
 HANDLE = re.compile(r"handle:? ([0-9a-f]{16,64})")
 
@@ -215,3 +215,24 @@ def test_oversized_arguments_cut_by_compaction_are_stored_whole_under_a_handle(s
     assert len(cut) < len(big) and parsed["path"] == "notes.md"
     handle = re.search(r'handle="([0-9a-f]{16,64})"', parsed["_stowage_arguments"]).group(1)
     assert store.read_bytes(store.resolve(handle)).decode() == big
+
+
+def test_a_pruned_spill_preview_names_the_original_handle_the_spill_recorded(store):
+    from stowage.context_engine.stubs import PrunedOutput
+    from stowage.context_engine.store_session.session import StoreSession
+
+    session = StoreSession(load_settings({}), store=store)
+    session.start("s")
+    original = "\n".join(f"line {i}: some build output" for i in range(4000))
+    preview = session.spill("terminal", {"command": "make"}, original, lambda text: len(text) // 4)
+    assert preview is not None and preview.startswith(SPILL_HEADER)
+    original_handle = store.put(original.encode(), session_id="s", tool_name="terminal", kind="spill").handle
+
+    stub = session.archive().render_pruned(PrunedOutput(0, "c1", "terminal", '{"command": "make"}',
+                                                        preview))
+    assert stub is not None and f"the full output is under handle {original_handle}" in stub
+
+    # A look-alike text this session did not write as a preview is not parsed for a handle.
+    look_alike = f"{SPILL_HEADER}\nhandle: {original_handle}\n" + "x" * 5000
+    stub = session.archive().render_pruned(PrunedOutput(1, "c2", "terminal", "{}", look_alike))
+    assert stub is not None and "the full output is under handle" not in stub

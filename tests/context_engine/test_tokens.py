@@ -15,7 +15,7 @@ import tiktoken.registry
 import stowage.context_engine.tokenizer_loader as loader
 from stowage.context_engine import assemble, redact
 from stowage.context_engine.tokens import IMAGE_TOKENS, SAMPLE_THRESHOLD_CHARS, TokenCounter
-from support.transcripts import make_transcript, tool_output
+from stowage_dev.transcripts import make_transcript, tool_output
 
 
 @pytest.fixture
@@ -213,7 +213,7 @@ def test_deepcopy_gets_own_cache_but_shares_encoding():
 
 def test_calibrated_estimates_track_exact_counts_without_tokenizing_each_message():
     from stowage.context_engine.tokens import TokenCounter
-    from support.transcripts import make_transcript
+    from stowage_dev.transcripts import make_transcript
 
     messages = make_transcript(20, seed=9)
     counter = TokenCounter()

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from stowage.context_engine.config import load_settings
-from stowage.context_engine.tool_search_session import ToolSearchSession
+from stowage.tool_search.session import ToolSearchSession
 from stowage.tool_search import BRIDGE_NAMES
 from stowage.tool_search.activation import estimate_tokens
 
@@ -52,7 +52,7 @@ def test_bridging_a_directly_listed_tool_says_to_call_it_by_name():
     import json
 
     from stowage.context_engine.config import load_settings
-    from stowage.context_engine.tool_search_session import ToolSearchSession
+    from stowage.tool_search.session import ToolSearchSession
 
     def schema(name: str) -> dict:
         return {"type": "function", "function": {"name": name, "description": f"{name} tool",

@@ -15,9 +15,9 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from tests.harness.fake_llm import FakeLLMServer
-from tests.harness.hermes_home import HermesHome
-from tests.harness.tempdirs import scratch_dir
+from stowage_dev.fake_llm import FakeLLMServer
+from stowage_dev.hermes_home import HermesHome
+from stowage_dev.tempdirs import scratch_dir
 
 HomeFactory = Callable[..., HermesHome]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from stowage.context_engine.validate import validate_messages
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from tests.harness.hermes_home import HermesHome
-from tests.harness.runner import Scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.hermes_home import HermesHome
+from stowage_dev.runner import Scenario
 
 SECRET = "sk-proj-PLANTEDsecret0123456789abcdef"
 OUTPUT_CHARS = 16_000

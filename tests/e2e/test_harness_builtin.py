@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from tests.harness.hermes_home import HermesHome
-from tests.harness.runner import Scenario, run_scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.hermes_home import HermesHome
+from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 

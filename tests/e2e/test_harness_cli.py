@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from tests.harness.hermes_home import HermesHome
-from tests.harness.runner import chat_once, enable_plugin, plugins_list, run_cli
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.hermes_home import HermesHome
+from stowage_dev.runner import chat_once, enable_plugin, plugins_list, run_cli
 
 pytestmark = pytest.mark.e2e
 

@@ -10,7 +10,7 @@ import httpx
 import openai
 import pytest
 
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 
 pytestmark = pytest.mark.e2e
 

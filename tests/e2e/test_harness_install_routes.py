@@ -1,6 +1,10 @@
 """Stowage's plugin install routes, as the harness sets them up: entry point,
-user-folder symlink and self-contained user-folder copy (for the two folder
-routes the pip distribution is hidden from the subprocess)."""
+user-folder symlink layout and self-contained user-folder copy (for the two
+folder routes the pip distribution is hidden from the subprocess).
+
+Each route loads one import tree: every module reachable from the plugin
+package is imported, and exactly one session registry (``sessions.py``, a
+process-global map) exists afterwards."""
 
 from __future__ import annotations
 
@@ -8,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness.hermes_home import REPO_ROOT
-from tests.harness.runner import DriverResult, Scenario, plugins_list, run_scenario
+from stowage_dev.hermes_home import REPO_ROOT
+from stowage_dev.runner import DriverResult, Scenario, plugins_list, run_scenario
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +28,16 @@ try:
     importable = True
 except ImportError:
     importable = False
+import pkgutil, sys
+walked = sorted(m.name for m in pkgutil.walk_packages(plugin_module.__path__, plugin_module.__name__ + "."))
+for name in walked:
+    if not name.endswith(".__main__"):  # python -m entry points run on import
+        importlib.import_module(name)
+registries = sorted(name for name, module in list(sys.modules.items())
+                    if name.rsplit(".", 1)[-1] == "sessions" and hasattr(module, "engine_for"))
 result = {
+    "walked": walked,
+    "registries": registries,
     "stowage_importable": importable,
     "entry_points": sorted(e.name for e in importlib.metadata.entry_points(group="hermes_agent.plugins")),
     "core_file": core.__file__,
@@ -42,6 +55,8 @@ def test_stowage_install_route(make_home, route: str) -> None:
     assert plugin["enabled"] and plugin["error"] is None
     imports = result.step("imports")["result"]
     listed = {p["name"]: p for p in plugins_list(home, "--no-bundled")}
+    assert imports["registries"] == [plugin["module"] + ".sessions"], imports["registries"]
+    assert not [m for m in imports["walked"] if m.split(".")[-1] in ("tests", "bench", "build", "plugins")]
     if route == "entrypoint":
         assert plugin["source"] == "entrypoint" and plugin["module"] == "stowage"
         assert imports["stowage_importable"] and "stowage" in imports["entry_points"]
@@ -53,6 +68,7 @@ def test_stowage_install_route(make_home, route: str) -> None:
     assert Path(plugin["module_file"]).parent == target
     assert not imports["stowage_importable"]  # editable finder removed
     assert "stowage" not in imports["entry_points"]  # distribution hidden
-    expected_core = target / "context_engine" if route == "copy" else REPO_ROOT / "context_engine"
-    assert Path(imports["core_file"]).parent == expected_core
+    assert Path(imports["core_file"]).parent == target / "context_engine"
+    assert (target / "context_engine").is_symlink() == (route == "symlink")
+    assert Path(imports["core_file"]).resolve().parent == REPO_ROOT / "context_engine" or route == "copy"
     assert listed["stowage"]["source"] == "user"

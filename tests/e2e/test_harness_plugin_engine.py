@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply
-from tests.harness.runner import Scenario, run_scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 

@@ -14,8 +14,8 @@ import pytest
 from stowage.context_engine.config_schema import KEYS_BY_PATH
 
 from tests.e2e.stowage_session import stowage_home
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply
-from tests.harness.runner import Scenario, chat_once, enable_plugin, plugins_list, run_scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from stowage_dev.runner import Scenario, chat_once, enable_plugin, plugins_list, run_scenario
 
 pytestmark = pytest.mark.e2e
 

@@ -16,10 +16,10 @@ import re
 import pytest
 
 from stowage.blobstore import BlobStore
-from stowage.context_engine.lossless import decode_window
+from stowage.context_engine.store_session.archive import decode_window
 from tests.e2e.stowage_session import OUTPUT_CHARS, script_big_turn, script_warm_up, stowage_home, warm_up
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from tests.harness.runner import Scenario, run_scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 

@@ -13,8 +13,8 @@ import json
 import pytest
 
 from tests.e2e.stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply
-from tests.harness.runner import Scenario, run_scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 

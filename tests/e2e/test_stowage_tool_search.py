@@ -1,7 +1,7 @@
 """Tool search end to end: real MCP tool lists, a real ``AIAgent``, the scripted model.
 
 The catalog is what twelve npm MCP reference servers answer to ``tools/list``
-(captured once per test session over stdio, see ``tests/harness/mcp_catalog.py``),
+(captured once per test session over stdio, see ``plugins/stowage_dev/mcp_catalog.py``),
 registered as plain plugin tools by the ``mcp_catalog`` test plugin, so every
 scenario subprocess loads ~90 real schemas without starting a server.  One
 test runs the memory server through Hermes's own MCP client instead.
@@ -10,7 +10,7 @@ Scenario subprocesses cost seconds each, so the two long sessions (the main
 one in ``auto`` mode, the restricted one) run once per module and several
 tests read their recordings.
 
-The servers are found through ``STOWAGE_NPM_DIR`` (``tests/run.py`` installs
+The servers are found through ``STOWAGE_NPM_DIR`` (``run.py`` installs
 them and sets it).  Unset, the module is skipped, except under CI, where
 that is a set-up error and fails.
 """
@@ -28,12 +28,12 @@ import pytest
 from stowage.context_engine.tokens import TokenCounter
 from stowage.tool_search import BRIDGE_NAMES, CALL_NAME, DESCRIBE_NAME, SEARCH_NAME
 from tests.e2e.stowage_session import assert_valid_request
-from tests.harness.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
-from tests.harness.hermes_home import HARNESS_DIR, HermesHome
-from tests.harness.mcp_catalog import (CATALOG_ENV, SERVERS, NpmServersMissing, capture_catalog, npm_dir,
+from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
+from stowage_dev.hermes_home import HARNESS_DIR, HermesHome
+from stowage_dev.mcp_catalog import (CATALOG_ENV, SERVERS, NpmServersMissing, capture_catalog, npm_dir,
                                        plugin_tool_name, server_command)
-from tests.harness.runner import DriverResult, Scenario, run_scenario
-from tests.harness.tempdirs import scratch_dir
+from stowage_dev.runner import DriverResult, Scenario, run_scenario
+from stowage_dev.tempdirs import scratch_dir
 
 pytestmark = pytest.mark.e2e
 
@@ -68,10 +68,10 @@ class CapturedCatalog:
 
 @pytest.fixture(scope="session")
 def npm_root() -> Path:
-    """``STOWAGE_NPM_DIR``; skip when unset (fail under CI, where tests/run.py always sets it)."""
+    """``STOWAGE_NPM_DIR``; skip when unset (fail under CI, where run.py always sets it)."""
     root = npm_dir()
     if root is None:
-        reason = ("STOWAGE_NPM_DIR is not set: run `python3 tests/run.py test` (it installs the npm MCP "
+        reason = ("STOWAGE_NPM_DIR is not set: run `python3 run.py test` (it installs the npm MCP "
                   "reference servers and sets it), or point it at an npm prefix holding them")
         if os.environ.get("CI"):
             pytest.fail(f"under CI the MCP servers must be installed: {reason}")

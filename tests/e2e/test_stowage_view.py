@@ -18,8 +18,8 @@ import pytest
 
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 from tests.e2e.stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from tests.harness.runner import Scenario, run_scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 
@@ -62,8 +62,8 @@ def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm
     assert extended >= 8 and 1 <= broken <= status["steps"]
 
     # What the session did is visible to `stowage status` (another process) from the store folder.
-    from stowage.cli_env import Env
-    from stowage.cli_status import status as cli_status
+    from stowage.cli.env import Env
+    from stowage.cli.status import status as cli_status
 
     shown = cli_status(Env.resolve(home.path, None))
     (session,) = shown.data["sessions"]  # a fresh home: this session only

@@ -17,13 +17,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
 
-from ..blobstore import BlobStore, StoreError
-from .config import Settings
+from ...blobstore import BlobStore, StoreError
+from ..config import Settings
 from .fetch_tools import FetchLimits, FetchTools
-from .lossless import StoreArchive, encode_text, record_output, stored_handle
+from .archive import StoreArchive, encode_text, record_output, stored_handle
 from .spill import SpillPolicy, spill_result
-from .store_settings import retention_policy, store_root
-from .stubs import argument_gist
+from .settings import retention_policy, store_root
+from ..markers import BlobKind
+from ..stubs import argument_gist
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +32,9 @@ _lock = threading.Lock()
 _stores: dict[Path, BlobStore] = {}
 _writers: dict[Path, "BackgroundWriter"] = {}
 DRAIN_TIMEOUT_S = 10.0
+# Previews remembered per session for StoreArchive.render_pruned (about 100
+# bytes each); the oldest is forgotten first.
+MAX_SPILL_ORIGINS = 4096
 
 
 class BackgroundWriter:
@@ -96,6 +100,7 @@ class StoreSession:
         self.limits = FetchLimits(settings.spill.fetch_max_chars, settings.spill.full_fetch_max_chars)
         self.spills = 0
         self.spill_failures = 0
+        self._spilled: dict[str, str] = {}  # sha-256 of a preview -> handle of the original output
         self.tool_calls = 0
         self._handles: dict[str, str] = {}  # sha256 -> handle of what this session has stored
 
@@ -143,7 +148,7 @@ class StoreSession:
         if store is None:
             return None
         writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
-        return StoreArchive(store, lambda: self.session_id)
+        return StoreArchive(store, lambda: self.session_id, self.spill_origin)
 
     def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
         """The preview for an oversized result; smaller ones are recorded in the background."""
@@ -159,18 +164,25 @@ class StoreSession:
                                               arguments=args_text, session_id=self.session_id)
             return None
         self.spills += 1
+        if len(self._spilled) >= MAX_SPILL_ORIGINS:
+            del self._spilled[next(iter(self._spilled))]  # oldest first
+        self._spilled[_digest(spilled.message)] = spilled.handle
         # The preview stays in the history; recording it lets the lean view stub it later.
         writer_for(store.root).submit(self._record, self._handles, store, spilled.message, tool_name=tool_name,
                                       arguments=args_text, session_id=self.session_id)
         return spilled.message
 
+    def spill_origin(self, content: str) -> str | None:
+        """The handle of the original output ``content`` (a preview this session wrote) stands for."""
+        return self._spilled.get(_digest(content))
+
     @staticmethod
     def _record(handles: dict[str, str], store: BlobStore, text: str, **kwargs: Any) -> None:
         """Background: store an output as it arrives and remember its handle (for that session)."""
         handle = record_output(store, text, **kwargs)
-        handles[hashlib.sha256(encode_text(text)).hexdigest()] = handle
+        handles[_digest(text)] = handle
 
-    def handle_for(self, text: str, *, kind: str, tool_name: str, arguments: str) -> str | None:
+    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         """The handle of ``text`` stored for this session, storing it now if it is not yet.
 
         Used by the lean view before it replaces an output with a stub: a stub
@@ -181,7 +193,7 @@ class StoreSession:
         if store is None:
             return None
         data = encode_text(text)
-        sha = hashlib.sha256(data).hexdigest()
+        sha = _digest(text)
         handle = self._handles.get(sha) or stored_handle(store, data, self.session_id)
         if handle is None:
             handle = store.put(data, session_id=self.session_id, tool_name=tool_name,
@@ -203,3 +215,6 @@ class StoreSession:
         return {"root": str(self.root) if self.root else None, "error": self.error, "spills": self.spills,
                 "tool_calls": self.tool_calls}
 
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -13,18 +13,19 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import re
 from typing import Callable
 
-from ..blobstore import BlobStore, StoreError
-from .messages import Message
-from .stubs import PrunedOutput, argument_gist, outcome_of, size_description
-from .view.render import cut_arguments
+from ...blobstore import BlobStore, StoreError
+from ..markers import STORED_PREFIX, BlobKind
+from ..messages import Message
+from ..stubs import PrunedOutput, argument_gist, outcome_of, size_description
+from ..view.render import cut_arguments
 
 logger = logging.getLogger(__name__)
 
-STORED_PREFIX = "[stowage: tool output stored]"
-_SPILL_HANDLE = re.compile(r"^handle: ([0-9a-f]{16,64})", re.MULTILINE)
+# The handle of the original output a spill preview stands for, looked up by
+# the preview's text (the spill path records it; see StoreSession.spill).
+SpillOrigin = Callable[[str], "str | None"]
 
 
 def encode_text(text: str) -> bytes:
@@ -45,7 +46,7 @@ def decode_window(data: bytes) -> list[Message]:
 def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None) -> str:
     """Store a tool output as it arrives (kind ``output``); returns its handle."""
     return store.put(encode_text(text), session_id=session_id, tool_name=tool_name,
-                     tool_args=argument_gist(arguments), kind="output", content_type="text").handle
+                     tool_args=argument_gist(arguments), kind=BlobKind.OUTPUT, content_type="text").handle
 
 
 def stored_handle(store: BlobStore, data: bytes, session_id: str | None) -> str | None:
@@ -62,26 +63,28 @@ def stored_handle(store: BlobStore, data: bytes, session_id: str | None) -> str 
 class StoreArchive:
     """Stores pruned outputs and summarized windows for one session."""
 
-    def __init__(self, store: BlobStore, session_id: Callable[[], str | None]) -> None:
+    def __init__(self, store: BlobStore, session_id: Callable[[], str | None],
+                 spill_origin: SpillOrigin | None = None) -> None:
         self.store = store
         self._session_id = session_id
+        self._spill_origin = spill_origin
         self.failures = 0
         self.last_error: str | None = None
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
-        earlier = _SPILL_HANDLE.search(output.content[:2000])
+        earlier = self._spill_origin(output.content) if self._spill_origin is not None else None
         data = encode_text(output.content)
         handle = stored_handle(self.store, data, self._session_id())
         if handle is None:
             try:
                 handle = self.store.put(data, session_id=self._session_id(), tool_name=output.tool_name,
-                                        tool_args=argument_gist(output.arguments), kind="pruned",
+                                        tool_args=argument_gist(output.arguments), kind=BlobKind.PRUNED,
                                         content_type="text").handle
             except (StoreError, OSError) as exc:
                 self._failed(exc)
                 return None
         call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
-        origin = f"; the full output is under handle {earlier.group(1)}" if earlier else ""
+        origin = f"; the full output is under handle {earlier}" if earlier else ""
         return (f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
                 f"handle {handle}{origin} (read it with stowage_fetch)")
 
@@ -92,7 +95,7 @@ class StoreArchive:
         if handle is None:
             try:
                 handle = self.store.put(data, session_id=self._session_id(), tool_name=tool_name,
-                                        tool_args="arguments", kind="arguments", content_type="json").handle
+                                        tool_args="arguments", kind=BlobKind.ARGUMENTS, content_type="json").handle
             except (StoreError, OSError) as exc:
                 self._failed(exc)
                 return None
@@ -101,7 +104,7 @@ class StoreArchive:
     def keep_window(self, window: list[Message]) -> str | None:
         try:
             put = self.store.put(encode_window(window), session_id=self._session_id(), tool_name="compaction",
-                                 tool_args=f"{len(window)} messages", kind="window", content_type="jsonl")
+                                 tool_args=f"{len(window)} messages", kind=BlobKind.WINDOW, content_type="jsonl")
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .blobstore import StoreError
-from .context_engine.status_file import read_session_statuses
-from .cli_env import Env, Outcome
-from .cli_format import counts, fields, human_duration, human_size, table
+from ..blobstore import StoreError
+from ..context_engine.markers import BlobKind
+from ..context_engine.status_file import read_session_statuses
+from .env import Env, Outcome
+from .formatting import counts, fields, human_duration, human_size, table
 
 
 def retention_info(env: Env) -> dict[str, Any]:
@@ -39,7 +40,7 @@ def _store_info(env: Env) -> dict[str, Any]:
                                              "by_kind", "by_content_type", "fetch_total", "fetched_blobs")})
     info["sessions"] = {"total": stats["sessions"], "live": stats["live_sessions"],
                         "ended": stats["sessions"] - stats["live_sessions"]}
-    info["spills"] = stats["by_kind"].get("spill", 0)
+    info["spills"] = stats["by_kind"].get(BlobKind.SPILL, 0)
     info["quarantined"] = sum(1 for _ in quarantine.iterdir()) if quarantine.is_dir() else 0
     return info
 
@@ -63,8 +64,9 @@ def _config_text(cfg: dict[str, Any]) -> str:
 
 def status(env: Env) -> Outcome:
     """Store location and contents, limits in effect, tokenizer backend."""
-    data = {"hermes_home": str(env.hermes_home), "config": env.config_info(), "store": _store_info(env),
-            "retention": retention_info(env), "tokenizer": env.tokenizer_info()}
+    data: dict[str, Any] = {"hermes_home": str(env.hermes_home), "config": env.config_info(),
+                            "store": _store_info(env), "retention": retention_info(env),
+                            "tokenizer": env.tokenizer_info()}
     st, tok = data["store"], data["tokenizer"]
     rows: list[tuple[str, Any]] = [("Hermes home", data["hermes_home"]), ("config", _config_text(data["config"])),
                                    ("store", f"{st['path']} ({st['source']})")]
@@ -135,8 +137,8 @@ def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
                                                   "verified", "consistent")})
             problems += report["issues"]
     remaining = [p for p in problems if not p["repaired"]]
-    data = {"repair": repair, "config": cfg, "tokenizer": tok, "store": store, "issues": problems,
-            "remaining": len(remaining), "ok": not remaining}
+    data: dict[str, Any] = {"repair": repair, "config": cfg, "tokenizer": tok, "store": store,
+                            "issues": problems, "remaining": len(remaining), "ok": not remaining}
     return Outcome(data, _doctor_text(data), 0 if not remaining else 1)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from json.decoder import scanstring
 from typing import Any
 
-from .jsonpath import Segment, format_path, to_pointer
+from ..retrieval.jsonpath import Segment, format_path, to_pointer
 
 __all__ = [
     "TextView",

@@ -1,6 +1,6 @@
 """Test-only plugin: real MCP servers' tool lists as Hermes plugin tools (never shipped).
 
-Reads the JSON written by ``tests.harness.mcp_catalog.capture_catalog`` (path
+Reads the JSON written by ``stowage_dev.mcp_catalog.capture_catalog`` (path
 in ``STOWAGE_MCP_CATALOG``) and registers every tool of every server as
 ``<server>_<tool>`` in toolset ``catalog-<server>``: the real names,
 descriptions and input schemas, so tool search is exercised on a catalog
@@ -44,7 +44,7 @@ def _append(record: dict[str, Any]) -> None:
 
 
 def tool_name(server: str, tool: str) -> str:
-    """Same rule as ``tests.harness.mcp_catalog.plugin_tool_name`` (kept local: the plugin is loaded by path)."""
+    """Same rule as ``stowage_dev.mcp_catalog.plugin_tool_name`` (kept local: the plugin is loaded by path)."""
     return "".join(c if c.isalnum() or c == "_" else "_" for c in f"{server}_{tool}")
 
 

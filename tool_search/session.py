@@ -21,10 +21,10 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Mapping, Sequence
 
-from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
+from . import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
                            assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
-from ..tool_search.activation import schema_name
-from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
+from .activation import schema_name
+from ..context_engine.messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
 logger = logging.getLogger(__name__)
 
@@ -131,6 +131,10 @@ class ToolSearchSession:
                 raise BridgeError(f"'{name}' is not deferred: it is listed directly, call it by its name") from None
             raise
 
+    def record_bridged_call(self) -> None:
+        """Count a bridged call resolved to its tool, here or by the host's middleware."""
+        self.calls += 1
+
     def handle(self, name: str, args: Any, dispatch: Dispatcher | None) -> str:
         """Answer a bridge call (search, describe, or a call via ``dispatch``)."""
         if name == CALL_NAME:
@@ -140,7 +144,7 @@ class ToolSearchSession:
                 return json.dumps({"error": str(exc)})
             if dispatch is None:
                 return json.dumps({"error": "this host cannot dispatch bridged calls; call the tool directly"})
-            self.calls += 1
+            self.record_bridged_call()
             return dispatch(tool, arguments)
         if self.service is None:
             return json.dumps({"error": "no tools are deferred in this session; all tools are listed directly"})

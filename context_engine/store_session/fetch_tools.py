@@ -14,17 +14,17 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..blobstore import BlobStore, StoreError
-from ..blobstore.bounded import bound_text
-from ..blobstore.grep import grep_lines
-from ..blobstore.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
-from ..blobstore.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
-from ..blobstore.safe_regex import PatternError, compile_user_pattern
+from ...blobstore import BlobStore, StoreError
+from ...blobstore.presentation.bounded import bound_text
+from ...blobstore.retrieval.grep import grep_lines
+from ...blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
+from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
+from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
+from ..markers import GREP_KINDS, HISTORY_KINDS, BlobKind
 
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"
 MODES = ("stat", "range", "grep", "json", "full")
-HISTORY_KINDS = ("spill", "spill-view", "pruned", "output", "window")
 MAX_LINES = 2000
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_LINE_BYTES = 1 << 20
@@ -70,7 +70,7 @@ GREP_SCHEMA: dict[str, Any] = {
             "ignore_case": {"type": "boolean", "description": "Case-insensitive match."},
             "context": {"type": "integer", "description": "Lines of context around each match (default 1)."},
             "max_results": {"type": "integer", "description": "At most this many matching lines (default 20)."},
-            "kind": {"type": "string", "enum": ["any", "spill", "pruned", "window"],
+            "kind": {"type": "string", "enum": ["any", *(str(k) for k in GREP_KINDS)],
                      "description": "Only large outputs (spill), pruned outputs or compacted turns (default any)."},
         },
         "required": ["pattern"],
@@ -217,7 +217,7 @@ class FetchTools:
     def _grep_history(self, args: dict[str, Any]) -> dict[str, Any]:
         _pattern(args)  # validate once, before touching the store
         kind = args.get("kind") or "any"
-        if kind not in ("any", "spill", "pruned", "window"):
+        if kind != "any" and kind not in GREP_KINDS:
             raise ToolError(f"unknown kind {kind!r}; use any, spill, pruned or window")
         limit = min(_int(args, "max_results", 20, minimum=1), 200)
         context = min(_int(args, "context", 1, minimum=0), 10)
@@ -226,7 +226,7 @@ class FetchTools:
             raise ToolError("no session is active; nothing to search")
         blobs = [b for b in self.store.list_blobs(session_id=session, limit=500) if _kind_of(b) in HISTORY_KINDS]
         if kind != "any":
-            wanted = ("pruned", "output") if kind == "pruned" else (kind,)
+            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT) if kind == BlobKind.PRUNED else (kind,)
             blobs = [b for b in blobs if _kind_of(b).startswith(wanted)]
         blobs.sort(key=lambda b: b.created_at, reverse=True)
         deadline = time.monotonic() + self.limits.grep_time_budget_s

@@ -21,11 +21,11 @@ import os
 import sys
 from typing import Any, Sequence, TextIO
 
-from .blobstore import HandleError, StoreError
-from .cli_blobs import cat, gc, ls, show
-from .cli_env import CliError, Env, Outcome
-from .cli_format import jsonable
-from .cli_status import doctor, status
+from ..blobstore import HandleError, StoreError
+from .blobs import cat, gc, ls, show
+from .env import CliError, Env, Outcome
+from .formatting import jsonable
+from .status import doctor, status
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 

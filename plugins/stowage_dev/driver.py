@@ -1,10 +1,10 @@
 """Drive a real hermes-agent ``AIAgent`` through a JSON scenario (subprocess side).
 
-Run as ``python tests/harness/driver.py SCENARIO.json REPORT.json`` with
+Run as ``python plugins/stowage_dev/driver.py SCENARIO.json REPORT.json`` with
 ``HERMES_HOME`` (and the rest of :meth:`HermesHome.env`) already set: plugin
 discovery happens once per process when ``run_agent`` imports ``model_tools``,
 so the environment must be right *before* that import, which is why every
-scenario runs in a fresh process.  Use :mod:`tests.harness.runner` from tests.
+scenario runs in a fresh process.  Use :mod:`stowage_dev.runner` from tests.
 
 Scenario (JSON object)::
 

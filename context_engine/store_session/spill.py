@@ -17,16 +17,16 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..blobstore import BlobStore, StoreError
-from ..blobstore.excerpt import build_excerpt
-from ..blobstore.sniff import sniff
-from ..blobstore.unescape import TextView, extract_text_views, salvage_text_views
-from .lossless import encode_text
-from .stubs import argument_gist
+from ...blobstore import BlobStore, StoreError
+from ...blobstore.presentation.excerpt import build_excerpt
+from ...blobstore.presentation.sniff import sniff
+from ...blobstore.presentation.unescape import TextView, extract_text_views, salvage_text_views
+from ..markers import SPILL_HEADER, BlobKind
+from .archive import encode_text
+from ..stubs import argument_gist
 
 logger = logging.getLogger(__name__)
 
-SPILL_HEADER = "[stowage: preview of a large tool output — this is NOT the whole output]"
 MAX_VIEWS = 4
 
 
@@ -74,13 +74,13 @@ def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str,
     excerpt_kind = "log" if kind == "text" else kind
     try:
         original = store.put(encode_text(text), session_id=session_id, tool_name=tool_name, tool_args=gist,
-                             kind="spill", content_type=kind)
+                             kind=BlobKind.SPILL, content_type=kind)
         excerpt = build_excerpt(text, budget_chars=policy.excerpt_chars, kind=excerpt_kind)
         views = _line_views(text, excerpt.view_path)
         view_handles = {}
         for view in views:
             put = store.put(encode_text(view.text), session_id=session_id, tool_name=tool_name,
-                            tool_args=f"{gist} [{view.path}]", kind="spill-view", content_type="text")
+                            tool_args=f"{gist} [{view.path}]", kind=BlobKind.SPILL_VIEW, content_type="text")
             view_handles[view.path] = put.handle
     except (StoreError, OSError) as exc:
         logger.warning("stowage: could not spill a %s result (%s); passing it through unspilled", tool_name, exc)

@@ -68,11 +68,11 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Iterable
     body = [[str(cell) for cell in row] for row in rows]
     widths = [len(h) for h in headers]
     for row in body:
-        widths = [max(w, len(cell)) for w, cell in zip(widths, row)]
+        widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]  # extra cells have no column
     right_set = set(right)
 
     def line(cells: Sequence[str]) -> str:
-        parts = [c.rjust(w) if i in right_set else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths))]
+        parts = [c.rjust(w) if i in right_set else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))]
         return (" " * indent + "  ".join(parts)).rstrip()
 
     return "\n".join([line(list(headers))] + [line(row) for row in body])

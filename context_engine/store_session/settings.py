@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..blobstore import RetentionPolicy
-from .config import Settings
+from ...blobstore import RetentionPolicy
+from ..config import Settings
 
 HOUR = 3600.0
 DAY = 86400.0

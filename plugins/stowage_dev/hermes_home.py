@@ -15,13 +15,13 @@ Plugin install routes:
   venv, so ``plugins.enabled: [stowage]`` is all it takes.
 * **user folder**: :meth:`HermesHome.install_user_plugin` symlinks or copies
   a plugin folder to ``$HERMES_HOME/plugins/<name>/``;
-  :meth:`HermesHome.install_stowage_user_plugin` does it for the repo's
-  ``plugins/stowage`` (``mode="copy"`` also copies the core folders inside
-  it, making a self-contained copy).  Both sources produce the key
+  :meth:`HermesHome.install_stowage_user_plugin` builds Stowage's folder
+  with the project's own ``plugins/install_user_plugin.py`` (``mode="copy"``
+  copies, ``mode="symlink"`` is its ``--link`` layout of symlinks).  Both sources produce the key
   ``stowage`` and the entry point, discovered *later*, would win the key
   collision in ``hermes_cli.plugins`` (and ``plugins.disabled`` would
   disable both), so the user-folder routes also hide the ``hermes-stowage``
-  distribution from the subprocess: ``tests/harness/_pyboot/sitecustomize.py``
+  distribution from the subprocess: ``plugins/stowage_dev/_pyboot/sitecustomize.py``
   filters it out of ``importlib.metadata`` and removes its editable import
   finder, so neither its entry point nor ``import stowage`` is visible.
 """
@@ -42,9 +42,20 @@ HARNESS_DIR = Path(__file__).resolve().parent
 PYBOOT_DIR = HARNESS_DIR / "_pyboot"
 STOWAGE_DIST = "hermes-stowage"
 STOWAGE_PLUGIN_DIR = REPO_ROOT / "plugins" / "stowage"
-STOWAGE_CORE_PACKAGES = ("context_engine", "blobstore", "tool_search")
 HARNESS_PROBE_PLUGIN_DIR = HARNESS_DIR / "plugins" / "harness_probe"
 HARNESS_PROBE_EVENTS = "harness_probe_events.jsonl"
+
+def _user_plugin_installer():  # noqa: ANN202 - a module loaded from its file
+    """``plugins/install_user_plugin.py`` (a script, not a package module)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("stowage_install_user_plugin",
+                                                  REPO_ROOT / "plugins" / "install_user_plugin.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
 
 # Environment variables passed through from the test process (plus STOWAGE_*);
 # everything else (API keys, proxies, HERMES_* of the developer) is dropped.
@@ -219,16 +230,14 @@ class HermesHome:
         return target
 
     def install_stowage_user_plugin(self, mode: Literal["symlink", "copy"] = "symlink") -> Path:
-        """Install the repo's Stowage plugin as a user plugin and hide the
-        pip distribution (entry point and editable finder) from subprocesses.
+        """Install the repo's Stowage plugin as a user plugin, as a user would
+        (``plugins/install_user_plugin.py``), and hide the pip distribution
+        (entry point and editable finder) from subprocesses.
 
-        ``symlink`` links ``plugins/stowage``: the package then finds the core
-        folders through the checkout root.  ``copy`` makes a self-contained
-        copy with ``context_engine/``, ``blobstore/`` and ``tool_search/``
-        inside the plugin folder.
+        ``copy`` makes a self-contained copy, ``symlink`` the same layout of
+        symlinks into the checkout (``--link``).
         """
-        extra = [REPO_ROOT / pkg for pkg in STOWAGE_CORE_PACKAGES] if mode == "copy" else []
-        target = self.install_user_plugin(STOWAGE_PLUGIN_DIR, name="stowage", mode=mode, extra_dirs=extra)
+        target = _user_plugin_installer().install(self.path, link=(mode == "symlink"))
         self.hide_distribution(STOWAGE_DIST)
         return target
 
@@ -256,7 +265,7 @@ class HermesHome:
     def env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """Environment for a host subprocess running in this home."""
         env = {k: os.environ[k] for k in _PASSTHROUGH_ENV if k in os.environ}
-        # Project settings such as STOWAGE_NPM_DIR (set by tests/run.py).
+        # Project settings such as STOWAGE_NPM_DIR (set by run.py).
         env.update(
             {
                 k: v for k, v in os.environ.items()

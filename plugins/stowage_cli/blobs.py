@@ -12,10 +12,10 @@ import base64
 import sys
 from typing import Any, BinaryIO
 
-from .blobstore import BlobInfo, EvictedBlobError, Tombstone
-from .blobstore.errors import REASON_TEXT
-from .cli_env import CliError, Env, Outcome
-from .cli_format import clip, counts, fields, human_size, iso_time, relative_time, table
+from ..blobstore import BlobInfo, EvictedBlobError, Tombstone
+from ..blobstore.errors import REASON_TEXT
+from .env import CliError, Env, Outcome
+from .formatting import clip, counts, fields, human_size, iso_time, relative_time, table
 
 BINARY_SNIFF_BYTES = 8192
 COPY_CHUNK = 1 << 20

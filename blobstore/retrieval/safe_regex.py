@@ -222,13 +222,14 @@ def compile_user_pattern(
         compiled = regex.compile(source, flags)
     except regex.error as exc:
         pos = getattr(exc, "pos", None)
+        msg = getattr(exc, "msg", str(exc))  # regex.error has .msg; its type stubs do not say so
         where = f" at position {pos}" if pos is not None else ""
         raise PatternSyntaxError(
-            f"invalid regular expression {_short(pattern)}: {exc.msg}{where}. "
+            f"invalid regular expression {_short(pattern)}: {msg}{where}. "
             "Fix the syntax, or pass literal=True to search for the text as written.",
             pattern=pattern,
             position=pos,
-            reason=str(exc.msg),
+            reason=str(msg),
         ) from None
     except (OverflowError, RecursionError, MemoryError, ValueError) as exc:
         raise PatternTooComplexError(f"pattern {_short(pattern)} cannot be compiled: {exc}. " + _ADVICE, pattern=pattern) from None

@@ -14,7 +14,8 @@ HERMES_HOME selecting Stowage, and drives a real ``AIAgent`` of hermes-agent
 
 Prints what Stowage did at each step.
 
-Run it with ``python3 tests/run.py demo`` (sets up .venv first).
+Run it with ``python3 run.py demo`` (sets up .venv first), which runs
+``python -m stowage_dev.demo``: an example of driving Hermes with the harness.
 """
 
 from __future__ import annotations
@@ -23,18 +24,14 @@ import argparse
 import json
 import os
 import shutil
-import sys
 import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from tests.harness.fake_llm import FakeLLMServer, Match, Reply, ToolCall  # noqa: E402
-from tests.harness.hermes_home import HermesHome  # noqa: E402
-from tests.harness.runner import Scenario, run_scenario  # noqa: E402
+from .fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from .hermes_home import HermesHome
+from .runner import Scenario, run_scenario
 
 LOG_FILES = 5
 SUMMARY_REPLY = """## Goal

@@ -16,11 +16,11 @@ from typing import Any, Mapping
 
 import yaml
 
-from .blobstore import BlobStore, RetentionPolicy
-from .context_engine.config import Settings, StowageConfigError, default_settings, load_settings
-from .context_engine.store_settings import retention_policy, store_root
-from .context_engine.tokenizer_loader import load_encoding
-from .context_engine.tokens import TokenCounter
+from ..blobstore import BlobStore, RetentionPolicy
+from ..context_engine.config import Settings, StowageConfigError, default_settings, load_settings
+from ..context_engine.store_session.settings import retention_policy, store_root
+from ..context_engine.tokenizer_loader import load_encoding
+from ..context_engine.tokens import TokenCounter
 
 INDEX_NAME = "index.sqlite3"
 
@@ -73,8 +73,12 @@ def read_config(path: Path) -> dict[str, Any]:
 
 def _raw_store_path(raw: Mapping[str, Any]) -> str:
     """``stowage.store.path`` as written, so a broken block elsewhere still finds the store."""
-    block = raw.get("stowage") if isinstance(raw.get("stowage"), Mapping) else {}
-    store = block.get("store") if isinstance(block.get("store"), Mapping) else {}
+    block = raw.get("stowage")
+    if not isinstance(block, Mapping):
+        block = {}
+    store = block.get("store")
+    if not isinstance(store, Mapping):
+        store = {}
     path = store.get("path")
     return path if isinstance(path, str) else ""
 

@@ -1,20 +1,24 @@
 #!/usr/bin/env python3
 """One entry point that sets up what it needs, then runs the job.
 
-    python3 tests/run.py demo     # a real Hermes session with Stowage, offline
-    python3 tests/run.py test     # the whole test suite (extra args go to pytest)
-    python3 tests/run.py bench    # the benchmarks, Stowage vs built-in Hermes
+    python3 run.py demo     # a real Hermes session with Stowage, offline
+    python3 run.py test     # static checks, then the whole test suite (extra args go to pytest)
+    python3 run.py check    # the static checks only: ruff and mypy on the package
+    python3 run.py bench    # the benchmarks, Stowage vs built-in Hermes
 
 Set-up: a virtualenv in ``.venv/`` at the repository root with
 ``hermes-stowage[test]`` installed in editable mode (pinned hermes-agent
-0.19.0 included) and the npm MCP reference servers the tool-search tests
-start.  It is reused while ``pyproject.toml`` and this file are unchanged.
+0.19.0 included), the development harness ``stowage_dev``
+(``plugins/stowage_dev/``, editable, never part of the wheel) and the npm MCP
+reference servers the tool-search tests start.  It is reused while the two
+``pyproject.toml`` files and this file are unchanged.
 Only the Python standard library is used before the venv exists.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -22,12 +26,13 @@ import sys
 import venv
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parent
+DEV = ROOT / "plugins" / "stowage_dev"
 VENV = Path(os.environ.get("STOWAGE_VENV", ROOT / ".venv"))
 STAMP = VENV / ".stowage-setup"
 NPM_DIR = VENV / "npm"
 # MCP reference servers whose tool lists the tool-search e2e tests capture
-# (tests/harness/mcp_catalog.py); exact versions, all start without real
+# (plugins/stowage_dev/mcp_catalog.py); exact versions, all start without real
 # credentials.
 NPM_PACKAGES: tuple[str, ...] = (
     "@modelcontextprotocol/server-everything@2026.8.31",
@@ -51,7 +56,7 @@ def venv_python() -> Path:
 
 def _fingerprint() -> str:
     digest = hashlib.sha256()
-    for path in (ROOT / "pyproject.toml", Path(__file__)):
+    for path in (ROOT / "pyproject.toml", DEV / "pyproject.toml", Path(__file__)):
         digest.update(path.read_bytes())
     return digest.hexdigest()
 
@@ -72,7 +77,7 @@ def setup() -> Path:
         venv.EnvBuilder(with_pip=True).create(VENV)
     python = str(venv_python())
     _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]"])
+    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "-e", str(DEV)])
     if NPM_PACKAGES:
         npm = shutil.which("npm")
         if npm is None:
@@ -83,8 +88,31 @@ def setup() -> Path:
     return venv_python()
 
 
+# The folders of the shipped package; ruff checks them as they are, mypy as
+# the package `stowage` they install as (see check()).
+CHECKED = ("plugins/stowage", "plugins/stowage_cli", "context_engine", "blobstore", "tool_search")
+
+
+def check(python: str, env: dict[str, str]) -> int:
+    """ruff, then mypy on ``stowage`` laid out as it installs (symlinks in .venv)."""
+    status = subprocess.call([python, "-m", "ruff", "check", *CHECKED], cwd=ROOT, env=env)
+    spec = importlib.util.spec_from_file_location("stowage_install_user_plugin",
+                                                  ROOT / "plugins" / "install_user_plugin.py")
+    assert spec is not None and spec.loader is not None
+    installer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(installer)
+    layout = VENV / "mypy-layout"
+    installer.install(layout, link=True)  # layout/plugins/stowage/{context_engine,blobstore,...}
+    status |= subprocess.call([python, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+                               "--cache-dir", str(VENV / ".mypy_cache"), "-p", "stowage"],
+                              cwd=layout / "plugins", env=env)
+    if status:
+        print("static checks failed (ruff / mypy above)", flush=True)
+    return status
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("demo", "test", "bench", "setup"):
+    if not argv or argv[0] not in ("demo", "test", "check", "bench", "setup"):
         print(__doc__)
         return 2
     job, rest = argv[0], argv[1:]
@@ -92,10 +120,13 @@ def main(argv: list[str]) -> int:
     env = dict(os.environ, STOWAGE_NPM_DIR=str(NPM_DIR), PYTHONDONTWRITEBYTECODE="1")
     if job == "setup":
         return 0
+    if job == "check":
+        return check(python, env)
     if job == "test":
-        return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env)
+        status = check(python, env)
+        return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env) or status
     if job == "demo":
-        return subprocess.call([python, str(ROOT / "tests" / "demo.py"), *rest], cwd=ROOT, env=env)
+        return subprocess.call([python, "-m", "stowage_dev.demo", *rest], cwd=ROOT, env=env)
     status = 0
     for script in sorted((ROOT / "bench").glob("bench_*.py")):
         print(f"\n== {script.name} ==", flush=True)

@@ -6,10 +6,10 @@ but driving every server through Hermes's MCP client in every scenario would
 make each subprocess slower and flakier.  So the servers are started once,
 over stdio with the Python ``mcp`` client, and their ``tools/list`` answers
 are written to a JSON file; the ``mcp_catalog`` test plugin
-(``tests/harness/plugins/mcp_catalog``) registers them as ordinary Hermes
+(``plugins/stowage_dev/plugins/mcp_catalog``) registers them as ordinary Hermes
 plugin tools.  One test still runs a real server through Hermes itself.
 
-The servers come from npm, installed by ``tests/run.py`` into the directory
+The servers come from npm, installed by ``run.py`` into the directory
 named by ``STOWAGE_NPM_DIR`` (``<dir>/node_modules/@modelcontextprotocol/...``).
 Nothing here downloads anything.
 """
@@ -80,7 +80,7 @@ def server_script(root: Path, spec: ServerSpec) -> Path:
     manifest = package_dir / "package.json"
     if not manifest.is_file():
         raise NpmServersMissing(f"{spec.package} is not installed under {root} "
-                                f"(run `python3 tests/run.py setup`, or npm install it there)")
+                                f"(run `python3 run.py setup`, or npm install it there)")
     bin_field = json.loads(manifest.read_text(encoding="utf-8")).get("bin")
     relative = bin_field if isinstance(bin_field, str) else next(iter((bin_field or {}).values()), None)
     if not relative:
@@ -152,7 +152,7 @@ def capture_catalog(out_path: Path, *, root: Path | None = None, specs: tuple[Se
     """
     root = root if root is not None else npm_dir()
     if root is None:
-        raise NpmServersMissing(f"{NPM_DIR_ENV} is not set (tests/run.py sets it after installing the servers)")
+        raise NpmServersMissing(f"{NPM_DIR_ENV} is not set (run.py sets it after installing the servers)")
     workdir = out_path.parent / "mcp-scratch"
     workdir.mkdir(parents=True, exist_ok=True)
     catalog = asyncio.run(_capture_all(root, specs, workdir, timeout))

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from .jsonpath import Segment
+from ..retrieval.jsonpath import Segment
 
 __all__ = ["OutlineStyle", "STYLES", "inline_value", "outline"]
 

@@ -1,0 +1,13 @@
+"""The ``stowage`` command line (``status``, ``blobs``, ``gc``, ``doctor``).
+
+Host-free: it reads ``$HERMES_HOME/config.yaml`` itself and imports nothing
+from hermes-agent, so it runs without Hermes installed.  Installed as
+``stowage.cli`` (``[project.scripts] stowage = "stowage.cli:main"``); the
+``/stowage`` slash command in the host glue calls the same functions.
+"""
+
+from __future__ import annotations
+
+from .main import main
+
+__all__ = ["main"]

@@ -1,0 +1,5 @@
+"""``python -m stowage.cli``."""
+
+from .main import main
+
+raise SystemExit(main())
