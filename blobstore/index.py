@@ -357,10 +357,26 @@ class Index:
         try:
             yield Tx(conn)
         except sqlite3.Error as exc:
+            self._end_read(conn)
             raise StoreIndexError(self.path, exc) from exc
-        finally:
+        except BaseException:
+            self._end_read(conn)
+            raise
+        try:
             if conn.in_transaction:
                 conn.execute("COMMIT")
+        except sqlite3.Error as exc:  # a corrupt page can surface only here
+            self._end_read(conn)
+            raise StoreIndexError(self.path, exc) from exc
+
+    @staticmethod
+    def _end_read(conn: sqlite3.Connection) -> None:
+        """End a failed read transaction; an error doing so must not replace the first one."""
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     def close(self) -> None:
         """Close the calling thread's connection (if it belongs to this process)."""
