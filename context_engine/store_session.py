@@ -100,6 +100,9 @@ class StoreSession:
         """Use the store under ``hermes_home`` (or ``store.path``)."""
         if self._store is None:
             self.root = store_root(self.settings, Path(hermes_home))
+            if self.root.exists() and not self.root.is_dir():
+                self.error = f"stowage.store.path {str(self.root)!r} is a file, not a folder; nothing is stored"
+                logger.warning("stowage: %s", self.error)
 
     @property
     def store(self) -> BlobStore | None:
