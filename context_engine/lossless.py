@@ -38,7 +38,8 @@ def encode_window(messages: list[Message]) -> bytes:
 
 
 def decode_window(data: bytes) -> list[Message]:
-    return [json.loads(line) for line in data.decode("utf-8", "surrogatepass").splitlines() if line.strip()]
+    # split on b"\n" only: str.splitlines() also breaks on U+2028, U+0085 ... that JSON leaves unescaped
+    return [json.loads(line.decode("utf-8", "surrogatepass")) for line in data.split(b"\n") if line.strip()]
 
 
 def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None) -> str:
