@@ -246,23 +246,28 @@ class BlobStore(ReadAccess):
         prefix = normalize_handle(handle)
         scoped = session_id is not None and not self.cross_session_reads
         with self._index.read() as tx:
+            # Scoped, another session's blobs and tombstones do not exist: not even an
+            # ambiguity may tell a session that someone else stored matching content.
             matches = tx.prefix_matches("blobs", prefix, 10)
+            foreign = False
+            if scoped:
+                readable = [m for m in matches if tx.can_read(m, session_id)]  # type: ignore[arg-type]
+                foreign, matches = len(readable) < len(matches), readable
             if len(matches) > 1:
                 raise AmbiguousHandleError(prefix, len(matches))
             if matches:
-                if scoped and not tx.can_read(matches[0], session_id):  # type: ignore[arg-type]
-                    raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
                 return matches[0]
-            tombs = tx.prefix_matches("tombstones", prefix, 10)
+            all_tombs = [t for t in map(tx.tombstone, tx.prefix_matches("tombstones", prefix, 10)) if t is not None]
+            tombs = [t for t in all_tombs if not scoped or session_id in t.sessions]
+            foreign = foreign or len(tombs) < len(all_tombs)
             if len(tombs) > 1:
                 raise AmbiguousHandleError(prefix, len(tombs))
             if not tombs:
+                if foreign:
+                    raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
                 raise UnknownHandleError(prefix)
-            tomb = tx.tombstone(tombs[0])
-        assert tomb is not None
+            tomb = tombs[0]
         if scoped:
-            if session_id not in tomb.sessions:
-                raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
             tomb = tomb.seen_by(session_id)  # type: ignore[arg-type]
         raise EvictedBlobError(prefix, tomb)
 
