@@ -375,10 +375,11 @@ class _Doctor:
         off = off or st.index_file(st.blob_path(sha))
         if off.sha256 != sha:
             return False
-        with st.index.write():
+        with st.index.write() as tx:
             if not st.blob_path(sha).exists():
                 return False
             write_durable(st.sidecar_path(sha), off.to_bytes(), st.tmp_dir)
+            tx.set_sidecar_seal(off)
         st._forget(sha)
         return True
 

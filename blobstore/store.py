@@ -190,6 +190,8 @@ class BlobStore(ReadAccess):
                     tx.delete_tombstone(sha)
                 else:
                     tx.touch_blob(sha, now)
+                    if not had_side:
+                        tx.set_sidecar_seal(off)
                 tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now)
                 self._append_record(self.record_path(sha), {
                     "session_id": session_id, "tool_name": tool_name, "tool_args": tool_args,

@@ -91,7 +91,7 @@ def test_ambiguous_prefix(store):
     prefix = "abcdef0123456789"
     with store.index.write() as tx:
         for tail in ("0" * 48, "1" * 48):
-            tx.execute("INSERT INTO blobs VALUES(?,1,1,1,1,'text',0,0,NULL,0)", (prefix + tail,))
+            tx.execute("INSERT INTO blobs VALUES(?,1,1,1,1,'text',0,0,NULL,0,NULL)", (prefix + tail,))
     with pytest.raises(AmbiguousHandleError) as info:
         store.resolve(prefix)
     assert info.value.matches == 2 and "more of the hash" in str(info.value)
