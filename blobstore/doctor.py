@@ -241,7 +241,10 @@ class _Doctor:
         except FileNotFoundError:  # evicted while we were walking
             return
         if self.verify:
-            off = st.index_file(path)
+            try:
+                off = st.index_file(path)
+            except FileNotFoundError:  # evicted while we were hashing
+                return
             self.report.bytes_checked += off.size
             if off.sha256 != sha:
                 self.issue("corrupt-blob", ERROR, sha, f"content hashes to {off.sha256[:16]}",
