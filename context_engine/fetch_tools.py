@@ -137,17 +137,22 @@ class FetchTools:
             raise ToolError(f"unknown mode {describe_input(mode)}; use one of {', '.join(MODES)}")
         sha = self.store.resolve(args.get("handle"), self._session_id())
         info = self.store.stat(sha)
-        self.store.record_fetch(sha)
         head = {"handle": info.handle, "mode": mode}
         if mode == "stat":
-            return {**head, **_describe(info)}
-        if mode == "range":
-            return {**head, **self._range(sha, info, args)}
-        if mode == "grep":
-            return {**head, **self._grep_blob(sha, args)}
-        if mode == "json":
-            return {**head, **self._json(sha, info, args)}
-        return {**head, **self._full(sha, info)}
+            reply = {**head, **_describe(info)}
+        elif mode == "range":
+            reply = {**head, **self._range(sha, info, args)}
+        elif mode == "grep":
+            reply = {**head, **self._grep_blob(sha, args)}
+        elif mode == "json":
+            reply = {**head, **self._json(sha, info, args)}
+        else:
+            reply = {**head, **self._full(sha, info)}
+        try:  # after the read, and never in its way: a full disk must not cost the model its answer
+            self.store.record_fetch(sha)
+        except (StoreError, OSError) as exc:
+            log.warning("stowage: could not count a fetch of %s: %s", info.handle, exc)
+        return reply
 
     def _range(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
         unit = args.get("unit") or "lines"
