@@ -62,11 +62,13 @@ def stored_handle(store: BlobStore, data: bytes, session_id: str | None) -> str 
 class StoreArchive:
     """Stores pruned outputs and summarized windows for one session."""
 
-    def __init__(self, store: BlobStore, session_id: Callable[[], str | None]) -> None:
+    def __init__(self, store: BlobStore, session_id: Callable[[], str | None],
+                 on_failure: Callable[[BaseException], None] | None = None) -> None:
         self.store = store
         self._session_id = session_id
         self.failures = 0
         self.last_error: str | None = None
+        self._on_failure = on_failure
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
         earlier = _SPILL_HANDLE.search(output.content[:2000])
@@ -99,4 +101,6 @@ class StoreArchive:
     def _failed(self, exc: BaseException) -> None:
         self.failures += 1
         self.last_error = str(exc)
+        if self._on_failure is not None:
+            self._on_failure(exc)
         logger.warning("stowage: the store could not keep compacted content (%s); using a plain stub", exc)

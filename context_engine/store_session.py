@@ -29,6 +29,8 @@ _lock = threading.Lock()
 _stores: dict[Path, BlobStore] = {}
 _writers: dict[Path, "BackgroundWriter"] = {}
 DRAIN_TIMEOUT_S = 10.0
+SPILL_FAILED_NOTE = ("[stowage: this output is over the spill threshold but could not be stored (see `stowage "
+                     "status`); it is shown in full and cannot be fetched later]")
 
 
 class BackgroundWriter:
@@ -94,6 +96,8 @@ class StoreSession:
         self.limits = FetchLimits(settings.spill.fetch_max_chars, settings.spill.full_fetch_max_chars)
         self.spills = 0
         self.spill_failures = 0
+        self.archive_failures = 0
+        self.last_store_error: str | None = None
         self.tool_calls = 0
 
     def attach(self, hermes_home: Path | str) -> None:
@@ -141,7 +145,11 @@ class StoreSession:
         if store is None:
             return None
         writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
-        return StoreArchive(store, lambda: self.session_id)
+        return StoreArchive(store, lambda: self.session_id, on_failure=self._archive_failed)
+
+    def _archive_failed(self, exc: BaseException) -> None:
+        self.archive_failures += 1
+        self.last_store_error = str(exc)
 
     def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
         """The preview for an oversized result; smaller ones are recorded in the background."""
@@ -149,8 +157,13 @@ class StoreSession:
         if store is None or not isinstance(result, str):
             return None
         args_text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
+        failed: list[BaseException] = []
         spilled = spill_result(store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id,
-                               policy=self.policy, count_tokens=count_tokens)
+                               policy=self.policy, count_tokens=count_tokens, on_failure=failed.append)
+        if failed:
+            self.spill_failures += 1
+            self.last_store_error = str(failed[0])
+            return (f"{SPILL_FAILED_NOTE}\n" + result)
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
                 writer_for(store.root).submit(record_output, store, result, tool_name=tool_name,
@@ -171,5 +184,6 @@ class StoreSession:
 
     def status(self) -> dict[str, Any]:
         return {"root": str(self.root) if self.root else None, "error": self.error, "spills": self.spills,
-                "tool_calls": self.tool_calls}
+                "spill_failures": self.spill_failures, "archive_failures": self.archive_failures,
+                "last_store_error": self.last_store_error, "tool_calls": self.tool_calls}
 
