@@ -194,10 +194,13 @@ def _store_path_problem(raw: str) -> str:
     path = Path(os.path.expandvars(os.path.expanduser(text)))
     if not path.is_absolute():
         return ""  # relative to the Hermes home: checked when the session opens the store
-    for folder in (path, *path.parents):
-        if folder.exists():
-            return "" if folder.is_dir() else ("is a file, not a folder" if folder == path
-                                               else f"{str(folder)!r} is a file, not a folder")
+    try:
+        for folder in (path, *path.parents):
+            if folder.exists():
+                return "" if folder.is_dir() else ("is a file, not a folder" if folder == path
+                                                   else f"{str(folder)!r} is a file, not a folder")
+    except OSError:  # unreadable parents: the store reports what it cannot open
+        return ""
     return ""
 
 
