@@ -1,9 +1,10 @@
 """Verified read access to stored blobs, mixed into ``BlobStore``.
 
-Kept apart from the write and index-management side of the store.  Reads do
-not touch SQLite on the happy path (the sidecar has everything a range read
-needs); only when a file is missing do they consult the index, under the
-write lock, to tell an eviction in progress from a lost file.
+Kept apart from the write and index-management side of the store.  A read
+touches SQLite only when it loads a sidecar it has not cached (one lookup of
+the sidecar's seal, which ties its chunk digests to the content hash) and
+when a file is missing (under the write lock, to tell an eviction in progress
+from a lost file).
 """
 
 from __future__ import annotations
@@ -57,7 +58,10 @@ class ReadAccess:
                 if hit and hit[0] == key:
                     self._cache.move_to_end(sha)
                     return hit[1]
-            off = Offsets.from_bytes(side.read_bytes(), sha)
+            data = side.read_bytes()
+            off = Offsets.from_bytes(data, sha)
+            if not self._sealed(sha, data):
+                raise SidecarError("sidecar does not match the seal the index keeps for this blob")
         except FileNotFoundError:
             return self._rebuild_sidecar(sha)
         except SidecarError as exc:
@@ -68,6 +72,20 @@ class ReadAccess:
             while len(self._cache) > 256:
                 self._cache.popitem(last=False)
         return off
+
+    def _sealed(self, sha: str, data: bytes) -> bool:
+        """The sidecar is the one written from the verified bytes (its chunk digests can be trusted).
+
+        The index keeps each sidecar's seal; a sidecar that does not match it
+        (forged, or from before seals) is rebuilt from the blob, whose whole
+        hash is checked against its name, and the seal is updated.
+        """
+        try:
+            with self._index.read() as tx:
+                seal = tx.sidecar_seal(sha)
+        except StoreError:
+            return False
+        return seal is not None and bytes.fromhex(seal) == data[-32:]
 
     def index_file(self, path: Path) -> Offsets:
         """Hash and index an existing file (used to rebuild sidecars and by the doctor)."""
@@ -82,9 +100,10 @@ class ReadAccess:
         if off.sha256 != sha:
             raise CorruptBlobError(sha, f"content hashes to {off.sha256[:16]}")
         try:
-            with self._index.write():
+            with self._index.write() as tx:
                 if self.blob_path(sha).exists():
                     write_durable(self.sidecar_path(sha), off.to_bytes(), self.tmp_dir)
+                    tx.set_sidecar_seal(off)
         except (OSError, StoreError) as exc:
             log.warning("could not rewrite sidecar of %s: %s", sha[:16], exc)
         return off

@@ -18,7 +18,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import StoreError
+from .errors import StoreError, StoreIndexError
 from .fsutil import DIR_MODE, FILE_MODE, TEMP_SUFFIX, mode_of, remove_quietly, temp_in_use, write_durable
 from .offsets import Offsets, SidecarError
 from .retention import REASON_CORRUPT, REASON_MISSING, evict
@@ -111,12 +111,18 @@ class _Doctor:
             if path.exists():
                 self.check_mode(path, FILE_MODE)
         self.check_temps()
-        with st.index.read() as tx:
-            rows = {r["sha"]: r for r in tx.execute("SELECT * FROM blobs")}
-            tombs = {r[0] for r in tx.execute("SELECT sha FROM tombstones")}
+        try:
+            with st.index.read() as tx:
+                rows = {r["sha"]: r for r in tx.execute("SELECT * FROM blobs")}
+                tombs = {r[0] for r in tx.execute("SELECT sha FROM tombstones")}
+        except StoreIndexError as exc:
+            return self.index_unreadable(str(exc))
         blobs, sidecars = self.walk()
         for sha, path in sorted(blobs.items()):
             self.check_blob(sha, path, rows.get(sha), sha in tombs, sha in sidecars)
+        if any(i.kind == "orphan-blob" and i.repaired for i in self.report.issues):
+            with st.index.write() as tx:  # re-indexed blobs get their logged grants back
+                st.replay_grants(tx)
         trashed = self.check_trash(rows, blobs)
         for sha in self.confirm_missing(set(rows) - set(blobs) - trashed):
             self.issue("missing-blob", ERROR, sha, "indexed but its file is missing",
@@ -124,7 +130,28 @@ class _Doctor:
         for sha in sorted(set(sidecars) - set(blobs) - set(rows)):
             self.issue("orphan-sidecar", WARNING, self.rel(sidecars[sha]), "sidecar without a blob",
                        lambda sha=sha: self.fix_orphan_sidecar(sha))
+        for sha in sorted(set(self.records) - set(blobs) - set(rows)):
+            self.issue("orphan-record", WARNING, self.rel(self.records[sha]), "provenance record without a blob",
+                       lambda sha=sha: self.fix_orphan_record(sha))
         self.check_index()
+        return self.report
+
+    def index_unreadable(self, why: str) -> DoctorReport:
+        """The index cannot be read: count (and verify) the blob files, offer a rebuild from them."""
+        blobs, _ = self.walk()
+        for sha, path in sorted(blobs.items()):
+            self.report.blobs_checked += 1
+            if self.verify:
+                off = self.store.index_file(path)
+                self.report.bytes_checked += off.size
+                if off.sha256 != sha:
+                    self.issue("corrupt-blob", ERROR, sha, f"content hashes to {off.sha256[:16]}")
+        self.issue("index-unreadable", ERROR, "index.sqlite3",
+                   f"{why}; {len(blobs):,} blob files are on disk and can be re-indexed from their records",
+                   self.fix_rebuild)
+        if self.repair and self.report.issues[-1].repaired:  # check the rebuilt store like any other
+            again = _Doctor(self.store, self.repair, self.verify, self.temp_grace).run()
+            self.report.issues += [i for i in again.issues if i.kind != "stale-temp"]
         return self.report
 
     def confirm_missing(self, candidates: set[str]) -> list[str]:
@@ -181,6 +208,7 @@ class _Doctor:
     def walk(self) -> tuple[dict[str, Path], dict[str, Path]]:
         blobs: dict[str, Path] = {}
         sidecars: dict[str, Path] = {}
+        self.records: dict[str, Path] = {}
         for sub in sorted(self.store.blobs_dir.iterdir()):
             if not (sub.is_dir() and _SUB.fullmatch(sub.name)):
                 self.stray(sub)
@@ -192,6 +220,8 @@ class _Doctor:
                     blobs[name] = path
                 elif name.endswith(".off") and _SHA.fullmatch(name[:-4]) and name[:2] == sub.name:
                     sidecars[name[:-4]] = path
+                elif name.endswith(".prov") and _SHA.fullmatch(name[:-5]) and name[:2] == sub.name:
+                    self.records[name[:-5]] = path
                 else:
                     self.stray(path)
                     continue
@@ -211,7 +241,10 @@ class _Doctor:
         except FileNotFoundError:  # evicted while we were walking
             return
         if self.verify:
-            off = st.index_file(path)
+            try:
+                off = st.index_file(path)
+            except FileNotFoundError:  # evicted while we were hashing
+                return
             self.report.bytes_checked += off.size
             if off.sha256 != sha:
                 self.issue("corrupt-blob", ERROR, sha, f"content hashes to {off.sha256[:16]}",
@@ -246,14 +279,19 @@ class _Doctor:
                        lambda: self.fix_sidecar(sha, off))
 
     def check_index(self) -> None:
-        with self.store.index.read() as tx:
-            result = tx.execute("PRAGMA quick_check").fetchone()[0]
-            dangling = tx.execute(
-                "SELECT (SELECT count(*) FROM provenance WHERE sha NOT IN (SELECT sha FROM blobs))"
-                " + (SELECT count(*) FROM grants WHERE sha NOT IN (SELECT sha FROM blobs))"
-            ).fetchone()[0]
+        try:
+            with self.store.index.read() as tx:
+                result = tx.execute("PRAGMA quick_check").fetchone()[0]
+                dangling = tx.execute(
+                    "SELECT (SELECT count(*) FROM provenance WHERE sha NOT IN (SELECT sha FROM blobs))"
+                    " + (SELECT count(*) FROM grants WHERE sha NOT IN (SELECT sha FROM blobs))"
+                ).fetchone()[0]
+        except StoreIndexError as exc:
+            result, dangling = str(exc), 0
         if result != "ok":
-            self.issue("index-integrity", ERROR, "index.sqlite3", str(result))
+            self.issue("index-integrity", ERROR, "index.sqlite3",
+                       f"{result}; `--repair` rebuilds the index from the blob files and their records",
+                       self.fix_rebuild)
         if dangling:
             self.issue("dangling-rows", WARNING, "index.sqlite3",
                        f"{dangling} provenance/grant rows for blobs that are gone", self.fix_dangling)
@@ -317,11 +355,18 @@ class _Doctor:
         with st.index.write() as tx:
             if tx.get_blob(sha) is not None or not path.exists():
                 return False
-            write_durable(st.sidecar_path(sha), off.to_bytes(), st.tmp_dir)
-            tx.insert_blob(off, "unknown", path.stat().st_mtime)
-            tx.delete_tombstone(sha)
-        st._forget(sha)
+            return st.reindex(tx, sha, off)
+
+    def fix_rebuild(self) -> bool:
+        self.store.rebuild_index()
         return True
+
+    def fix_orphan_record(self, sha: str) -> bool:
+        st = self.store
+        with st.index.write():
+            if st.blob_path(sha).exists():
+                return False
+            return remove_quietly(st.record_path(sha))
 
     def fix_metadata(self, sha: str, off: Offsets) -> bool:
         with self.store.index.write() as tx:
@@ -333,10 +378,11 @@ class _Doctor:
         off = off or st.index_file(st.blob_path(sha))
         if off.sha256 != sha:
             return False
-        with st.index.write():
+        with st.index.write() as tx:
             if not st.blob_path(sha).exists():
                 return False
             write_durable(st.sidecar_path(sha), off.to_bytes(), st.tmp_dir)
+            tx.set_sidecar_seal(off)
         st._forget(sha)
         return True
 

@@ -139,19 +139,17 @@ class AmbiguousHandleError(HandleError):
         )
 
 
-class ForeignHandleError(HandleError):
-    """The blob exists but this session neither produced it nor was granted it."""
+class ForeignHandleError(UnknownHandleError):
+    """The blob exists but this session neither produced it nor was granted it.
 
-    code = "foreign_handle"
+    Answered exactly like an unknown handle (same message, same code): a
+    session must not learn that another session stored some content.  The
+    class stays distinct for callers inside the process.
+    """
 
     def __init__(self, handle: str, session_id: str) -> None:
         self.session_id = session_id
-        super().__init__(
-            handle,
-            f"handle {handle} belongs to another session; session {session_id!r} can only "
-            "read outputs it produced or was explicitly granted. Re-run the tool in this "
-            "session, or ask the operator to grant access",
-        )
+        super().__init__(handle)
 
 
 REASON_TEXT = {

@@ -115,6 +115,15 @@ def write_durable(path: Path, data: bytes, tmp_dir: Path, sync: bool = True) -> 
         fsync_dir(path.parent)
 
 
+def append_line(path: Path, line: bytes) -> None:
+    """Append one line to ``path`` (created 0600), without fsync: for rebuildable records."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    try:
+        write_all(fd, line if line.endswith(b"\n") else line + b"\n")
+    finally:
+        os.close(fd)
+
+
 def remove_quietly(path: Path) -> bool:
     """Unlink ``path``; True if something was removed.  Used on cleanup paths."""
     try:

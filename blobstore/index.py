@@ -24,7 +24,7 @@ from .handles import prefix_upper_bound
 from .offsets import Offsets
 from .records import Provenance, Tombstone
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: blobs.sidecar_seal
 MAX_ARGS_CHARS = 1000
 MAX_TOMBSTONE_SESSIONS = 64
 
@@ -33,7 +33,7 @@ _SCHEMA = [
         sha TEXT PRIMARY KEY, size INTEGER NOT NULL, line_count INTEGER NOT NULL,
         char_count INTEGER NOT NULL, is_utf8 INTEGER NOT NULL, content_type TEXT NOT NULL,
         created_at REAL NOT NULL, last_access REAL NOT NULL, last_fetch REAL,
-        fetch_count INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID""",
+        fetch_count INTEGER NOT NULL DEFAULT 0, sidecar_seal TEXT) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS blobs_lru ON blobs(last_access)",
     """CREATE TABLE IF NOT EXISTS provenance(
         id INTEGER PRIMARY KEY, sha TEXT NOT NULL, session_id TEXT, tool_name TEXT NOT NULL,
@@ -90,10 +90,18 @@ class Tx:
     def insert_blob(self, off: Offsets, content_type: str, now: float) -> None:
         self.execute(
             "INSERT OR REPLACE INTO blobs(sha,size,line_count,char_count,is_utf8,content_type,"
-            "created_at,last_access,last_fetch,fetch_count) VALUES(?,?,?,?,?,?,?,?,NULL,0)",
+            "created_at,last_access,last_fetch,fetch_count,sidecar_seal) VALUES(?,?,?,?,?,?,?,?,NULL,0,?)",
             (off.sha256, off.size, off.line_count, off.char_count, int(off.is_utf8),
-             content_type, now, now),
+             content_type, now, now, off.seal().hex()),
         )
+
+    def sidecar_seal(self, sha: str) -> str | None:
+        """The seal of the sidecar written from the verified bytes (None: unknown)."""
+        row = self.execute("SELECT sidecar_seal FROM blobs WHERE sha=?", (sha,)).fetchone()
+        return row[0] if row else None
+
+    def set_sidecar_seal(self, off: Offsets) -> None:
+        self.execute("UPDATE blobs SET sidecar_seal=? WHERE sha=?", (off.seal().hex(), off.sha256))
 
     def update_metadata(self, off: Offsets) -> None:
         self.execute(
@@ -304,6 +312,9 @@ class Index:
             try:
                 for statement in _SCHEMA:
                     conn.execute(statement)
+                columns = {row[1] for row in conn.execute("PRAGMA table_info(blobs)")}
+                if "sidecar_seal" not in columns:  # a version 1 index: sidecars get sealed as they are read
+                    conn.execute("ALTER TABLE blobs ADD COLUMN sidecar_seal TEXT")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")
             except BaseException:
@@ -357,10 +368,26 @@ class Index:
         try:
             yield Tx(conn)
         except sqlite3.Error as exc:
+            self._end_read(conn)
             raise StoreIndexError(self.path, exc) from exc
-        finally:
+        except BaseException:
+            self._end_read(conn)
+            raise
+        try:
             if conn.in_transaction:
                 conn.execute("COMMIT")
+        except sqlite3.Error as exc:  # a corrupt page can surface only here
+            self._end_read(conn)
+            raise StoreIndexError(self.path, exc) from exc
+
+    @staticmethod
+    def _end_read(conn: sqlite3.Connection) -> None:
+        """End a failed read transaction; an error doing so must not replace the first one."""
+        try:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
 
     def close(self) -> None:
         """Close the calling thread's connection (if it belongs to this process)."""

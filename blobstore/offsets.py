@@ -113,6 +113,10 @@ class Offsets:
         )
         return body + hashlib.sha256(body).digest()
 
+    def seal(self) -> bytes:
+        """The sidecar's own SHA-256 (its last 32 bytes); the index keeps it to tie the sidecar to the blob."""
+        return self.to_bytes()[-_TRAILER:]
+
     @classmethod
     def from_bytes(cls, data: bytes, sha256: str) -> "Offsets":
         """Parse and check a sidecar; raise :class:`SidecarError` on any inconsistency."""

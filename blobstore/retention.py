@@ -35,6 +35,11 @@ class RetentionPolicy:
     ``fetch_grace_seconds`` are spared.  A session still flagged live but not
     seen for ``session_idle_seconds`` stops protecting anything, so a crashed
     process that never ended its session cannot pin the store forever.
+
+    The size cap holds against live sessions too: when sparing them would
+    leave the store over the cap, their coldest blobs go next (least recently
+    used first), except blobs used within ``hot_seconds`` (the current turn's
+    work) and blobs fetched within the grace period.
     """
 
     ttl_seconds: float | None = 7 * DAY
@@ -42,13 +47,14 @@ class RetentionPolicy:
     fetch_grace_seconds: float = 3600.0
     tombstone_ttl_seconds: float = 30 * DAY
     session_idle_seconds: float = 1 * DAY
+    hot_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         for name in ("ttl_seconds", "max_total_bytes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"RetentionPolicy.{name} must be positive or None, got {value!r}")
-        for name in ("fetch_grace_seconds", "tombstone_ttl_seconds", "session_idle_seconds"):
+        for name in ("fetch_grace_seconds", "tombstone_ttl_seconds", "session_idle_seconds", "hot_seconds"):
             if getattr(self, name) < 0:
                 raise ValueError(f"RetentionPolicy.{name} must be >= 0")
 
@@ -91,16 +97,17 @@ def plan(tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str] = (
     spared_live: set[str] = set()
     spared_fetch: set[str] = set()
 
-    def consider(row, reason: str, detail: str) -> bool:
+    def consider(row, reason: str, detail: str, *, live_too: bool = False) -> bool:
         nonlocal protected
         sha = row["sha"]
         if sha in keep or sha in chosen:
             return False
         if protected is None:
             protected = live_protected(tx, policy, now)
-        if sha in protected:
+        if sha in protected and (not live_too or row["last_access"] >= now - policy.hot_seconds):
             spared_live.add(sha)
             return False
+        spared_live.discard(sha)
         if row["last_fetch"] is not None and row["last_fetch"] >= grace_cutoff:
             spared_fetch.add(sha)
             return False
@@ -129,6 +136,14 @@ def plan(tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str] = (
                 break
             if consider(row, REASON_CAP, detail):
                 total -= row["size"]
+        if total > cap:  # live sessions give up their cold blobs; the current turn's stay
+            live_detail = detail + "; a live session's least recently used blob"
+            for row in tx.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
+                                  "ORDER BY last_access, created_at, sha"):
+                if total <= cap:
+                    break
+                if consider(row, REASON_CAP, live_detail, live_too=True):
+                    total -= row["size"]
         report.over_cap_bytes = max(0, total - cap)
     report.spared_live, report.spared_recent_fetch = len(spared_live), len(spared_fetch)
     report.freed_bytes = report.total_bytes_before - total

@@ -5,6 +5,8 @@ Layout under ``root`` (folders 0700, files 0600)::
     index.sqlite3           metadata, provenance, grants, sessions, tombstones (WAL)
     blobs/ab/<sha256>       blob bytes, named by their SHA-256
     blobs/ab/<sha256>.off   sidecar: chunk digests, line and character checkpoints
+    blobs/ab/<sha256>.prov  provenance records (JSON lines), so a lost index can be rebuilt
+    grants.jsonl            session grants, for the same reason
     tmp/                    in-flight writes (locked while their writer lives)
     trash/                  evicted blobs between their eviction and its commit
     quarantine/             corrupt blobs moved aside by ``doctor(repair=True)``
@@ -17,7 +19,9 @@ crash at any point leaves at worst an unindexed file for the doctor.
 from __future__ import annotations
 
 import errno
+import json
 import logging
+import re
 import os
 import secrets
 import sqlite3
@@ -32,7 +36,7 @@ from typing import TYPE_CHECKING, Callable
 from .access import ReadAccess
 from .errors import (AmbiguousHandleError, EvictedBlobError, ForeignHandleError, StoreError,
                      StoreIndexError, StoreWriteError, UnknownHandleError)
-from .fsutil import FILE_MODE, ensure_dir, fsync_dir, remove_quietly, write_durable
+from .fsutil import FILE_MODE, append_line, ensure_dir, fsync_dir, remove_quietly, write_durable
 from .handles import MIN_HANDLE_LEN, common_prefix_len, normalize_handle, require_sha
 from .index import Index, Tx
 from .offsets import CHUNK_SIZE, Offsets
@@ -44,6 +48,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .doctor import DoctorReport
 
 log = logging.getLogger(__name__)
+_SHA_NAME = re.compile(r"[0-9a-f]{64}")
 
 _ERRNO_TEXT = {
     errno.ENOSPC: "the disk is full",
@@ -93,6 +98,7 @@ class BlobStore(ReadAccess):
         self.quarantine_dir = self.root / "quarantine"
         self.trash_dir = self.root / "trash"
         self.index_path = self.root / "index.sqlite3"
+        self.grants_log = self.root / "grants.jsonl"
         try:
             for folder in (self.root, self.blobs_dir, self.tmp_dir, self.trash_dir,
                            self.quarantine_dir):
@@ -128,6 +134,9 @@ class BlobStore(ReadAccess):
 
     def sidecar_path(self, sha: str) -> Path:
         return self.blobs_dir / sha[:2] / (sha + ".off")
+
+    def record_path(self, sha: str) -> Path:
+        return self.blobs_dir / sha[:2] / (sha + ".prov")
 
     @property
     def index(self) -> Index:
@@ -176,7 +185,8 @@ class BlobStore(ReadAccess):
                 if not had_side or row is None:  # self-checking and rebuildable: no own fsync
                     write_durable(side, off.to_bytes(), self.tmp_dir, sync=False)
                 if not had_blob:
-                    tx.on_rollback(lambda: (remove_quietly(blob), remove_quietly(side)))
+                    tx.on_rollback(lambda: (remove_quietly(blob), remove_quietly(side),
+                                            remove_quietly(self.record_path(sha))))
                 os.replace(staged.path, blob)
                 fsync_dir(blob.parent)
                 if row is None:
@@ -184,7 +194,12 @@ class BlobStore(ReadAccess):
                     tx.delete_tombstone(sha)
                 else:
                     tx.touch_blob(sha, now)
+                    if not had_side:
+                        tx.set_sidecar_seal(off)
                 tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now)
+                self._append_record(self.record_path(sha), {
+                    "session_id": session_id, "tool_name": tool_name, "tool_args": tool_args,
+                    "kind": kind, "content_type": content_type, "at": now})
                 if session_id is not None:
                     tx.touch_session(session_id, now, None)
                 handle = self._short_handle(tx, sha)
@@ -222,6 +237,7 @@ class BlobStore(ReadAccess):
         blob = self.blob_path(sha)
         trash = self.trash_dir / f"{sha}-{os.getpid()}-{secrets.token_hex(4)}"
         remove_quietly(self.sidecar_path(sha))  # rebuilt on demand if the eviction rolls back
+        tx.after_commit(lambda: remove_quietly(self.record_path(sha)))
         self._forget(sha)
         try:
             os.replace(blob, trash)
@@ -237,24 +253,29 @@ class BlobStore(ReadAccess):
         prefix = normalize_handle(handle)
         scoped = session_id is not None and not self.cross_session_reads
         with self._index.read() as tx:
+            # Scoped, another session's blobs and tombstones do not exist: not even an
+            # ambiguity may tell a session that someone else stored matching content.
             matches = tx.prefix_matches("blobs", prefix, 10)
+            foreign = False
+            if scoped:
+                readable = [m for m in matches if tx.can_read(m, session_id)]  # type: ignore[arg-type]
+                foreign, matches = len(readable) < len(matches), readable
             if len(matches) > 1:
                 raise AmbiguousHandleError(prefix, len(matches))
             if matches:
-                if scoped and not tx.can_read(matches[0], session_id):  # type: ignore[arg-type]
-                    raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
                 return matches[0]
-            tombs = tx.prefix_matches("tombstones", prefix, 10)
+            all_tombs = [t for t in map(tx.tombstone, tx.prefix_matches("tombstones", prefix, 10)) if t is not None]
+            tombs = [t for t in all_tombs if not scoped or session_id in t.sessions]
+            foreign = foreign or len(tombs) < len(all_tombs)
             if len(tombs) > 1:
                 raise AmbiguousHandleError(prefix, len(tombs))
             if not tombs:
+                if foreign:
+                    raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
                 raise UnknownHandleError(prefix)
-            tomb = tx.tombstone(tombs[0])
-        assert tomb is not None
+            tomb = tombs[0]
         if scoped:
-            if session_id not in tomb.sessions:
-                raise ForeignHandleError(prefix, session_id)  # type: ignore[arg-type]
-            tomb = tomb.seen_by(session_id)
+            tomb = tomb.seen_by(session_id)  # type: ignore[arg-type]
         raise EvictedBlobError(prefix, tomb)
 
     @staticmethod
@@ -274,11 +295,14 @@ class BlobStore(ReadAccess):
         sha = self.resolve(handle)
         with self._index.write() as tx:
             tx.grant(sha, session_id, self.clock())
+            self._append_record(self.grants_log, {"sha": sha, "target": session_id, "at": self.clock()})
         return sha
 
     def grant_session(self, source_session: str, target_session: str) -> int:
         """Grant ``target_session`` every blob ``source_session`` can read (session rotation)."""
         with self._index.write() as tx:
+            self._append_record(self.grants_log, {"source": source_session, "target": target_session,
+                                                  "at": self.clock()})
             return tx.grant_session(source_session, target_session, self.clock())
 
     def mark_session_live(self, session_id: str) -> None:
@@ -336,6 +360,88 @@ class BlobStore(ReadAccess):
         out["policy"] = asdict(self.policy)
         return out
 
+    # -- records: what rebuilds a lost index ------------------------------------
+    @staticmethod
+    def _append_record(path: Path, record: dict) -> None:
+        """Best effort: a record that cannot be written costs only provenance after a rebuild."""
+        try:
+            append_line(path, json.dumps(record, ensure_ascii=False).encode("utf-8"))
+        except (OSError, ValueError) as exc:
+            log.warning("could not append to %s: %s", path.name, exc)
+
+    @staticmethod
+    def _read_records(path: Path) -> list[dict]:
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return []
+        out = []
+        for line in raw.split(b"\n"):
+            try:
+                record = json.loads(line)
+            except ValueError:  # a torn last line after a crash, or garbage
+                continue
+            if isinstance(record, dict):
+                out.append(record)
+        return out
+
+    def reindex(self, tx: Tx, sha: str, off: Offsets | None = None) -> bool:
+        """Index an unindexed blob file, with the provenance its records kept (inside a write)."""
+        path = self.blob_path(sha)
+        off = off or self.index_file(path)
+        if off.sha256 != sha or tx.get_blob(sha) is not None:
+            return False
+        records = self._read_records(self.record_path(sha))
+        times = [r["at"] for r in records if isinstance(r.get("at"), (int, float))]
+        created = min(times) if times else path.stat().st_mtime
+        types = [r["content_type"] for r in records if isinstance(r.get("content_type"), str)]
+        write_durable(self.sidecar_path(sha), off.to_bytes(), self.tmp_dir)
+        tx.insert_blob(off, types[0] if types else "unknown", created)
+        tx.delete_tombstone(sha)
+        for r in records:
+            session = r.get("session_id") if isinstance(r.get("session_id"), str) else None
+            at = r["at"] if isinstance(r.get("at"), (int, float)) else created
+            tx.add_provenance(sha, session, _text_field(r, "tool_name"), _text_field(r, "tool_args"),
+                              _text_field(r, "kind", "spill"), at)
+        self._forget(sha)
+        return True
+
+    def rebuild_index(self) -> int:
+        """Set an unreadable index aside (in quarantine/) and rebuild it from the blob files.
+
+        Provenance comes from each blob's records and grants from ``grants.jsonl``,
+        so every session reads what it produced; tombstones and fetch counts are lost.
+        Returns the number of blobs indexed.
+        """
+        self._index.close()
+        stamp = f"{int(time.time())}-{os.getpid()}"
+        for suffix in ("", "-wal", "-shm"):
+            old = Path(str(self.index_path) + suffix)
+            if old.exists():
+                os.replace(old, self.quarantine_dir / f"{self.index_path.name}{suffix}-{stamp}")
+        os.close(os.open(self.index_path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
+        os.chmod(self.index_path, FILE_MODE)
+        self._index = Index(self.index_path, self.busy_timeout)
+        count = 0
+        with self._index.write() as tx:
+            for path in sorted(self.blobs_dir.glob("[0-9a-f][0-9a-f]/*")):
+                if _SHA_NAME.fullmatch(path.name) and path.name[:2] == path.parent.name and path.is_file():
+                    count += self.reindex(tx, path.name)
+            self.replay_grants(tx)
+        return count
+
+    def replay_grants(self, tx: Tx) -> None:
+        """Re-apply the logged grants to re-indexed blobs (idempotent)."""
+        now = self.clock()
+        for record in self._read_records(self.grants_log):
+            target = record.get("target")
+            if not isinstance(target, str):
+                continue
+            if isinstance(record.get("source"), str):
+                tx.grant_session(record["source"], target, now)
+            elif isinstance(record.get("sha"), str) and tx.get_blob(record["sha"]) is not None:
+                tx.grant(record["sha"], target, now)
+
     # -- retention and maintenance -----------------------------------------------
     def gc(self, dry_run: bool = False) -> GcReport:
         """Apply the retention policy now (or, with ``dry_run``, report what it would do)."""
@@ -363,3 +469,9 @@ class BlobStore(ReadAccess):
 
         return run_doctor(self, repair=repair, verify=verify,
                           temp_grace_seconds=temp_grace_seconds)
+
+
+def _text_field(record: dict, key: str, default: str = "") -> str:
+    """A string field of a provenance record read back from disk (anything else: the default)."""
+    value = record.get(key)
+    return value if isinstance(value, str) else default

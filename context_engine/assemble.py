@@ -24,6 +24,7 @@ from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, cont
 REMOVED_CALL_NOTE = "(tool call removed during context compaction)"
 CONTINUE_NOTE = "(continuing the conversation)"
 EMPTY_NOTE = "(empty message)"
+NO_OUTPUT_NOTE = "(no output)"
 SUMMARY_ACK = "(Earlier context noted from the summary above; continuing with the conversation below.)"
 
 
@@ -127,10 +128,19 @@ def unique_call_ids(messages: list[Message]) -> list[Message]:
 
 
 def fill_empty(messages: list[Message]) -> list[Message]:
-    """Strict providers reject empty user turns and empty assistant turns."""
+    """Strict providers reject empty turns, empty text blocks and tool results without text."""
     out = []
     for message in messages:
         role = role_of(message)
+        content = message.get("content")
+        if isinstance(content, list) and role in ("user", "assistant", "tool"):
+            kept = [part for part in content if not (
+                isinstance(part, dict) and part.get("type") == "text"
+                and not (isinstance(part.get("text"), str) and part["text"].strip()))]
+            if len(kept) != len(content):
+                message = {**message, "content": kept if kept or not tool_calls_of(message) else None}
+        if role == "tool" and (not isinstance(message.get("content"), (str, list)) or message.get("content") == []):
+            message = {**message, "content": NO_OUTPUT_NOTE}
         if role in ("user", "assistant") and not has_content(message) and not tool_calls_of(message):
             message = {**message, "content": EMPTY_NOTE}
         out.append(message)
@@ -235,7 +245,9 @@ def _merge_pair(first: Message, second: Message) -> Message:
     merged = dict(second)
     a, b = first.get("content"), second.get("content")
     if isinstance(a, list) or isinstance(b, list):
-        merged["content"] = content_parts(a) + content_parts(b)
+        merged["content"] = [part for part in content_parts(a) + content_parts(b) if not (
+            isinstance(part, dict) and part.get("type") == "text"
+            and not (isinstance(part.get("text"), str) and part["text"].strip()))]
     else:
         merged["content"] = "\n\n".join(x for x in (a or "", b or "") if x)
     if first.get(SUMMARY_FLAG) or second.get(SUMMARY_FLAG):

@@ -9,6 +9,9 @@ set fall back to the matching built-in ``compression.*`` key.
 from __future__ import annotations
 
 import difflib
+import math
+import os
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
@@ -103,6 +106,8 @@ def load_settings(config: Mapping[str, Any] | None, *, source: str = "config.yam
             origins[key.path] = "default"
             continue
         checked, problem = _check(key, value)
+        if not problem and key.path == "store.path":
+            problem = _store_path_problem(checked)
         if problem:
             label = f"stowage.{key.path}" if origin == "stowage" else f"{origin} (inherited by stowage.{key.path})"
             problems.append(f"{label} = {_show(value)}: {problem}; expected {key.accepted()}. {key.doc}")
@@ -150,12 +155,14 @@ def _check(key: Key, value: Any) -> tuple[Any, str]:
     if key.kind in (NUMBER, INTEGER):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return value, "not a number"
-        if key.kind == INTEGER and float(value) != int(value):
-            return value, "not a whole number"
-        number = int(value) if key.kind == INTEGER else float(value)
-        if (key.minimum is not None and number < key.minimum) or (key.maximum is not None and number > key.maximum):
+        if isinstance(value, float) and not math.isfinite(value):
+            return value, "not a finite number"
+        # compare before converting: a huge int has no float, a fractional float no int
+        if (key.minimum is not None and value < key.minimum) or (key.maximum is not None and value > key.maximum):
             return value, "out of range"
-        return number, ""
+        if key.kind == INTEGER and isinstance(value, float) and not value.is_integer():
+            return value, "not a whole number"
+        return (int(value) if key.kind == INTEGER else float(value)), ""
     if key.kind == CHOICE:
         normalized = _normalize_choice(value)
         if normalized in key.choices:
@@ -175,6 +182,26 @@ def _check(key: Key, value: Any) -> tuple[Any, str]:
             return dict(value), ""
         return value, "not a mapping of tool names to positive whole numbers"
     raise AssertionError(f"unhandled key kind {key.kind}")
+
+
+def _store_path_problem(raw: str) -> str:
+    """A store.path that cannot be a folder, caught at start rather than at first use."""
+    if "\x00" in raw:
+        return "contains a NUL character"
+    text = raw.strip()
+    if not text:
+        return ""
+    path = Path(os.path.expandvars(os.path.expanduser(text)))
+    if not path.is_absolute():
+        return ""  # relative to the Hermes home: checked when the session opens the store
+    try:
+        for folder in (path, *path.parents):
+            if folder.exists():
+                return "" if folder.is_dir() else ("is a file, not a folder" if folder == path
+                                                   else f"{str(folder)!r} is a file, not a folder")
+    except OSError:  # unreadable parents: the store reports what it cannot open
+        return ""
+    return ""
 
 
 def _normalize_choice(value: Any) -> Any:

@@ -367,12 +367,29 @@ def _after_digits(count: int, mark: str) -> Finder:
     return find
 
 
+def _at_words(*words: str) -> Finder:
+    """Matches that begin where one of ``words`` occurs in the text (case-sensitive)."""
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        return _matches_at(pattern, haystack.text, occurrences(haystack.text, [w for w in words if haystack.has(w)]))
+    return find
+
+
+def _at_lowered_words(*words: str) -> Finder:
+    """Matches that begin where one of ``words`` (lower case) occurs in the folded text."""
+    @_on_lowered_positions
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        return _matches_at(pattern, haystack.text,
+                           occurrences(haystack.lowered, [w for w in words if haystack.lower_has(w)]))
+    return find
+
+
 # -- patterns -------------------------------------------------------------------------------------
 
 _VENDOR_PREFIXES = (
     r"sk-[A-Za-z0-9_-]{10,}", r"sk_(?:live|test)_[A-Za-z0-9]{10,}", r"rk_live_[A-Za-z0-9]{10,}",
     r"sk_[A-Za-z0-9_]{10,}", r"gh[pousr]_[A-Za-z0-9]{10,}", r"github_pat_[A-Za-z0-9_]{10,}",
-    r"glpat-[A-Za-z0-9_-]{10,}", r"xox[abeprs]-[A-Za-z0-9-]{10,}", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
+    r"glpat-[A-Za-z0-9_-]{10,}", r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}",
+    r"xox[abeprs]-[A-Za-z0-9-]{10,}", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
     r"AIza[A-Za-z0-9_-]{30,}", r"ya29\.[A-Za-z0-9_-]{20,}", r"AKIA[A-Z0-9]{16}", r"ASIA[A-Z0-9]{16}",
     r"pplx-[A-Za-z0-9]{10,}", r"fal_[A-Za-z0-9_-]{10,}", r"fc-[A-Za-z0-9]{10,}", r"bb_live_[A-Za-z0-9_-]{10,}",
     r"gAAAA[A-Za-z0-9_=-]{20,}", r"SG\.[A-Za-z0-9_-]{10,}", r"hf_[A-Za-z0-9]{10,}", r"r8_[A-Za-z0-9]{10,}",
@@ -407,6 +424,10 @@ _ENV_PLAIN_SEGMENT = (r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|E
                       r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])")
 _NOT_A_LOOKUP = r"(?!os\.|process\.env|\$ENV)"
 _JSON_KEY_PARTS = _SECRET_WORD_PARTS + ("bearer", "authorization")
+
+# Every way the Azure and AWS-secret patterns can begin (lower case): their finders start only there.
+_AZURE_KEY_HEADS = ("accountkey", "account_key", "account-key", "sharedaccess", "shared_access", "shared-access")
+_AWS_SECRET_HEADS = ("awssecret", "aws_secret", "aws-secret", "secretaccess", "secret_access", "secret-access")
 
 # In order: each rule sees the text the previous ones produced.
 RULES: tuple[Rule, ...] = (
@@ -444,8 +465,34 @@ RULES: tuple[Rule, ...] = (
     Rule(re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+_)*" + _ENV_SECRET_SEGMENT + r"(?:_(?!" + _ENV_PLAIN_SEGMENT
                     + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
          _mask_group, _in_text("=", any_of=_ENV_SECRET_PARTS), _at_identifier_holding(*_ENV_SECRET_PARTS)),
-    Rule(re.compile(r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1[ \t]*$"),
+    # YAML-like "key: value" lines: quoted values may hold spaces, unquoted ones run to a " #" comment,
+    # and a CRLF line end is a line end.
+    Rule(re.compile(r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|"
+                    r"[^\s'\"#][^\r\n]*?))(?(1)\1)(?:[ \t]+#[^\r\n]*)?[ \t]*\r?$"),
          _mask_group, _in_text(":"), _at_line_key(*_SECRET_WORD_PARTS)),  # the finder searches the parts
     Rule(re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), _mask_group, _in_text(":"),
          _after_digits(8, ":")),
+    # Webhook URLs are their own credential: the path after the fixed part is the secret.
+    Rule(re.compile(r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
+                    r"[0-9]+/)(?P<secret>[A-Za-z0-9_/-]+)"),
+         _mask_group, _in_text(any_of=("hooks.slack.com/", "/api/webhooks/")),
+         _at_words("hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/")),
+    # Azure storage and service-bus connection strings (AccountKey=...;).
+    Rule(re.compile(r"(?i)(?:account|shared[_-]?access)[_-]?key\s*=\s*(?P<secret>[^\s;'\"&]+)"),
+         _mask_group, _in_lowered(*_AZURE_KEY_HEADS, text_requires=("=",)), _at_lowered_words(*_AZURE_KEY_HEADS)),
+    # An AWS secret access key (40 base64 characters) a few characters after its name, in any notation
+    # (CLI arguments, tables, colons); "=" and JSON forms are masked by the rules above.
+    Rule(re.compile(r"(?i)(?:aws[_-]?secret[_-]?(?:access[_-]?)?key|secret[_-]?access[_-]?key)"
+                    r"[^A-Za-z0-9/+\n]{1,12}(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+         _mask_group, _in_lowered(*_AWS_SECRET_HEADS), _at_lowered_words(*_AWS_SECRET_HEADS)),
+    # Passwords given on a command line: mysql-family -p<password>, docker login -p <password>,
+    # --password <password>, and .netrc "password <password>" after a machine entry.
+    Rule(re.compile(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+         _mask_group, _in_text("-p", any_of=("mysql", "mariadb")), _at_words("mysql", "mariadb")),
+    Rule(re.compile(r"\bdocker[ \t]+login\b[^\n]*?[ \t]-p[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+         _mask_group, _in_text("login", "-p"), _at_words("docker")),
+    Rule(re.compile(r"(?<![\w-])--password[ \t]+(['\"]?)(?P<secret>[^\s'\"-][^\s'\"]*)\1"),
+         _mask_group, _in_text("--password"), _at_words("--password")),
+    Rule(re.compile(r"\bmachine[ \t]+\S+(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+password[ \t]+(?P<secret>\S+)"),
+         _mask_group, _in_text("machine", "password"), _at_words("machine")),
 )

@@ -9,6 +9,7 @@ then the oldest and newest messages are kept and the middle is elided.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
@@ -23,8 +24,8 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
-from .redact import redact_many
 from .markers import OUTPUT_NOT_SHOWN
+from .redact import redact, redact_many
 from .stubs import is_stub, outcome_of
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
@@ -84,16 +85,55 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
             return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
     elif role == "assistant" and (tool_calls := tool_calls_of(message)):
         header = f"### [{number}] ASSISTANT (calls tools: "
-        calls = "; ".join([f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})"
+        calls = "; ".join([f"{call_name(c)}({_cut(_unescaped_redacted(call_arguments_text(c)), limits.argument_chars, 0)})"
                            for c in tool_calls])
     elif is_summary(message):
         header = f"### [{number}] EARLIER SUMMARY"
     else:
         header = f"### [{number}] {role.upper() if role.__class__ is str and role else 'UNKNOWN'}"
+    if role == "tool":
+        text = _unescaped_redacted(text)
     text = strip_reasoning(text)
     if "MEDIA:" in text:
         text = _MEDIA.sub("[media attachment]", text)
     return _Block(header, calls, _cut(text, limits.message_head_chars, limits.message_tail_chars))
+
+
+def _unescaped_redacted(text: str) -> str:
+    """JSON text whose string values hide a secret behind escapes (``\\n``, ``\\"``), with those values redacted.
+
+    Redaction reads the text as it is; a YAML block or a JSON document inside
+    a JSON string shows its secrets only once unescaped.  Such values are
+    redacted unescaped and the JSON written again; anything else is returned
+    unchanged (the batch redaction of the transcript follows).
+    """
+    if "\\" not in text or not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    changed = False
+
+    def clean(value):  # noqa: ANN001, ANN202
+        nonlocal changed
+        if isinstance(value, str):
+            if "\n" in value or '"' in value or "\r" in value:
+                redacted = redact(value)
+                changed = changed or redacted != value
+                return redacted
+            return value
+        if isinstance(value, dict):
+            return {key: clean(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        return value
+
+    try:
+        cleaned = clean(parsed)
+    except RecursionError:
+        return text
+    return json.dumps(cleaned, ensure_ascii=False) if changed else text
 
 
 def render_blocks(window: list[Message], names: dict[str, str], first_number: int,

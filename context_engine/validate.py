@@ -7,7 +7,8 @@ hands a compacted list back to the host, and the tests use it everywhere.
 Profiles:
 
 * ``"openai"``: tool pairing (every call answered, every result called,
-  results directly after their call), ids unique, arguments a JSON object,
+  results directly after their call), ids unique, arguments a string holding
+  a JSON object, tool results with text content, no empty text blocks,
   known roles.
 * ``"strict"`` (default): everything above plus what the strictest providers
   (Anthropic, some local servers) demand: system messages only at the start,
@@ -68,7 +69,19 @@ def _check_shapes(messages: list[Any]) -> list[Problem]:
             problems.append(Problem(index, "bad_role", f"role {message.get('role')!r}"))
         if role == "assistant":
             problems += _check_arguments(index, message)
+        if role == "tool" and not isinstance(message.get("content"), (str, list)):
+            problems.append(Problem(index, "tool_content_missing",
+                                    f"tool result content is {type(message.get('content')).__name__}, not text"))
+        if role in ("user", "assistant", "tool") and _empty_text_block(message.get("content")):
+            problems.append(Problem(index, "empty_text_block", "a text content block with no text"))
     return problems
+
+
+def _empty_text_block(content: Any) -> bool:
+    """Strict providers reject text blocks whose text is empty (or not a string)."""
+    return isinstance(content, list) and any(
+        isinstance(part, dict) and part.get("type") == "text"
+        and not (isinstance(part.get("text"), str) and part["text"].strip()) for part in content)
 
 
 def _check_arguments(index: int, message: Mapping[str, Any]) -> list[Problem]:
@@ -79,6 +92,12 @@ def _check_arguments(index: int, message: Mapping[str, Any]) -> list[Problem]:
     for call in raw_calls or []:
         if not isinstance(call, dict) or not call_id(call):
             problems.append(Problem(index, "bad_tool_call", "tool call without an id"))
+            continue
+        fn = call.get("function")
+        raw = fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
+        if raw is not None and not isinstance(raw, str):
+            problems.append(Problem(index, "arguments_not_string",
+                                    f"call {call_id(call)}: arguments are a {type(raw).__name__}, not a JSON string"))
             continue
         problem = json_object_problem(call_arguments_text(call))
         if problem:

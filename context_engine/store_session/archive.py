@@ -40,7 +40,8 @@ def encode_window(messages: list[Message]) -> bytes:
 
 
 def decode_window(data: bytes) -> list[Message]:
-    return [json.loads(line) for line in data.decode("utf-8", "surrogatepass").splitlines() if line.strip()]
+    # split on b"\n" only: str.splitlines() also breaks on U+2028, U+0085 ... that JSON leaves unescaped
+    return [json.loads(line.decode("utf-8", "surrogatepass")) for line in data.split(b"\n") if line.strip()]
 
 
 def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None) -> str:
@@ -64,12 +65,14 @@ class StoreArchive:
     """Stores pruned outputs and summarized windows for one session."""
 
     def __init__(self, store: BlobStore, session_id: Callable[[], str | None],
-                 spill_origin: SpillOrigin | None = None) -> None:
+                 spill_origin: SpillOrigin | None = None,
+                 on_failure: Callable[[BaseException], None] | None = None) -> None:
         self.store = store
         self._session_id = session_id
         self._spill_origin = spill_origin
         self.failures = 0
         self.last_error: str | None = None
+        self._on_failure = on_failure
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
         earlier = self._spill_origin(output.content) if self._spill_origin is not None else None
@@ -115,4 +118,6 @@ class StoreArchive:
     def _failed(self, exc: BaseException) -> None:
         self.failures += 1
         self.last_error = str(exc)
+        if self._on_failure is not None:
+            self._on_failure(exc)
         logger.warning("stowage: the store could not keep compacted content (%s); using a plain stub", exc)

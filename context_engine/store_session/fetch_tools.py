@@ -10,11 +10,14 @@ hostile pattern is an error, never a hang.
 from __future__ import annotations
 
 import json
+import logging
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
+from ...blobstore.errors import describe_input
 from ...blobstore.presentation.bounded import bound_text
 from ...blobstore.retrieval.grep import grep_lines
 from ...blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
@@ -28,6 +31,8 @@ MODES = ("stat", "range", "grep", "json", "full")
 MAX_LINES = 2000
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_LINE_BYTES = 1 << 20
+MAX_NUMBER = 1 << 53  # larger numbers are clamped: no blob has that many lines or characters
+log = logging.getLogger(__name__)
 
 FETCH_SCHEMA: dict[str, Any] = {
     "name": FETCH,
@@ -107,33 +112,47 @@ class FetchTools:
                 raise ToolError(f"arguments must be an object, got {type(args).__name__}")
             reply = self._fetch(args) if name == FETCH else self._grep_history(args) if name == GREP else None
             if reply is None:
-                raise ToolError(f"unknown Stowage tool {name!r}")
+                raise ToolError(f"unknown Stowage tool {describe_input(name)}")
         except ToolError as exc:
             reply = {"error": str(exc)}
         except StoreError as exc:
             reply = {"error": str(exc), "code": getattr(exc, "code", type(exc).__name__)}
         except PatternError as exc:
             reply = {"error": str(exc)}
+        except RecursionError:
+            reply = {"error": "the content is nested too deeply to walk here; use mode=range or mode=grep"}
+        except Exception as exc:  # noqa: BLE001 - the model gets an answer, never a traceback
+            log.warning("stowage: %s failed on %s: %r", name, describe_input(args, 200), exc, exc_info=True)
+            reply = {"error": f"{name} could not answer this request ({type(exc).__name__}); "
+                              "try other arguments or another mode", "code": "internal_error"}
+        error = reply.get("error")
+        if isinstance(error, str) and len(error) > 2000:  # errors may quote the model's own (huge) input
+            reply["error"] = error[:2000] + "…"
         return json.dumps(reply, ensure_ascii=False)
 
     # -- stowage_fetch ----------------------------------------------------------
     def _fetch(self, args: dict[str, Any]) -> dict[str, Any]:
         mode = args.get("mode") or "stat"
         if mode not in MODES:
-            raise ToolError(f"unknown mode {mode!r}; use one of {', '.join(MODES)}")
+            raise ToolError(f"unknown mode {describe_input(mode)}; use one of {', '.join(MODES)}")
         sha = self.store.resolve(args.get("handle"), self._session_id())
         info = self.store.stat(sha)
-        self.store.record_fetch(sha)
         head = {"handle": info.handle, "mode": mode}
         if mode == "stat":
-            return {**head, **_describe(info)}
-        if mode == "range":
-            return {**head, **self._range(sha, info, args)}
-        if mode == "grep":
-            return {**head, **self._grep_blob(sha, args)}
-        if mode == "json":
-            return {**head, **self._json(sha, info, args)}
-        return {**head, **self._full(sha, info)}
+            reply = {**head, **_describe(info)}
+        elif mode == "range":
+            reply = {**head, **self._range(sha, info, args)}
+        elif mode == "grep":
+            reply = {**head, **self._grep_blob(sha, args)}
+        elif mode == "json":
+            reply = {**head, **self._json(sha, info, args)}
+        else:
+            reply = {**head, **self._full(sha, info)}
+        try:  # after the read, and never in its way: a full disk must not cost the model its answer
+            self.store.record_fetch(sha)
+        except (StoreError, OSError) as exc:
+            log.warning("stowage: could not count a fetch of %s: %s", info.handle, exc)
+        return reply
 
     def _range(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
         unit = args.get("unit") or "lines"
@@ -146,7 +165,7 @@ class FetchTools:
             return {"unit": "chars", "start": start, "end": end, "total_chars": total, "text": text,
                     "next_start": end if end < total else None}
         if unit != "lines":
-            raise ToolError(f"unknown unit {unit!r}; use lines or chars")
+            raise ToolError(f"unknown unit {describe_input(unit)}; use lines or chars")
         start = _int(args, "start", 1, minimum=1)
         count = min(_int(args, "count", 100, minimum=1), MAX_LINES)
         if start > max(info.line_count, 1):
@@ -190,17 +209,24 @@ class FetchTools:
 
     def _json(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
         path = args.get("path") or "$"
+        if not isinstance(path, str):
+            raise ToolError(f"path must be a string like $.items[0].name or /items/0, got {type(path).__name__}")
         if info.size > MAX_JSON_BYTES:
             raise ToolError(f"the content is {info.size:,} bytes, too large to parse as JSON here; use grep or range")
         try:
             document = json.loads(self.store.read_bytes(sha).decode("utf-8", "replace"))
         except ValueError as exc:
             raise ToolError(f"the content is not a JSON document ({exc}); use range or grep") from None
+        except RecursionError:
+            raise ToolError("the JSON is nested too deeply to parse here; use mode=range or mode=grep") from None
         try:
             value = resolve_json_path(document, path)
+            serialized = serialize_bounded(value, self.limits.fetch_max_chars, path=str(path))
         except JsonPathError as exc:
             raise ToolError(str(exc)) from None
-        serialized = serialize_bounded(value, self.limits.fetch_max_chars, path=str(path))
+        except RecursionError:
+            raise ToolError("the JSON value is nested too deeply to show here; ask for a deeper path, "
+                            "or use mode=range or mode=grep") from None
         reply = {"path": path, "value": serialized.text}
         if serialized.truncated:
             reply["note"] = serialized.note
@@ -218,7 +244,7 @@ class FetchTools:
         _pattern(args)  # validate once, before touching the store
         kind = args.get("kind") or "any"
         if kind != "any" and kind not in GREP_KINDS:
-            raise ToolError(f"unknown kind {kind!r}; use any, spill, pruned or window")
+            raise ToolError(f"unknown kind {describe_input(kind)}; use any, spill, pruned or window")
         limit = min(_int(args, "max_results", 20, minimum=1), 200)
         context = min(_int(args, "context", 1, minimum=0), 10)
         session = self._session_id()
@@ -278,18 +304,23 @@ def _pattern(args: dict[str, Any]) -> Any:
 
 
 def _int(args: dict[str, Any], key: str, default: int, *, minimum: int) -> int:
+    """A whole number from the model: finite, at least ``minimum``, clamped to ``MAX_NUMBER``."""
     value = args.get(key, default)
     if value is None:
         return default
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ToolError(f"{key} must be a whole number")
+        raise ToolError(f"{key} must be a whole number, got {type(value).__name__}")
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ToolError(f"{key} must be a finite whole number, got {value!r}")
+    if isinstance(value, str) and len(value.strip()) > 30:
+        raise ToolError(f"{key} must be a whole number, got {describe_input(value)}")
     try:
         number = int(value)
-    except ValueError:
-        raise ToolError(f"{key} must be a whole number, got {value!r}") from None
+    except (ValueError, OverflowError):
+        raise ToolError(f"{key} must be a whole number, got {describe_input(value)}") from None
     if number < minimum:
-        raise ToolError(f"{key} must be at least {minimum}, got {number}")
-    return number
+        raise ToolError(f"{key} must be at least {minimum}, got {describe_input(number)}")
+    return min(number, MAX_NUMBER)
 
 
 def _shrink(results: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:

@@ -35,6 +35,8 @@ DRAIN_TIMEOUT_S = 10.0
 # Previews remembered per session for StoreArchive.render_pruned (about 100
 # bytes each); the oldest is forgotten first.
 MAX_SPILL_ORIGINS = 4096
+SPILL_FAILED_NOTE = ("[stowage: this output is over the spill threshold but could not be stored (see `stowage "
+                     "status`); it is shown in full and cannot be fetched later]")
 
 
 class BackgroundWriter:
@@ -101,6 +103,8 @@ class StoreSession:
         self.spills = 0
         self.spill_failures = 0
         self._spilled: dict[str, str] = {}  # sha-256 of a preview -> handle of the original output
+        self.archive_failures = 0
+        self.last_store_error: str | None = None
         self.tool_calls = 0
         self._handles: dict[str, str] = {}  # sha256 -> handle of what this session has stored
 
@@ -108,6 +112,9 @@ class StoreSession:
         """Use the store under ``hermes_home`` (or ``store.path``)."""
         if self._store is None:
             self.root = store_root(self.settings, Path(hermes_home))
+            if self.root.exists() and not self.root.is_dir():
+                self.error = f"stowage.store.path {str(self.root)!r} is a file, not a folder; nothing is stored"
+                logger.warning("stowage: %s", self.error)
 
     @property
     def store(self) -> BlobStore | None:
@@ -148,7 +155,11 @@ class StoreSession:
         if store is None:
             return None
         writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
-        return StoreArchive(store, lambda: self.session_id, self.spill_origin)
+        return StoreArchive(store, lambda: self.session_id, self.spill_origin, on_failure=self._archive_failed)
+
+    def _archive_failed(self, exc: BaseException) -> None:
+        self.archive_failures += 1
+        self.last_store_error = str(exc)
 
     def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
         """The preview for an oversized result; smaller ones are recorded in the background."""
@@ -156,8 +167,13 @@ class StoreSession:
         if store is None or not isinstance(result, str):
             return None
         args_text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
+        failed: list[BaseException] = []
         spilled = spill_result(store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id,
-                               policy=self.policy, count_tokens=count_tokens)
+                               policy=self.policy, count_tokens=count_tokens, on_failure=failed.append)
+        if failed:
+            self.spill_failures += 1
+            self.last_store_error = str(failed[0])
+            return (f"{SPILL_FAILED_NOTE}\n" + result)
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
                 writer_for(store.root).submit(self._record, self._handles, store, result, tool_name=tool_name,
@@ -213,7 +229,8 @@ class StoreSession:
 
     def status(self) -> dict[str, Any]:
         return {"root": str(self.root) if self.root else None, "error": self.error, "spills": self.spills,
-                "tool_calls": self.tool_calls}
+                "spill_failures": self.spill_failures, "archive_failures": self.archive_failures,
+                "last_store_error": self.last_store_error, "tool_calls": self.tool_calls}
 
 
 def _digest(text: str) -> str:

@@ -59,8 +59,12 @@ class Spilled:
 
 
 def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None,
-                 policy: SpillPolicy, count_tokens: Callable[[str], int]) -> Spilled | None:
-    """Store ``text`` and return the preview message, or None to leave it as is."""
+                 policy: SpillPolicy, count_tokens: Callable[[str], int],
+                 on_failure: Callable[[BaseException], None] | None = None) -> Spilled | None:
+    """Store ``text`` and return the preview message, or None to leave it as is.
+
+    When the store cannot write, ``on_failure`` gets the error and None is returned.
+    """
     threshold = policy.threshold_for(tool_name)
     if threshold is None or not isinstance(text, str) or len(text) <= threshold or text.startswith(SPILL_HEADER):
         return None
@@ -84,6 +88,8 @@ def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str,
             view_handles[view.path] = put.handle
     except (StoreError, OSError) as exc:
         logger.warning("stowage: could not spill a %s result (%s); passing it through unspilled", tool_name, exc)
+        if on_failure is not None:
+            on_failure(exc)
         return None
     message = _render(tool_name, gist, text, tokens, original.handle, original.line_count, view_handles,
                       excerpt.text, excerpt.view_path)

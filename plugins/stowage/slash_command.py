@@ -46,7 +46,7 @@ def _run(words: list[str], env: "Env") -> "Outcome | str":
 
     command, flags = (words[0].lower(), set(words[1:])) if words else ("status", set())
     if command == "status" and not flags:
-        return status(env)
+        return status(env).text + _store_failures_here()
     if command == "doctor" and flags <= {"--no-verify"}:
         return doctor(env, repair=False, verify="--no-verify" not in flags)
     if command == "gc" and flags == {"--dry-run"}:
@@ -56,6 +56,29 @@ def _run(words: list[str], env: "Env") -> "Outcome | str":
     if command in ("help", "-h", "--help", "?") and not flags:
         return HELP
     return f"unknown /stowage arguments: {' '.join(words)!r}\n{HELP}"
+
+
+def _store_failures_here() -> str:
+    """Spills and archives this process could not store (a full disk leaves no trace in the store itself)."""
+    from . import sessions
+
+    spills = archives = 0
+    last = None
+    for session_id in sessions.live_session_ids():
+        engine = sessions.engine_for(session_id)
+        if engine is None:
+            continue
+        try:
+            store = engine.get_status().get("store") or {}
+        except Exception:  # noqa: BLE001 - status is best effort
+            continue
+        spills += int(store.get("spill_failures") or 0)
+        archives += int(store.get("archive_failures") or 0)
+        last = store.get("last_store_error") or last
+    if not spills and not archives:
+        return ""
+    return (f"\nstore failures in this process: {spills} spill(s) and {archives} compaction archive(s) could not "
+            f"be stored" + (f"; last error: {last}" if last else ""))
 
 
 def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes_home) -> str:

@@ -127,7 +127,8 @@ class Env:
         return retention_policy(self.effective_settings)
 
     def store_exists(self) -> bool:
-        return (self.store_root / INDEX_NAME).is_file()
+        """An index, or blob files without one (a lost index the doctor can rebuild)."""
+        return (self.store_root / INDEX_NAME).is_file() or (self.store_root / "blobs").is_dir()
 
     def open_store(self) -> BlobStore:
         """The store, opened with the configured limits; never creates a missing one."""

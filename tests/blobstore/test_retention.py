@@ -89,7 +89,8 @@ def test_blob_just_written_is_never_evicted(tmp_path):
 
 
 def test_live_sessions_and_grants_are_spared(tmp_path):
-    store, clock = make(tmp_path, max_total_bytes=250, ttl_seconds=DAY)
+    # hot_seconds covers the whole test: every live blob counts as the current turn's
+    store, clock = make(tmp_path, max_total_bytes=250, ttl_seconds=DAY, hot_seconds=3 * DAY)
     store.mark_session_live("live")
     store.mark_session_live("reader")
     produced = store.put(blob(1), session_id="live")
@@ -109,6 +110,27 @@ def test_live_sessions_and_grants_are_spared(tmp_path):
     report = store.gc()
     assert [e.sha256 for e in report.evicted] == [produced.sha256]  # TTL; cap now satisfied
     assert alive(store, granted.sha256)
+
+
+def test_size_cap_holds_against_a_live_session_but_spares_its_current_turn(tmp_path):
+    store, clock = make(tmp_path, max_total_bytes=1000, hot_seconds=60)
+    store.mark_session_live("busy")
+    old = [store.put(blob(i), session_id="busy") for i in range(8)]
+    clock.advance(HOUR)
+    store.mark_session_live("busy")
+    fetched = old[0]
+    store.record_fetch(fetched.sha256)  # fetched within the grace period: kept
+    new = [store.put(blob(100 + i), session_id="busy") for i in range(6)]
+    assert store.stats()["total_bytes"] <= 1000
+    assert all(alive(store, r.sha256) for r in new)  # the current turn's blobs stay
+    assert alive(store, fetched.sha256)
+    evicted = [r for r in old if not alive(store, r.sha256)]
+    assert len(evicted) >= 4
+    tomb = store.tombstone(evicted[0].sha256)
+    assert tomb.reason == "size-cap" and "live session" in tomb.detail
+    # a burst inside the current turn may exceed the cap; it is never evicted to honour it
+    burst = [store.put(blob(200 + i), session_id="busy") for i in range(12)]
+    assert all(alive(store, r.sha256) for r in burst)
 
 
 def test_idle_live_session_stops_protecting(tmp_path):

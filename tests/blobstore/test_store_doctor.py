@@ -58,10 +58,22 @@ def test_missing_blob_file(store):
     assert store.tombstone(res.sha256).reason == "missing"
 
 
-def test_orphan_blob_is_reindexed(store):
+def test_orphan_blob_is_reindexed_with_its_recorded_provenance(store):
+    res = store.put(b"orphaned\n", session_id="s1", tool_name="grep", content_type="log")
+    with store.index.write() as tx:
+        tx.delete_blob(res.sha256)
+    check(store, "orphan-blob", "warning", True)
+    info = store.stat(res.sha256)
+    assert info.content_type == "log" and info.line_count == 1
+    assert [(p.session_id, p.tool_name) for p in info.provenance] == [("s1", "grep")]
+    assert store.resolve(res.handle, "s1") == res.sha256
+
+
+def test_orphan_blob_without_records_is_reindexed_as_unknown(store):
     res = store.put(b"orphaned\n")
     with store.index.write() as tx:
         tx.delete_blob(res.sha256)
+    store.record_path(res.sha256).unlink()
     check(store, "orphan-blob", "warning", True)
     info = store.stat(res.sha256)
     assert info.content_type == "unknown" and info.line_count == 1

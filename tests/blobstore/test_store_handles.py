@@ -91,7 +91,7 @@ def test_ambiguous_prefix(store):
     prefix = "abcdef0123456789"
     with store.index.write() as tx:
         for tail in ("0" * 48, "1" * 48):
-            tx.execute("INSERT INTO blobs VALUES(?,1,1,1,1,'text',0,0,NULL,0)", (prefix + tail,))
+            tx.execute("INSERT INTO blobs VALUES(?,1,1,1,1,'text',0,0,NULL,0,NULL)", (prefix + tail,))
     with pytest.raises(AmbiguousHandleError) as info:
         store.resolve(prefix)
     assert info.value.matches == 2 and "more of the hash" in str(info.value)
@@ -104,8 +104,11 @@ def test_sessions_read_only_their_own_blobs(store):
     assert store.resolve(mine.handle, session_id="s1") == mine.sha256
     with pytest.raises(ForeignHandleError) as info:
         store.resolve(theirs.handle, session_id="s1")
-    assert f"handle {theirs.handle} belongs to another session" in str(info.value)
-    assert info.value.code == "foreign_handle"
+    with pytest.raises(UnknownHandleError) as unknown:
+        store.resolve(theirs.handle[:-1] + ("0" if theirs.handle[-1] != "0" else "1"), session_id="s1")
+    # "not yours" answers exactly like "not here": no existence oracle
+    assert str(info.value) == str(unknown.value).replace(unknown.value.handle, theirs.handle)
+    assert info.value.code == unknown.value.code == "unknown_handle"
     assert store.resolve(theirs.handle) == theirs.sha256  # operator access is unscoped
 
 
@@ -172,7 +175,9 @@ def test_reput_after_eviction_revives_the_handle(store):
 
 def test_error_classes_are_distinct_handle_errors():
     classes = [MalformedHandleError, PathLikeHandleError, UnknownHandleError,
-               AmbiguousHandleError, ForeignHandleError, EvictedBlobError]
+               AmbiguousHandleError, EvictedBlobError]
     assert all(issubclass(c, HandleError) for c in classes)
     assert len({c.code for c in classes}) == len(classes)
+    # another session's handle is deliberately indistinguishable from an unknown one
+    assert issubclass(ForeignHandleError, UnknownHandleError) and ForeignHandleError.code == UnknownHandleError.code
     assert issubclass(HandleError, errors.StoreError)

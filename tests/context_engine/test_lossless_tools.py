@@ -141,7 +141,10 @@ def test_foreign_session_handle_is_refused(engine, tmp_path):
     (handle,) = spilled_handles(engine, big_log())
     other = copy.deepcopy(engine)
     other.on_session_start("session-b", hermes_home=str(tmp_path))
-    assert "another session" in call(other, "stowage_fetch", handle=handle)["error"]
+    reply = call(other, "stowage_fetch", handle=handle)
+    unknown = call(other, "stowage_fetch", handle="0" * 16)
+    assert reply["code"] == unknown["code"] == "unknown_handle"
+    assert reply["error"] == unknown["error"].replace("0" * 16, handle)  # no existence oracle
 
 
 @pytest.mark.parametrize("pattern", ["(a+)+$", "(x+x+)+y", "a" * 300, "(?P<bad"])

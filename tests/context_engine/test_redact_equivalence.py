@@ -38,6 +38,13 @@ FRAGMENTS = [
     "eyJ", "eyJhbGciOiJIUzI1NiJ9", "-----BEGIN RSA PRIVATE KEY-----", "-----END RSA PRIVATE KEY-----",
     "123456789", "12345678:", "0123456789abcdef", "AbCdEfGhIjKlMnOpQrSt", "abcdefghij", "ZZZZZZZZZZZZZZZZZZZZ",
     "ſ", "ı", "İ", "K", "١٢٣٤٥٦٧٨", "é", "\x00",
+    # the webhook, connection-string, AWS-secret, command-line and YAML-comment rules
+    "hooks.slack.com/services/", "hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/",
+    "T0FAKE/B0FAKE/x", "AccountKey=", "accountkey", "SharedAccessKey=", "Shared_Access_Key", "account_key",
+    "aws_secret_access_key ", "AWS_SECRET_KEY", "SecretAccessKey", "secret-access-key", " | ", "aws ",
+    "AbCdEfGhIjKlMnOpQrStAbCdEfGhIjKlMnOpQrSt", "Ab/Cd+EfGhIjKlMnOpQr", "mysql", "mysqldump ", "mariadb ",
+    " -p", " -pFAKEpw", "-p'", "docker login ", "docker ", "login", "--password", "--password ", "machine ",
+    " password ", "password", "# ", " # comment", "\r\n", "\r", "glptt-", "gldt-", "glrt-",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 
