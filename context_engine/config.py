@@ -15,6 +15,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from .config_sections import (SECTION_TYPES, CompactionSection, SpillSection, StoreSection, TokenizerSection,
+                              ToolSearchSection, ViewSection, build_section, section_values)
 from .config_schema import (BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, KEYS_BY_PATH, NUMBER, SECTIONS, STRING, STRINGS,
                             Key)
 
@@ -37,41 +39,25 @@ class StowageConfigError(ValueError):
         return (type(self), (self.problems, self.source))
 
 
-class Section:
-    """Read-only attribute view of one config section."""
-
-    def __init__(self, name: str, values: dict[str, Any]) -> None:
-        self._name = name
-        self._values = MappingProxyType(dict(values))
-
-    def __getattr__(self, item: str) -> Any:
-        try:
-            return self._values[item]
-        except KeyError:
-            raise AttributeError(f"stowage.{self._name} has no key {item!r}") from None
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self._values)
-
-    def __repr__(self) -> str:
-        return f"Section({self._name}, {dict(self._values)!r})"
-
-
 class Settings:
-    """All Stowage settings, validated; sections are attributes."""
+    """All Stowage settings, validated; each section a typed, frozen dataclass (config_sections.py)."""
 
     def __init__(self, values: dict[str, dict[str, Any]], origins: dict[str, str]) -> None:
-        self._sections = {name: Section(name, vals) for name, vals in values.items()}
+        self.compaction: CompactionSection = build_section("compaction", values["compaction"])
+        self.view: ViewSection = build_section("view", values["view"])
+        self.tokenizer: TokenizerSection = build_section("tokenizer", values["tokenizer"])
+        self.store: StoreSection = build_section("store", values["store"])
+        self.spill: SpillSection = build_section("spill", values["spill"])
+        self.tool_search: ToolSearchSection = build_section("tool_search", values["tool_search"])
         self.origins = MappingProxyType(origins)  # path -> "default" | "stowage" | "compression.x"
 
-    def __getattr__(self, item: str) -> Section:
-        try:
-            return self.__dict__["_sections"][item]
-        except KeyError:
-            raise AttributeError(f"no stowage config section {item!r}") from None
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in self.__dict__:
+            raise AttributeError(f"stowage settings are read-only ({name})")
+        super().__setattr__(name, value)
 
     def as_dict(self) -> dict[str, dict[str, Any]]:
-        return {name: section.as_dict() for name, section in self._sections.items()}
+        return {name: section_values(getattr(self, name)) for name in SECTION_TYPES}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "Settings":
         return self  # immutable
@@ -90,7 +76,8 @@ def load_settings(config: Mapping[str, Any] | None, *, source: str = "config.yam
         problems.append(f"stowage: expected a mapping of sections ({', '.join(SECTIONS)}), got {_show(raw)}")
         raw = {}
     problems += _unknown_keys(raw)
-    compression = config.get("compression") if isinstance(config.get("compression"), Mapping) else {}
+    raw_compression = config.get("compression")
+    compression: Mapping[str, Any] = raw_compression if isinstance(raw_compression, Mapping) else {}
 
     values: dict[str, dict[str, Any]] = {section: {} for section in SECTIONS}
     origins: dict[str, str] = {}

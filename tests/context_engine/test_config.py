@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 
@@ -20,7 +21,7 @@ def test_defaults():
     assert s.compaction.provider_profile == "strict"
     assert s.tokenizer.encoding == "o200k_base"
     assert s.tokenizer.allow_download is False
-    assert s.spill.per_tool == {} and s.spill.never_spill == []
+    assert dict(s.spill.per_tool) == {} and s.spill.never_spill == ()
     assert all(origin == "default" for origin in s.origins.values())
     assert set(s.origins) == {k.path for k in KEYS}
 
@@ -168,13 +169,40 @@ def test_settings_are_read_only_and_deepcopy_shares():
         s.nosection
     with pytest.raises(AttributeError):
         s.compaction.nokey
-    with pytest.raises(TypeError):
-        s.compaction._values["threshold"] = 0.1  # MappingProxyType
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.compaction.threshold = 0.1  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        s.compaction = None  # type: ignore[assignment]
     assert copy.deepcopy(s) is s
 
 
-def test_mutable_defaults_are_not_shared_between_settings():
-    a, b = default_settings(), default_settings()
-    a.spill.never_spill.append("terminal")
-    assert b.spill.never_spill == []
+def test_list_and_map_values_are_frozen_so_no_default_can_be_shared_and_changed():
+    a = default_settings()
+    assert isinstance(a.spill.never_spill, tuple) and isinstance(a.tool_search.never_defer, tuple)
+    with pytest.raises(TypeError):
+        a.spill.per_tool["terminal"] = 1  # type: ignore[index]
     assert [k for k in KEYS if k.path == "spill.never_spill"][0].default == []
+
+
+def test_every_schema_key_is_a_typed_field_of_its_section_and_nothing_else():
+    import dataclasses
+    import typing
+
+    from stowage.context_engine.config_schema import BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, NUMBER, STRING, STRINGS
+    from stowage.context_engine.config_sections import SECTION_TYPES
+
+    expected_type = {BOOLEAN: bool, INTEGER: int, NUMBER: float, STRING: str, CHOICE: str,
+                     STRINGS: tuple[str, ...], INT_MAP: typing.Mapping[str, int]}
+    for section, cls in SECTION_TYPES.items():
+        hints = typing.get_type_hints(cls)
+        schema = {k.name: k for k in KEYS if k.section == section}
+        assert {f.name for f in dataclasses.fields(cls)} == set(schema), section
+        for name, key in schema.items():
+            assert hints[name] == expected_type[key.kind], f"{section}.{name}"
+    settings = load_settings({"stowage": {"spill": {"never_spill": ["read_file"], "per_tool": {"terminal": 9000}}}})
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        settings.view.hot_tokens = 1  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        settings.spill.per_tool["terminal"] = 1  # type: ignore[index]
+    assert settings.spill.never_spill == ("read_file",)
+    assert settings.as_dict()["spill"]["never_spill"] == ["read_file"]
