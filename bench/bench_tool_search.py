@@ -143,6 +143,31 @@ def category(qid: str) -> str:
     return re.sub(r"_\d+(-\d+)*$", "", qid)
 
 
+KEYWORDS_PER_QUERY = 4
+_QUOTED_SPAN_RE = re.compile(r"(?<!\w)(['\"]).+?\1(?!\w)")
+
+
+def keyword_query(text: str) -> str:
+    """A keyword query ("weather city fahrenheit") made from a question, deterministically.
+
+    The first ``KEYWORDS_PER_QUERY`` distinct words of three letters or more
+    that are not stopwords, in question order, quoted values removed; no look
+    at the answer. Questions written in another script give "" and are skipped.
+    """
+    from stowage.tool_search.tokens import STOPWORDS
+
+    words: list[str] = []
+    for w in re.findall(r"[A-Za-z]{3,}", _QUOTED_SPAN_RE.sub(" ", text)):
+        w = w.lower()
+        if w not in STOPWORDS and w not in words:
+            words.append(w)
+    return " ".join(words[:KEYWORDS_PER_QUERY])
+
+
+def keyword_split(queries: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    return [(cat, kw, answer) for cat, text, answer in queries if (kw := keyword_query(text))]
+
+
 def name_probes(functions: Sequence[dict[str, Any]], n: int = 300) -> list[tuple[str, str, str]]:
     """Generated name-lookup queries: (kind, query, answer). Deterministic."""
     rng = random.Random(7)
@@ -352,6 +377,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("  recall@5 by BFCL category (built-in -> stowage):")
         for cat in b.by_cat:
             print(f"    {cat:<20} {b.by_cat[cat]:.3f} -> {s.by_cat[cat]:.3f}")
+    kw_queries = keyword_split(queries)
+    kw_quality = {name: evaluate(r, kw_queries) for name, r in rankers.items()}
+    print(f"\nKeyword queries (first {KEYWORDS_PER_QUERY} content words of each question, e.g. "
+          f"{kw_queries[0][1]!r}), {len(kw_queries)} queries")
+    print(f"  {'ranker':<26}{'recall@1':>10}{'recall@5':>10}{'recall@8':>10}{'MRR@10':>9}")
+    for name, q in kw_quality.items():
+        print(f"  {name:<26}{q.r1:>10.3f}{q.r5:>10.3f}{q.r8:>10.3f}{q.mrr:>9.3f}")
+    results["keyword_quality"] = {k: vars(v) for k, v in kw_quality.items()}
     print("\nName lookup (generated probes; recall@1)")
     names_q: dict[str, dict[str, float | None]] = {}
     for kind in sorted({k for k, _, _ in probes}) + ["missing prefix"]:
@@ -421,6 +454,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_request_tokens(results["request_tokens"], tool_set[1])
 
     targets = []
+    s_q = quality["stowage"]
+    targets.append(("recall@5 >= .92 (BFCL questions)", s_q.r5 >= 0.92, f"{s_q.r5:.3f}"))
+    targets.append(("MRR@10 >= .80 (BFCL questions)", s_q.mrr >= 0.80, f"{s_q.mrr:.3f}"))
     if "built-in" in quality:
         gain = 100 * (quality["stowage"].r5 - quality["built-in"].r5)
         targets.append(("recall@5 >= built-in + 10 pts", gain >= 10.0, f"{gain:+.1f} pts"))

@@ -31,6 +31,11 @@ MAX_LIMIT = 20
 LIST_PAGE_SIZE = 500
 SHORT_DESCRIPTION_CHARS = 240
 
+NOTHING_MATCHED = (
+    "Nothing matched. Tool names and descriptions are mostly English: try a few English keywords "
+    f"(e.g. 'weather forecast city'), or query \"{LIST_ALL_QUERY}\" to list every tool name."
+)
+
 _SEARCH_DESCRIPTION = (
     "Find tools that are available but not listed here (MCP servers, plugins). "
     "Describe what you want to do, or give a tool name; returns the best matches "
@@ -155,7 +160,7 @@ class BridgeService:
             return self.list_all(offset)
         n = self._clamp_limit(limit)
         hits = self._index.search(query, n)
-        return {
+        out: dict[str, Any] = {
             "query": query,
             "matches": [
                 {"name": h.name, "source": h.entry.toolset or h.entry.source,
@@ -165,6 +170,9 @@ class BridgeService:
             ],
             "total_available": len(self.catalog),
         }
+        if not hits:
+            out["note"] = NOTHING_MATCHED
+        return out
 
     def list_all(self, offset: int = 0) -> dict[str, Any]:
         """Names only, so even thousands of tools stay affordable to list."""
