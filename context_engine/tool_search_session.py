@@ -24,6 +24,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
                            assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
 from ..tool_search.activation import schema_name
+from ..tool_search.calls import call_batch
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
 logger = logging.getLogger(__name__)
@@ -122,6 +123,8 @@ class ToolSearchSession:
             raise BridgeError("no tools are deferred in this session; call tools directly by name")
         if not isinstance(args, Mapping):
             raise BridgeError(f"{CALL_NAME} arguments must be an object with 'name' and 'arguments'")
+        if args.get("calls") is not None:
+            raise BridgeError("a batch ('calls') runs through the engine's dispatcher, not as one direct call")
         try:
             return self.service.resolve_call(args.get("name"), args.get("arguments"))
         except BridgeError:
@@ -133,6 +136,8 @@ class ToolSearchSession:
 
     def handle(self, name: str, args: Any, dispatch: Dispatcher | None) -> str:
         """Answer a bridge call (search, describe, or a call via ``dispatch``)."""
+        if name == CALL_NAME and isinstance(args, Mapping) and args.get("calls") is not None:
+            return json.dumps(call_batch(self, args, dispatch), ensure_ascii=False)
         if name == CALL_NAME:
             try:
                 tool, arguments = self.resolve_call(args)

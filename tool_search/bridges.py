@@ -17,6 +17,8 @@ import json
 import re
 from typing import Any, Mapping
 
+from .batch import (MAX_CALLS, MAX_NAME_CHARS, MAX_NAMES, MAX_QUERIES, MAX_QUERY_CHARS, BatchError, Slot,
+                    string_slots)
 from .cache import IndexCache, default_cache
 from .catalog import Catalog, ToolEntry
 
@@ -39,16 +41,20 @@ NOTHING_MATCHED = (
 _SEARCH_DESCRIPTION = (
     "Find tools that are available but not listed here (MCP servers, plugins). "
     "Describe what you want to do, or give a tool name; returns the best matches "
-    "with name, source and a short description. Use query \"*\" to list the names "
+    "with name, source and a short description. Several searches at once: pass "
+    "'queries' (a list) instead of 'query'. Use query \"*\" to list the names "
     f"of every such tool. Then call {DESCRIBE_NAME} for a tool's parameters and "
     f"{CALL_NAME} to run it."
 )
 _DESCRIBE_DESCRIPTION = (
-    f"Return the full schema (description and JSON parameters) of one tool found with {SEARCH_NAME}."
+    f"Return the full schema (description and JSON parameters) of a tool found with {SEARCH_NAME}; "
+    "pass 'names' (a list) to describe several at once."
 )
 _CALL_DESCRIPTION = (
     f"Run a tool found with {SEARCH_NAME}. Pass its exact name and its arguments as an "
-    "object matching the tool's parameters. Approvals and hooks apply as for any tool."
+    "object matching the tool's parameters. Approvals and hooks apply as for any tool. "
+    "Several independent calls at once: pass 'calls', a list of {name, arguments} objects; "
+    "they run one after the other and each gets its own result or error."
 )
 
 
@@ -67,6 +73,11 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
                     "type": "string",
                     "description": "What the tool should do (e.g. 'create github issue'), a tool name, or \"*\" to list all tool names.",
                 },
+                "queries": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": f"Several searches in one call (up to {MAX_QUERIES}); results come back per query.",
+                },
                 "limit": {
                     "type": "integer",
                     "description": _limit_text(DEFAULT_LIMIT, MAX_LIMIT),
@@ -76,7 +87,7 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
                     "description": "With query \"*\": index of the first name to list, for the next page.",
                 },
             },
-            "required": ["query"],
+            "required": [],
         },
     },
     {
@@ -84,8 +95,12 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
         "description": _DESCRIBE_DESCRIPTION,
         "parameters": {
             "type": "object",
-            "properties": {"name": {"type": "string", "description": "Exact tool name."}},
-            "required": ["name"],
+            "properties": {
+                "name": {"type": "string", "description": "Exact tool name."},
+                "names": {"type": "array", "items": {"type": "string"},
+                          "description": f"Several exact tool names (up to {MAX_NAMES})."},
+            },
+            "required": [],
         },
     },
     {
@@ -96,8 +111,20 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
             "properties": {
                 "name": {"type": "string", "description": "Exact tool name."},
                 "arguments": {"type": "object", "description": "Arguments for the tool, matching its parameters."},
+                "calls": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "name": {"type": "string", "description": "Exact tool name."},
+                            "arguments": {"type": "object", "description": "Arguments for the tool."},
+                        },
+                        "required": ["name", "arguments"],
+                    },
+                    "description": f"Several independent calls (up to {MAX_CALLS}), instead of name and arguments.",
+                },
             },
-            "required": ["name", "arguments"],
+            "required": [],
         },
     },
 )
@@ -155,7 +182,7 @@ class BridgeService:
         """Ranked matches, or (query "*") every tool name grouped by toolset."""
         query = str(query or "").strip()
         if not query:
-            return {"error": f"query is required; describe the task, name a tool, or use \"{LIST_ALL_QUERY}\"."}
+            return {"error": f"query (or queries) is required; describe the task, name a tool, or use \"{LIST_ALL_QUERY}\"."}
         if query == LIST_ALL_QUERY:
             return self.list_all(offset)
         n = self._clamp_limit(limit)
@@ -173,6 +200,31 @@ class BridgeService:
         if not hits:
             out["note"] = NOTHING_MATCHED
         return out
+
+    def search_many(self, slots: list[Slot], limit: int | None = None) -> dict[str, Any]:
+        """Several searches: matches per query, and one map of the tools they name."""
+        n = self._clamp_limit(limit)
+        results: list[dict[str, Any]] = []
+        tools: dict[str, dict[str, Any]] = {}
+        for slot in slots:
+            if not slot.ok:
+                results.append({"query": slot.value, "error": slot.error})
+                continue
+            if slot.value == LIST_ALL_QUERY:
+                results.append({"query": slot.value, "error": f"\"{LIST_ALL_QUERY}\" lists every tool; ask for it alone "
+                                                             "with 'query', not in a batch."})
+                continue
+            hits = self._index.search(slot.value, n)
+            entry: dict[str, Any] = {"query": slot.value,
+                                     "matches": [{"name": h.name, "score": round(h.score, 3), "match": h.match}
+                                                 for h in hits]}
+            if not hits:
+                entry["note"] = NOTHING_MATCHED
+            results.append(entry)
+            for h in hits:
+                tools.setdefault(h.name, {"source": h.entry.toolset or h.entry.source,
+                                          "description": short_description(h.entry.description)})
+        return {"results": results, "tools": tools, "total_available": len(self.catalog)}
 
     def list_all(self, offset: int = 0) -> dict[str, Any]:
         """Names only, so even thousands of tools stay affordable to list."""
@@ -194,12 +246,25 @@ class BridgeService:
         """Full schema of one tool, or an error naming close alternatives."""
         name = str(name or "").strip()
         if not name:
-            return {"error": "name is required."}
+            return {"error": "name (or names) is required."}
         entry = self.catalog.get(name) or self._unique_name_match(name)
         if entry is None:
             err = ToolNotAvailable(name, self._index.suggest(name))
             return {"error": str(err), "did_you_mean": err.suggestions}
         return {**entry.schema(), "source": entry.toolset or entry.source}
+
+    def describe_many(self, slots: list[Slot]) -> dict[str, Any]:
+        """Several schemas, in the order asked; an unknown name gets its own error."""
+        results: list[dict[str, Any]] = []
+        for slot in slots:
+            if not slot.ok:
+                results.append({"name": slot.value, "error": slot.error})
+                continue
+            described = self.describe(slot.value)
+            if "error" in described:
+                described = {"name": slot.value, **described}
+            results.append(described)
+        return {"results": results}
 
     def _unique_name_match(self, name: str) -> ToolEntry | None:
         """Forgive case, separators or a dropped ``mcp__server__`` prefix when unambiguous."""
@@ -230,10 +295,19 @@ class BridgeService:
             params = parse_arguments(args)
         except BridgeError as exc:
             return {"error": str(exc)}
-        if bridge == SEARCH_NAME:
-            return self.search(params.get("query", ""), params.get("limit"), params.get("offset", 0))
-        if bridge == DESCRIBE_NAME:
-            return self.describe(params.get("name", ""))
+        try:
+            if bridge == SEARCH_NAME:
+                slots = string_slots(params, "queries", "query", MAX_QUERIES, MAX_QUERY_CHARS, "queries")
+                if slots is not None:
+                    return self.search_many(slots, params.get("limit"))
+                return self.search(params.get("query", ""), params.get("limit"), params.get("offset", 0))
+            if bridge == DESCRIBE_NAME:
+                slots = string_slots(params, "names", "name", MAX_NAMES, MAX_NAME_CHARS, "tool names")
+                if slots is not None:
+                    return self.describe_many(slots)
+                return self.describe(params.get("name", ""))
+        except BatchError as exc:
+            return {"error": str(exc)}
         return {"error": f"'{bridge}' is not answered inline; resolve it with resolve_call."}
 
     def _clamp_limit(self, limit: Any) -> int:
