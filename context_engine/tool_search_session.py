@@ -25,6 +25,7 @@ from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeEr
                            assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
 from ..tool_search.activation import schema_name
 from ..tool_search.calls import call_batch
+from ..tool_search.listing import session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
 logger = logging.getLogger(__name__)
@@ -55,6 +56,8 @@ class ToolSearchSession:
         self.preselect_k = ts.preselect_k
         self.hybrid = ts.hybrid
         self.search_limit = ts.search_limit
+        self.settings_ts = ts
+        self.listing: tuple[str, str] = ("", "")
         self._count_tokens = count_tokens
         self._catalog_key: tuple | None = None
         self.catalog: Catalog | None = None
@@ -93,7 +96,8 @@ class ToolSearchSession:
             # `embeddings` extra is installed (loaded once); otherwise BM25 alone
             embedder = load_default_embedder() if self.hybrid else None
             keep = tuple(preselect(self.catalog, _latest_user_text(messages), k=self.preselect_k, embedder=embedder))
-        new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools)))
+        self.listing = session_listing(self.catalog, self.settings_ts, context_length, self._count_tokens)
+        new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools), listing=self.listing[0]))
         hidden = deferred - set(keep)
         shaped = ShapedRequest(new_tools, bridge_form_history(messages, hidden), decision, keep)
         self.last = shaped
@@ -161,7 +165,8 @@ class ToolSearchSession:
                 "deferred": len(decision.deferrable_names) if decision and decision.active else 0,
                 "deferred_tokens": decision.deferrable_tokens if decision else 0,
                 "preselected": list(self.last.preselected) if self.last else [],
-                "searches": self.searches, "calls": self.calls, "refusals": self.refusals}
+                "searches": self.searches, "calls": self.calls, "refusals": self.refusals,
+                "listing_level": self.listing[1], "listing_tokens": self._count_tokens(self.listing[0])}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
         clone = ToolSearchSession.__new__(ToolSearchSession)

@@ -47,11 +47,11 @@ _SEARCH_DESCRIPTION = (
     f"{CALL_NAME} to run it."
 )
 _DESCRIBE_DESCRIPTION = (
-    f"Return the full schema (description and JSON parameters) of a tool found with {SEARCH_NAME}; "
+    f"Return the full schema (description and JSON parameters) of a deferred tool (listed or found with {SEARCH_NAME}); "
     "pass 'names' (a list) to describe several at once."
 )
 _CALL_DESCRIPTION = (
-    f"Run a tool found with {SEARCH_NAME}. Pass its exact name and its arguments as an "
+    f"Run a deferred tool (listed in {SEARCH_NAME}'s description, or found with it). Pass its exact name and its arguments as an "
     "object matching the tool's parameters. Approvals and hooks apply as for any tool. "
     "Several independent calls at once: pass 'calls', a list of {name, arguments} objects; "
     "they run one after the other and each gets its own result or error."
@@ -130,23 +130,29 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
 )
 
 
-def bridge_schemas(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> list[dict[str, Any]]:
+def bridge_schemas(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT,
+                   listing: str = "") -> list[dict[str, Any]]:
     """Bare schemas of the three bridges; identical bytes on every call.
 
     The only variable text is the configured search limits, which are fixed
-    for a session: pass the same values given to ``BridgeService``.
+    for a session (pass the same values given to ``BridgeService``), and the
+    deferred-tool ``listing`` (see ``listing.py``), appended to the search
+    description; it changes only when the session's deferred tools do.
     """
     schemas = copy.deepcopy(list(_SCHEMAS))
     max_limit = max(1, max_limit)
     default_limit = max(1, min(max_limit, default_limit))
     if (default_limit, max_limit) != (DEFAULT_LIMIT, MAX_LIMIT):
         schemas[0]["parameters"]["properties"]["limit"]["description"] = _limit_text(default_limit, max_limit)
+    if listing:
+        schemas[0]["description"] += "\n\n" + listing
     return schemas
 
 
-def bridge_tool_defs(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> list[dict[str, Any]]:
+def bridge_tool_defs(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT,
+                     listing: str = "") -> list[dict[str, Any]]:
     """The same schemas in the OpenAI ``{"type":"function","function":...}`` wrapper."""
-    return [{"type": "function", "function": s} for s in bridge_schemas(default_limit, max_limit)]
+    return [{"type": "function", "function": s} for s in bridge_schemas(default_limit, max_limit, listing)]
 
 
 
