@@ -272,12 +272,18 @@ def request_tokens(schemas: list[dict[str, Any]], counter: TokenCounter) -> dict
     full = tools_json_tokens(schemas, counter)
     on = decide(schemas, mode="on", context_length=E2E_CONTEXT, core_names=(), count_tokens=counter.count_text)
     stowage_tools = assemble_tools(schemas, on)
+    from stowage.tool_search.listing import build_listing, listing_budget
+
+    budget = listing_budget(4000, 5, E2E_CONTEXT)  # the defaults of listing_max_tokens and listing_window_pct
+    listing, level = build_listing(Catalog.from_schemas(schemas), budget, counter.count_text)
+    listed_tools = assemble_tools(schemas, on, listing=listing)
     auto = decide(schemas, mode="auto", context_length=E2E_CONTEXT, core_names=(),
                   threshold_pct=E2E_THRESHOLD_PCT, count_tokens=counter.count_text)
     out: dict[str, Any] = {
         "tools": len(schemas), "context_length": E2E_CONTEXT, "threshold_pct": E2E_THRESHOLD_PCT,
         "all_schemas_tokens": full,
         "stowage_tokens": tools_json_tokens(stowage_tools, counter),
+        "stowage_listing_tokens": tools_json_tokens(listed_tools, counter), "listing_level": level,
         "stowage_auto_active": auto.active, "stowage_auto_estimate": auto.deferrable_tokens,
         "threshold_tokens": auto.threshold_tokens,
         "builtin_tokens": None, "builtin_auto_active": None, "builtin_auto_estimate": None,
@@ -307,9 +313,11 @@ def print_request_tokens(r: dict[str, Any], label: str) -> None:
     print(f"  {'deferral':<26}{'all':>10}{'after':>10}{'saved':>10}{'':>7}   auto at {r['context_length'] // 1000}k "
           f"(threshold {r['threshold_pct']:.0f}% = {r['threshold_tokens']:,} tokens)")
     row("stowage (3 bridges)", r["stowage_tokens"], r["stowage_auto_active"], r["stowage_auto_estimate"], "o200k")
+    row("stowage + listing", r["stowage_listing_tokens"], r["stowage_auto_active"],
+        r["stowage_auto_estimate"], "o200k")
     row("built-in (3 bridges)", r["builtin_tokens"], r["builtin_auto_active"], r["builtin_auto_estimate"], "chars/4")
     print("  core tools stay visible under both and are not counted; the built-in's bridge text names the "
-          "tool count, Stowage's is constant")
+          "tool count; Stowage's listing (default budget) changes only with the deferred tools")
 
 
 # ---------------------------------------------------------------- report
