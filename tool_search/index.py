@@ -29,6 +29,7 @@ from .catalog import Catalog, ToolEntry
 from .fields import FIELDS, FieldWeights, field_counts
 from .names import NameMatcher
 from .query import has_latin, query_weights
+from .tokens import name_tokens, tokenize
 
 DEFAULT_WEIGHTS = FieldWeights()
 
@@ -43,6 +44,9 @@ MATCH_CLOSEST = "closest_name"
 # under half a point; 4 is in the flat middle.
 NAME_COVERAGE_BONUS = 4.0
 RERANK_DEPTH = 64
+# Added when two adjacent words of the tool's name are adjacent in the query too
+# ("current weather" for ``get_current_weather``). Chosen on BFCL: +0.6 point of recall@5.
+NAME_PHRASE_BONUS = 2.0
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class ToolIndex:
         self._entries = catalog.entries
         self._postings: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         self._name_terms: list[tuple[tuple[str, float], ...]] = []
+        self._name_pairs: list[frozenset[tuple[str, str]]] = []
         self._build()
         self.names = NameMatcher([e.name for e in self._entries])
 
@@ -104,6 +109,7 @@ class ToolIndex:
             tuple((t, idfs.get(t, 0.0)) for t in sorted(doc["name"][1]) if not t.isdigit())
             for doc in docs
         ]
+        self._name_pairs = [frozenset(zip(toks, toks[1:])) for toks in (name_tokens(e.name)[0] for e in self._entries)]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -131,11 +137,16 @@ class ToolIndex:
                     acc[doc_id] = get(doc_id, 0.0) + s * weight
         return acc
 
-    def _reranked(self, scores: dict[int, float], weights: dict[str, float], depth: int) -> list[tuple[int, float]]:
-        """The top BM25 hits with the name-coverage bonus added, best first."""
+    def _reranked(self, scores: dict[int, float], weights: dict[str, float], depth: int,
+                  query: str = "") -> list[tuple[int, float]]:
+        """The top BM25 hits with the name-coverage and name-phrase bonuses added, best first."""
         top = heapq.nlargest(max(depth, RERANK_DEPTH), scores.items(), key=lambda kv: (kv[1], -kv[0]))
+        toks = tokenize(query)
+        pairs = set(zip(toks, toks[1:]))
         out = []
         for idx, s in top:
+            if pairs and not pairs.isdisjoint(self._name_pairs[idx]):
+                s += NAME_PHRASE_BONUS
             name_terms = self._name_terms[idx]
             total = sum(i for _, i in name_terms)
             if total > 0:
@@ -165,7 +176,7 @@ class ToolIndex:
                     seen.add(idx)
         room = limit - len(hits)
         if room > 0 and scores:
-            for idx, s in self._reranked(scores, weights, room + len(seen)):
+            for idx, s in self._reranked(scores, weights, room + len(seen), query):
                 if idx not in seen and len(hits) < limit:
                     hits.append(Hit(self._entries[idx], s, MATCH_TEXT))
                     seen.add(idx)

@@ -46,3 +46,10 @@ def test_name_coverage_prefers_the_tool_named_by_the_query_words():
         tool("get_current_weather", "Returns conditions for a location.", location="City"),
     ])
     assert ToolIndex(cat).search("current weather in Boston", 2)[0].name == "get_current_weather"
+
+
+def test_adjacent_name_words_in_the_query_are_a_phrase_bonus():
+    # Same words, same text: only the order of the name's words tells them apart.
+    cat = Catalog.from_schemas([tool("report_weather", "Weather data."), tool("weather_report", "Weather data.")])
+    hits = ToolIndex(cat).search("a weather report please", 2)
+    assert hits[0].name == "weather_report" and hits[0].score > hits[1].score
