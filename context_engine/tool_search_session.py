@@ -26,6 +26,7 @@ from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeEr
 from ..tool_search.activation import schema_name
 from ..tool_search.calls import call_batch
 from ..tool_search.listing import session_listing
+from ..tool_search.semantic import semantic_leg
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
 logger = logging.getLogger(__name__)
@@ -110,7 +111,8 @@ class ToolSearchSession:
         if key == self._catalog_key and self.catalog is not None:
             return
         self.catalog = Catalog.from_schemas(deferred_schemas, toolset_of=lambda name: toolset_of(name) or "")
-        self.service = BridgeService(self.catalog, default_limit=self.search_limit)
+        self.service = BridgeService(self.catalog, default_limit=self.search_limit,
+                                     semantic=semantic_leg(self.settings_ts, load_default_embedder))
         self._catalog_key = key
 
     # -- the bridges -------------------------------------------------------------------

@@ -21,6 +21,8 @@ from .batch import (MAX_CALLS, MAX_NAME_CHARS, MAX_NAMES, MAX_QUERIES, MAX_QUERY
                     string_slots)
 from .cache import IndexCache, default_cache
 from .catalog import Catalog, ToolEntry
+from .index import Hit
+from .semantic import SemanticSearch
 
 SEARCH_NAME = "stowage_tool_search"
 DESCRIBE_NAME = "stowage_tool_describe"
@@ -177,11 +179,19 @@ class BridgeService:
     """Answers the bridges for one session's scoped catalog."""
 
     def __init__(self, catalog: Catalog, *, cache: IndexCache | None = None,
-                 default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT) -> None:
+                 default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT,
+                 semantic: "SemanticSearch | None" = None) -> None:
         self.catalog = catalog
         self.max_limit = max(1, max_limit)
         self.default_limit = max(1, min(self.max_limit, default_limit))
         self._index = (cache if cache is not None else default_cache).get(catalog)
+        self._semantic = semantic
+
+    def _hits(self, query: str, limit: int) -> list[Hit]:
+        """BM25 (with name matches first), fused with embeddings when the semantic leg is on."""
+        if self._semantic is not None:
+            return self._semantic.search(self._index, query, limit)
+        return self._index.search(query, limit)
 
     # -- stowage_tool_search -------------------------------------------------
     def search(self, query: str, limit: int | None = None, offset: int = 0) -> dict[str, Any]:
@@ -192,7 +202,7 @@ class BridgeService:
         if query == LIST_ALL_QUERY:
             return self.list_all(offset)
         n = self._clamp_limit(limit)
-        hits = self._index.search(query, n)
+        hits = self._hits(query, n)
         out: dict[str, Any] = {
             "query": query,
             "matches": [
@@ -220,7 +230,7 @@ class BridgeService:
                 results.append({"query": slot.value, "error": f"\"{LIST_ALL_QUERY}\" lists every tool; ask for it alone "
                                                              "with 'query', not in a batch."})
                 continue
-            hits = self._index.search(slot.value, n)
+            hits = self._hits(slot.value, n)
             entry: dict[str, Any] = {"query": slot.value,
                                      "matches": [{"name": h.name, "score": round(h.score, 3), "match": h.match}
                                                  for h in hits]}
