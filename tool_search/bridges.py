@@ -215,7 +215,16 @@ class BridgeService:
         }
         if not hits:
             out["note"] = NOTHING_MATCHED
+            out["sources"] = self.sources()
         return out
+
+    def sources(self) -> dict[str, int]:
+        """Tool count per toolset, for an answer that found nothing."""
+        counts: dict[str, int] = {}
+        for entry in self.catalog.entries:
+            key = entry.toolset or entry.source
+            counts[key] = counts.get(key, 0) + 1
+        return dict(sorted(counts.items()))
 
     def search_many(self, slots: list[Slot], limit: int | None = None) -> dict[str, Any]:
         """Several searches: matches per query, and one map of the tools they name."""

@@ -53,3 +53,11 @@ def test_adjacent_name_words_in_the_query_are_a_phrase_bonus():
     cat = Catalog.from_schemas([tool("report_weather", "Weather data."), tool("weather_report", "Weather data.")])
     hits = ToolIndex(cat).search("a weather report please", 2)
     assert hits[0].name == "weather_report" and hits[0].score > hits[1].score
+
+
+def test_a_search_that_finds_nothing_says_so_with_the_sources_and_a_hint(catalog):
+    from stowage.tool_search import BridgeService, IndexCache
+
+    out = BridgeService(catalog, cache=IndexCache()).search("北京后天的天气如何？")
+    assert out["matches"] == [] and "Nothing matched" in out["note"] and '"*"' in out["note"]
+    assert out["sources"]["mcp-github"] == 3 and sum(out["sources"].values()) == len(catalog)
