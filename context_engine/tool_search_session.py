@@ -25,7 +25,7 @@ from ..tool_search import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeEr
                            assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
 from ..tool_search.activation import schema_name
 from ..tool_search.calls import call_batch
-from ..tool_search.listing import session_listing
+from ..tool_search.listing import count_in_pieces, session_listing
 from ..tool_search.semantic import semantic_leg
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
@@ -168,7 +168,8 @@ class ToolSearchSession:
                 "deferred_tokens": decision.deferrable_tokens if decision else 0,
                 "preselected": list(self.last.preselected) if self.last else [],
                 "searches": self.searches, "calls": self.calls, "refusals": self.refusals,
-                "listing_level": self.listing[1], "listing_tokens": self._count_tokens(self.listing[0])}
+                "listing_level": self.listing[1],
+                "listing_tokens": count_in_pieces(self._count_tokens, self.listing[0])}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
         clone = ToolSearchSession.__new__(ToolSearchSession)

@@ -39,6 +39,27 @@ def approx_tokens(text: str) -> int:
     return (len(text) + 3) // 4
 
 
+PIECE_CHARS = 1000
+
+
+def count_in_pieces(count_tokens: TokenCounter, text: str) -> int:
+    """Tokens of ``text`` counted in pieces of at most ``PIECE_CHARS``, cut before whitespace.
+
+    A host's counter may estimate long texts from a sample (Stowage's does, above 1 KB); the listing must
+    stay within its budget exactly, and is counted once per catalog, so it is counted piece by piece.
+    """
+    total, start, n = 0, 0, len(text)
+    while start < n:
+        end = min(n, start + PIECE_CHARS)
+        if end < n:
+            cut = max(text.rfind(" ", start + 1, end), text.rfind("\n", start + 1, end))
+            if cut > start:
+                end = cut
+        total += count_tokens(text[start:end])
+        start = end
+    return total
+
+
 def listing_budget(max_tokens: int, window_pct: float, context_length: int) -> int:
     """The smaller of the configured maximum and the window share; 0 means no listing."""
     if max_tokens <= 0 or window_pct <= 0:
@@ -84,6 +105,8 @@ def build_listing(catalog: Catalog, budget: int, count_tokens: TokenCounter = ap
     """(listing text, level used) within ``budget`` tokens; ("", "") when nothing fits."""
     if budget <= 0 or not len(catalog):
         return "", ""
+    raw_count = count_tokens
+    count_tokens = lambda text: count_in_pieces(raw_count, text)  # noqa: E731
     for level in (LEVEL_SENTENCES, LEVEL_NAMES, LEVEL_COUNTS):
         text = render(catalog, level)
         if count_tokens(text) <= budget:

@@ -77,3 +77,30 @@ def test_the_search_bridge_carries_the_listing_and_the_others_do_not_change(cata
     search = next(t for t in tools if t["function"]["name"] == "stowage_tool_search")
     assert text in search["function"]["description"]
     assert json.dumps(assemble_tools(SCHEMAS, decision, listing=text)) == json.dumps(tools)
+
+
+def test_pieces_are_counted_exactly_and_add_up():
+    from stowage.tool_search.listing import PIECE_CHARS, count_in_pieces
+
+    text = "\n".join(f"- tool_{i}: does thing number {i} for you." for i in range(300))
+    seen: list[str] = []
+
+    def count(piece: str) -> int:
+        seen.append(piece)
+        return len(piece)
+
+    assert count_in_pieces(count, text) == len(text)
+    assert "".join(seen) == text and all(len(p) <= PIECE_CHARS for p in seen) and len(seen) > 1
+    assert all(p[0] in " \n" for p in seen[1:])  # cut before whitespace, never inside a word
+    assert count_in_pieces(count, "") == 0
+
+
+def test_the_budget_holds_under_the_real_tokenizer():
+    from stowage.context_engine.tokens import TokenCounter
+
+    counter = TokenCounter()
+    exact = lambda t: len(counter.loaded.encoding.encode_ordinary(t))  # noqa: E731
+    cat = big_catalog()
+    for budget in (100, 700, 3000, 8000):
+        text, _ = build_listing(cat, budget, counter.count_text)
+        assert exact(text) <= budget
