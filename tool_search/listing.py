@@ -127,15 +127,15 @@ def build_listing(catalog: Catalog, budget: int, count_tokens: TokenCounter = ap
 
 
 class ListingCache:
-    """Listings by (catalog checksum, budget): rendered once per catalog, not per request."""
+    """Listings by (catalog checksum, budget, counter): rendered once per catalog, not per request."""
 
     def __init__(self, maxsize: int = 16) -> None:
         self.maxsize = maxsize
-        self._items: OrderedDict[tuple[str, int], tuple[str, str]] = OrderedDict()
+        self._items: OrderedDict[tuple[str, int, str], tuple[str, str]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, catalog: Catalog, budget: int, count_tokens: TokenCounter = approx_tokens) -> tuple[str, str]:
-        key = (catalog.checksum, budget)
+        key = (catalog.checksum, budget, getattr(count_tokens, "__qualname__", type(count_tokens).__name__))
         with self._lock:
             if key in self._items:
                 self._items.move_to_end(key)
