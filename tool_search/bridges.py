@@ -207,7 +207,7 @@ class BridgeService:
             "query": query,
             "matches": [
                 {"name": h.name, "source": h.entry.toolset or h.entry.source,
-                 "description": short_description(h.entry.description),
+                 "description": short_description(h.entry.description), "required": required_params(h.entry),
                  "score": round(h.score, 3), "match": h.match}
                 for h in hits
             ],
@@ -248,7 +248,8 @@ class BridgeService:
             results.append(entry)
             for h in hits:
                 tools.setdefault(h.name, {"source": h.entry.toolset or h.entry.source,
-                                          "description": short_description(h.entry.description)})
+                                          "description": short_description(h.entry.description),
+                                          "required": required_params(h.entry)})
         return {"results": results, "tools": tools, "total_available": len(self.catalog)}
 
     def list_all(self, offset: int = 0) -> dict[str, Any]:
@@ -359,6 +360,12 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
 
 
 _WS_RE = re.compile(r"\s+")
+
+
+def required_params(entry: ToolEntry) -> list[str]:
+    """The tool's required top-level parameters: with them a model can often call without describing first."""
+    required = entry.parameters.get("required")
+    return [str(r) for r in required] if isinstance(required, list) else []
 
 
 def short_description(text: str, limit: int = SHORT_DESCRIPTION_CHARS) -> str:

@@ -25,7 +25,8 @@ def test_queries_come_back_grouped_with_one_shared_tool_map(svc):
     named = {m["name"] for r in out["results"] for m in r["matches"]}
     assert set(out["tools"]) == named  # every named tool described once, no more
     assert out["tools"]["mcp__github__create_issue"] == {"source": "mcp-github",
-                                                         "description": "Create a new issue in a GitHub repository."}
+                                                         "description": "Create a new issue in a GitHub repository.",
+                                                         "required": []}
     assert all(set(m) == {"name", "score", "match"} for r in out["results"] for m in r["matches"])
     assert out["total_available"] == len(svc.catalog)
 
