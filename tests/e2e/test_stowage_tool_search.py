@@ -121,9 +121,14 @@ def catalog_records(home: HermesHome, kind: str) -> list[dict[str, Any]]:
     return [r for r in map(json.loads, path.read_text().splitlines()) if r["kind"] == kind]
 
 
+def exact_tokens(text: str) -> int:
+    """Exact o200k tokens (the counter's ``count_text`` estimates texts over 1 KB from a sample, within ~10%)."""
+    return len(COUNTER.loaded.encoding.encode_ordinary(text))
+
+
 def tools_tokens(tools: list[dict[str, Any]]) -> int:
     """o200k tokens of a request's ``tools`` array as compact JSON (what the provider receives)."""
-    return COUNTER.count_text(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
+    return exact_tokens(json.dumps(tools, separators=(",", ":"), ensure_ascii=False))
 
 
 def bridges_of(request: RecordedRequest) -> list[dict[str, Any]]:
@@ -217,10 +222,14 @@ def test_auto_mode_defers_the_catalog_behind_three_bridges_and_shrinks_the_reque
     assert status["deferred"] == len(full_names - names)
 
     before, after = tools_tokens(full), tools_tokens(first.tools)
+    listing = exact_tokens(json.dumps(search_description(first).partition("\n\n")[2], ensure_ascii=False)[1:-1])
     saved = before - after
     print(f"\n[tool search] request tools: {len(full)} schemas, {before:,} tokens -> {len(first.tools)} schemas, "
-          f"{after:,} tokens; saved {saved:,} o200k tokens ({100 * saved / before:.0f}%)")
-    assert saved >= 10_000 and after < before / 2
+          f"{after:,} tokens, of which {listing:,} are the deferred-tool listing; saved {saved:,} o200k tokens "
+          f"({100 * saved / before:.0f}%), {saved + listing:,} without the listing")
+    # The listing is a budgeted trade (tokens for round trips, see the listing tests); the deferral itself
+    # must still save at least 10k tokens, and the request must still shrink by a third or more.
+    assert saved + listing >= 10_000 and 0 < listing <= 4000 and after < before * 2 / 3
 
 
 def test_search_describe_and_call_run_the_underlying_tool_through_hermes(
