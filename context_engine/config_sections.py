@@ -78,6 +78,9 @@ class ToolSearchSection:
     preselect_k: int
     hybrid: bool
     search_limit: int
+    semantic: bool
+    listing_max_tokens: int
+    listing_window_pct: float
 
 
 SECTION_TYPES: dict[str, type] = {

@@ -20,12 +20,14 @@ def assemble_tools(
     keep_visible: Collection[str] = (),
     *,
     wrapped: bool = True,
+    listing: str = "",
 ) -> list[Mapping[str, Any]]:
     """The request's tools: unchanged when inactive, else visible + bridges + kept.
 
     ``schemas`` is the host's full list; ``keep_visible`` names deferrable
     tools to show directly this turn (from ``preselect``). ``wrapped`` picks
     the bridge format: OpenAI ``{"type":"function",...}`` or bare schemas.
+    ``listing`` (from ``listing.build_listing``) goes into the search bridge's description.
     """
     incoming = [s for s in schemas if schema_name(s) not in BRIDGE_NAMES]
     if not decision.active:
@@ -34,5 +36,5 @@ def assemble_tools(
     keep = set(keep_visible) & deferred
     visible = [s for s in incoming if schema_name(s) not in deferred]
     kept = sorted((s for s in incoming if schema_name(s) in keep), key=schema_name)
-    bridges = bridge_tool_defs() if wrapped else bridge_schemas()
+    bridges = bridge_tool_defs(listing=listing) if wrapped else bridge_schemas(listing=listing)
     return [*visible, *bridges, *kept]

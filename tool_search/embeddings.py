@@ -76,11 +76,21 @@ def load_default_embedder() -> Embedder | None:
         return embedder
 
 
+PARAM_TEXT_CHARS = 80
+
+
 def tool_text(entry: ToolEntry) -> str:
-    """What the embedder sees of a tool: readable name, description, parameter names."""
-    params = ", ".join(dict.fromkeys(p for p, _ in iter_params(entry.parameters)))
+    """What the embedder sees of a tool: readable name, description, parameters with their descriptions.
+
+    Each parameter's description (with its enum values) is cut to ``PARAM_TEXT_CHARS``: the model reads
+    a few hundred tokens at most, and the tool's own description matters more.
+    """
+    params: dict[str, str] = {}
+    for pname, pdesc in iter_params(entry.parameters):
+        params.setdefault(pname, " ".join(pdesc.split())[:PARAM_TEXT_CHARS])
+    listed = ", ".join(f"{p} ({d})" if d else p for p, d in params.items())
     text = f"{' '.join(split_words(entry.name))}: {entry.description}"
-    return f"{text} Parameters: {params}" if params else text
+    return f"{text} Parameters: {listed}" if listed else text
 
 
 def _dot(a: Vector, b: Vector) -> float:

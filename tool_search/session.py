@@ -24,6 +24,9 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 from . import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
                            assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
 from .activation import schema_name
+from .calls import call_batch
+from .listing import count_in_pieces, session_listing
+from .semantic import semantic_leg
 from ..context_engine.messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 
 logger = logging.getLogger(__name__)
@@ -54,6 +57,8 @@ class ToolSearchSession:
         self.preselect_k = ts.preselect_k
         self.hybrid = ts.hybrid
         self.search_limit = ts.search_limit
+        self.settings_ts = ts
+        self.listing: tuple[str, str] = ("", "")
         self._count_tokens = count_tokens
         self._catalog_key: tuple | None = None
         self.catalog: Catalog | None = None
@@ -92,7 +97,8 @@ class ToolSearchSession:
             # `embeddings` extra is installed (loaded once); otherwise BM25 alone
             embedder = load_default_embedder() if self.hybrid else None
             keep = tuple(preselect(self.catalog, _latest_user_text(messages), k=self.preselect_k, embedder=embedder))
-        new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools)))
+        self.listing = session_listing(self.catalog, self.settings_ts, context_length, self._count_tokens)
+        new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools), listing=self.listing[0]))
         hidden = deferred - set(keep)
         shaped = ShapedRequest(new_tools, bridge_form_history(messages, hidden), decision, keep)
         self.last = shaped
@@ -105,7 +111,8 @@ class ToolSearchSession:
         if key == self._catalog_key and self.catalog is not None:
             return
         self.catalog = Catalog.from_schemas(deferred_schemas, toolset_of=lambda name: toolset_of(name) or "")
-        self.service = BridgeService(self.catalog, default_limit=self.search_limit)
+        self.service = BridgeService(self.catalog, default_limit=self.search_limit,
+                                     semantic=semantic_leg(self.settings_ts, load_default_embedder))
         self._catalog_key = key
 
     # -- the bridges -------------------------------------------------------------------
@@ -122,6 +129,8 @@ class ToolSearchSession:
             raise BridgeError("no tools are deferred in this session; call tools directly by name")
         if not isinstance(args, Mapping):
             raise BridgeError(f"{CALL_NAME} arguments must be an object with 'name' and 'arguments'")
+        if args.get("calls") is not None:
+            raise BridgeError("a batch ('calls') runs through the engine's dispatcher, not as one direct call")
         try:
             return self.service.resolve_call(args.get("name"), args.get("arguments"))
         except BridgeError:
@@ -137,6 +146,8 @@ class ToolSearchSession:
 
     def handle(self, name: str, args: Any, dispatch: Dispatcher | None) -> str:
         """Answer a bridge call (search, describe, or a call via ``dispatch``)."""
+        if name == CALL_NAME and isinstance(args, Mapping) and args.get("calls") is not None:
+            return json.dumps(call_batch(self, args, dispatch), ensure_ascii=False)
         if name == CALL_NAME:
             try:
                 tool, arguments = self.resolve_call(args)
@@ -160,7 +171,9 @@ class ToolSearchSession:
                 "deferred": len(decision.deferrable_names) if decision and decision.active else 0,
                 "deferred_tokens": decision.deferrable_tokens if decision else 0,
                 "preselected": list(self.last.preselected) if self.last else [],
-                "searches": self.searches, "calls": self.calls, "refusals": self.refusals}
+                "searches": self.searches, "calls": self.calls, "refusals": self.refusals,
+                "listing_level": self.listing[1],
+                "listing_tokens": count_in_pieces(self._count_tokens, self.listing[0])}
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
         clone = ToolSearchSession.__new__(ToolSearchSession)

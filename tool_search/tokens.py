@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .stemmer import stem
+
 MCP_PREFIX = "mcp"
 
 # Words that carry no retrieval signal in tool descriptions or user requests.
@@ -41,46 +43,13 @@ _NON_ALNUM_RE = re.compile(r"[\W_]+")
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
-@lru_cache(maxsize=65536)
 def normalize(token: str) -> str:
-    """Reduce a lowercase token to a crude stem so plurals and verb forms meet.
+    """Reduce a lowercase token to its stem so plurals and verb forms meet.
 
-    A few suffix rules (not Porter) are enough: "issues"/"issue",
-    "creating"/"create", "listed"/"list" must collide; rare over-stemming is
-    harmless because queries and documents are stemmed the same way.
+    Snowball English (see ``stemmer``): "issues"/"issue", "creating"/"create",
+    "movies"/"movie" collide; queries and documents are stemmed the same way.
     """
-    t = token
-    n = len(t)
-    if n <= 3 or t.isdigit():
-        return t
-    if t.endswith("ies") and n > 4:
-        return t[:-3] + "y"
-    if t.endswith("sses"):
-        return t[:-2]
-    if t.endswith(("ches", "shes", "xes", "zes")):
-        return t[:-2]
-    if t.endswith("s") and not t.endswith(("ss", "us", "is", "os")):
-        t = t[:-1]
-    elif t.endswith("ing") and n > 5 and _has_vowel(t[:-3]):
-        t = _undouble(t[:-3])
-    elif t.endswith("ed") and not t.endswith("eed") and n > 4 and _has_vowel(t[:-2]):
-        t = _undouble(t[:-2])
-    if t.endswith("e") and len(t) > 3:
-        # "create"/"creat(ing)" and "update"/"updat(ed)" collide on the stem.
-        t = t[:-1]
-    return t
-
-
-def _has_vowel(stem: str) -> bool:
-    """Guard against "string" -> "str" and "bring" -> "br"."""
-    return any(c in "aeiouy" for c in stem)
-
-
-def _undouble(stem: str) -> str:
-    """Map "mapp" back to "map" after stripping "-ing"/"-ed" from "mapping"."""
-    if len(stem) >= 3 and stem[-1] == stem[-2] and stem[-1] not in "lsz":
-        return stem[:-1]
-    return stem
+    return stem(token)
 
 
 def split_words(text: str) -> list[str]:

@@ -54,7 +54,7 @@ def test_list_all_is_documented_in_the_search_schema():
     search = bridge_schemas()[0]
     assert '"*"' in search["description"]
     assert '"*"' in search["parameters"]["properties"]["query"]["description"]
-    assert search["parameters"]["required"] == ["query"]
+    assert search["parameters"]["required"] == []  # query or queries
 
 
 def test_search_returns_ranked_hits(catalog):
@@ -64,6 +64,10 @@ def test_search_returns_ranked_hits(catalog):
     assert first["name"] == "mcp__github__create_issue"
     assert first["source"] == "mcp-github"
     assert first["description"] == "Create a new issue in a GitHub repository."
+    assert first["required"] == []
+    req = Catalog.from_schemas([{"name": "t", "description": "T.", "parameters": {
+        "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}}])
+    assert service(req).search("t")["matches"][0]["required"] == ["a"]
     assert isinstance(first["score"], float) and first["score"] > 0
     assert len(out["matches"]) == 3
     json.dumps(out)  # the glue serializes it as is

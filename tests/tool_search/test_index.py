@@ -143,5 +143,9 @@ def test_non_english_text_is_searchable():
     index = ToolIndex(cat)
     assert names(index, "我想知道上海目前的天气状况")[0] == "get_weather"
     assert names(index, "traduire en français")[0] == "translate"
-    # A request in a script the catalog does not use still gets an answer.
-    assert ToolIndex(Catalog.from_schemas([tool("search_docs", "Search documentation.")])).search("天气", 1)
+    # A request in a script the catalog does not use gets nothing, not the closest-spelt junk
+    # (a Latin-letter query that matches nothing still gets the closest names).
+    only_english = ToolIndex(Catalog.from_schemas([tool("search_docs", "Search documentation.")]))
+    assert only_english.search("天气", 1) == []
+    assert only_english.search("获取阿迪达斯的工单", 5) == []
+    assert names(only_english, "srch_dcs") == ["search_docs"]
