@@ -129,6 +129,17 @@ def call_arguments_text(call: Mapping[str, Any]) -> str:
         return str(args)
 
 
+def with_call_arguments(call: dict[str, Any], arguments: str) -> dict[str, Any]:
+    """A copy of ``call`` whose arguments are ``arguments`` (in whichever shape the call has them)."""
+    updated = dict(call)
+    fn = updated.get("function")
+    if isinstance(fn, dict):
+        updated["function"] = {**fn, "arguments": arguments}
+    else:
+        updated["arguments"] = arguments
+    return updated
+
+
 def tool_result_id(message: Any) -> str:
     """The ``tool_call_id`` a tool result answers (``""`` when missing)."""
     if not isinstance(message, dict):

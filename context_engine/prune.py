@@ -26,6 +26,7 @@ from .messages import (
     text_of,
     tool_calls_of,
     tool_result_id,
+    with_call_arguments,
 )
 from .markers import IMAGE_PLACEHOLDER
 from .stubs import PrunedOutput, default_stub, is_stub
@@ -163,7 +164,7 @@ def _shrink_call_arguments(result: PruneResult, index: int, max_chars: int, cut:
         text = call_arguments_text(call) if isinstance(call, dict) else ""
         if isinstance(call, dict) and len(text) > max_chars:
             shrunk = cut(call_name(call), text, max_chars)
-            call = _with_arguments(call, shrunk)
+            call = with_call_arguments(call, shrunk)
             result.chars_saved += len(text) - len(shrunk)
             changed = True
         new_calls.append(call)
@@ -173,15 +174,6 @@ def _shrink_call_arguments(result: PruneResult, index: int, max_chars: int, cut:
         result.messages[index] = replaced
         result.arguments_shrunk += 1
 
-
-def _with_arguments(call: dict[str, Any], arguments: str) -> dict[str, Any]:
-    updated = dict(call)
-    fn = updated.get("function")
-    if isinstance(fn, dict):
-        updated["function"] = {**fn, "arguments": arguments}
-    else:
-        updated["arguments"] = arguments
-    return updated
 
 
 def shrink_json_arguments(text: str, max_chars: int) -> str:

@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ..markers import REASONING_MARK, SPILL_HEADER, VIEW_STUB_PREFIX, BlobKind
-from ..messages import Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id
+from ..messages import (Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id,
+                        with_call_arguments)
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
 from .render import REASONING_HEAD_CHARS, condensed_reasoning, cut_arguments, output_stub
@@ -234,7 +235,7 @@ class LeanView:
                         continue
                     cut = cut_arguments(arguments, limit, handle)
                     self._remember(key, cut)
-                call = _with_arguments(call, cut)
+                call = with_call_arguments(call, cut)
                 outcome.cut_arguments += 1
             new_calls.append(call)
         if new_calls != (message.get("tool_calls") or []):
@@ -297,15 +298,6 @@ def _same_shape(content: Any, stub: str) -> Any:
     first = {k: v for k, v in content[0].items() if k != "text"}
     return [{**first, "type": first.get("type") or "text", "text": stub}]
 
-
-def _with_arguments(call: dict[str, Any], arguments: str) -> dict[str, Any]:
-    updated = dict(call)
-    fn = updated.get("function")
-    if isinstance(fn, dict):
-        updated["function"] = {**fn, "arguments": arguments}
-    else:
-        updated["arguments"] = arguments
-    return updated
 
 
 def _after_turns(model_turns: list[int], position: int, turns: int) -> int:
