@@ -382,10 +382,12 @@ class StowageEngineCore:
 
     def publish_status(self) -> None:
         """Leave this session's figures where ``stowage status`` in another process reads them."""
-        write_session_status(self.lossless.root, self.session_id, {
-            "engine": self.name, "compression_count": self.compression_count, "view": self.view.status(),
-            "store": self.lossless.status(), "last_compaction": self.compaction_log[-1] if self.compaction_log
-            else None})
+        try:
+            data = self.get_status()
+        except Exception:  # noqa: BLE001 - figures must never cost the session anything
+            logger.exception("stowage: could not gather the session status")
+            return
+        write_session_status(self.lossless.root, self.session_id, data)
 
     # -- status ---------------------------------------------------------------
     def get_status(self) -> dict[str, Any]:
@@ -404,7 +406,13 @@ class StowageEngineCore:
             "tool_search": self.tool_search.status(),
             "view": self.view.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
+            "compactions": [{k: entry.get(k) for k in _COMPACTION_FIELDS} for entry in self.compaction_log[-10:]],
+            "summary": {"last_error": self._last_summary_error, "fallback_used": self._last_summary_fallback_used},
         }
+
+
+_COMPACTION_FIELDS = ("result", "forced", "summary_error", "window_reference", "tokens_before", "tokens_after",
+                      "messages_before", "messages_after", "pruned_outputs")
 
 
 def _as_int(value: Any) -> int:
