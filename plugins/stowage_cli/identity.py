@@ -31,6 +31,20 @@ ENTRY_POINT_GROUP = "hermes_agent.plugins"
 FALLBACK = re.compile(r"Context engine '(?P<name>[^']*)' not found\s*\W+\s*falling back to built-in compressor")
 LOG_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 LOG_TAIL_BYTES = 2 * 1024 * 1024
+HOST_MAX_BYTES_DEFAULT = 50_000  # hermes_cli/config.py DEFAULT_CONFIG["tool_output"]["max_bytes"] (0.19.0)
+ENOUGH_MAX_BYTES = 1_000_000
+SUGGESTED_MAX_BYTES = 2_000_000
+
+
+def host_max_bytes(raw: Mapping[str, Any]) -> tuple[int, bool]:
+    """Hermes's terminal output cap in chars, as tools/tool_output_limits.py reads it, and whether it is set."""
+    section = raw.get("tool_output")
+    value = section.get("max_bytes") if isinstance(section, dict) else None
+    try:
+        number = int(value) if value is not None and not isinstance(value, bool) else 0
+    except (TypeError, ValueError):
+        number = 0
+    return (number, True) if number > 0 else (HOST_MAX_BYTES_DEFAULT, False)
 
 
 def _problem(kind: str, subject: str, detail: str, severity: str = "error") -> dict[str, Any]:
@@ -215,6 +229,16 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
                 + f", and no complete user-plugin folder under {hermes_home / 'plugins'}. Fix: `pip install "
                 f"stowage` into Hermes's Python, or `python3 plugins/install_user_plugin.py` from a Stowage "
                 f"checkout"))
+        cap, set_by_user = host_max_bytes(raw)
+        if cap < ENOUGH_MAX_BYTES:
+            problem = _problem(
+                "host-truncates-output", f"tool_output.max_bytes: {cap:,}" + ("" if set_by_user else " (default)"),
+                f"Hermes cuts terminal outputs longer than {cap:,} chars (keeping the head and the tail) before "
+                f"Stowage sees them, so Stowage stores only what is left. Stowage spills large outputs to its store "
+                f"and shows a preview, so the cut is no longer needed. Fix: set `tool_output: {{max_bytes: "
+                f"{SUGGESTED_MAX_BYTES}}}` in {config_path}", severity="warning")
+            problem["advisory"] = True  # shown, but not a failure: the host works as designed
+            problems.append(problem)
         if environ.get("HERMES_SAFE_MODE") not in (None, "", "0"):
             problems.append(_problem("safe-mode", "HERMES_SAFE_MODE",
                                      "HERMES_SAFE_MODE is set: Hermes discovers no plugin at all. Fix: unset it",
@@ -228,7 +252,8 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
             stale += 1
         else:
             current += 1
-    if current and not problems:
+    failures = [p for p in problems if not p.get("advisory")]
+    if current and not failures:
         last = [fb for fb in log["fallbacks"] if fb["engine"].strip().lower() == ENGINE][-1]
         problems.append(_problem(
             "host-fell-back", str(log["path"]),
@@ -237,7 +262,8 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
             f"and that Stowage is installed in the Python `hermes` runs"))
     if log["error"]:
         problems.append(_problem("agent-log-unreadable", log["path"], log["error"], severity="warning"))
-    if selected and not problems:
+    failures = [p for p in problems if not p.get("advisory")]
+    if selected and not failures:
         running = f"{ENGINE} (via the {active})"
     elif wants_stowage:
         running = "Hermes's built-in compressor (Stowage is configured but would not load; see problems)"
@@ -245,7 +271,7 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
         running = f"Hermes's built-in compressor: context.engine is {engine!r}, not {ENGINE!r}"
         if engine not in ("compressor", ""):
             running = f"{engine!r} (not Stowage): context.engine is {engine!r}"
-    return {"engine_configured": engine, "selected": selected and not problems, "running": running,
+    return {"engine_configured": engine, "selected": selected and not failures, "running": running,
             "plugins_enabled": enabled, "plugins_disabled": disabled, "active_route": active,
             "entry_point": ep, "user_plugin_folders": folders,
             "agent_log": {"path": log["path"], "exists": log["exists"], "error": log["error"],

@@ -71,8 +71,8 @@ def status(env: Env) -> Outcome:
                             "store": _store_info(env), "retention": retention_info(env),
                             "tokenizer": env.tokenizer_info()}
     st, tok = data["store"], data["tokenizer"]
-    engine_text = identity["running"] + (f" ({len(identity['problems'])} problem(s): run `stowage doctor`)"
-                                         if identity["problems"] else "")
+    failing = [p for p in identity["problems"] if not p.get("advisory")]
+    engine_text = identity["running"] + (f" ({len(failing)} problem(s): run `stowage doctor`)" if failing else "")
     rows: list[tuple[str, Any]] = [("Hermes home", data["hermes_home"]), ("engine", engine_text),
                                    ("config", _config_text(data["config"])),
                                    ("store", f"{st['path']} ({st['source']})")]
@@ -134,7 +134,7 @@ def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
             store.update({k: report[k] for k in ("blobs_checked", "bytes_checked", "temp_in_progress",
                                                   "verified", "consistent")})
             problems += report["issues"]
-    remaining = [p for p in problems if not p["repaired"]]
+    remaining = [p for p in problems if not p["repaired"] and not p.get("advisory")]
     data: dict[str, Any] = {"repair": repair, "identity": identity, "config": cfg, "tokenizer": tok, "store": store,
                             "issues": problems, "remaining": len(remaining), "ok": not remaining}
     return Outcome(data, _doctor_text(data), 0 if not remaining else 1)
@@ -163,14 +163,19 @@ def _doctor_text(data: dict[str, Any]) -> str:
         lines.append("problems")
         lines.append(table(["SEVERITY", "KIND", "SUBJECT", "STATE", "DETAIL"],
                            [[i["severity"], i["kind"], _subject(i["subject"]),
-                             "repaired" if i["repaired"] else ("repairable" if i["repairable"] else "open"),
+                             "repaired" if i["repaired"] else ("repairable" if i["repairable"] else
+                                                               "advice" if i.get("advisory") else "open"),
                              i["detail"].splitlines()[0] if i["detail"] else ""] for i in issues], indent=2))
         for i in issues:  # multi-line details (the config error) in full
             if i["detail"] and "\n" in i["detail"]:
                 lines.append(i["detail"])
     remaining = data["remaining"]
+    advice = [i for i in issues if i.get("advisory")]
+    for i in advice:
+        lines.append(f"advice ({i['kind']}): {i['detail']}")
     if not remaining:
-        lines.append("result: no problems" + (" remain" if issues else ""))
+        lines.append("result: no problems" + (" remain" if len(issues) > len(advice) else "")
+                     + (f" ({len(advice)} piece(s) of advice above)" if advice else ""))
     else:
         fixable = sum(1 for i in issues if i["repairable"] and not i["repaired"])
         hint = f"; `stowage doctor --repair` can fix {fixable}" if fixable and not data["repair"] else ""

@@ -23,14 +23,19 @@ def write(home: Path, config: dict) -> Path:
     return path
 
 
+def failures(home: Path, route: dict = INSTALLED) -> list[dict]:
+    problems = check_identity(home, home / "config.yaml", environ={}, route=route)["problems"]
+    return [p for p in problems if not p.get("advisory")]
+
+
 def kinds(home: Path, route: dict = INSTALLED) -> list[str]:
-    return [p["kind"] for p in check_identity(home, home / "config.yaml", environ={}, route=route)["problems"]]
+    return [p["kind"] for p in failures(home, route)]
 
 
 def test_a_right_config_has_no_problems_and_names_the_route(home):
     write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
-    assert ident["problems"] == [] and ident["selected"] and ident["running"] == "stowage (via the entry point)"
+    assert failures(home) == [] and ident["selected"] and ident["running"] == "stowage (via the entry point)"
 
 
 @pytest.mark.parametrize("config,kind,fix", [
@@ -44,7 +49,7 @@ def test_a_right_config_has_no_problems_and_names_the_route(home):
 ])
 def test_each_fallback_cause_is_an_error_with_its_fix(home, config, kind, fix):
     write(home, config)
-    (problem,) = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"]
+    (problem,) = failures(home)
     assert problem["kind"] == kind and problem["severity"] == "error" and fix in problem["detail"]
 
 
@@ -56,7 +61,7 @@ def test_not_installed_and_the_user_plugin_folder_route(home):
     (folder / "plugin.yaml").write_text("name: stowage\n")
     (folder / "__init__.py").write_text("")
     ident = check_identity(home, home / "config.yaml", environ={}, route=MISSING)
-    assert ident["problems"] == [] and ident["active_route"] == "user plugin folder"
+    assert failures(home, MISSING) == [] and ident["active_route"] == "user plugin folder"
 
 
 def test_the_hosts_fallback_warning_in_agent_log(home):
@@ -71,7 +76,7 @@ def test_the_hosts_fallback_warning_in_agent_log(home):
     past = time.time() - 60
     os.utime(config, (past, past))
     ident = check_identity(home, config, environ={}, route=INSTALLED)
-    assert ident["problems"] == [] and ident["agent_log"]["stale_fallbacks"] == 1  # before the config's fix
+    assert failures(home) == [] and ident["agent_log"]["stale_fallbacks"] == 1  # before the config's fix
     with log.open("a", encoding="utf-8") as handle:
         handle.write(f"{new},2 WARNING agent: {line}\n")
     assert kinds(home) == ["host-fell-back"]
@@ -99,3 +104,21 @@ def test_register_time_notice_text():
     assert not_selected_notice({"context": {"engine": "stowage"}}) is None
     assert "runs the built-in compressor" in not_selected_notice({})
     assert "matches engine names exactly" in not_selected_notice({"context": {"engine": "STOWAGE"}})
+
+
+def test_the_hosts_terminal_cap_is_advice_with_the_fix(home, capsys):
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    (advice,) = [p for p in check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"]
+                 if p.get("advisory")]
+    assert advice["kind"] == "host-truncates-output" and advice["subject"] == "tool_output.max_bytes: 50,000 (default)"
+    assert "`tool_output: {max_bytes: 2000000}`" in advice["detail"]
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]},
+                 "tool_output": {"max_bytes": 2_000_000}})
+    assert check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"] == []
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]},
+                 "tool_output": {"max_bytes": 20_000}})
+    rc = main(["doctor", "--no-verify"])
+    out = capsys.readouterr().out
+    if "does NOT load offline" not in out:  # the advice alone never fails doctor
+        assert rc == 0
+    assert "advice (host-truncates-output)" in out and "longer than 20,000 chars" in out
