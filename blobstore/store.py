@@ -465,8 +465,8 @@ class BlobStore(ReadAccess):
             return [evict(tx, require_sha(sha), reason, detail, now, self._remove_files)
                     for sha in dict.fromkeys(shas) if tx.get_blob(require_sha(sha)) is not None]
 
-    def doctor(self, repair: bool = False, *, verify: bool = True,
-               temp_grace_seconds: float = 5.0) -> "DoctorReport":
+    def doctor(self, repair: bool = False, *, verify: bool = True, temp_grace_seconds: float = 5.0,
+               progress: Callable[[int, int, int], None] | None = None) -> "DoctorReport":
         """Check (and with ``repair`` fix) blobs, sidecars, temp files and the index.
 
         ``verify`` rehashes every blob; temp files younger than
@@ -475,7 +475,7 @@ class BlobStore(ReadAccess):
         from .doctor import run_doctor
 
         return run_doctor(self, repair=repair, verify=verify,
-                          temp_grace_seconds=temp_grace_seconds)
+                          temp_grace_seconds=temp_grace_seconds, progress=progress)
 
 
 def _text_field(record: dict, key: str, default: str = "") -> str:

@@ -28,7 +28,7 @@ from .blobs import cat, gc, ls, show
 from .env import CliError, Env, Outcome
 from .formatting import jsonable
 from .purge import purge, rm
-from .status import doctor, status
+from .status import TerminalProgress, doctor, status
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -97,7 +97,13 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
     if command == "gc":
         return gc(env, args.dry_run)
     if command == "doctor":
-        return doctor(env, repair=args.repair, verify=args.verify)
+        if args.json or not sys.stderr.isatty():
+            return doctor(env, repair=args.repair, verify=args.verify)
+        progress = TerminalProgress(sys.stderr)
+        try:
+            return doctor(env, repair=args.repair, verify=args.verify, progress=progress)
+        finally:
+            progress.close()
     if command == "purge":
         return purge(env, session=args.session, older_than=args.older_than, yes=args.yes, force=args.force)
     if command == "blobs":

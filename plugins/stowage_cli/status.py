@@ -108,7 +108,28 @@ def _sessions_text(sessions: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
+class TerminalProgress:
+    """``checked 1,200 of 50,000 blobs (1.2 GB)`` on one rewritten stderr line, for large stores on a terminal."""
+
+    EVERY = 500  # blobs between updates
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.shown = stream, False
+
+    def __call__(self, done: int, total: int, checked: int) -> None:
+        if total < self.EVERY or (done % self.EVERY and done != total):
+            return
+        self.stream.write(f"\rchecked {done:,} of {total:,} blobs ({human_size(checked)})")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = None) -> Outcome:
     """Store doctor plus config and offline-tokenizer checks; exit 1 while problems remain."""
     problems: list[dict[str, Any]] = []
     cfg = env.config_info()
@@ -125,7 +146,7 @@ def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
     store: dict[str, Any] = {"path": str(env.store_root), "exists": env.store_exists()}
     if store["exists"]:
         try:
-            report = env.open_store().doctor(repair=repair, verify=verify).to_dict()
+            report = env.open_store().doctor(repair=repair, verify=verify, progress=progress).to_dict()
         except StoreError as exc:
             report = None
             problems.append({"kind": "store-unreadable", "severity": "error", "subject": str(env.store_root),

@@ -31,3 +31,34 @@ def test_an_old_or_empty_status_file_still_prints():
     rows = dict(session_rows({}))
     assert rows["compactions"] == "0" and rows["store failures"] == "none"
     assert session_rows({"view": {"enabled": False}, "compression_count": "x?"}) is not None
+
+
+def test_doctor_reports_progress_on_large_stores(filled):
+    import io
+
+    from stowage.cli.env import Env
+    from stowage.cli.status import TerminalProgress, doctor
+
+    calls = []
+    env = Env.resolve(filled.home, None)
+    try:
+        doctor(env, verify=True, progress=lambda done, total, checked: calls.append((done, total, checked)))
+    finally:
+        env.close()
+    assert [c[0] for c in calls] == list(range(1, len(calls) + 1)) and calls[-1][0] == calls[-1][1] >= 4
+    assert calls[-1][2] > 0  # bytes rehashed so far
+
+    stream = io.StringIO()
+    shown = TerminalProgress(stream)
+    shown.EVERY = 2
+    for done in range(1, 6):
+        shown(done, 5, done * 1024)
+    shown.close()
+    text = stream.getvalue()
+    assert "checked 2 of 5 blobs (2.0 KB)" in text and "checked 5 of 5 blobs" in text and "checked 3 of" not in text
+    assert text.endswith("\r\033[K")
+    quiet = io.StringIO()
+    small = TerminalProgress(quiet)
+    small(1, 3, 10)  # a small store: no progress line at all
+    small.close()
+    assert quiet.getvalue() == ""
