@@ -192,8 +192,6 @@ def _doctor_text(data: dict[str, Any]) -> str:
                 lines.append(i["detail"])
     remaining = data["remaining"]
     advice = [i for i in issues if i.get("advisory")]
-    for i in advice:
-        lines.append(f"advice ({i['kind']}): {i['detail']}")
     if not remaining:
         lines.append("result: no problems" + (" remain" if len(issues) > len(advice) else "")
                      + (f" ({len(advice)} piece(s) of advice above)" if advice else ""))
