@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.stowage_session import script_warm_up, stowage_home, warm_up
-from stowage_dev.fake_llm import FakeLLMServer
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import HERMES, Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
@@ -56,9 +56,15 @@ def _get(url: str, token: str | None = TOKEN, method: str = "GET") -> tuple[int,
 
 @pytest.fixture(params=["copy", "symlink"])
 def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # noqa: ANN001, ANN201
-    home = stowage_home(make_home, route=request.param, config={"stowage": {"spill": {"threshold_tokens": 1000}}})
-    script_warm_up(fake_llm, 3)
-    run_scenario(home, warm_up(Scenario(), 3, secret_turn=None), check=True)
+    # The lean view stubs older outputs (full history and sent diverge); one huge output is spilled.
+    config = {"stowage": {"spill": {"threshold_tokens": 10_000},
+                          "view": {"hot_tokens": 1000, "step_tokens": 6000, "pin_turns": 4}}}
+    home = stowage_home(make_home, route=request.param, config=config)
+    script_warm_up(fake_llm, 6)
+    fake_llm.on(Match.user_turn("HUGE"), Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "HUGE"},
+                                                              id="call_huge")))
+    fake_llm.on(Match.after_tool_result("call_huge"), Reply.say("huge output inspected"))
+    run_scenario(home, warm_up(Scenario(), 6, secret_turn=None).turn("HUGE output please"), check=True)
     port = _free_port()
     log = (tmp_path / "dashboard.log").open("w")
     proc = subprocess.Popen([HERMES, "dashboard", "--host", "127.0.0.1", "--port", str(port), "--no-open",
@@ -105,9 +111,12 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     code, listing = _get(f"{api}/sessions")
     assert code == 200 and listing["store"] == str(home.path / "stowage")
     (session,) = listing["sessions"]
-    assert session["requests"] >= 6 and session["spills"] >= 1
+    assert session["requests"] >= 14 and session["spills"] == 1 and session["tokens_saved"] > 0
     code, blobs = _get(f"{api}/blobs?session={session['session_id']}")
     spilled = [b for b in blobs["blobs"] if b["kind"] == "spill" and b["tool"] == "harness_big_output"]
+    code, detail = _get(f"{api}/sessions/{session['session_id']}")
+    requests = detail["status"]["requests"]
+    assert code == 200 and len(requests) == session["requests"] and requests[-1]["sent"] < requests[-1]["full"]
     assert code == 200 and spilled
     code, excerpt = _get(f"{api}/blobs/{spilled[0]['handle']}?start=1&count=5")
     assert code == 200 and excerpt["text"] and excerpt["lines"] >= 1
@@ -120,7 +129,8 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     assert 'data-stowage-plot="timeline"' in html, html[-3000:]
     assert f'data-requests="{session["requests"]}"' in html and 'data-series="sent"' in html
     assert 'data-event="spill"' in html
-    assert f'data-stowage-session="{session["session_id"]}"' in html and "tokens saved over" in html
+    assert f'data-stowage-session="{session["session_id"]}"' in html
+    assert f'{session["tokens_saved"]:,} tokens saved over' in html
     assert f'data-handle="{spilled[0]["handle"]}"' in html and "harness_big_output" in html
 
     ARTIFACTS.mkdir(exist_ok=True)
