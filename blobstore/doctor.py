@@ -16,7 +16,7 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import StoreError, StoreIndexError
 from .fsutil import DIR_MODE, FILE_MODE, TEMP_SUFFIX, mode_of, remove_quietly, temp_in_use, write_durable
@@ -87,6 +87,7 @@ class _Doctor:
         self.verify = verify
         self.temp_grace = temp_grace
         self.report = DoctorReport(str(store.root), repair, verify)
+        self.progress: Callable[[int, int, int], None] | None = None
 
     def issue(self, kind: str, severity: str, subject: str, detail: str,
               fix: Any = None) -> None:
@@ -118,8 +119,10 @@ class _Doctor:
         except StoreIndexError as exc:
             return self.index_unreadable(str(exc))
         blobs, sidecars = self.walk()
-        for sha, path in sorted(blobs.items()):
+        for done, (sha, path) in enumerate(sorted(blobs.items()), 1):
             self.check_blob(sha, path, rows.get(sha), sha in tombs, sha in sidecars)
+            if self.progress is not None:
+                self.progress(done, len(blobs), self.report.bytes_checked)
         if any(i.kind == "orphan-blob" and i.repaired for i in self.report.issues):
             with st.index.write() as tx:  # re-indexed blobs get their logged grants back
                 st.replay_grants(tx)
@@ -401,6 +404,12 @@ class _Doctor:
 
 
 def run_doctor(store: "BlobStore", repair: bool = False, verify: bool = True,
-               temp_grace_seconds: float = 5.0) -> DoctorReport:
-    """Check the store; with ``repair``, fix what is safe.  See module docstring."""
-    return _Doctor(store, repair, verify, temp_grace_seconds).run()
+               temp_grace_seconds: float = 5.0,
+               progress: Callable[[int, int, int], None] | None = None) -> DoctorReport:
+    """Check the store; with ``repair``, fix what is safe.  See module docstring.
+
+    ``progress(done, total, bytes_checked)`` is called as blob files are checked (large stores take a while).
+    """
+    doctor = _Doctor(store, repair, verify, temp_grace_seconds)
+    doctor.progress = progress
+    return doctor.run()

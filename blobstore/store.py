@@ -458,8 +458,15 @@ class BlobStore(ReadAccess):
         with self._index.write() as tx:
             return evict(tx, sha, reason, detail, self.clock(), self._remove_files)
 
-    def doctor(self, repair: bool = False, *, verify: bool = True,
-               temp_grace_seconds: float = 5.0) -> "DoctorReport":
+    def evict_many(self, shas: list[str], reason: str = REASON_MANUAL, detail: str = "") -> list[Tombstone]:
+        """Operator removal of several blobs in one transaction: all of them, or (on an error) none."""
+        with self._index.write() as tx:
+            now = self.clock()
+            return [evict(tx, require_sha(sha), reason, detail, now, self._remove_files)
+                    for sha in dict.fromkeys(shas) if tx.get_blob(require_sha(sha)) is not None]
+
+    def doctor(self, repair: bool = False, *, verify: bool = True, temp_grace_seconds: float = 5.0,
+               progress: Callable[[int, int, int], None] | None = None) -> "DoctorReport":
         """Check (and with ``repair`` fix) blobs, sidecars, temp files and the index.
 
         ``verify`` rehashes every blob; temp files younger than
@@ -468,7 +475,7 @@ class BlobStore(ReadAccess):
         from .doctor import run_doctor
 
         return run_doctor(self, repair=repair, verify=verify,
-                          temp_grace_seconds=temp_grace_seconds)
+                          temp_grace_seconds=temp_grace_seconds, progress=progress)
 
 
 def _text_field(record: dict, key: str, default: str = "") -> str:

@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import json
 import logging
+import time
 from typing import Any, Callable
 
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
@@ -74,6 +75,7 @@ class StowageEngineCore:
         self.session_id: str | None = None
         self.last_outcome: CompactionOutcome | None = None
         self.compaction_log: list[dict[str, Any]] = []
+        self.request_log: list[dict[str, Any]] = []  # per request: tokens of the full history and as sent
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
         self._reset_flags()
         self.last_prompt_tokens = 0
@@ -270,7 +272,7 @@ class StowageEngineCore:
 
     def _log(self, outcome: CompactionOutcome, current_tokens: int | None, focus_topic: str | None, force: bool,
              result: str) -> None:
-        entry = {"result": result, "focus_topic": focus_topic, "forced": force,
+        entry = {"result": result, "at": round(time.time(), 3), "focus_topic": focus_topic, "forced": force,
                  "summary_error": outcome.summary_error, "window_reference": outcome.window_reference,
                  **vars(outcome.stats), "phase_ms": dict(outcome.stats.phase_ms),  # flat: asdict() recurses
                  "tokens_before": current_tokens or None,
@@ -342,6 +344,10 @@ class StowageEngineCore:
         outcome = self.view.apply(messages, keeper)
         if keeper is None and outcome.unstored:
             self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
+        last = self.view.stats.last
+        self.request_log.append({"at": round(time.time(), 3), "full": _as_int(last.get("full_tokens")),
+                                 "sent": _as_int(last.get("sent_tokens"))})
+        del self.request_log[:-REQUEST_LOG]
         return outcome.messages
 
     # -- sessions -------------------------------------------------------------
@@ -369,6 +375,7 @@ class StowageEngineCore:
         self._reset_session_state()
 
     def _reset_session_state(self) -> None:
+        self.request_log = []
         self.governor.reset()
         self._reset_flags()
         self.awaiting_real_usage_after_compression = False
@@ -382,10 +389,12 @@ class StowageEngineCore:
 
     def publish_status(self) -> None:
         """Leave this session's figures where ``stowage status`` in another process reads them."""
-        write_session_status(self.lossless.root, self.session_id, {
-            "engine": self.name, "compression_count": self.compression_count, "view": self.view.status(),
-            "store": self.lossless.status(), "last_compaction": self.compaction_log[-1] if self.compaction_log
-            else None})
+        try:
+            data = self.get_status()
+        except Exception:  # noqa: BLE001 - figures must never cost the session anything
+            logger.exception("stowage: could not gather the session status")
+            return
+        write_session_status(self.lossless.root, self.session_id, data)
 
     # -- status ---------------------------------------------------------------
     def get_status(self) -> dict[str, Any]:
@@ -404,7 +413,15 @@ class StowageEngineCore:
             "tool_search": self.tool_search.status(),
             "view": self.view.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
+            "compactions": [{k: entry.get(k) for k in _COMPACTION_FIELDS} for entry in self.compaction_log[-10:]],
+            "summary": {"last_error": self._last_summary_error, "fallback_used": self._last_summary_fallback_used},
+            "requests": list(self.request_log),
         }
+
+
+REQUEST_LOG = 400  # requests kept for the dashboard's timeline (oldest dropped)
+_COMPACTION_FIELDS = ("result", "at", "forced", "summary_error", "window_reference", "tokens_before", "tokens_after",
+                      "messages_before", "messages_after", "pruned_outputs")
 
 
 def _as_int(value: Any) -> int:

@@ -9,7 +9,9 @@ the stored window (whose handle the caller appends) nothing is lost.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any, Iterator
 
 from .messages import (Message, call_arguments_text, call_id, call_name, is_real_user_turn, message_text, role_of,
                        tool_calls_of, tool_result_id)
@@ -20,6 +22,53 @@ from .summary import remainder_after_summary
 MAX_CHARS = 8000
 _PATH = re.compile(r"(?<![\w/.-])(?:\.{0,2}/)?(?:[\w.-]+/)+[\w.-]+\.[A-Za-z0-9]{1,8}\b")
 _ERROR = re.compile(r"(?im)^.*\b(error|exception|traceback|failed|fatal)\b.*$")
+# "error": null, failed=0, "exception": false, 0 errors, no failures: the absence of an error
+_NO_ERROR = re.compile(
+    r"""(?i)["']?\b(?:errors?|exceptions?|traceback|failed|failures?|fatal)\b["']?\s*[:=]\s*"""
+    r"""(?:null|none|nil|false|0|""|''|\[\]|\{\})(?![\w.])"""
+    r"""|\b(?:0|no|zero)\s+(?:errors?|failed|failures?|exceptions?)\b""")
+_ERROR_KEY = re.compile(r"(?i)^(?:errors?|exception|traceback|failure|fatal|error_message)$")
+MAX_JSON_CHARS = 200_000
+
+
+def _error_lines(text: str) -> Iterator[str]:
+    """Lines that report an error, with "no error" phrases (``"error": null``, ``0 failed``) not counted."""
+    for line in _ERROR.finditer(text[:20000]):
+        if _ERROR.search(_NO_ERROR.sub(" ", line.group(0))):
+            yield line.group(0)
+
+
+def _json_errors(value: Any, key: str = "", depth: int = 0) -> Iterator[str]:
+    """Errors in a JSON tool result: non-empty error fields, and error lines inside its strings."""
+    if depth > 20:
+        return
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _json_errors(v, str(k), depth + 1)
+    elif isinstance(value, list):
+        for item in value[:200]:
+            yield from _json_errors(item, key, depth + 1)
+    elif isinstance(value, str):
+        if _ERROR_KEY.match(key) and value.strip():
+            yield f"{key}: {value.strip().splitlines()[0]}"
+        else:
+            yield from _error_lines(value)
+    elif _ERROR_KEY.match(key) and value not in (None, False, 0):
+        yield f"{key}: {value}"
+
+
+def tool_errors(text: str) -> Iterator[str]:
+    """What a tool result says went wrong (nothing for ``{"error": null}``)."""
+    stripped = text.lstrip()
+    if stripped[:1] in ("{", "[") and len(text) <= MAX_JSON_CHARS:
+        try:
+            data = json.loads(text)
+        except ValueError:
+            data = None
+        if isinstance(data, (dict, list)):
+            yield from _json_errors(data)
+            return
+    yield from _error_lines(text)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -39,8 +88,8 @@ def build_fallback(window: list[Message], *, previous_summary: str | None, reaso
         for path in _PATH.findall(text[:20000]):
             files.setdefault(path, None)
         if role_of(message) == "tool":
-            for line in _ERROR.finditer(text[:20000]):
-                errors.setdefault(_clip(line.group(0), 200), None)
+            for line in tool_errors(text):
+                errors.setdefault(_clip(line, 200), None)
         for call in tool_calls_of(message):
             cid = call_id(call)
             actions.append(f"- {call_name(call)}({argument_gist(call_arguments_text(call))}) -> "

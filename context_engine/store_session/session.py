@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, Callable
@@ -35,6 +36,7 @@ DRAIN_TIMEOUT_S = 10.0
 # Previews remembered per session for StoreArchive.render_pruned (about 100
 # bytes each); the oldest is forgotten first.
 MAX_SPILL_ORIGINS = 4096
+RECENT_SPILLS = 20  # spills listed by status (handles), newest last
 SPILL_FAILED_NOTE = ("[stowage: this output is over the spill threshold but could not be stored (see `stowage "
                      "status`); it is shown in full and cannot be fetched later]")
 
@@ -107,6 +109,7 @@ class StoreSession:
         self.last_store_error: str | None = None
         self.tool_calls = 0
         self._handles: dict[str, str] = {}  # sha256 -> handle of what this session has stored
+        self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
 
     def attach(self, hermes_home: Path | str) -> None:
         """Use the store under ``hermes_home`` (or ``store.path``)."""
@@ -180,6 +183,9 @@ class StoreSession:
                                               arguments=args_text, session_id=self.session_id)
             return None
         self.spills += 1
+        self.recent_spills.append({"handle": spilled.handle, "tool": tool_name, "tokens": spilled.tokens,
+                                   "chars": len(result), "at": time.time()})
+        del self.recent_spills[:-RECENT_SPILLS]
         if len(self._spilled) >= MAX_SPILL_ORIGINS:
             del self._spilled[next(iter(self._spilled))]  # oldest first
         self._spilled[_digest(spilled.message)] = spilled.handle
@@ -230,7 +236,8 @@ class StoreSession:
     def status(self) -> dict[str, Any]:
         return {"root": str(self.root) if self.root else None, "error": self.error, "spills": self.spills,
                 "spill_failures": self.spill_failures, "archive_failures": self.archive_failures,
-                "last_store_error": self.last_store_error, "tool_calls": self.tool_calls}
+                "last_store_error": self.last_store_error, "tool_calls": self.tool_calls,
+                "recent_spills": list(self.recent_spills)}
 
 
 def _digest(text: str) -> str:

@@ -14,6 +14,7 @@ If the store cannot write, the result passes through unchanged.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -103,12 +104,26 @@ def _line_views(text: str, excerpt_view: str | None) -> list[TextView]:
     return views[:MAX_VIEWS]
 
 
+# Hermes's terminal tool (tools/terminal_tool.py, 0.19.0) keeps 40% head and 60% tail of an output longer
+# than tool_output.max_bytes and puts this notice between them.
+HOST_TRUNCATION = re.compile(r"\.\.\. \[OUTPUT TRUNCATED - (\d+) chars omitted out of (\d+) total\] \.\.\.")
+
+
+def host_truncation(text: str) -> tuple[int, int] | None:
+    """(chars omitted, original length) when the host had cut the output before Stowage saw it."""
+    match = HOST_TRUNCATION.search(text)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
 def _render(tool_name: str, gist: str, text: str, tokens: int, handle: str, lines: int,
             view_handles: dict[str, str], excerpt: str, excerpt_view: str | None) -> str:
     parts = [
         SPILL_HEADER,
         f"{tool_name or 'tool'}({gist}) returned {len(text):,} chars, {lines:,} lines (~{tokens:,} tokens); "
-        "the whole output is stored.",
+        + ("the whole output is stored." if (cut := host_truncation(text)) is None else
+           f"that is all Stowage received and stored: Hermes had already cut {cut[0]:,} of {cut[1]:,} chars out of "
+           "the middle before Stowage saw it (raise tool_output.max_bytes in config.yaml to keep them; "
+           "`stowage doctor` explains)."),
         f"handle: {handle}",
     ]
     for path, view_handle in view_handles.items():

@@ -12,6 +12,7 @@ from typing import Any
 
 from . import sessions
 from .hermes_engine import StowageContextEngine
+from .notice import announce_if_not_selected
 from .host_config import load_user_settings
 from .slash_command import register_slash_command
 from .tool_search_glue import register_tool_search
@@ -33,6 +34,7 @@ def register_plugin(ctx: Any) -> None:
         register_hook("transform_tool_result", _spill_large_result)
     register_tool_search(ctx)
     register_slash_command(ctx)
+    announce_if_not_selected()
 
 
 def _on_turn_end(session_id: str | None = None, **_: Any) -> None:

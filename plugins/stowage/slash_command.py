@@ -46,7 +46,7 @@ def _run(words: list[str], env: "Env") -> "Outcome | str":
 
     command, flags = (words[0].lower(), set(words[1:])) if words else ("status", set())
     if command == "status" and not flags:
-        return status(env).text + _store_failures_here()
+        return status(env).text + "\n" + _engine_here(env.config_path) + _live_sessions()
     if command == "doctor" and flags <= {"--no-verify"}:
         return doctor(env, repair=False, verify="--no-verify" not in flags)
     if command == "gc" and flags == {"--dry-run"}:
@@ -58,27 +58,39 @@ def _run(words: list[str], env: "Env") -> "Outcome | str":
     return f"unknown /stowage arguments: {' '.join(words)!r}\n{HELP}"
 
 
-def _store_failures_here() -> str:
-    """Spills and archives this process could not store (a full disk leaves no trace in the store itself)."""
+def _engine_here(config_path: Path) -> str:
+    """Which engine runs the sessions of this process: Stowage's engines announce themselves."""
     from . import sessions
 
-    spills = archives = 0
-    last = None
+    live = sessions.live_session_ids()
+    if live:
+        return f"running engine: stowage ({len(live)} session(s) in this process)"
+    from .cli.identity import read_host_config
+    from .notice import not_selected_notice
+
+    notice = not_selected_notice(read_host_config(config_path)[0])
+    if notice is None:
+        return "running engine: stowage is selected (no session has started in this process yet)"
+    return "running engine: NOT stowage. " + notice.removeprefix("stowage: ")
+
+
+def _live_sessions() -> str:
+    """Live figures of this process's sessions: compactions, spills with handles, savings, failures, triggers."""
+    from . import sessions
+    from .cli.live import session_text
+
+    lines: list[str] = []
     for session_id in sessions.live_session_ids():
         engine = sessions.engine_for(session_id)
         if engine is None:
             continue
         try:
-            store = engine.get_status().get("store") or {}
+            figures = engine.get_status()
         except Exception:  # noqa: BLE001 - status is best effort
+            logger.exception("stowage: get_status failed")
             continue
-        spills += int(store.get("spill_failures") or 0)
-        archives += int(store.get("archive_failures") or 0)
-        last = store.get("last_store_error") or last
-    if not spills and not archives:
-        return ""
-    return (f"\nstore failures in this process: {spills} spill(s) and {archives} compaction archive(s) could not "
-            f"be stored" + (f"; last error: {last}" if last else ""))
+        lines += session_text(f"{session_id} (live)", figures)
+    return ("\nthis process\n" + "\n".join(lines)) if lines else ""
 
 
 def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes_home) -> str:

@@ -5,6 +5,8 @@
     stowage blobs ls [--session S] [--kind K] [--limit N]
     stowage blobs show HANDLE            metadata, provenance, or the tombstone
     stowage blobs cat HANDLE [--lines A:B] [--force]
+    stowage blobs rm HANDLE...           delete blobs (tombstones stay)
+    stowage purge --session ID | --older-than DAYS [--yes] [--force]
     stowage gc [--dry-run]               apply retention now (or preview it)
     stowage doctor [--repair] [--no-verify]
 
@@ -25,7 +27,8 @@ from ..blobstore import HandleError, StoreError
 from .blobs import cat, gc, ls, show
 from .env import CliError, Env, Outcome
 from .formatting import jsonable
-from .status import doctor, status
+from .purge import purge, rm
+from .status import TerminalProgress, doctor, status
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -70,6 +73,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("handle", help="blob handle: 16 to 64 hex characters")
     p.add_argument("--lines", metavar="A:B", help="only lines A to B (1-based, inclusive; A: or :B allowed)")
     p.add_argument("--force", action="store_true", help="write binary content even to a terminal")
+    p = command(blob_sub, "rm", "delete blobs, leaving tombstones that explain them (nothing is removed if one "
+                                "handle is bad)")
+    p.add_argument("handles", nargs="+", metavar="HANDLE", help="blob handles: 16 to 64 hex characters")
+    p = command(sub, "purge", "delete one session's stored outputs, or all stored more than DAYS ago")
+    p.add_argument("--session", metavar="ID", help="every blob this session produced")
+    p.add_argument("--older-than", metavar="DAYS", type=float, help="every blob stored more than DAYS days ago")
+    p.add_argument("--yes", action="store_true", help="do not ask (required when stdin is not a terminal)")
+    p.add_argument("--force", action="store_true", help="also a live session's blobs")
     p = command(sub, "gc", "apply the retention policy now")
     p.add_argument("--dry-run", action="store_true", help="only report what would be evicted and why")
     p = command(sub, "doctor", "verify hashes, sidecars and index; check config and tokenizer")
@@ -86,7 +97,15 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
     if command == "gc":
         return gc(env, args.dry_run)
     if command == "doctor":
-        return doctor(env, repair=args.repair, verify=args.verify)
+        if args.json or not sys.stderr.isatty():
+            return doctor(env, repair=args.repair, verify=args.verify)
+        progress = TerminalProgress(sys.stderr)
+        try:
+            return doctor(env, repair=args.repair, verify=args.verify, progress=progress)
+        finally:
+            progress.close()
+    if command == "purge":
+        return purge(env, session=args.session, older_than=args.older_than, yes=args.yes, force=args.force)
     if command == "blobs":
         action = args.blob_command
         if action == "ls":
@@ -95,7 +114,9 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
             return show(env, args.handle)
         if action == "cat":
             return cat(env, args.handle, args.lines, args.force, args.json)
-        raise CliError("blobs needs an action: ls, show or cat (see stowage blobs --help)", EXIT_USAGE, "usage")
+        if action == "rm":
+            return rm(env, args.handles)
+        raise CliError("blobs needs an action: ls, show, cat or rm (see stowage blobs --help)", EXIT_USAGE, "usage")
     raise CliError(f"unknown command {command!r}", EXIT_USAGE, "usage")  # pragma: no cover - argparse guards
 
 

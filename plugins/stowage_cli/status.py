@@ -15,6 +15,8 @@ from ..context_engine.markers import BlobKind
 from ..context_engine.status_file import read_session_statuses
 from .env import Env, Outcome
 from .formatting import counts, fields, human_duration, human_size, table
+from .identity import check_identity
+from .live import session_text
 
 
 def retention_info(env: Env) -> dict[str, Any]:
@@ -64,11 +66,15 @@ def _config_text(cfg: dict[str, Any]) -> str:
 
 def status(env: Env) -> Outcome:
     """Store location and contents, limits in effect, tokenizer backend."""
-    data: dict[str, Any] = {"hermes_home": str(env.hermes_home), "config": env.config_info(),
+    identity = check_identity(env.hermes_home, env.config_path)
+    data: dict[str, Any] = {"hermes_home": str(env.hermes_home), "config": env.config_info(), "identity": identity,
                             "store": _store_info(env), "retention": retention_info(env),
                             "tokenizer": env.tokenizer_info()}
     st, tok = data["store"], data["tokenizer"]
-    rows: list[tuple[str, Any]] = [("Hermes home", data["hermes_home"]), ("config", _config_text(data["config"])),
+    failing = [p for p in identity["problems"] if not p.get("advisory")]
+    engine_text = identity["running"] + (f" ({len(failing)} problem(s): run `stowage doctor`)" if failing else "")
+    rows: list[tuple[str, Any]] = [("Hermes home", data["hermes_home"]), ("engine", engine_text),
+                                   ("config", _config_text(data["config"])),
                                    ("store", f"{st['path']} ({st['source']})")]
     if not st["exists"]:
         rows.append(("", "not created yet: nothing has been stored"))
@@ -93,29 +99,42 @@ def status(env: Env) -> Outcome:
 
 
 def _sessions_text(sessions: list[dict[str, Any]]) -> list[str]:
-    """What the lean view and compaction did in the newest sessions (written at each turn's end)."""
+    """What each of the newest sessions did (the engine writes these figures at each turn's end)."""
     if not sessions:
         return []
-    rows: list[tuple[str, Any]] = []
+    lines = ["recent sessions"]
     for session in sessions:
-        view = session.get("view") or {}
-        last = view.get("last_request") or {}
-        saved = f"{view.get('tokens_saved', 0):,} tokens saved over {view.get('requests', 0):,} requests"
-        if view.get("enabled") is False:
-            saved = "lean view off"
-        rows.append((str(session.get("session_id")),
-                     f"{saved}; last request {last.get('sent_tokens', 0):,} sent of {last.get('full_tokens', 0):,}; "
-                     f"{view.get('steps', 0):,} view steps (cache breaks), {last.get('pinned', 0):,} pinned; "
-                     f"{session.get('compression_count', 0):,} compaction(s)"
-                     + (f"; {view['unstored_outputs']:,} kept verbatim ({view.get('last_error')})"
-                        if view.get("unstored_outputs") else "")))
-    return ["recent sessions", fields(rows)]
+        lines += session_text(session.get("session_id"), session, indent=4)
+    return lines
 
 
-def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
+class TerminalProgress:
+    """``checked 1,200 of 50,000 blobs (1.2 GB)`` on one rewritten stderr line, for large stores on a terminal."""
+
+    EVERY = 500  # blobs between updates
+
+    def __init__(self, stream: Any) -> None:
+        self.stream, self.shown = stream, False
+
+    def __call__(self, done: int, total: int, checked: int) -> None:
+        if total < self.EVERY or (done % self.EVERY and done != total):
+            return
+        self.stream.write(f"\rchecked {done:,} of {total:,} blobs ({human_size(checked)})")
+        self.stream.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = None) -> Outcome:
     """Store doctor plus config and offline-tokenizer checks; exit 1 while problems remain."""
     problems: list[dict[str, Any]] = []
     cfg = env.config_info()
+    identity = check_identity(env.hermes_home, env.config_path)
+    problems += identity["problems"]
     if not cfg["valid"]:
         problems.append({"kind": "config-invalid", "severity": "error", "subject": cfg["path"],
                          "detail": cfg["error"], "repairable": False, "repaired": False})
@@ -127,7 +146,7 @@ def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
     store: dict[str, Any] = {"path": str(env.store_root), "exists": env.store_exists()}
     if store["exists"]:
         try:
-            report = env.open_store().doctor(repair=repair, verify=verify).to_dict()
+            report = env.open_store().doctor(repair=repair, verify=verify, progress=progress).to_dict()
         except StoreError as exc:
             report = None
             problems.append({"kind": "store-unreadable", "severity": "error", "subject": str(env.store_root),
@@ -136,8 +155,8 @@ def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
             store.update({k: report[k] for k in ("blobs_checked", "bytes_checked", "temp_in_progress",
                                                   "verified", "consistent")})
             problems += report["issues"]
-    remaining = [p for p in problems if not p["repaired"]]
-    data: dict[str, Any] = {"repair": repair, "config": cfg, "tokenizer": tok, "store": store,
+    remaining = [p for p in problems if not p["repaired"] and not p.get("advisory")]
+    data: dict[str, Any] = {"repair": repair, "identity": identity, "config": cfg, "tokenizer": tok, "store": store,
                             "issues": problems, "remaining": len(remaining), "ok": not remaining}
     return Outcome(data, _doctor_text(data), 0 if not remaining else 1)
 
@@ -145,7 +164,9 @@ def doctor(env: Env, repair: bool = False, verify: bool = True) -> Outcome:
 def _doctor_text(data: dict[str, Any]) -> str:
     st, cfg, tok = data["store"], data["config"], data["tokenizer"]
     lines = ["Stowage doctor" + (" (repair)" if data["repair"] else "")]
-    rows: list[tuple[str, Any]] = [("config", "valid" if cfg["valid"] else "INVALID")]
+    ident = data["identity"]
+    rows: list[tuple[str, Any]] = [("engine", ident["running"]), ("install", _route_text(ident)),
+                                   ("config", "valid" if cfg["valid"] else "INVALID")]
     rows.append(("tokenizer", f"{tok['encoding']} loads offline ({tok['source']})" if tok["ok"]
                  else f"{tok['encoding']} does NOT load offline"))
     if not st["exists"]:
@@ -163,19 +184,32 @@ def _doctor_text(data: dict[str, Any]) -> str:
         lines.append("problems")
         lines.append(table(["SEVERITY", "KIND", "SUBJECT", "STATE", "DETAIL"],
                            [[i["severity"], i["kind"], _subject(i["subject"]),
-                             "repaired" if i["repaired"] else ("repairable" if i["repairable"] else "open"),
+                             "repaired" if i["repaired"] else ("repairable" if i["repairable"] else
+                                                               "advice" if i.get("advisory") else "open"),
                              i["detail"].splitlines()[0] if i["detail"] else ""] for i in issues], indent=2))
         for i in issues:  # multi-line details (the config error) in full
             if i["detail"] and "\n" in i["detail"]:
                 lines.append(i["detail"])
     remaining = data["remaining"]
+    advice = [i for i in issues if i.get("advisory")]
     if not remaining:
-        lines.append("result: no problems" + (" remain" if issues else ""))
+        lines.append("result: no problems" + (" remain" if len(issues) > len(advice) else "")
+                     + (f" ({len(advice)} piece(s) of advice above)" if advice else ""))
     else:
         fixable = sum(1 for i in issues if i["repairable"] and not i["repaired"])
         hint = f"; `stowage doctor --repair` can fix {fixable}" if fixable and not data["repair"] else ""
         lines.append(f"result: {remaining} problem(s) remain{hint}")
     return "\n".join(lines)
+
+
+def _route_text(ident: dict[str, Any]) -> str:
+    ep = ident["entry_point"]
+    found = {True: "found", False: "not found", None: "could not be checked"}[ep.get("found")]
+    parts = [f"entry point {found} in {ep.get('python')}"]
+    folders = ident["user_plugin_folders"]
+    parts.append(f"user plugin folder {folders[0]['path']}" if folders else "no user plugin folder")
+    active = ident["active_route"]
+    return "; ".join(parts) + (f" (active: {active})" if active else " (none active)")
 
 
 def _subject(subject: str) -> str:

@@ -333,4 +333,4 @@ def test_help_and_usage_errors(capsys):
     assert main(["frobnicate"]) == 2
     assert "invalid choice" in capsys.readouterr().err
     assert main(["blobs"]) == 2
-    assert "ls, show or cat" in capsys.readouterr().err
+    assert "ls, show, cat or rm" in capsys.readouterr().err

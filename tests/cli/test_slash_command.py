@@ -18,7 +18,10 @@ def slash(filled_or_home, args: str) -> str:
 @pytest.mark.parametrize("args", ["", "status", "  status  "])
 def test_status_text_matches_the_cli(filled, capsys, args):
     assert main(["status"]) == 0
-    assert slash(filled, args) == capsys.readouterr().out.rstrip("\n")
+    text = slash(filled, args)
+    assert text.startswith(capsys.readouterr().out.rstrip("\n") + "\n")
+    # then the engine running in this process: none here, and the config selects the built-in compressor
+    assert "running engine: NOT stowage" in text and "context.engine is 'compressor'" in text
 
 
 def test_doctor_and_gc_preview(filled):
@@ -57,7 +60,7 @@ def test_unexpected_failures_never_raise(home):
 
 def test_default_home_is_the_hosts(filled, capsys):
     assert main(["status"]) == 0  # HERMES_HOME points at the filled home
-    assert stowage_command("") == capsys.readouterr().out.rstrip("\n")
+    assert stowage_command("").startswith(capsys.readouterr().out.rstrip("\n") + "\nrunning engine:")
 
 
 def test_registers_with_the_real_plugin_context(filled, capsys):
@@ -71,7 +74,7 @@ def test_registers_with_the_real_plugin_context(filled, capsys):
     # the CLI and TUI call handler(raw_args) through resolve_plugin_command_result
     result = plugins.resolve_plugin_command_result(entry["handler"](""))
     assert main(["status"]) == 0
-    assert result == capsys.readouterr().out.rstrip("\n")
+    assert result.startswith(capsys.readouterr().out.rstrip("\n") + "\nrunning engine:")
 
 
 def test_register_on_a_host_without_slash_commands_is_a_no_op():

@@ -72,6 +72,20 @@ def test_large_result_becomes_a_preview_with_handle_and_is_stored_byte_for_byte(
     assert again.message == message  # deterministic: prompt caches survive
 
 
+def test_a_preview_says_when_the_host_had_already_cut_the_output(store):
+    """Hermes's terminal tool keeps head and tail of outputs over tool_output.max_bytes, with this notice."""
+    log = big_log(3000)
+    cut = log[:20_000] + "\n\n... [OUTPUT TRUNCATED - 123456 chars omitted out of 173456 total] ...\n\n" + log[-30_000:]
+    spilled = spill_result(store, json.dumps({"output": cut, "exit_code": 0}), tool_name="terminal", arguments="{}",
+                           session_id="s", policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    assert "the whole output is stored" not in spilled.message
+    assert "Hermes had already cut 123,456 of 173,456 chars" in spilled.message
+    assert "tool_output.max_bytes" in spilled.message
+    whole = spill_result(store, log, tool_name="terminal", arguments="{}", session_id="s",
+                         policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    assert "the whole output is stored" in whole.message
+
+
 def test_json_envelope_is_stored_with_an_unescaped_line_view(store):
     envelope = json.dumps({"output": big_log(3000), "exit_code": 2})
     spilled = spill_result(store, envelope, tool_name="terminal", arguments="{}", session_id="s",

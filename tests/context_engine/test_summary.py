@@ -261,3 +261,25 @@ def test_fallback_is_bounded_and_redacted():
     body = build_fallback(window, previous_summary="s" * 10_000, reason="garbage")
     assert len(body) <= MAX_CHARS
     assert "hunter2hunter2" not in body
+
+
+def test_fallback_blockers_are_real_errors_not_null_error_fields():
+    def tool(cid: str, content: str) -> dict:
+        return {"role": "tool", "tool_call_id": cid, "content": content}
+
+    window = [
+        {"role": "user", "content": "run the checks"},
+        tool("a", json.dumps({"output": "all good\n3 passed, 0 failed", "exit_code": 0, "error": None})),
+        tool("b", json.dumps({"success": True, "error": "", "exception": False, "errors": []})),
+        tool("c", "summary: errors=0 failed: 0\nno errors found"),
+        tool("d", json.dumps({"output": "build\nERROR: linker failed: undefined symbol foo", "exit_code": 2,
+                              "error": None})),
+        tool("e", json.dumps({"success": False, "error": "permission denied: /etc/shadow"})),
+    ]
+    body = build_fallback(window, previous_summary=None, reason="timeout")
+    blocked = body.split("### Blocked\n", 1)[1].split("\n## ", 1)[0]
+    assert "ERROR: linker failed: undefined symbol foo" in blocked
+    assert "error: permission denied: /etc/shadow" in blocked
+    assert "null" not in blocked and "0 failed" not in blocked and "errors=0" not in blocked
+    assert "no errors" not in blocked and "exception" not in blocked
+    assert len(blocked.strip().splitlines()) == 2, blocked

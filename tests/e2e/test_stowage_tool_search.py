@@ -71,8 +71,9 @@ def npm_root() -> Path:
     """``STOWAGE_NPM_DIR``; skip when unset (fail under CI, where run.py always sets it)."""
     root = npm_dir()
     if root is None:
-        reason = ("STOWAGE_NPM_DIR is not set: run `python3 run.py test` (it installs the npm MCP "
-                  "reference servers and sets it), or point it at an npm prefix holding them")
+        reason = ("MCP part skipped: STOWAGE_NPM_DIR is not set, so the npm MCP reference servers are not "
+                  "installed (npm missing when `python3 run.py setup` ran?). Install Node.js 18+ and npm and run "
+                  "`python3 run.py setup`, or point STOWAGE_NPM_DIR at an npm prefix holding them")
         if os.environ.get("CI"):
             pytest.fail(f"under CI the MCP servers must be installed: {reason}")
         pytest.skip(reason)

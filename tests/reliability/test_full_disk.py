@@ -27,6 +27,7 @@ MODES = [{"mode": "stat"}, {"mode": "range", "start": 5, "count": 20}, {"mode": 
 
 
 def stored(store: BlobStore) -> list[str]:
+    # kind "spill": what Stowage stores for a large output, and what stowage_grep searches (GREP_KINDS)
     return [store.put(json.dumps({"items": [f"line {i}" for i in range(200)]}, indent=1), session_id="s",
                       tool_name="t", kind="spill").handle,
             store.put("\n".join(f"line {i}" for i in range(300)), session_id="s", tool_name="t", kind="spill").handle]

@@ -1,0 +1,53 @@
+"""Say once, in the user's terminal, when Stowage is loaded but Hermes will not run it.
+
+Hermes loads an enabled plugin whatever ``context.engine`` says, and when the
+engine name does not match it only logs a warning and runs its built-in
+compressor.  ``register(ctx)`` runs once per process while the host discovers
+plugins, before the session starts, with stderr still the user's terminal:
+one line there is the notice nobody can miss.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Any
+
+logger = logging.getLogger(__name__)
+ENGINE = "stowage"
+_announced = False
+
+
+def not_selected_notice(raw_config: Any) -> str | None:
+    """The notice for this config, or None when Stowage is the selected engine."""
+    context = raw_config.get("context") if isinstance(raw_config, dict) else None
+    engine = context.get("engine", "compressor") if isinstance(context, dict) else "compressor"
+    engine = "compressor" if engine is None else str(engine)
+    if engine == ENGINE:
+        return None
+    if engine.strip().lower() == ENGINE:
+        return (f"stowage: the Stowage plugin is loaded but context.engine is {engine!r}; Hermes matches engine "
+                f"names exactly and runs its built-in compressor. Fix: set `context: {{engine: {ENGINE}}}` in "
+                f"config.yaml (run `stowage doctor` to check)")
+    return (f"stowage: the Stowage plugin is loaded but not selected (context.engine is {engine!r}): this session "
+            f"runs {'the built-in compressor' if engine == 'compressor' else repr(engine)}. To use Stowage, set "
+            f"`context: {{engine: {ENGINE}}}` in config.yaml (run `stowage doctor` to check)")
+
+
+def announce_if_not_selected() -> None:
+    global _announced
+    if _announced:
+        return
+    _announced = True
+    try:
+        from .host_config import read_raw_config
+        message = not_selected_notice(read_raw_config())
+    except Exception:  # noqa: BLE001 - an unreadable config is reported when the engine starts
+        return
+    if message is None:
+        return
+    logger.warning("%s", message)
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # a closed stderr (daemonised gateway): the log line remains
+        pass

@@ -1,0 +1,124 @@
+"""``stowage doctor`` finds why Hermes would not run Stowage, the way Hermes 0.19.0 decides it."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from stowage.cli import main
+from stowage.cli.identity import check_identity
+from stowage.notice import not_selected_notice
+
+INSTALLED = {"python": "/usr/bin/python3", "found": True, "checked_in": "this"}
+MISSING = {"python": "/usr/bin/python3", "found": False, "checked_in": "this"}
+
+
+def write(home: Path, config: dict) -> Path:
+    path = home / "config.yaml"
+    path.write_text(yaml.safe_dump(config), encoding="utf-8")
+    return path
+
+
+def failures(home: Path, route: dict = INSTALLED) -> list[dict]:
+    problems = check_identity(home, home / "config.yaml", environ={}, route=route)["problems"]
+    return [p for p in problems if not p.get("advisory")]
+
+
+def kinds(home: Path, route: dict = INSTALLED) -> list[str]:
+    return [p["kind"] for p in failures(home, route)]
+
+
+def test_a_right_config_has_no_problems_and_names_the_route(home):
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
+    assert failures(home) == [] and ident["selected"] and ident["running"] == "stowage (via the entry point)"
+
+
+@pytest.mark.parametrize("config,kind,fix", [
+    ({"context": {"engine": "Stowage"}, "plugins": {"enabled": ["stowage"]}}, "engine-name-case",
+     "`context: {engine: stowage}`"),
+    ({"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"], "disabled": ["stowage"]}},
+     "plugin-disabled", "`hermes plugins enable stowage`"),
+    ({"context": {"engine": "stowage"}}, "plugin-not-enabled", "`hermes plugins enable stowage`"),
+    ({"context": {"engine": "stowage"}, "plugins": {"enabled": ["other"]}}, "plugin-not-enabled",
+     "`hermes plugins enable stowage`"),
+])
+def test_each_fallback_cause_is_an_error_with_its_fix(home, config, kind, fix):
+    write(home, config)
+    (problem,) = failures(home)
+    assert problem["kind"] == kind and problem["severity"] == "error" and fix in problem["detail"]
+
+
+def test_not_installed_and_the_user_plugin_folder_route(home):
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    assert kinds(home, MISSING) == ["not-installed"]
+    folder = home / "plugins" / "my-copy"
+    folder.mkdir(parents=True)
+    (folder / "plugin.yaml").write_text("name: stowage\n")
+    (folder / "__init__.py").write_text("")
+    ident = check_identity(home, home / "config.yaml", environ={}, route=MISSING)
+    assert failures(home, MISSING) == [] and ident["active_route"] == "user plugin folder"
+
+
+def test_the_hosts_fallback_warning_in_agent_log(home):
+    config = write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    logs = home / "logs"
+    logs.mkdir()
+    log = logs / "agent.log"
+    old = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() - 3600))
+    new = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + 60))
+    line = "Context engine 'stowage' not found \u2014 falling back to built-in compressor"
+    log.write_bytes(f"{old},1 WARNING agent: {line}\n\xff\xfe garbage\n".encode("utf-8", "surrogateescape"))
+    past = time.time() - 60
+    os.utime(config, (past, past))
+    ident = check_identity(home, config, environ={}, route=INSTALLED)
+    assert failures(home) == [] and ident["agent_log"]["stale_fallbacks"] == 1  # before the config's fix
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(f"{new},2 WARNING agent: {line}\n")
+    assert kinds(home) == ["host-fell-back"]
+
+
+def test_a_corrupt_config_or_log_is_reported_not_raised(home):
+    (home / "config.yaml").write_text("context: [unclosed\n")
+    assert kinds(home) == ["host-config-unreadable"]
+    (home / "config.yaml").write_text("context: {engine: stowage}\nplugins: {enabled: [stowage]}\n")
+    (home / "logs").mkdir()
+    (home / "logs" / "agent.log").mkdir()  # a folder where the log should be: not a file, nothing to read
+    assert kinds(home) == []
+
+
+def test_doctor_exits_non_zero_naming_cause_and_fix(home, capsys):
+    write(home, {"context": {"engine": "Stowage"}, "plugins": {"enabled": ["stowage"]}})
+    assert main(["doctor", "--no-verify"]) == 1
+    out = capsys.readouterr().out
+    assert "engine-name-case" in out and "context.engine: Stowage" in out and "Hermes's built-in compressor" in out
+    assert main(["--json", "doctor", "--no-verify"]) == 1
+    assert '"engine-name-case"' in capsys.readouterr().out
+
+
+def test_register_time_notice_text():
+    assert not_selected_notice({"context": {"engine": "stowage"}}) is None
+    assert "runs the built-in compressor" in not_selected_notice({})
+    assert "matches engine names exactly" in not_selected_notice({"context": {"engine": "STOWAGE"}})
+
+
+def test_the_hosts_terminal_cap_is_advice_with_the_fix(home, capsys):
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    (advice,) = [p for p in check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"]
+                 if p.get("advisory")]
+    assert advice["kind"] == "host-truncates-output" and advice["subject"] == "tool_output.max_bytes: 50,000 (default)"
+    assert "`tool_output: {max_bytes: 2000000}`" in advice["detail"]
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]},
+                 "tool_output": {"max_bytes": 2_000_000}})
+    assert check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"] == []
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]},
+                 "tool_output": {"max_bytes": 20_000}})
+    rc = main(["doctor", "--no-verify"])
+    out = capsys.readouterr().out
+    if "does NOT load offline" not in out:  # the advice alone never fails doctor
+        assert rc == 0
+    assert "host-truncates-output" in out and "advice" in out and "longer than 20,000 chars" in out

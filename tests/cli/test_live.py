@@ -1,0 +1,64 @@
+"""The session figures ``/stowage`` and ``stowage status`` print, from an engine's ``get_status()``."""
+
+from __future__ import annotations
+
+from stowage.cli.live import session_rows, session_text
+
+
+def test_every_figure_is_shown():
+    status = {
+        "compression_count": 2, "threshold_tokens": 96_000, "last_prompt_tokens": 40_000,
+        "last_compaction": {"result": "fallback", "summary_error": "timeout after 3 s", "tokens_before": 100_000,
+                            "tokens_after": 20_000, "pruned_outputs": 4, "window_reference": "abcdef0123456789"},
+        "view": {"enabled": True, "tokens_saved": 12_345, "requests": 7, "steps": 2,
+                 "last_request": {"sent_tokens": 9_000, "full_tokens": 30_000}},
+        "store": {"spills": 1, "spill_failures": 1, "archive_failures": 0, "last_store_error": "disk full",
+                  "recent_spills": [{"handle": "0123456789abcdef", "tool": "terminal", "tokens": 9_000}]},
+        "tool_search": {"active": False, "reason": "too few tools", "searches": 0, "calls": 0},
+        "governor": {"backoff": None, "summary_cooldown_seconds": 55.0},
+    }
+    text = "\n".join(session_text("s1", status))
+    assert "2; last: 100,000 -> 20,000 tokens, model-free fallback summary (why: timeout after 3 s)" in text
+    assert "4 output(s) pruned; window stored as abcdef0123456789" in text
+    assert "12,345 tokens saved over 7 request(s); last request 9,000 sent of 30,000" in text
+    assert "0123456789abcdef (terminal, 9,000 tokens)" in text
+    assert "1 spill(s), 0 archive(s) not stored; last error: disk full" in text
+    assert "inactive (too few tools)" in text
+    assert "when a request reaches 96,000 tokens (last 40,000)" in text and "cooling down 55.0 s" in text
+
+
+def test_an_old_or_empty_status_file_still_prints():
+    rows = dict(session_rows({}))
+    assert rows["compactions"] == "0" and rows["store failures"] == "none"
+    assert session_rows({"view": {"enabled": False}, "compression_count": "x?"}) is not None
+
+
+def test_doctor_reports_progress_on_large_stores(filled):
+    import io
+
+    from stowage.cli.env import Env
+    from stowage.cli.status import TerminalProgress, doctor
+
+    calls = []
+    env = Env.resolve(filled.home, None)
+    try:
+        doctor(env, verify=True, progress=lambda done, total, checked: calls.append((done, total, checked)))
+    finally:
+        env.close()
+    assert [c[0] for c in calls] == list(range(1, len(calls) + 1)) and calls[-1][0] == calls[-1][1] >= 4
+    assert calls[-1][2] > 0  # bytes rehashed so far
+
+    stream = io.StringIO()
+    shown = TerminalProgress(stream)
+    shown.EVERY = 2
+    for done in range(1, 6):
+        shown(done, 5, done * 1024)
+    shown.close()
+    text = stream.getvalue()
+    assert "checked 2 of 5 blobs (2.0 KB)" in text and "checked 5 of 5 blobs" in text and "checked 3 of" not in text
+    assert text.endswith("\r\033[K")
+    quiet = io.StringIO()
+    small = TerminalProgress(quiet)
+    small(1, 3, 10)  # a small store: no progress line at all
+    small.close()
+    assert quiet.getvalue() == ""

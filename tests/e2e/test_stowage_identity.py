@@ -1,0 +1,83 @@
+"""Silent fallbacks made loud, through the real host: ``stowage doctor`` and the session-start notice.
+
+Each cause makes Hermes 0.19.0 run its built-in compressor with one line in
+agent.log; the real ``hermes chat`` proves the fallback happened, then the
+real ``stowage`` console script must fail naming the cause and the fix.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from stowage_dev.hermes_home import HermesHome
+from stowage_dev.runner import chat_once, run_cli
+
+pytestmark = pytest.mark.e2e
+
+STOWAGE = Path(sys.executable).with_name("stowage")
+
+
+def stowage(home: HermesHome, *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([str(STOWAGE), *argv], env=home.env(), capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, cwd=home.work_dir)
+
+
+@pytest.mark.parametrize("cause,kind,fix", [
+    ("disabled", "plugin-disabled", "hermes plugins enable stowage"),
+    ("case", "engine-name-case", "context: {engine: stowage}"),
+    ("not-enabled", "plugin-not-enabled", "hermes plugins enable stowage"),
+])
+def test_each_fallback_cause_fails_doctor_with_its_fix(fake_llm: FakeLLMServer, make_home, cause: str, kind: str,
+                                                        fix: str) -> None:
+    if cause == "case":
+        home = make_home(engine="Stowage", plugins=["stowage"])
+    elif cause == "not-enabled":
+        home = make_home(engine="stowage", plugins=[])
+    else:
+        home = make_home(engine="stowage", plugins=["stowage"])
+        run_cli(home, "plugins", "disable", "stowage").check()
+    fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
+
+    chat = chat_once(home, "HELLO", "-Q")
+    assert chat.returncode == 0, chat.output
+    assert chat.probe["engine"]["class"] == "ContextCompressor", chat.probe  # the host fell back, silently
+    if cause == "case":  # the host's one line, which doctor also reads
+        assert "Context engine 'Stowage' not found" in (home.path / "logs" / "agent.log").read_text()
+
+    doctor = stowage(home, "doctor", "--no-verify")
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert kind in doctor.stdout and fix in doctor.stdout, doctor.stdout
+    assert "Traceback" not in doctor.stdout + doctor.stderr
+    status = stowage(home, "status")
+    assert status.returncode == 0 and "run `stowage doctor`" in status.stdout
+
+
+def test_a_right_install_passes_doctor_after_a_session(fake_llm: FakeLLMServer, make_home) -> None:
+    home = make_home(engine="stowage", plugins=["stowage"])
+    fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
+    chat = chat_once(home, "HELLO", "-Q")
+    assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
+    assert "not selected" not in chat.output
+
+    doctor = stowage(home, "doctor", "--no-verify")
+    assert doctor.returncode == 0, doctor.stdout
+    assert "stowage (via the entry point)" in doctor.stdout
+
+
+@pytest.mark.parametrize("engine,words", [("compressor", "not selected (context.engine is 'compressor')"),
+                                          ("Stowage", "matches engine names exactly")])
+def test_loaded_but_not_selected_is_said_in_the_terminal(fake_llm: FakeLLMServer, make_home, engine: str,
+                                                          words: str) -> None:
+    home = make_home(engine=engine, plugins=["stowage"])
+    fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
+
+    chat = chat_once(home, "HELLO", "-Q")
+
+    assert chat.returncode == 0 and "hi there" in chat.stdout, chat.output
+    assert chat.output.count("the Stowage plugin is loaded but") == 1, chat.output
+    assert words in chat.stderr
