@@ -140,33 +140,56 @@ def _key(message: dict[str, Any]) -> str:
                        message.get("tool_calls")], sort_keys=True, default=str)
 
 
+BLOCK_GAP_S = 0.001  # rows one compaction inserts are stamped microseconds apart; appends are milliseconds apart
+
+
+def _block(rows: list[dict[str, Any]], index: int) -> tuple[int, int]:
+    """The run of rows written with the compaction's summary row (by their timestamps), as [start, end)."""
+    def stamp(i: int) -> float | None:
+        value = rows[i].get("_ts")
+        return float(value) if isinstance(value, (int, float)) else None
+
+    def close(a: int, b: int) -> bool:
+        first, second = stamp(a), stamp(b)
+        return first is not None and second is not None and 0 <= second - first < BLOCK_GAP_S
+
+    start = end = index
+    while start > 0 and close(start - 1, start):
+        start -= 1
+    while end + 1 < len(rows) and close(end, end + 1):
+        end += 1
+    return start, end + 1
+
+
 def reconstruct(rows: list[dict[str, Any]],
                 is_summary: Callable[[Any], bool] = _is_summary) -> tuple[list[dict[str, Any]], int]:
     """The conversation as it happened from a session's rows in id order, and the compactions found.
 
-    A compaction shows as a summary row inside a block of copies of earlier
-    rows (protected head before it, kept tail after it): the summary and the
-    copies are dropped, the first row never seen before ends the block.
+    A compaction shows as a block of rows written in one transaction (their
+    timestamps microseconds apart) holding a summary row: copies of the
+    protected head, the summary, copies of the kept tail, and possibly the
+    turn's new user message (a compaction before the turn writes it first).
+    The summary and the copies (rows seen before) are dropped; a row new to the
+    session is kept.
     """
+    summaries = [i for i, row in enumerate(rows) if is_summary(row.get("content"))]
+    in_block: set[int] = set()
+    for index in summaries:
+        start, end = _block(rows, index)
+        in_block.update(range(start, end))
     out: list[dict[str, Any]] = []
-    seen: dict[str, int] = {}
-    compactions = 0
-    copying = False
-    for row in rows:
-        if is_summary(row.get("content")):
-            compactions += 1
-            while out and seen.get(_key(out[-1]), 0) > 1:  # head copies inserted just before the summary
-                seen[_key(out[-1])] -= 1
-                out.pop()
-            copying = True
+    seen: set[str] = set()
+    summary_set = set(summaries)
+    for index, row in enumerate(rows):
+        row.pop("_ts", None)
+        if index in summary_set:
             continue
         key = _key(row)
-        if copying and key in seen:
+        if index in in_block and key in seen:
             continue
-        copying = False
-        seen[key] = seen.get(key, 0) + 1
+        seen.add(key)
         out.append(row)
-    return out, compactions
+    return out, len(summaries)
 
 
 # -- state.db ----------------------------------------------------------------------------------------
@@ -180,6 +203,8 @@ def _row_message(row: sqlite3.Row) -> dict[str, Any]:
     message: dict[str, Any] = {"role": row["role"], "content": content}
     if row["tool_call_id"]:
         message["tool_call_id"] = row["tool_call_id"]
+    if "timestamp" in row.keys():
+        message["_ts"] = row["timestamp"]
     if row["tool_calls"]:
         try:
             message["tool_calls"] = json.loads(row["tool_calls"])
