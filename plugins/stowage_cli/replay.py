@@ -20,6 +20,7 @@ Unlike the rest of ``stowage.cli`` this command needs hermes-agent installed
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 from dataclasses import dataclass, field
@@ -62,6 +63,7 @@ class ReplayOptions:
     sweep: bool = False
     html: Path | None = None
     progress: bool = True
+    jobs: int = 1
 
 
 def price_model(preset: str | None, cache_read: float | None, cache_write: float | None) -> PriceModel:
@@ -129,7 +131,7 @@ def downsample(values: list[int], points: int = SERIES_POINTS) -> list[list[int]
 class _Engines:
     """The built-in compressor and Stowage (plus sweep settings) against a temporary HERMES_HOME."""
 
-    def __init__(self, options: ReplayOptions) -> None:
+    def __init__(self, options: ReplayOptions, home: Path | None = None) -> None:
         try:
             from .. import replay_host
             from ..context_engine.replay import HostDriver, StandInSummarizer, TokenMeter
@@ -137,8 +139,9 @@ class _Engines:
             raise CliError(f"stowage replay cannot load its engines ({exc})", 1, "no_host") from exc
         self.host_module = replay_host
         self.StandInSummarizer = StandInSummarizer
+        self.options = options
         self.previous_home = os.environ.get("HERMES_HOME")
-        self.home = replay_host.prepare_hermes_home()  # sets HERMES_HOME: before anything imports Hermes
+        self.home = replay_host.prepare_hermes_home(home)  # sets HERMES_HOME: before anything imports Hermes
         try:
             import agent.context_compressor  # noqa: F401 - the built-in engine
         except ImportError as exc:
@@ -270,6 +273,58 @@ class _Progress:
             self.stream.flush()
 
 
+def _replay_one(engines: _Engines, item: RecordedSession) -> dict[str, Any]:
+    """One session's row for the report, or ``{"failed": reason}`` (one bad session never stops the others)."""
+    try:
+        replayed = engines.replay(item)
+    except Exception as exc:  # noqa: BLE001
+        return {"failed": f"replay failed: {type(exc).__name__}: {exc}"}
+    return {"session": item.id, "title": item.title, "started_at": item.started_at, "recorded": item.counts(),
+            "recorded_rows": item.recorded_rows, "host_compactions": item.host_compactions,
+            "problems": item.problems, **replayed}
+
+
+_WORKER: dict[str, _Engines] = {}
+
+
+def _worker_start(options: ReplayOptions, home: str) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's: it stops the pool and reports
+    _WORKER["engines"] = _Engines(options, Path(home) / f"worker-{os.getpid()}")
+
+
+def _worker_replay(item: RecordedSession) -> dict[str, Any]:
+    return _replay_one(_WORKER["engines"], item)
+
+
+def _results(engines: _Engines, items: Iterator[Any], jobs: int) -> Iterator[tuple[Any, dict[str, Any] | None]]:
+    """(item, row) in source order; rows come from ``jobs`` worker processes, at most 2 x jobs sessions in
+    flight (memory stays bounded)."""
+    if jobs <= 1:
+        for item in items:
+            yield item, (_replay_one(engines, item) if isinstance(item, RecordedSession) else None)
+        return
+    import multiprocessing
+    from collections import deque
+
+    pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start,
+                                                    initargs=(engines.options, str(engines.home)))
+    try:
+        pending: deque[tuple[Any, Any]] = deque()
+        for item in items:
+            future = pool.apply_async(_worker_replay, (item,)) if isinstance(item, RecordedSession) else None
+            pending.append((item, future))
+            while len(pending) >= 2 * jobs:
+                first, job = pending.popleft()
+                yield first, (job.get() if job is not None else None)
+        while pending:
+            first, job = pending.popleft()
+            yield first, (job.get() if job is not None else None)
+        pool.close()
+    finally:
+        pool.terminate()
+        pool.join()
+
+
 def run(options: ReplayOptions, hermes_home: Path, err: TextIO = sys.stderr) -> tuple[dict[str, Any], int]:
     """Replay every session of the source; returns (report, exit status)."""
     from .replay_report import build_report
@@ -281,26 +336,25 @@ def run(options: ReplayOptions, hermes_home: Path, err: TextIO = sys.stderr) -> 
     interrupted = False
     progress = _Progress(err, options.progress, count)
     started = time.perf_counter()
+
+    def replayable(item: Any) -> bool:
+        if isinstance(item, SkippedSession):
+            skipped.append({"session": item.id, "reason": item.reason})
+            return False
+        if not item.messages or not any(m.get("role") == "user" for m in item.messages):
+            skipped.append({"session": item.id, "reason": "no user message to replay"})
+            return False
+        return True
+
     try:
         try:
-            for item in sessions:
-                if isinstance(item, SkippedSession):
-                    skipped.append({"session": item.id, "reason": item.reason})
-                    progress.update(len(done), item.id, "  (skipped)")
+            for item, row in _results(engines, (i for i in sessions if replayable(i)), options.jobs):
+                if row is None:
                     continue
-                if not item.messages or not any(m.get("role") == "user" for m in item.messages):
-                    skipped.append({"session": item.id, "reason": "no user message to replay"})
+                if "failed" in row:
+                    skipped.append({"session": item.id, "reason": row["failed"]})
                     continue
-                try:
-                    replayed = engines.replay(item)
-                except KeyboardInterrupt:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - one bad session must not stop the others
-                    skipped.append({"session": item.id, "reason": f"replay failed: {type(exc).__name__}: {exc}"})
-                    continue
-                done.append({"session": item.id, "title": item.title, "started_at": item.started_at,
-                             "recorded": item.counts(), "recorded_rows": item.recorded_rows,
-                             "host_compactions": item.host_compactions, "problems": item.problems, **replayed})
+                done.append(row)
                 progress.update(len(done), item.id)
         except KeyboardInterrupt:
             interrupted = True

@@ -37,6 +37,8 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", metavar="PATH", default=None, help=f"where to write the HTML report (default "
                                                                 f"./{DEFAULT_HTML})")
     p.add_argument("--no-html", action="store_true", help="write no HTML report")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="replay N sessions at a time in worker processes (default 1)")
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -84,7 +86,7 @@ def replay_command(args: argparse.Namespace, env: Env) -> Outcome:
         hermes_home=home, source_file=Path(args.source_file).expanduser() if args.source_file else None,
         session=args.session, since=args.since, limit=args.limit, chain=args.chain, window=args.window,
         price=price_model(args.price, args.cache_read, args.cache_write), settings=_settings(args.settings),
-        sweep=args.sweep, html=html, progress=not args.quiet)
+        sweep=args.sweep, html=html, progress=not args.quiet, jobs=max(1, args.jobs))
     try:
         report, code = run(options, home, sys.stderr)
     except CliError:

@@ -98,3 +98,18 @@ def test_ctrl_c_writes_a_partial_report(tmp_path: Path) -> None:
     assert "Partial report" in text
     replayed = int(out.split("stowage replay: ")[1].split(" ")[0])
     assert 1 <= replayed < 60
+
+
+def test_jobs_give_the_same_figures(tmp_path: Path, capsys) -> None:
+    data = write_jsonl(tmp_path / "t.jsonl", 4, turns=8)
+    reports = []
+    for jobs in ("1", "2"):
+        code = main(["replay", "--from", str(data), "--window", "32000", "--jobs", jobs, "--no-html", "--json",
+                     "--quiet", "--hermes-home", str(tmp_path / "home")])
+        assert code == 0
+        reports.append(json.loads(capsys.readouterr().out))
+    one, two = reports
+    assert [s["session"] for s in one["sessions"]] == [s["session"] for s in two["sessions"]]
+    for engine in ("built-in", "stowage"):
+        for key in ("billed_tokens", "requests", "compactions", "peak_request_tokens"):
+            assert one["totals"][engine][key] == two["totals"][engine][key]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -152,6 +153,10 @@ def test_replay_of_real_sessions(recorded_home: tuple[HermesHome, int], tmp_path
     assert "stand-in summarizer" in text
 
     # it opens in headless Chromium: a non-trivial, non-blank screenshot
+    if not Path(CHROMIUM).is_file():
+        if os.environ.get("STOWAGE_REQUIRE_CHROMIUM"):
+            pytest.fail("chromium is not installed (Debian: apt-get install chromium; .ci/run installs it as root)")
+        pytest.skip("chromium is not installed: the report's rendering is not checked here (CI checks it)")
     png = screenshot(html, tmp_path)
     print(f"replay report screenshot: {png}")
     assert png.is_file() and png.stat().st_size > 20_000
