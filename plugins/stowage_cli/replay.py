@@ -19,6 +19,7 @@ Unlike the rest of ``stowage.cli`` this command needs hermes-agent installed
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -327,9 +328,22 @@ def _results(engines: _Engines, items: Iterator[Any], jobs: int) -> Iterator[tup
 
 def run(options: ReplayOptions, hermes_home: Path, err: TextIO = sys.stderr) -> tuple[dict[str, Any], int]:
     """Replay every session of the source; returns (report, exit status)."""
-    from .replay_report import build_report
 
     description, count, sessions = open_source(options, hermes_home)
+    # the engines' own operational warnings (a compaction that did not clear the threshold, ...) are part of
+    # the replay, not messages for the user: keep them off the terminal (Python prints them when no handler is set)
+    quiet = logging.NullHandler()
+    logging.getLogger().addHandler(quiet)
+    try:
+        return _run(options, description, count, sessions, err)
+    finally:
+        logging.getLogger().removeHandler(quiet)
+
+
+def _run(options: ReplayOptions, description: str, count: int | None, sessions: Iterator[Any],
+         err: TextIO) -> tuple[dict[str, Any], int]:
+    from .replay_report import build_report
+
     engines = _Engines(options)
     done: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
