@@ -81,7 +81,9 @@ def _sweep(sessions: Sequence[dict[str, Any]], engines: Any, window: int) -> dic
             "best": best, "window": window,
             "config": config_lines(best["settings"]) if best else None,
             "verdict": (f"cheapest with no request over the {window:,}-token window: {best['label']}"
-                        f" (cost {best['cost']:,.0f} vs {current['cost']:,.0f} with the current settings)"
+                        f" (cost {best['cost']:,.0f} vs {current['cost']:,.0f} with the current settings; "
+                        f"{best['summary_calls']} summary calls vs {current['summary_calls']}: each is a real model "
+                        "call the stand-in does not price, and a summary loses detail)"
                         if best else "every setting tried sent a request over the window")}
 
 
