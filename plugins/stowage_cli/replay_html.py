@@ -60,7 +60,7 @@ def session_plot(session: dict[str, Any], window: int, width: int = 360, height:
              f'<rect x="{x0}" y="{upper}" width="{width - left - right}" height="{y0 - upper}" fill="#fafafa"/>',
              f'<line x1="{x0}" y1="{y0 - window * sy:.1f}" x2="{width - right}" y2="{y0 - window * sy:.1f}" '
              f'stroke="#888" stroke-dasharray="4 3"/>',
-             f'<text x="{x0 + 2}" y="{y0 - window * sy - 3:.1f}" font-size="9" fill="#666">window '
+             f'<text x="{x0 + 2}" y="{y0 - window * sy + 10:.1f}" font-size="9" fill="#666">window '
              f'{window // 1000}k</text>',
              f'<text x="2" y="{upper + 8}" font-size="9" fill="#666">{top // 1000}k</text>',
              f'<text x="2" y="{y0}" font-size="9" fill="#666">0</text>',
