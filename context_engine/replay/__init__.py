@@ -7,7 +7,7 @@ transcripts, :mod:`.rough` re-implements the host's rough estimates, :mod:`.tota
 sessions per configuration with ratios to a baseline.  The
 Hermes-side adapters (built-in compressor, Stowage with its middleware and
 hooks) live in ``plugins/stowage/replay_host.py``; ``bench/bench_economy.py``
-and the planned ``stowage replay`` command use both.
+and the ``stowage replay`` command (``plugins/stowage_cli/replay.py``) use both.
 """
 
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter

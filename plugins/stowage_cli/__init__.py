@@ -1,7 +1,8 @@
-"""The ``stowage`` command line (``status``, ``blobs``, ``gc``, ``doctor``).
+"""The ``stowage`` command line (``status``, ``blobs``, ``gc``, ``doctor``, ``replay``).
 
 Host-free: it reads ``$HERMES_HOME/config.yaml`` itself and imports nothing
-from hermes-agent, so it runs without Hermes installed.  Installed as
+from hermes-agent, so it runs without Hermes installed.  ``replay`` alone
+needs hermes-agent: it imports the host's compressor when it runs.  Installed as
 ``stowage.cli`` (``[project.scripts] stowage = "stowage.cli:main"``); the
 ``/stowage`` slash command in the host glue calls the same functions.
 """

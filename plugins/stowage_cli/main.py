@@ -9,10 +9,14 @@
     stowage purge --session ID | --older-than DAYS [--yes] [--force]
     stowage gc [--dry-run]               apply retention now (or preview it)
     stowage doctor [--repair] [--no-verify]
+    stowage replay [--session ID] [--since DATE] [--limit N] [--from FILE] [--sweep] [--html PATH]
+                                         what Stowage would have done on recorded sessions
 
 Exit status: 0 success, 1 failure (doctor: problems remain), 2 bad usage or
-a handle that names no readable blob.  Runs without Hermes installed: it
-only needs the project and the standard library (and PyYAML for the config).
+a handle that names no readable blob, 130 a replay stopped with Ctrl-C (its
+partial report is written).  Runs without Hermes installed: it only needs the
+project and the standard library (and PyYAML for the config); ``replay``
+alone needs hermes-agent (it replays through the built-in compressor).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from .blobs import cat, gc, ls, show
 from .env import CliError, Env, Outcome
 from .formatting import jsonable
 from .purge import purge, rm
+from .replay_cli import add_replay_arguments, replay_command
 from .status import TerminalProgress, doctor, status
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -86,6 +91,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(sub, "doctor", "verify hashes, sidecars and index; check config and tokenizer")
     p.add_argument("--repair", action="store_true", help="fix what is safe to fix (quarantine corrupt blobs, ...)")
     p.add_argument("--no-verify", dest="verify", action="store_false", help="skip rehashing every blob (faster)")
+    p = command(sub, "replay", "replay recorded sessions through Hermes's built-in compressor and Stowage, "
+                               "offline, and report what each would have billed")
+    add_replay_arguments(p)
     return parser
 
 
@@ -106,6 +114,8 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
             progress.close()
     if command == "purge":
         return purge(env, session=args.session, older_than=args.older_than, yes=args.yes, force=args.force)
+    if command == "replay":
+        return replay_command(args, env)
     if command == "blobs":
         action = args.blob_command
         if action == "ls":
