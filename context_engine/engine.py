@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import json
 import logging
+import threading
 from typing import Any, Callable
 
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
@@ -75,6 +76,8 @@ class StowageEngineCore:
         self.last_outcome: CompactionOutcome | None = None
         self.compaction_log: list[dict[str, Any]] = []
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
+        self.tool_search_unavailable: str | None = None  # why this host cannot run tool search
+        self._unavailable_logged = False
         self._reset_flags()
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
@@ -82,6 +85,15 @@ class StowageEngineCore:
         self.last_real_prompt_tokens = 0
         self.compression_count = 0
         self.awaiting_real_usage_after_compression = False
+        self._init_sharing()
+
+    def _init_sharing(self) -> None:
+        """State that is never copied: the lock and the guests of a shared engine."""
+        self._lock = threading.RLock()
+        self._guests: dict[str, StowageEngineCore] = {}  # session id -> guest engine
+        self._guest_threads: dict[int, str] = {}  # thread ident -> session id of the guest started there
+        self._session_live = False
+        self._owner_thread: int | None = None
 
     @property
     def name(self) -> str:
@@ -96,14 +108,73 @@ class StowageEngineCore:
         self._last_aux_model_failure_error: str | None = None
 
     # -- copying (the host deep-copies the registered engine per agent) -------
+    # The rule: a copy shares only what is read-only for the process (settings,
+    # the summary model, an injected archive) and nothing per session; the
+    # lock and the guests of a shared engine are never copied.
+    _agent_copy = False  # True on a copy: it belongs to one agent
+
     def __deepcopy__(self, memo: dict[int, Any]) -> "StowageEngineCore":
         clone = copy.copy(self)
         memo[id(self)] = clone
         shared = {"settings", "summary_model", "archive"}
+        fresh = {"_lock", "_guests", "_guest_threads", "_session_live", "_owner_thread"}
         for key, value in self.__dict__.items():
-            if key not in shared:
+            if key not in shared and key not in fresh:
                 setattr(clone, key, copy.deepcopy(value, memo))
+        clone._init_sharing()
+        clone._agent_copy = True
         return clone
+
+    def clone_for_agent(self) -> "StowageEngineCore":
+        """Newer hosts: the engine of one more agent (the default is this deep copy)."""
+        return copy.deepcopy(self)
+
+    # -- one engine object shared between agents (hosts before 0.18.0) ---------
+    def _guest_for_start(self, session_id: str, kwargs: dict[str, Any]) -> "StowageEngineCore | None":
+        """The engine a starting session gets when the host hands this object to another agent.
+
+        Hosts before 0.18.0 give every agent (the background review agent,
+        subagents, gateway sessions) the registered object itself.  The first
+        session to start on it owns it; another session starting while the
+        owner's is live (not a compaction continuing it) gets a guest engine
+        of its own: its store binding, spill handles and counters.  The
+        owner's session, store and counters are never moved.  Another agent
+        is told apart by its thread (the review agent and subagents run on
+        their own); the owner's thread starting a new session is the owner
+        moving on.
+        """
+        if self._agent_copy or not session_id:
+            return None
+        with self._lock:
+            guest = self._guests.get(session_id)
+            if guest is None:
+                continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
+                same_agent = self._owner_thread == threading.get_ident()
+                if not self._session_live or self.session_id in (None, session_id) or continuing or same_agent:
+                    return None
+                guest = self._make_guest()
+                self._guests[session_id] = guest
+            self._guest_threads[threading.get_ident()] = session_id
+            return guest
+
+    def _make_guest(self) -> "StowageEngineCore":
+        guest = copy.deepcopy(self)
+        guest.lossless = type(self.lossless)(self.settings)
+        if self.lossless.root is not None:
+            guest.lossless.root = self.lossless.root
+        guest.session_id = None
+        guest.compaction_log = []
+        guest.on_session_reset()
+        logger.info("stowage: this Hermes shares one engine between agents; session state kept apart per agent")
+        return guest
+
+    def _routed(self) -> "StowageEngineCore":
+        """The engine of the agent calling now: a guest started on this thread, else the owner."""
+        if not self._guests:
+            return self
+        with self._lock:
+            sid = self._guest_threads.get(threading.get_ident())
+            return self._guests.get(sid or "", self)
 
     # -- model ----------------------------------------------------------------
     def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
@@ -129,6 +200,9 @@ class StowageEngineCore:
 
     # -- usage ----------------------------------------------------------------
     def update_from_response(self, usage: dict[str, Any]) -> None:
+        target = self._routed()
+        if target is not self:
+            return target.update_from_response(usage)
         usage = usage if isinstance(usage, dict) else {}
         self.governor.api_call()
         prompt = _as_int(usage.get("prompt_tokens"))
@@ -146,6 +220,9 @@ class StowageEngineCore:
 
     def should_compress(self, prompt_tokens: int | None = None) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""
+        target = self._routed()
+        if target is not self:
+            return target.should_compress(prompt_tokens)
         tokens = self.last_prompt_tokens if prompt_tokens is None else _as_int(prompt_tokens)
         if tokens <= 0 or not self.threshold_tokens or tokens < self.threshold_tokens:
             return False
@@ -174,6 +251,9 @@ class StowageEngineCore:
 
     def record_completed_compaction(self, used_fallback: bool = False) -> None:
         """Host callback after a compaction boundary commits; arms the verdict."""
+        target = self._routed()
+        if target is not self:
+            return target.record_completed_compaction(used_fallback)
         self.governor.verify_pending = True
 
     def has_content_to_compress(self, messages: list[Message]) -> bool:
@@ -186,8 +266,28 @@ class StowageEngineCore:
 
     # -- compaction -----------------------------------------------------------
     def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
-                 force: bool = False, memory_context: str = "") -> list[Message]:
-        """One compaction; returns the input list itself when nothing changed."""
+                 force: bool = False, memory_context: str = "", *, bypass_cooldown: bool = False,
+                 **extra: Any) -> list[Message]:
+        """One compaction; returns the input list itself when nothing changed.
+
+        Thread-safe: newer hosts run it on a worker thread with a private
+        snapshot of the messages (``compression.context_timeout_seconds``);
+        one compaction runs at a time per engine and the caller's list is
+        never mutated.  ``bypass_cooldown`` (newer hosts, after a proven
+        provider overflow) tries the summary model even while it cools down.
+        Unknown keyword arguments from a future host are ignored.
+        """
+        target = self._routed()
+        if target is not self:
+            return target.compress(messages, current_tokens, focus_topic, force, memory_context,
+                                   bypass_cooldown=bypass_cooldown, **extra)
+        if extra:
+            logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
+        with self._lock:
+            return self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+
+    def _compress(self, messages: list[Message], current_tokens: int | None, focus_topic: str | None,
+                  force: bool, memory_context: str, bypass_cooldown: bool) -> list[Message]:
         self._reset_flags()
         if not isinstance(messages, list) or not messages:
             return messages
@@ -198,7 +298,7 @@ class StowageEngineCore:
             if self.governor.compacted_this_turn():
                 logger.info("stowage: already compacted this turn; skipping (use /compress to force)")
                 return messages
-        if force:
+        if force or bypass_cooldown:
             self.governor.clear_cooldown()
         summarize = self._summarizer()
         self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
@@ -291,11 +391,14 @@ class StowageEngineCore:
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         schemas = self.lossless.tool_schemas()
-        if self.tool_search.mode != "off":
+        if self.tool_search.mode != "off" and self.tool_search_unavailable is None:
             schemas += self.tool_search.bridge_schemas(self.settings.tool_search.search_limit)
         return schemas
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        target = self._routed()
+        if target is not self:
+            return target.handle_tool_call(name, args, **kwargs)
         if name in BRIDGE_NAMES:
             return self.tool_search.handle(name, args, self.dispatch_underlying)
         return self.lossless.handle_tool(name, args)
@@ -305,6 +408,16 @@ class StowageEngineCore:
         return json.dumps({"error": f"this host cannot run {name} through the bridge; call it directly"})
 
     # -- tool search ------------------------------------------------------------
+    def disable_tool_search(self, reason: str) -> None:
+        """This host cannot run tool search: no bridges, and ``reason`` in status and the log."""
+        self.tool_search_unavailable = reason
+
+    def _tool_search_status(self) -> dict[str, Any]:
+        status = self.tool_search.status()
+        if self.tool_search_unavailable is not None:
+            status.update(active=False, available=False, reason=self.tool_search_unavailable)
+        return status
+
     def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
         """One provider request as it should be sent: tool deferral, then the lean view.
 
@@ -346,8 +459,18 @@ class StowageEngineCore:
 
     # -- sessions -------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        guest = self._guest_for_start(session_id, kwargs)
+        if guest is not None:
+            guest.on_session_start(session_id, **kwargs)
+            return
+        if self.tool_search_unavailable and not self._unavailable_logged and self.tool_search.mode != "off":
+            # said again once the host's own log is set up (discovery logs to stderr only)
+            self._unavailable_logged = True
+            logger.warning("stowage: %s", self.tool_search_unavailable)
         previous = self.session_id
         self.session_id = session_id
+        self._session_live = True
+        self._owner_thread = threading.get_ident()
         if kwargs.get("hermes_home"):
             self.attach_store_home(kwargs["hermes_home"])
         self.lossless.start(session_id, old_session_id=kwargs.get("old_session_id"),
@@ -358,12 +481,23 @@ class StowageEngineCore:
             self._reset_session_state()
 
     def on_session_end(self, session_id: str, messages: list[Message]) -> None:
+        with self._lock:
+            guest = self._guests.pop(session_id, None)
+            if guest is not None:
+                self._guest_threads = {t: s for t, s in self._guest_threads.items() if s != session_id}
+        if guest is not None:
+            guest.on_session_end(session_id, messages)
+            return
         if session_id == self.session_id:
+            self._session_live = False
             self.governor.verify_pending = False
             self.publish_status()
             self.lossless.end(session_id)
 
     def on_session_reset(self) -> None:
+        target = self._routed()
+        if target is not self:
+            return target.on_session_reset()
         self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
         self.compression_count = 0
         self._reset_session_state()
@@ -401,7 +535,7 @@ class StowageEngineCore:
             "tail_budget_tokens": self.tail_budget_tokens,
             "governor": self.governor.snapshot(),
             "store": self.lossless.status(),
-            "tool_search": self.tool_search.status(),
+            "tool_search": self._tool_search_status(),
             "view": self.view.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
         }

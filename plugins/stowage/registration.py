@@ -31,7 +31,7 @@ def register_plugin(ctx: Any) -> None:
         # run_conversation, i.e. once per user turn: the governor's turn clock.
         register_hook("on_session_end", _on_turn_end)
         register_hook("transform_tool_result", _spill_large_result)
-    register_tool_search(ctx)
+    register_tool_search(ctx, engine)
     register_slash_command(ctx)
 
 
