@@ -77,6 +77,7 @@ class StowageEngineCore:
         self.compaction_log: list[dict[str, Any]] = []
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
         self.tool_search_unavailable: str | None = None  # why this host cannot run tool search
+        self.host_support: dict[str, Any] | None = None  # what the running Hermes allows (set by the plugin)
         self._unavailable_logged = False
         self._reset_flags()
         self.last_prompt_tokens = 0
@@ -538,6 +539,7 @@ class StowageEngineCore:
             "tool_search": self._tool_search_status(),
             "view": self.view.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
+            "host": self.host_support,
         }
 
 

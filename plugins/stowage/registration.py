@@ -13,6 +13,7 @@ from typing import Any
 from . import sessions
 from .hermes_engine import StowageContextEngine
 from .host_config import load_user_settings
+from .host_support import check_host
 from .slash_command import register_slash_command
 from .tool_search_glue import register_tool_search
 
@@ -24,6 +25,7 @@ def register_plugin(ctx: Any) -> None:
     if error is not None:
         logger.error("%s", error)
     engine = StowageContextEngine(settings, config_error=error)
+    engine.host_support = check_host().as_status()
     ctx.register_context_engine(engine)
     register_hook = getattr(ctx, "register_hook", None)
     if callable(register_hook):
