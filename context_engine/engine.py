@@ -76,6 +76,7 @@ class StowageEngineCore:
         self.last_outcome: CompactionOutcome | None = None
         self.compaction_log: list[dict[str, Any]] = []
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
+        self._host_turn_clock = False  # the host calls on_turn_complete (newer hosts)
         self.tool_search_unavailable: str | None = None  # why this host cannot run tool search
         self.host_support: dict[str, Any] | None = None  # what the running Hermes allows (set by the plugin)
         self._unavailable_logged = False
@@ -187,7 +188,8 @@ class StowageEngineCore:
         self.runtime = {"model": model, "provider": provider, "base_url": base_url, "api_key": api_key,
                         "api_mode": api_mode}
         self.context_length = int(context_length or 0)
-        self.threshold_tokens = int(self.context_length * self.threshold_percent)
+        share = self._model_threshold(model, provider)
+        self.threshold_tokens = int(self.context_length * (share if share is not None else self.threshold_percent))
         if runtime_changed:
             self.governor.clear_cooldown()
 
@@ -219,17 +221,117 @@ class StowageEngineCore:
             logger.warning("stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
                            prompt, self.threshold_tokens, self.governor.ineffective_streak)
 
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""
+        return self.should_compress_info(prompt_tokens)[0]
+
+    def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
+        """Newer hosts: the decision and, when compaction is blocked, why.
+
+        Reasons, in the built-in's ``name:detail`` style: ``below_threshold``,
+        ``once_per_turn`` (one automatic compaction per user turn),
+        ``backoff:<why>`` (compactions that did not bring the prompt under the
+        threshold).  The summary model's failure cooldown does not block a
+        compaction (it uses the fallback summary); it is reported by
+        :meth:`get_automatic_compaction_status_message`.
+        """
         target = self._routed()
         if target is not self:
-            return target.should_compress(prompt_tokens)
+            return target.should_compress_info(prompt_tokens)
         tokens = self.last_prompt_tokens if prompt_tokens is None else _as_int(prompt_tokens)
         if tokens <= 0 or not self.threshold_tokens or tokens < self.threshold_tokens:
-            return False
+            return False, f"below_threshold:{max(tokens, 0)}<{self.threshold_tokens}"
         if self.governor.hook_driven and self.governor.compacted_this_turn():
-            return False
-        return self.governor.backoff_reason() is None
+            return False, "once_per_turn"
+        backoff = self.governor.backoff_reason()
+        if backoff is not None:
+            return False, f"backoff:{backoff}"
+        return True, None
+
+    # -- newer hosts: status line and turn clock ----------------------------------
+    emit_automatic_compaction_status = True
+
+    def get_automatic_compaction_status_message(self, *, phase: str = "", default_message: str | None = None,
+                                                **context: Any) -> str | None:
+        """The user's status line before an automatic compaction: what Stowage will actually do."""
+        target = self._routed()
+        if target is not self:
+            return target.get_automatic_compaction_status_message(phase=phase, default_message=default_message,
+                                                                  **context)
+        try:
+            return self._status_message(context)
+        except Exception:  # noqa: BLE001 - a status line must never break a compaction
+            logger.debug("stowage: status message failed", exc_info=True)
+            return default_message
+
+    def _status_message(self, context: dict[str, Any]) -> str:
+        approx = _as_int(context.get("approx_tokens"))
+        threshold = _as_int(context.get("threshold_tokens")) or self.threshold_tokens
+        size = f" ({approx:,} of {threshold:,} tokens)" if approx and threshold else ""
+        if self.governor.compacted_this_turn():
+            return f"Stowage: already compacted this turn; nothing to do{size}"
+        backoff = self.governor.backoff_reason()
+        if backoff is not None:
+            return f"Stowage: not compacting, {backoff}{size}"
+        cooldown = self.governor.cooldown_remaining()
+        if cooldown > 0:
+            return (f"Stowage: compacting{size}: storing old tool outputs and writing the fallback summary "
+                    f"(the summary model is cooling down, {int(cooldown)} s left)")
+        model = self.runtime.get("model") or "the summary model"
+        return f"Stowage: compacting{size}: storing old tool outputs and summarizing older turns with {model}"
+
+    def on_turn_complete(self, messages: Any = None, usage: Any = None, **kw: Any) -> None:
+        """Newer hosts: once per user turn (interrupted and failed turns too): the governor's turn clock.
+
+        Where the host calls it, it is the clock and the ``on_session_end``
+        plugin hook (the clock on older hosts) stops advancing it.
+        """
+        target = self._routed()
+        if target is not self:
+            return target.on_turn_complete(messages, usage, **kw)
+        self._host_turn_clock = True
+        self.end_turn()
+
+    def end_turn_from_plugin_hook(self) -> None:
+        """The per-turn plugin hook: the turn clock unless the host calls :meth:`on_turn_complete`."""
+        if self._host_turn_clock:
+            self.publish_status()
+            return
+        self.end_turn()
+
+    # -- newer hosts: per-model thresholds ---------------------------------------
+    model_thresholds: dict[str, Any] | None = None
+
+    def _model_threshold(self, model: str, provider: str) -> float | None:
+        """``compression.model_thresholds``: the longest matching ``substr`` or ``provider:substr``.
+
+        A value up to 1 is a share of the window, a larger one a token count;
+        anything else is ignored with a note.
+        """
+        table = self.model_thresholds
+        if not isinstance(table, dict) or not table:
+            return None
+        best: tuple[tuple[int, bool], Any] | None = None  # (match length, provider-qualified), value
+        lowered_model, lowered_provider = (model or "").lower(), (provider or "").lower()
+        for raw_key, value in table.items():
+            key = str(raw_key).lower()
+            want_provider, sep, substr = key.partition(":")
+            if sep and want_provider != lowered_provider:
+                continue
+            needle = substr if sep else key
+            rank = (len(needle), bool(sep))  # the longest match wins; provider:substr over a bare substr
+            if needle and needle in lowered_model and (best is None or rank > best[0]):
+                best = (rank, value)
+        if best is None:
+            return None
+        try:
+            value = float(best[1])
+        except (TypeError, ValueError):
+            logger.warning("stowage: compression.model_thresholds value %r is not a number; ignored", best[1])
+            return None
+        if value <= 0 or (1 < value and not self.context_length):
+            return None
+        return value if value <= 1 else min(1.0, value / self.context_length)
 
     def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
         """Skip the rough pre-turn estimate while the provider's real count is pending.

@@ -40,7 +40,7 @@ def register_plugin(ctx: Any) -> None:
 def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
-        engine.end_turn()
+        engine.end_turn_from_plugin_hook()
 
 
 def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None,
