@@ -34,8 +34,8 @@ from .tool_search import BridgeError, CALL_NAME
 logger = logging.getLogger(__name__)
 
 
-TOOL_SEARCH_UNAVAILABLE = ("tool search is not available on this host (needs 0.17.0: Hermes before 0.17.0 has "
-                           "no middleware API); its stowage_tool_* bridges are not offered")
+TOOL_SEARCH_UNAVAILABLE = ("tool search is not available on this host (needs 0.17.0): Hermes before 0.17.0 has "
+                           "no middleware API, so its stowage_tool_* bridges are not offered")
 
 
 def register_tool_search(ctx: Any, engine: Any = None) -> None:
