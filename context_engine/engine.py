@@ -583,13 +583,13 @@ class StowageEngineCore:
         if previous is not None and previous != session_id:
             self._reset_session_state()
 
-    def on_session_end(self, session_id: str, messages: list[Message]) -> None:
+    def on_session_end(self, session_id: str, messages: list[Message] | None = None, **_: Any) -> None:
         with self._lock:
             guest = self._guests.pop(session_id, None)
             if guest is not None:
                 self._guest_threads = {t: s for t, s in self._guest_threads.items() if s != session_id}
         if guest is not None:
-            guest.on_session_end(session_id, messages)
+            guest.on_session_end(session_id, messages or [])
             return
         if session_id == self.session_id:
             self._session_live = False
@@ -597,7 +597,7 @@ class StowageEngineCore:
             self.publish_status()
             self.lossless.end(session_id)
 
-    def on_session_reset(self) -> None:
+    def on_session_reset(self, **_: Any) -> None:
         target = self._routed()
         if target is not self:
             return target.on_session_reset()

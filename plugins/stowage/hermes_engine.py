@@ -53,6 +53,6 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
             sessions.unbind(previous, self)
         sessions.bind(session_id, self)
 
-    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        super().on_session_end(session_id, messages)
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        super().on_session_end(session_id, messages, **kwargs)
         sessions.unbind(session_id, self)

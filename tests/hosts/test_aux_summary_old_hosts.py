@@ -65,3 +65,15 @@ def test_the_guard_is_used_where_the_host_has_it(monkeypatch):
     fake_aux_module(monkeypatch, guard=Guard)
     aux_summary.summarize_with_aux("prompt", {})
     assert entered == [True]
+
+
+def test_a_host_without_the_auxiliary_client_gives_a_clear_failure(monkeypatch):
+    from stowage.context_engine.summary import SummaryFailure
+
+    package = sys.modules.get("agent") or types.ModuleType("agent")
+    monkeypatch.setitem(sys.modules, "agent", package)
+    monkeypatch.setitem(sys.modules, "agent.auxiliary_client", None)  # the import fails
+    monkeypatch.delattr(package, "auxiliary_client", raising=False)
+    with pytest.raises(SummaryFailure) as failure:
+        aux_summary.summarize_with_aux("prompt", {})
+    assert failure.value.kind == "no_provider" and "auxiliary client unavailable" in str(failure.value)
