@@ -160,10 +160,10 @@ class StowageEngineCore:
             return guest
 
     def _make_guest(self) -> "StowageEngineCore":
-        guest = copy.deepcopy(self)
-        guest.lossless = type(self.lossless)(self.settings)
-        if self.lossless.root is not None:
-            guest.lossless.root = self.lossless.root
+        store_session = type(self.lossless)(self.settings)  # a fresh one: the owner's is never copied
+        store_session.root = self.lossless.root
+        store_session.error = self.lossless.error
+        guest = copy.deepcopy(self, {id(self.lossless): store_session})
         guest.session_id = None
         guest.compaction_log = []
         guest.on_session_reset()
