@@ -566,10 +566,13 @@ class StowageEngineCore:
         if guest is not None:
             guest.on_session_start(session_id, **kwargs)
             return
-        if self.tool_search_unavailable and not self._unavailable_logged and self.tool_search.mode != "off":
-            # said again once the host's own log is set up (discovery logs to stderr only)
+        if not self._unavailable_logged:
+            # said again once the host's own log is set up (plugin discovery logs to stderr only)
             self._unavailable_logged = True
-            logger.warning("stowage: %s", self.tool_search_unavailable)
+            if self.tool_search_unavailable and self.tool_search.mode != "off":
+                logger.warning("stowage: %s", self.tool_search_unavailable)
+            if self.host_support and (self.host_support.get("unavailable") or not self.host_support.get("supported")):
+                logger.warning("stowage: %s", self.host_support.get("note"))
         previous = self.session_id
         self.session_id = session_id
         self._session_live = True
