@@ -28,8 +28,8 @@ MODES = [{"mode": "stat"}, {"mode": "range", "start": 5, "count": 20}, {"mode": 
 
 def stored(store: BlobStore) -> list[str]:
     return [store.put(json.dumps({"items": [f"line {i}" for i in range(200)]}, indent=1), session_id="s",
-                      tool_name="t").handle,
-            store.put("\n".join(f"line {i}" for i in range(300)), session_id="s", tool_name="t").handle]
+                      tool_name="t", kind="spill").handle,
+            store.put("\n".join(f"line {i}" for i in range(300)), session_id="s", tool_name="t", kind="spill").handle]
 
 
 def ask_everything(tools: FetchTools, handles: list[str]) -> tuple[int, list[str]]:

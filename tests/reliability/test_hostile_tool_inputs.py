@@ -27,12 +27,12 @@ HOSTILE_TEXT = [5, 1.5, float("nan"), None, True, [], ["a"], {"a": 1}, "", "\x00
 def tools(tmp_path):
     store = BlobStore(tmp_path / "store")
     handles = {
-        "text": store.put("\n".join(f"line {i} \u2028 x" for i in range(3000)), session_id="s", tool_name="t").handle,
-        "deep": store.put("[" * 200_000 + "]" * 200_000, session_id="s", tool_name="t").handle,
-        "deep_obj": store.put('{"a":' * 5000 + "1" + "}" * 5000, session_id="s", tool_name="t").handle,
+        "text": store.put("\n".join(f"line {i} \u2028 x" for i in range(3000)), session_id="s", tool_name="t", kind="spill").handle,
+        "deep": store.put("[" * 200_000 + "]" * 200_000, session_id="s", tool_name="t", kind="spill").handle,
+        "deep_obj": store.put('{"a":' * 5000 + "1" + "}" * 5000, session_id="s", tool_name="t", kind="spill").handle,
         "json": store.put(json.dumps({"items": [{"name": i} for i in range(50)]}), session_id="s",
-                          tool_name="t").handle,
-        "binary": store.put(bytes(range(256)) * 100, session_id="s", tool_name="t").handle,
+                          tool_name="t", kind="spill").handle,
+        "binary": store.put(bytes(range(256)) * 100, session_id="s", tool_name="t", kind="spill").handle,
     }
     return FetchTools(store, lambda: "s", FetchLimits()), handles
 

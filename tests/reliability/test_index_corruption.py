@@ -26,7 +26,7 @@ def build(root, n=60):
     contents = {}
     for i in range(n):
         text = f"output {i}\n" + "".join(f"row {i}-{j}\n" for j in range(40))
-        res = store.put(text, session_id="owner", tool_name="terminal", tool_args=json.dumps({"i": i}))
+        res = store.put(text, session_id="owner", tool_name="terminal", kind="spill", tool_args=json.dumps({"i": i}))
         contents[res.sha256] = text.encode()
     store.grant_session("owner", "rotated")
     store.close()

@@ -29,7 +29,7 @@ CHILD = textwrap.dedent(r"""
     SUBJECTS = {"a-run": "a" * 100_000 + "!", "lines": ("a" * 60 + "!\n") * 20_000}
     root = Path(tempfile.mkdtemp())
     store = BlobStore(root / "store")
-    handles = {name: store.put(text, session_id="s", tool_name="t").handle for name, text in SUBJECTS.items()}
+    handles = {name: store.put(text, session_id="s", tool_name="t", kind="spill").handle for name, text in SUBJECTS.items()}
     tools = FetchTools(store, lambda: "s", FetchLimits(grep_time_budget_s=0.5))  # the budget under test, kept short
     calls = answered = errors = cut = 0
     worst = 0.0

@@ -39,7 +39,7 @@ WRITER = textwrap.dedent("""
         i += 1
         size = rng.choice([10, 3000, 70_000, 600_000])
         data = (f"{seed}-{i % 40}-".encode() * (size // 8 + 1))[:size]
-        res = store.put(data, session_id=f"w{seed}", tool_name="gen")
+        res = store.put(data, session_id=f"w{seed}", tool_name="gen", kind="spill")
         os.write(fd, f"{res.sha256} {hashlib.sha256(data).hexdigest()}\\n".encode())
         os.fsync(fd)
 """)

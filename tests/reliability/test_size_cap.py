@@ -28,7 +28,7 @@ def test_a_live_session_cannot_fill_the_disk(tmp_path, figures):
         turn_bytes = 0
         for part in range(4):
             data = (f"turn {turn} part {part} ".encode() * 20_000)[:256 * 1024]
-            handles.append(store.put(data, session_id="busy", tool_name="terminal").handle)
+            handles.append(store.put(data, session_id="busy", tool_name="terminal", kind="spill").handle)
             written += len(data)
             turn_bytes += len(data)
         total = store.stats()["total_bytes"]
