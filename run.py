@@ -5,6 +5,8 @@
     python3 run.py test     # static checks, then the whole test suite (extra args go to pytest)
     python3 run.py check    # the static checks only: ruff and mypy on the package
     python3 run.py bench    # the benchmarks, Stowage vs built-in Hermes
+    python3 run.py hosts    # the end-to-end smoke on every supported Hermes, one venv each;
+                            # rewrites the table in docs/compatibility.md from the results
 
 Set-up: a virtualenv in ``.venv/`` at the repository root with
 ``hermes-stowage[test]`` installed in editable mode (pinned hermes-agent
@@ -125,8 +127,103 @@ def check(python: str, env: dict[str, str]) -> int:
     return status
 
 
+# Older Hermes releases the smoke runs on, each in .venv-hermes-<version>; the
+# main .venv (0.19.0) is the newest column.
+OLD_HOSTS: tuple[str, ...] = ("0.13.0", "0.17.0", "0.18.2")
+SMOKE = "tests/e2e/test_host_smoke.py"
+COMPAT_DOC = ROOT / "docs" / "compatibility.md"
+TABLE_BEGIN, TABLE_END = "<!-- hosts table: begin (python3 run.py hosts) -->", "<!-- hosts table: end -->"
+SMOKE_ROWS: tuple[tuple[str, str], ...] = (
+    ("test_stowage_is_the_running_engine_and_knows_the_host", "Stowage is the running engine"),
+    ("test_a_large_output_is_spilled_even_after_a_review_agent_starts", "spill, with a review agent started mid-session"),
+    ("test_a_genuine_compaction_asks_the_summary_model", "compaction with a real summary request"),
+    ("test_a_failing_summarizer_falls_back_and_the_session_goes_on", "failing summarizer: fallback summary"),
+    ("test_tool_search_where_the_host_has_middleware", "tool search"),
+)
+
+
+def host_venv(version: str) -> Path:
+    return ROOT / f".venv-hermes-{version}"
+
+
+def _host_python(version: str) -> Path:
+    return host_venv(version) / ("Scripts" if os.name == "nt" else "bin") / "python"
+
+
+def setup_hosts(base_python: str) -> None:
+    """Create the older hosts' venvs (in parallel) unless they are current."""
+    pending = []
+    for version in OLD_HOSTS:
+        stamp = host_venv(version) / ".stowage-setup"
+        if stamp.is_file() and stamp.read_text() == _fingerprint() and _host_python(version).exists():
+            continue
+        if not _host_python(version).exists():
+            venv.EnvBuilder(with_pip=True).create(host_venv(version))
+        cmd = [str(_host_python(version)), "-m", "pip", "install", "--quiet", f"hermes-agent[mcp]=={version}",
+               "-e", str(ROOT), "-e", str(DEV), "pytest>=8"]
+        print("+ " + " ".join(cmd), flush=True)
+        pending.append((version, stamp, subprocess.Popen(cmd)))
+    failed = [version for version, stamp, proc in pending if proc.wait() != 0]
+    for version, stamp, proc in pending:
+        if version not in failed:
+            stamp.write_text(_fingerprint())
+    if failed:
+        sys.exit(f"could not set up the venvs of Hermes {', '.join(failed)}")
+
+
+def hosts(python: str, env: dict[str, str]) -> int:
+    """The smoke on each older host and on 0.19.0; the table in docs/compatibility.md from the results."""
+    import xml.etree.ElementTree as ET
+
+    setup_hosts(python)
+    columns: list[tuple[str, dict[str, str]]] = []
+    status = 0
+    for version, interpreter in [*((v, str(_host_python(v))) for v in OLD_HOSTS), ("0.19.0", python)]:
+        print(f"\n== smoke on hermes-agent {version} ==", flush=True)
+        report = (host_venv(version) if version in OLD_HOSTS else VENV) / "smoke.xml"
+        code = subprocess.call([interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider", SMOKE,
+                                f"--junitxml={report}"], cwd=ROOT, env=env)
+        status |= code
+        outcomes: dict[str, str] = {}
+        if report.is_file():
+            for case in ET.parse(report).iter("testcase"):
+                failed = any(child.tag in ("failure", "error") for child in case)
+                skipped = any(child.tag == "skipped" for child in case)
+                outcomes[case.get("name", "")] = "FAILED" if failed else "skipped" if skipped else "passed"
+        columns.append((version, outcomes))
+    _write_table(columns)
+    return status
+
+
+def _write_table(columns: list[tuple[str, dict[str, str]]]) -> None:
+    spec = importlib.util.spec_from_file_location("stowage_host_support", ROOT / "plugins" / "stowage" / "host_support.py")
+    assert spec is not None and spec.loader is not None
+    support = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = support  # its dataclasses look their module up
+    spec.loader.exec_module(support)
+    header = "| proven by `tests/e2e/test_host_smoke.py` | " + " | ".join(v for v, _ in columns) + " |"
+    lines = [header, "|---" * (len(columns) + 1) + "|"]
+    for test, label in SMOKE_ROWS:
+        cells = []
+        for version, outcomes in columns:
+            outcome = outcomes.get(test, "not run")
+            missing = support.assess(version).missing
+            if outcome == "passed" and test.startswith("test_tool_search") and any("tool search" in m for m in missing):
+                outcome = "off, said in status and log (needs 0.17.0)"
+            elif outcome == "passed":
+                outcome = "yes"
+            cells.append(outcome)
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    table = "\n".join(lines)
+    print("\n" + table, flush=True)
+    text = COMPAT_DOC.read_text() if COMPAT_DOC.is_file() else f"{TABLE_BEGIN}\n{TABLE_END}\n"
+    head, _, rest = text.partition(TABLE_BEGIN)
+    _, _, tail = rest.partition(TABLE_END)
+    COMPAT_DOC.write_text(f"{head}{TABLE_BEGIN}\n{table}\n{TABLE_END}{tail}")
+
+
 def main(argv: list[str]) -> int:
-    if not argv or argv[0] not in ("demo", "test", "check", "bench", "setup"):
+    if not argv or argv[0] not in ("demo", "test", "check", "bench", "setup", "hosts"):
         print(__doc__)
         return 2
     job, rest = argv[0], argv[1:]
@@ -141,6 +238,8 @@ def main(argv: list[str]) -> int:
     if job == "test":
         status = check(python, env)
         return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env) or status
+    if job == "hosts":
+        return hosts(python, env)
     if job == "demo":
         return subprocess.call([python, "-m", "stowage_dev.demo", *rest], cwd=ROOT, env=env)
     status = 0

@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import json
 import logging
+import threading
 import time
 from typing import Any, Callable
 
@@ -77,6 +78,10 @@ class StowageEngineCore:
         self.compaction_log: list[dict[str, Any]] = []
         self.request_log: list[dict[str, Any]] = []  # per request: tokens of the full history and as sent
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
+        self._host_turn_clock = False  # the host calls on_turn_complete (newer hosts)
+        self.tool_search_unavailable: str | None = None  # why this host cannot run tool search
+        self.host_support: dict[str, Any] | None = None  # what the running Hermes allows (set by the plugin)
+        self._unavailable_logged = False
         self._reset_flags()
         self.last_prompt_tokens = 0
         self.last_completion_tokens = 0
@@ -84,6 +89,15 @@ class StowageEngineCore:
         self.last_real_prompt_tokens = 0
         self.compression_count = 0
         self.awaiting_real_usage_after_compression = False
+        self._init_sharing()
+
+    def _init_sharing(self) -> None:
+        """State that is never copied: the lock and the guests of a shared engine."""
+        self._lock = threading.RLock()
+        self._guests: dict[str, StowageEngineCore] = {}  # session id -> guest engine
+        self._guest_threads: dict[int, str] = {}  # thread ident -> session id of the guest started there
+        self._session_live = False
+        self._owner_thread: int | None = None
 
     @property
     def name(self) -> str:
@@ -98,14 +112,73 @@ class StowageEngineCore:
         self._last_aux_model_failure_error: str | None = None
 
     # -- copying (the host deep-copies the registered engine per agent) -------
+    # The rule: a copy shares only what is read-only for the process (settings,
+    # the summary model, an injected archive) and nothing per session; the
+    # lock and the guests of a shared engine are never copied.
+    _agent_copy = False  # True on a copy: it belongs to one agent
+
     def __deepcopy__(self, memo: dict[int, Any]) -> "StowageEngineCore":
         clone = copy.copy(self)
         memo[id(self)] = clone
         shared = {"settings", "summary_model", "archive"}
+        fresh = {"_lock", "_guests", "_guest_threads", "_session_live", "_owner_thread"}
         for key, value in self.__dict__.items():
-            if key not in shared:
+            if key not in shared and key not in fresh:
                 setattr(clone, key, copy.deepcopy(value, memo))
+        clone._init_sharing()
+        clone._agent_copy = True
         return clone
+
+    def clone_for_agent(self) -> "StowageEngineCore":
+        """Newer hosts: the engine of one more agent (the default is this deep copy)."""
+        return copy.deepcopy(self)
+
+    # -- one engine object shared between agents (hosts before 0.18.0) ---------
+    def _guest_for_start(self, session_id: str, kwargs: dict[str, Any]) -> "StowageEngineCore | None":
+        """The engine a starting session gets when the host hands this object to another agent.
+
+        Hosts before 0.18.0 give every agent (the background review agent,
+        subagents, gateway sessions) the registered object itself.  The first
+        session to start on it owns it; another session starting while the
+        owner's is live (not a compaction continuing it) gets a guest engine
+        of its own: its store binding, spill handles and counters.  The
+        owner's session, store and counters are never moved.  Another agent
+        is told apart by its thread (the review agent and subagents run on
+        their own); the owner's thread starting a new session is the owner
+        moving on.
+        """
+        if self._agent_copy or not session_id:
+            return None
+        with self._lock:
+            guest = self._guests.get(session_id)
+            if guest is None:
+                continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
+                same_agent = self._owner_thread == threading.get_ident()
+                if not self._session_live or self.session_id in (None, session_id) or continuing or same_agent:
+                    return None
+                guest = self._make_guest()
+                self._guests[session_id] = guest
+            self._guest_threads[threading.get_ident()] = session_id
+            return guest
+
+    def _make_guest(self) -> "StowageEngineCore":
+        store_session = type(self.lossless)(self.settings)  # a fresh one: the owner's is never copied
+        store_session.root = self.lossless.root
+        store_session.error = self.lossless.error
+        guest = copy.deepcopy(self, {id(self.lossless): store_session})
+        guest.session_id = None
+        guest.compaction_log = []
+        guest.on_session_reset()
+        logger.info("stowage: this Hermes shares one engine between agents; session state kept apart per agent")
+        return guest
+
+    def _routed(self) -> "StowageEngineCore":
+        """The engine of the agent calling now: a guest started on this thread, else the owner."""
+        if not self._guests:
+            return self
+        with self._lock:
+            sid = self._guest_threads.get(threading.get_ident())
+            return self._guests.get(sid or "", self)
 
     # -- model ----------------------------------------------------------------
     def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
@@ -117,7 +190,8 @@ class StowageEngineCore:
         self.runtime = {"model": model, "provider": provider, "base_url": base_url, "api_key": api_key,
                         "api_mode": api_mode}
         self.context_length = int(context_length or 0)
-        self.threshold_tokens = int(self.context_length * self.threshold_percent)
+        share = self._model_threshold(model, provider)
+        self.threshold_tokens = int(self.context_length * (share if share is not None else self.threshold_percent))
         if runtime_changed:
             self.governor.clear_cooldown()
 
@@ -131,6 +205,9 @@ class StowageEngineCore:
 
     # -- usage ----------------------------------------------------------------
     def update_from_response(self, usage: dict[str, Any]) -> None:
+        target = self._routed()
+        if target is not self:
+            return target.update_from_response(usage)
         usage = usage if isinstance(usage, dict) else {}
         self.governor.api_call()
         prompt = _as_int(usage.get("prompt_tokens"))
@@ -146,14 +223,117 @@ class StowageEngineCore:
             logger.warning("stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
                            prompt, self.threshold_tokens, self.governor.ineffective_streak)
 
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""
+        return self.should_compress_info(prompt_tokens)[0]
+
+    def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
+        """Newer hosts: the decision and, when compaction is blocked, why.
+
+        Reasons, in the built-in's ``name:detail`` style: ``below_threshold``,
+        ``once_per_turn`` (one automatic compaction per user turn),
+        ``backoff:<why>`` (compactions that did not bring the prompt under the
+        threshold).  The summary model's failure cooldown does not block a
+        compaction (it uses the fallback summary); it is reported by
+        :meth:`get_automatic_compaction_status_message`.
+        """
+        target = self._routed()
+        if target is not self:
+            return target.should_compress_info(prompt_tokens)
         tokens = self.last_prompt_tokens if prompt_tokens is None else _as_int(prompt_tokens)
         if tokens <= 0 or not self.threshold_tokens or tokens < self.threshold_tokens:
-            return False
+            return False, f"below_threshold:{max(tokens, 0)}<{self.threshold_tokens}"
         if self.governor.hook_driven and self.governor.compacted_this_turn():
-            return False
-        return self.governor.backoff_reason() is None
+            return False, "once_per_turn"
+        backoff = self.governor.backoff_reason()
+        if backoff is not None:
+            return False, f"backoff:{backoff}"
+        return True, None
+
+    # -- newer hosts: status line and turn clock ----------------------------------
+    emit_automatic_compaction_status = True
+
+    def get_automatic_compaction_status_message(self, *, phase: str = "", default_message: str | None = None,
+                                                **context: Any) -> str | None:
+        """The user's status line before an automatic compaction: what Stowage will actually do."""
+        target = self._routed()
+        if target is not self:
+            return target.get_automatic_compaction_status_message(phase=phase, default_message=default_message,
+                                                                  **context)
+        try:
+            return self._status_message(context)
+        except Exception:  # noqa: BLE001 - a status line must never break a compaction
+            logger.debug("stowage: status message failed", exc_info=True)
+            return default_message
+
+    def _status_message(self, context: dict[str, Any]) -> str:
+        approx = _as_int(context.get("approx_tokens"))
+        threshold = _as_int(context.get("threshold_tokens")) or self.threshold_tokens
+        size = f" ({approx:,} of {threshold:,} tokens)" if approx and threshold else ""
+        if self.governor.compacted_this_turn():
+            return f"Stowage: already compacted this turn; nothing to do{size}"
+        backoff = self.governor.backoff_reason()
+        if backoff is not None:
+            return f"Stowage: not compacting, {backoff}{size}"
+        cooldown = self.governor.cooldown_remaining()
+        if cooldown > 0:
+            return (f"Stowage: compacting{size}: storing old tool outputs and writing the fallback summary "
+                    f"(the summary model is cooling down, {int(cooldown)} s left)")
+        model = self.runtime.get("model") or "the summary model"
+        return f"Stowage: compacting{size}: storing old tool outputs and summarizing older turns with {model}"
+
+    def on_turn_complete(self, messages: Any = None, usage: Any = None, **kw: Any) -> None:
+        """Newer hosts: once per user turn (interrupted and failed turns too): the governor's turn clock.
+
+        Where the host calls it, it is the clock and the ``on_session_end``
+        plugin hook (the clock on older hosts) stops advancing it.
+        """
+        target = self._routed()
+        if target is not self:
+            return target.on_turn_complete(messages, usage, **kw)
+        self._host_turn_clock = True
+        self.end_turn()
+
+    def end_turn_from_plugin_hook(self) -> None:
+        """The per-turn plugin hook: the turn clock unless the host calls :meth:`on_turn_complete`."""
+        if self._host_turn_clock:
+            self.publish_status()
+            return
+        self.end_turn()
+
+    # -- newer hosts: per-model thresholds ---------------------------------------
+    model_thresholds: dict[str, Any] | None = None
+
+    def _model_threshold(self, model: str, provider: str) -> float | None:
+        """``compression.model_thresholds``: the longest matching ``substr`` or ``provider:substr``.
+
+        A value up to 1 is a share of the window, a larger one a token count;
+        anything else is ignored with a note.
+        """
+        table = self.model_thresholds
+        if not isinstance(table, dict) or not table:
+            return None
+        best: tuple[tuple[int, bool], Any] | None = None  # (match length, provider-qualified), value
+        lowered_model, lowered_provider = (model or "").lower(), (provider or "").lower()
+        for raw_key, value in table.items():
+            key = str(raw_key).lower()
+            want_provider, sep, substr = key.partition(":")
+            if sep and want_provider != lowered_provider:
+                continue
+            needle = substr if sep else key
+            rank = (len(needle), bool(sep))  # the longest match wins; provider:substr over a bare substr
+            if needle and needle in lowered_model and (best is None or rank > best[0]):
+                best = (rank, value)
+        if best is None:
+            return None
+        try:
+            value = float(best[1])
+        except (TypeError, ValueError):
+            logger.warning("stowage: compression.model_thresholds value %r is not a number; ignored", best[1])
+            return None
+        if value <= 0 or (1 < value and not self.context_length):
+            return None
+        return value if value <= 1 else min(1.0, value / self.context_length)
 
     def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
         """Skip the rough pre-turn estimate while the provider's real count is pending.
@@ -176,6 +356,9 @@ class StowageEngineCore:
 
     def record_completed_compaction(self, used_fallback: bool = False) -> None:
         """Host callback after a compaction boundary commits; arms the verdict."""
+        target = self._routed()
+        if target is not self:
+            return target.record_completed_compaction(used_fallback)
         self.governor.verify_pending = True
 
     def has_content_to_compress(self, messages: list[Message]) -> bool:
@@ -188,8 +371,28 @@ class StowageEngineCore:
 
     # -- compaction -----------------------------------------------------------
     def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
-                 force: bool = False, memory_context: str = "") -> list[Message]:
-        """One compaction; returns the input list itself when nothing changed."""
+                 force: bool = False, memory_context: str = "", *, bypass_cooldown: bool = False,
+                 **extra: Any) -> list[Message]:
+        """One compaction; returns the input list itself when nothing changed.
+
+        Thread-safe: newer hosts run it on a worker thread with a private
+        snapshot of the messages (``compression.context_timeout_seconds``);
+        one compaction runs at a time per engine and the caller's list is
+        never mutated.  ``bypass_cooldown`` (newer hosts, after a proven
+        provider overflow) tries the summary model even while it cools down.
+        Unknown keyword arguments from a future host are ignored.
+        """
+        target = self._routed()
+        if target is not self:
+            return target.compress(messages, current_tokens, focus_topic, force, memory_context,
+                                   bypass_cooldown=bypass_cooldown, **extra)
+        if extra:
+            logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
+        with self._lock:
+            return self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+
+    def _compress(self, messages: list[Message], current_tokens: int | None, focus_topic: str | None,
+                  force: bool, memory_context: str, bypass_cooldown: bool) -> list[Message]:
         self._reset_flags()
         if not isinstance(messages, list) or not messages:
             return messages
@@ -200,7 +403,7 @@ class StowageEngineCore:
             if self.governor.compacted_this_turn():
                 logger.info("stowage: already compacted this turn; skipping (use /compress to force)")
                 return messages
-        if force:
+        if force or bypass_cooldown:
             self.governor.clear_cooldown()
         summarize = self._summarizer()
         self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
@@ -293,11 +496,14 @@ class StowageEngineCore:
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         schemas = self.lossless.tool_schemas()
-        if self.tool_search.mode != "off":
+        if self.tool_search.mode != "off" and self.tool_search_unavailable is None:
             schemas += self.tool_search.bridge_schemas(self.settings.tool_search.search_limit)
         return schemas
 
     def handle_tool_call(self, name: str, args: dict[str, Any], **kwargs: Any) -> str:
+        target = self._routed()
+        if target is not self:
+            return target.handle_tool_call(name, args, **kwargs)
         if name in BRIDGE_NAMES:
             return self.tool_search.handle(name, args, self.dispatch_underlying)
         return self.lossless.handle_tool(name, args)
@@ -307,6 +513,16 @@ class StowageEngineCore:
         return json.dumps({"error": f"this host cannot run {name} through the bridge; call it directly"})
 
     # -- tool search ------------------------------------------------------------
+    def disable_tool_search(self, reason: str) -> None:
+        """This host cannot run tool search: no bridges, and ``reason`` in status and the log."""
+        self.tool_search_unavailable = reason
+
+    def _tool_search_status(self) -> dict[str, Any]:
+        status = self.tool_search.status()
+        if self.tool_search_unavailable is not None:
+            status.update(active=False, available=False, reason=self.tool_search_unavailable)
+        return status
+
     def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
         """One provider request as it should be sent: tool deferral, then the lean view.
 
@@ -352,8 +568,21 @@ class StowageEngineCore:
 
     # -- sessions -------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        guest = self._guest_for_start(session_id, kwargs)
+        if guest is not None:
+            guest.on_session_start(session_id, **kwargs)
+            return
+        if not self._unavailable_logged:
+            # said again once the host's own log is set up (plugin discovery logs to stderr only)
+            self._unavailable_logged = True
+            if self.tool_search_unavailable and self.tool_search.mode != "off":
+                logger.warning("stowage: %s", self.tool_search_unavailable)
+            if self.host_support and (self.host_support.get("unavailable") or not self.host_support.get("supported")):
+                logger.warning("stowage: %s", self.host_support.get("note"))
         previous = self.session_id
         self.session_id = session_id
+        self._session_live = True
+        self._owner_thread = threading.get_ident()
         if kwargs.get("hermes_home"):
             self.attach_store_home(kwargs["hermes_home"])
         self.lossless.start(session_id, old_session_id=kwargs.get("old_session_id"),
@@ -363,13 +592,24 @@ class StowageEngineCore:
         if previous is not None and previous != session_id:
             self._reset_session_state()
 
-    def on_session_end(self, session_id: str, messages: list[Message]) -> None:
+    def on_session_end(self, session_id: str, messages: list[Message] | None = None, **_: Any) -> None:
+        with self._lock:
+            guest = self._guests.pop(session_id, None)
+            if guest is not None:
+                self._guest_threads = {t: s for t, s in self._guest_threads.items() if s != session_id}
+        if guest is not None:
+            guest.on_session_end(session_id, messages or [])
+            return
         if session_id == self.session_id:
+            self._session_live = False
             self.governor.verify_pending = False
             self.publish_status()
             self.lossless.end(session_id)
 
-    def on_session_reset(self) -> None:
+    def on_session_reset(self, **_: Any) -> None:
+        target = self._routed()
+        if target is not self:
+            return target.on_session_reset()
         self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
         self.compression_count = 0
         self._reset_session_state()
@@ -410,12 +650,13 @@ class StowageEngineCore:
             "tail_budget_tokens": self.tail_budget_tokens,
             "governor": self.governor.snapshot(),
             "store": self.lossless.status(),
-            "tool_search": self.tool_search.status(),
+            "tool_search": self._tool_search_status(),
             "view": self.view.status(),
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
             "compactions": [{k: entry.get(k) for k in _COMPACTION_FIELDS} for entry in self.compaction_log[-10:]],
             "summary": {"last_error": self._last_summary_error, "fallback_used": self._last_summary_fallback_used},
             "requests": list(self.request_log),
+            "host": self.host_support,
         }
 
 

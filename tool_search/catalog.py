@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Callable, Iterable, Mapping
 
+from .tokens import split_tool_name
+
 MCP_TOOLSET_PREFIX = "mcp-"
 
 
@@ -104,7 +106,7 @@ class Catalog:
         """Build from tool schemas; ``toolset_of`` maps a name to its toolset.
 
         A schema may also carry its toolset itself under ``"toolset"``. Without
-        either, ``mcp__<server>__x`` names are attributed to ``mcp-<server>``.
+        either, ``mcp__<server>__x`` (and 0.17.0's ``mcp_<server>_x``) names are attributed to ``mcp-<server>``.
         """
         lookup = _toolset_lookup(toolset_of)
         entries: list[ToolEntry] = []
@@ -154,8 +156,5 @@ def _toolset_lookup(toolset_of: Mapping[str, str] | Callable[[str], str] | None)
 
 
 def _implied_toolset(name: str) -> str:
-    if name.startswith("mcp__"):
-        server = name[5:].partition("__")[0]
-        if server:
-            return MCP_TOOLSET_PREFIX + server
-    return ""
+    server, _tool = split_tool_name(name)
+    return MCP_TOOLSET_PREFIX + server if server else ""

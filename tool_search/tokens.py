@@ -101,7 +101,7 @@ def tokenize(text: str) -> list[str]:
 
 
 def split_tool_name(name: str) -> tuple[str, str]:
-    """Split ``mcp__server__tool`` into (server, tool); other names have no server.
+    """Split ``mcp__server__tool`` (or 0.17.0's ``mcp_server_tool``) into (server, tool); others have no server.
 
     Hermes registers MCP tools as ``mcp__<server>__<tool>``; the server part is
     a weak signal (it is shared by every tool of that server), so callers index
@@ -111,6 +111,12 @@ def split_tool_name(name: str) -> tuple[str, str]:
         rest = name[5:]
         server, sep, tool = rest.partition("__")
         if sep and tool:
+            return server, tool
+    elif name.startswith("mcp_"):
+        # hermes-agent 0.17.0 names MCP tools ``mcp_<server>_<tool>``; a server
+        # with ``_`` in its name cannot be told apart, so its first word is it
+        server, sep, tool = name[4:].partition("_")
+        if server and sep and tool:
             return server, tool
     return "", name
 

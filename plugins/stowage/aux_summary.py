@@ -10,6 +10,7 @@ messages; everything else falls back to the deterministic summary.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 from typing import Any
@@ -31,11 +32,12 @@ def summarize_with_aux(prompt: str, runtime: dict[str, Any], *, timeout: float |
     explicitly, which Hermes always honours.
     """
     try:
-        from agent.auxiliary_client import aux_interrupt_protection, call_llm
-    except ImportError as exc:  # pragma: no cover - the host is always there
+        from agent import auxiliary_client
+        call_llm = auxiliary_client.call_llm
+    except (ImportError, AttributeError) as exc:
         raise SummaryFailure("no_provider", f"Hermes auxiliary client unavailable: {exc}") from exc
     try:
-        with aux_interrupt_protection():
+        with _interrupt_protection(auxiliary_client):
             kwargs: dict[str, Any] = {"timeout": float(timeout)} if timeout else {}
             response = call_llm(task="compression", main_runtime=dict(runtime),
                                 messages=[{"role": "user", "content": prompt}], **kwargs)
@@ -44,6 +46,23 @@ def summarize_with_aux(prompt: str, runtime: dict[str, Any], *, timeout: float |
     except Exception as exc:  # noqa: BLE001 - classified below
         raise classify(exc) from exc
     return _content_of(response)
+
+
+def _interrupt_protection(module: Any) -> Any:
+    """The host's guard against a user interrupt killing the summary call.
+
+    ``aux_interrupt_protection`` appeared in hermes-agent 0.18.0; older hosts
+    make the same call without it (an interrupt there cancels the summary,
+    which then falls back like any other failure).  Only the guard degrades,
+    never the summary.
+    """
+    guard = getattr(module, "aux_interrupt_protection", None)
+    if callable(guard):
+        try:
+            return guard()
+        except Exception:  # noqa: BLE001 - a broken guard must not cost the summary
+            logger.debug("aux_interrupt_protection unusable; summarizing without it", exc_info=True)
+    return contextlib.nullcontext()
 
 
 def _content_of(response: Any) -> str:

@@ -47,10 +47,12 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
         previous = self.session_id
         super().on_session_start(session_id, **kwargs)
+        if self.session_id != session_id:
+            return  # another agent's session on a shared engine: its guest engine bound itself
         if previous and previous != session_id:
             sessions.unbind(previous, self)
         sessions.bind(session_id, self)
 
-    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        super().on_session_end(session_id, messages)
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        super().on_session_end(session_id, messages, **kwargs)
         sessions.unbind(session_id, self)

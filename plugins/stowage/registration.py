@@ -14,6 +14,7 @@ from . import sessions
 from .hermes_engine import StowageContextEngine
 from .notice import announce_if_not_selected
 from .host_config import load_user_settings
+from .host_support import check_host
 from .slash_command import register_slash_command
 from .tool_search_glue import register_tool_search
 
@@ -25,6 +26,7 @@ def register_plugin(ctx: Any) -> None:
     if error is not None:
         logger.error("%s", error)
     engine = StowageContextEngine(settings, config_error=error)
+    engine.host_support = check_host().as_status()
     ctx.register_context_engine(engine)
     register_hook = getattr(ctx, "register_hook", None)
     if callable(register_hook):
@@ -32,7 +34,7 @@ def register_plugin(ctx: Any) -> None:
         # run_conversation, i.e. once per user turn: the governor's turn clock.
         register_hook("on_session_end", _on_turn_end)
         register_hook("transform_tool_result", _spill_large_result)
-    register_tool_search(ctx)
+    register_tool_search(ctx, engine)
     register_slash_command(ctx)
     announce_if_not_selected()
 
@@ -40,7 +42,7 @@ def register_plugin(ctx: Any) -> None:
 def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
-        engine.end_turn()
+        engine.end_turn_from_plugin_hook()
 
 
 def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None,

@@ -34,10 +34,16 @@ from .tool_search import BridgeError, CALL_NAME
 logger = logging.getLogger(__name__)
 
 
-def register_tool_search(ctx: Any) -> None:
+TOOL_SEARCH_UNAVAILABLE = ("tool search is not available on this host (needs 0.17.0): Hermes before 0.17.0 has "
+                           "no middleware API, so its stowage_tool_* bridges are not offered")
+
+
+def register_tool_search(ctx: Any, engine: Any = None) -> None:
     register = getattr(ctx, "register_middleware", None)
     if not callable(register):
-        logger.warning("stowage: this Hermes has no middleware API; tool search is disabled")
+        logger.warning("stowage: %s", TOOL_SEARCH_UNAVAILABLE)
+        if engine is not None:
+            engine.disable_tool_search(TOOL_SEARCH_UNAVAILABLE)
         return
     register("llm_request", shape_llm_request)
     register("llm_execution", unwrap_bridge_calls)
