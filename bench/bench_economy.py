@@ -95,11 +95,7 @@ def _replay_session(session: Any) -> dict[str, Any]:
         else:
             target = _WORKER["hosts"][label].target(summarizer, session.id)
         started = time.perf_counter()
-        try:
-            result = driver.replay(session.messages, target)
-        finally:
-            if target.close is not None:
-                target.close()
+        result = driver.replay(session.messages, target)  # closes the target
         row = result.as_dict()
         row["wall_s"] = time.perf_counter() - started
         rows[label] = row

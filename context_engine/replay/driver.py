@@ -242,11 +242,14 @@ class HostDriver:
 
     # -- one session -----------------------------------------------------------
     def replay(self, messages: Sequence[Mapping[str, Any]], target: ReplayTarget) -> SessionResult:
+        """Play one session through ``target``; the target is closed afterwards, whatever happens."""
         run = _Run(self, target)
         try:
             return run.play(messages)
         finally:
             run.rough.clear()
+            if target.close is not None:
+                target.close()
 
 
 class _Run:

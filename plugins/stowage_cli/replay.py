@@ -181,11 +181,7 @@ class _Engines:
             else:
                 target = self.hosts[label].target(summarizer, session.id)
             driver = self.driver_cls(self.meter, window=self.window, price_models=(self.price,), observer=observer)
-            try:
-                result = driver.replay(session.messages, target)
-            finally:
-                if target.close is not None:
-                    target.close()
+            result = driver.replay(session.messages, target)  # closes the target
             row = result.as_dict()
             row["cost"] = row["cost"][self.price.name]
             row["spilled_outputs"] = row["hook_replaced_results"]

@@ -82,10 +82,7 @@ def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path
         returned: list[Any] = []
         target.middlewares = tuple(recording(m, returned) for m in target.middlewares)
         count_before = int(getattr(target.engine, "compression_count", 0))
-        try:
-            result = driver.replay(session.messages, target)
-        finally:
-            target.close()
+        result = driver.replay(session.messages, target)  # closes the target
         results[label] = result
 
         assert result.bill.requests == len(observer.sent) > 0
