@@ -50,15 +50,27 @@ def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str
                      tool_args=argument_gist(arguments), kind=BlobKind.OUTPUT, content_type="text").handle
 
 
-def stored_handle(store: BlobStore, data: bytes, session_id: str | None) -> str | None:
+def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: str | None = None) -> str | None:
     """The handle of ``data`` if this session stored it already (one index read, no write)."""
     try:
-        info = store.stat(hashlib.sha256(data).hexdigest())
+        info = store.stat(sha or hashlib.sha256(data).hexdigest())
     except (StoreError, OSError):
         return None
     if any(origin.session_id == session_id for origin in info.provenance):
         return info.handle
     return None  # someone else's copy: a put adds this session's provenance
+
+
+def keep_bytes(store: BlobStore, data: bytes, *, session_id: str | None, tool_name: str, tool_args: str,
+               kind: BlobKind, content_type: str, sha: str | None = None) -> str:
+    """The handle of ``data`` for this session: found if stored already, else put now.
+
+    Raises StoreError/OSError when the put fails (callers decide what a
+    failure means for them).
+    """
+    return stored_handle(store, data, session_id, sha) or store.put(
+        data, session_id=session_id, tool_name=tool_name, tool_args=tool_args, kind=kind,
+        content_type=content_type).handle
 
 
 class StoreArchive:
@@ -76,16 +88,13 @@ class StoreArchive:
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
         earlier = self._spill_origin(output.content) if self._spill_origin is not None else None
-        data = encode_text(output.content)
-        handle = stored_handle(self.store, data, self._session_id())
-        if handle is None:
-            try:
-                handle = self.store.put(data, session_id=self._session_id(), tool_name=output.tool_name,
-                                        tool_args=argument_gist(output.arguments), kind=BlobKind.PRUNED,
-                                        content_type="text").handle
-            except (StoreError, OSError) as exc:
-                self._failed(exc)
-                return None
+        try:
+            handle = keep_bytes(self.store, encode_text(output.content), session_id=self._session_id(),
+                                tool_name=output.tool_name, tool_args=argument_gist(output.arguments),
+                                kind=BlobKind.PRUNED, content_type="text")
+        except (StoreError, OSError) as exc:
+            self._failed(exc)
+            return None
         call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
         origin = f"; the full output is under handle {earlier}" if earlier else ""
         return (f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
@@ -93,15 +102,13 @@ class StoreArchive:
 
     def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
         """Store oversized call arguments whole; the shortened JSON names their handle."""
-        data = encode_text(arguments)
-        handle = stored_handle(self.store, data, self._session_id())
-        if handle is None:
-            try:
-                handle = self.store.put(data, session_id=self._session_id(), tool_name=tool_name,
-                                        tool_args="arguments", kind=BlobKind.ARGUMENTS, content_type="json").handle
-            except (StoreError, OSError) as exc:
-                self._failed(exc)
-                return None
+        try:
+            handle = keep_bytes(self.store, encode_text(arguments), session_id=self._session_id(),
+                                tool_name=tool_name, tool_args="arguments", kind=BlobKind.ARGUMENTS,
+                                content_type="json")
+        except (StoreError, OSError) as exc:
+            self._failed(exc)
+            return None
         return cut_arguments(arguments, max_chars, handle)
 
     def keep_window(self, window: list[Message]) -> str | None:

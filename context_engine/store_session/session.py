@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ...blobstore import BlobStore, StoreError
 from ..config import Settings
 from .fetch_tools import FetchLimits, FetchTools
-from .archive import StoreArchive, encode_text, record_output, stored_handle
+from .archive import StoreArchive, encode_text, keep_bytes, record_output
 from .spill import SpillPolicy, spill_result
 from .settings import retention_policy, store_root
 from ..markers import BlobKind
@@ -214,12 +214,10 @@ class StoreSession:
         store = self.store
         if store is None:
             return None
-        data = encode_text(text)
         sha = _digest(text)
-        handle = self._handles.get(sha) or stored_handle(store, data, self.session_id)
-        if handle is None:
-            handle = store.put(data, session_id=self.session_id, tool_name=tool_name,
-                               tool_args=argument_gist(arguments), kind=kind, content_type="text").handle
+        handle = self._handles.get(sha) or keep_bytes(
+            store, encode_text(text), session_id=self.session_id, tool_name=tool_name,
+            tool_args=argument_gist(arguments), kind=kind, content_type="text", sha=sha)
         self._handles[sha] = handle
         return handle
 

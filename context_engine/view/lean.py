@@ -19,7 +19,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from ..markers import REASONING_MARK, SPILL_HEADER, VIEW_STUB_PREFIX, BlobKind
+from ..markers import REASONING_MARK, SPILL_HEADER, BlobKind
 from ..messages import (Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id,
                         with_call_arguments)
 from ..stubs import is_stub
@@ -139,8 +139,8 @@ class LeanView:
         role = message.get("role")
         if role == "assistant":
             calls_here = tool_calls_of(message)
-            over = sum(len(call_arguments_text(c)) - self.settings.max_args_chars for c in calls_here
-                       if len(call_arguments_text(c)) > self.settings.max_args_chars)
+            limit = self.settings.max_args_chars
+            over = sum(max(0, size - limit) for size in map(len, map(call_arguments_text, calls_here)))
             saving = over if over > 4 * STUB_TOKENS else 0
             if calls_here and self._condensable(message.get("content")):
                 saving += len(message["content"]) - REASONING_HEAD_CHARS
@@ -149,7 +149,7 @@ class LeanView:
             return ViewItem(tokens)
         text = _plain_text(message.get("content"))
         if text is None or len(text) < self.settings.min_chars or tokens <= 2 * STUB_TOKENS \
-                or is_stub(text) or text.startswith(VIEW_STUB_PREFIX):
+                or is_stub(text):
             return ViewItem(tokens)
         pins: list[tuple[int, int]] = []
         if pin_span > 0:
