@@ -3,7 +3,13 @@
 Quality: BFCL (Berkeley Function Calling Leaderboard, PyPI ``bfcl-eval``):
 every single-turn question whose ground truth calls one distinct function is
 a query; the union of all single-turn function docs (~1.9k tools) is the
-catalog. Reported: recall@1, recall@5, MRR@10. A second, generated set
+catalog. BFCL offers many names with different descriptions in different
+questions, so two constructions are reported: each question against the
+schemas it was offered (its answer's own schema in the union; the headline),
+and the union with the first schema seen per name (what stop 8 reported).
+Reported: recall@1, recall@5, MRR@10, and recall@5/MRR on two halves split by
+a hash of the answer's name (ranking changes are chosen on half A; half B is
+held out from that choice, so the gap shows how much is fit). A second, generated set
 probes name lookup (tool names with other separators/case, a typo, or a
 dropped ``mcp__server__`` prefix).
 
@@ -35,6 +41,7 @@ import statistics
 import sys
 import tempfile
 import time
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -141,22 +148,71 @@ class Quality:
     r8: float  # preselect's default K
     mrr: float
     by_cat: dict[str, float] = field(default_factory=dict)
+    # recall@5 and MRR on each half of the questions, split by a hash of the answer's name
+    # (A: where ranking changes since stop 8 were chosen; B: held out from that choice)
+    halves: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+
+def half(answer: str) -> str:
+    """A or B, fixed by the answer's name, so all questions about one tool fall in one half."""
+    return "AB"[zlib.crc32(answer.encode("utf-8")) % 2]
+
+
+def positions(rank: Ranker, queries: Sequence[tuple[str, str, str]]) -> list[tuple[str, str, int]]:
+    """(category, answer, 1-based rank of the answer or 0) per query."""
+    out = []
+    for cat, text, answer in queries:
+        names = rank(text)
+        out.append((cat, answer, names.index(answer) + 1 if answer in names else 0))
+    return out
+
+
+def quality(ranks: Sequence[tuple[str, str, int]]) -> Quality:
+    def stats(rows: Sequence[tuple[str, str, int]]) -> tuple[float, float, float, float]:
+        n = max(1, len(rows))
+        return (sum(p == 1 for *_, p in rows) / n, sum(0 < p <= 5 for *_, p in rows) / n,
+                sum(0 < p <= 8 for *_, p in rows) / n, sum(1.0 / p for *_, p in rows if p) / n)
+
+    r1, r5, r8, mrr = stats(ranks)
+    cats: dict[str, list[tuple[str, str, int]]] = {}
+    halves: dict[str, list[tuple[str, str, int]]] = {"A": [], "B": []}
+    for row in ranks:
+        cats.setdefault(row[0], []).append(row)
+        halves[half(row[1])].append(row)
+    return Quality(r1, r5, r8, mrr, {c: stats(rows)[1] for c, rows in cats.items()},
+                   {h: (stats(rows)[1], stats(rows)[3]) for h, rows in halves.items()})
 
 
 def evaluate(rank: Ranker, queries: Sequence[tuple[str, str, str]]) -> Quality:
     """queries: (category, text, answer)."""
-    r1 = r5 = r8 = mrr = 0.0
-    cat_hits: dict[str, list[int]] = {}
-    for cat, text, answer in queries:
-        names = rank(text)
-        pos = names.index(answer) + 1 if answer in names else 0
-        r1 += pos == 1
-        r5 += 0 < pos <= 5
-        r8 += 0 < pos <= 8
-        mrr += 1.0 / pos if pos else 0.0
-        cat_hits.setdefault(cat, []).append(int(0 < pos <= 5))
-    n = max(1, len(queries))
-    return Quality(r1 / n, r5 / n, r8 / n, mrr / n, {c: sum(v) / len(v) for c, v in cat_hits.items()})
+    return quality(positions(rank, queries))
+
+
+def evaluate_offered(make: Callable[[list[dict[str, Any]]], dict[str, Ranker]], ds: data.Dataset) -> dict[str, Quality]:
+    """Each question against the catalog it was written for (its answer's schema as offered with it).
+
+    ``make`` builds the rankers for one catalog (one index can serve several)."""
+    ranks: dict[str, list[tuple[str, str, int]]] = {}
+    for functions, qs in data.offered_catalogs(ds):
+        rows = [(category(q.qid), q.text, q.answer) for q in qs]
+        for name, rank in make(functions).items():
+            ranks.setdefault(name, []).extend(positions(rank, rows))
+    return {name: quality(r) for name, r in ranks.items()}
+
+
+def offered_rankers(functions: list[dict[str, Any]]) -> dict[str, Ranker]:
+    index = ToolIndex(Catalog.from_schemas(functions))
+    out = {"stowage": stowage_ranker(index), "stowage bm25f only": bm25_only_ranker(index)}
+    return {"built-in": builtin_ranker(functions), **out} if builtin is not None else out
+
+
+def print_quality(rows: dict[str, Quality]) -> None:
+    print(f"  {'ranker':<26}{'recall@1':>10}{'recall@5':>10}{'recall@8':>10}{'MRR@10':>9}"
+          f"{'r@5 A/B':>14}{'MRR A/B':>14}")
+    for name, q in rows.items():
+        a, b = q.halves.get("A", (0.0, 0.0)), q.halves.get("B", (0.0, 0.0))
+        print(f"  {name:<26}{q.r1:>10.3f}{q.r5:>10.3f}{q.r8:>10.3f}{q.mrr:>9.3f}"
+              f"{a[0]:>8.3f}/{b[0]:.3f}{a[1]:>8.3f}/{b[1]:.3f}")
 
 
 def category(qid: str) -> str:
@@ -390,16 +446,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{cost['search_ms']:.1f} ms (BM25 alone {cost['bm25_search_ms']:.2f} ms)")
             results["semantic_cost"] = cost
     quality = {name: evaluate(r, queries) for name, r in rankers.items()}
+    t0 = time.perf_counter()
+    offered = evaluate_offered(offered_rankers, ds)
+    offered_s = time.perf_counter() - t0
     probes = name_probes(ds.functions)
     mcp_functions, mcp_q = mcp_probes(ds.functions)
     mcp_index = ToolIndex(Catalog.from_schemas(mcp_functions))
     builtin_rank = rankers.get("built-in")
     builtin_mcp_rank = builtin_ranker(mcp_functions) if builtin is not None else None
 
-    print(f"Retrieval quality, BFCL, catalog of {len(ds.functions)} tools, {len(queries)} queries")
-    print(f"  {'ranker':<26}{'recall@1':>10}{'recall@5':>10}{'recall@8':>10}{'MRR@10':>9}")
-    for name, q in quality.items():
-        print(f"  {name:<26}{q.r1:>10.3f}{q.r5:>10.3f}{q.r8:>10.3f}{q.mrr:>9.3f}")
+    first_seen = {f["name"]: f for f in ds.functions}
+    n_offered = sum(1 for q in ds.queries if q.offered is not None and q.offered != first_seen[q.answer])
+    print(f"Retrieval quality, BFCL, each question against the schemas it was offered: catalog of "
+          f"{len(ds.functions)} tools, {len(queries)} queries ({n_offered} of them offered their answer under a "
+          f"description other than the first one seen for that name; {offered_s:.0f} s)")
+    print_quality(offered)
+    print(f"\nRetrieval quality, BFCL, union catalog with the first schema seen per name (stop 8's construction), "
+          f"{len(ds.functions)} tools, {len(queries)} queries")
+    print_quality(quality)
     if "built-in" in quality:
         b, s = quality["built-in"], quality["stowage"]
         print(f"  {'delta stowage - built-in':<26}{100*(s.r1-b.r1):>+9.1f}p{100*(s.r5-b.r5):>+9.1f}p"
@@ -411,9 +475,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     kw_quality = {name: evaluate(r, kw_queries) for name, r in rankers.items()}
     print(f"\nKeyword queries (first {KEYWORDS_PER_QUERY} content words of each question, e.g. "
           f"{kw_queries[0][1]!r}), {len(kw_queries)} queries")
-    print(f"  {'ranker':<26}{'recall@1':>10}{'recall@5':>10}{'recall@8':>10}{'MRR@10':>9}")
-    for name, q in kw_quality.items():
-        print(f"  {name:<26}{q.r1:>10.3f}{q.r5:>10.3f}{q.r8:>10.3f}{q.mrr:>9.3f}")
+    print_quality(kw_quality)
     results["keyword_quality"] = {k: vars(v) for k, v in kw_quality.items()}
     print("\nName lookup (generated probes; recall@1)")
     names_q: dict[str, dict[str, float | None]] = {}
@@ -426,6 +488,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         names_q[kind] = {"n": len(qs), "builtin_r1": b_r, "stowage_r1": s_r}
         print(f"  {kind:<18} n={len(qs):<4} built-in {fmt(b_r)}  stowage {fmt(s_r)}")
     results["quality"] = {k: vars(v) for k, v in quality.items()}
+    results["quality_offered_schemas"] = {k: vars(v) for k, v in offered.items()}
     results["name_lookup"] = names_q
 
     # -- latency
@@ -484,9 +547,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_request_tokens(results["request_tokens"], tool_set[1])
 
     targets = []
-    s_q = quality["stowage"]
-    targets.append(("recall@5 >= .92 (BFCL questions)", s_q.r5 >= 0.92, f"{s_q.r5:.3f}"))
-    targets.append(("MRR@10 >= .80 (BFCL questions)", s_q.mrr >= 0.80, f"{s_q.mrr:.3f}"))
+    for label, table in (("offered schemas", offered), ("first schema per name", quality)):
+        s_q = table["stowage"]
+        targets.append((f"recall@5 >= .92 (BFCL questions, {label})", s_q.r5 >= 0.92, f"{s_q.r5:.3f}"))
+        targets.append((f"MRR@10 >= .80 (BFCL questions, {label})", s_q.mrr >= 0.80, f"{s_q.mrr:.3f}"))
     if "built-in" in quality:
         gain = 100 * (quality["stowage"].r5 - quality["built-in"].r5)
         targets.append(("recall@5 >= built-in + 10 pts", gain >= 10.0, f"{gain:+.1f} pts"))

@@ -23,7 +23,7 @@ import os
 import subprocess
 import sys
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -48,6 +48,33 @@ class Query:
     qid: str
     text: str
     answer: str  # ground-truth function name
+    # the answer's schema as offered with this question
+    offered: dict[str, Any] | None = field(default=None, compare=False)
+
+
+def offered_catalogs(ds: "Dataset") -> list[tuple[list[dict[str, Any]], list[Query]]]:
+    """The catalog each question was written against, grouped: (functions, its questions).
+
+    BFCL offers a tool under one name with different descriptions in different
+    questions (about a quarter of the names; half of the questions). The union
+    catalog keeps the first schema seen per name, so half the questions would be
+    judged against a description they were not written for. Here each question's
+    answer carries the schema that question offered, everything else as in the
+    union. Groups share a catalog so it is built once per distinct variant.
+    """
+    slot = {f["name"]: i for i, f in enumerate(ds.functions)}
+    groups: dict[str, list[Query]] = {}
+    for q in ds.queries:
+        key = "" if q.offered is None or q.offered == ds.functions[slot[q.answer]] else json.dumps(q.offered, sort_keys=True)
+        groups.setdefault(key, []).append(q)
+    out: list[tuple[list[dict[str, Any]], list[Query]]] = []
+    for key, qs in groups.items():
+        functions = ds.functions
+        if key:
+            functions = list(ds.functions)
+            functions[slot[qs[0].answer]] = json.loads(key)
+        out.append((functions, qs))
+    return out
 
 
 @dataclass(frozen=True)
@@ -117,10 +144,13 @@ def load_bfcl() -> Dataset:
     reader = _locate()
     functions: dict[str, dict[str, Any]] = {}
     questions: dict[str, tuple[str, str]] = {}
+    offered: dict[tuple[str, str], dict[str, Any]] = {}
     for cat in CATALOG_CATEGORIES:
         for row in reader.lines(f"BFCL_v4_{cat}.json"):
             for fn in row.get("function", []):
                 functions.setdefault(fn["name"], _bare(fn))
+                if cat in QUERY_CATEGORIES:
+                    offered[(row["id"], fn["name"])] = _bare(fn)
             if cat in QUERY_CATEGORIES:
                 questions[row["id"]] = (cat, _user_text(row.get("question")))
     queries: list[Query] = []
@@ -131,7 +161,7 @@ def load_bfcl() -> Dataset:
             if len(names) == 1 and text:
                 answer = names.pop()
                 if answer in functions:
-                    queries.append(Query(row["id"], text, answer))
+                    queries.append(Query(row["id"], text, answer, offered.get((row["id"], answer))))
     return Dataset(functions=list(functions.values()), queries=queries, source=reader.source)
 
 

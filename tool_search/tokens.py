@@ -40,6 +40,7 @@ _WORD_RE = re.compile(r"[^\W_]+")
 _NON_ALNUM_RE = re.compile(r"[\W_]+")
 # Han, kana and hangul are written without spaces; overlapping character pairs
 # stand in for words so such text can still match.
+_ORDINAL_ENDINGS = frozenset({"st", "nd", "rd", "th"})
 _CJK_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 
 
@@ -77,7 +78,8 @@ def _subwords(word: str) -> tuple[str, ...]:
         if parts[i].isdigit() and not parts[i - 1].isdigit():
             # Keep "s3" or "oauth2" joined as well as split, so either form matches.
             parts.append(parts[i - 1] + parts[i])
-    return tuple(parts)
+    # "25th", "1st": the ordinal ending is not a word ("th" matched nothing useful).
+    return tuple(p for i, p in enumerate(parts) if not (p in _ORDINAL_ENDINGS and i and parts[i - 1].isdigit()))
 
 
 def _cjk_bigrams(word: str) -> tuple[str, ...]:
