@@ -32,10 +32,9 @@ logger = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _stores: dict[Path, BlobStore] = {}
-_writers: dict[tuple[Path, str], "BackgroundWriter"] = {}
+_writers: dict[Path, "BackgroundWriter"] = {}
+_window_lane: "BackgroundWriter | None" = None
 DRAIN_TIMEOUT_S = 10.0
-RECORDS = "records"  # writer lane for tool outputs recorded as they arrive (drained before compaction)
-WINDOWS = "windows"  # writer lane for compaction windows (compaction waits for its own put)
 WINDOW_WRITERS = 4  # concurrent compactions in one process stage their windows in parallel
 # Previews remembered per session for StoreArchive.render_pruned (about 100
 # bytes each); the oldest is forgotten first.
@@ -48,8 +47,8 @@ SPILL_FAILED_NOTE = ("[stowage: this output is over the spill threshold but coul
 class BackgroundWriter:
     """Threads per store and lane that write off the agent's path.
 
-    The records lane (one thread) stores tool outputs as they arrive; the
-    windows lane stores a compaction's window while the summary model works.
+    One thread per store records tool outputs as they arrive; the window
+    lane stores a compaction's window while the summary model works.
 
     Recording an output as it arrives means compaction usually finds it
     stored already (a read-only lookup) instead of paying a durable write
@@ -85,19 +84,29 @@ class BackgroundWriter:
             wait(pending, timeout=timeout)
 
 
-def writer_for(root: Path, lane: str = RECORDS) -> BackgroundWriter:
-    key = (Path(root).expanduser().resolve(), lane)
+def writer_for(root: Path) -> BackgroundWriter:
+    root = Path(root).expanduser().resolve()
     with _lock:
-        if key not in _writers:
-            _writers[key] = BackgroundWriter(WINDOW_WRITERS if lane == WINDOWS else 1)
-        return _writers[key]
+        if root not in _writers:
+            _writers[root] = BackgroundWriter()
+        return _writers[root]
+
+
+def window_lane() -> BackgroundWriter:
+    """The process-wide threads that store compaction windows (any store: the put is the store's own)."""
+    global _window_lane
+    with _lock:
+        if _window_lane is None:
+            _window_lane = BackgroundWriter(WINDOW_WRITERS)
+        return _window_lane
 
 
 def _forget_writers_after_fork() -> None:
     """A forked child has none of the parent's threads: an inherited pool would never run its work."""
-    global _lock
+    global _lock, _window_lane
     _lock = threading.Lock()
     _writers.clear()
+    _window_lane = None
 
 
 if hasattr(os, "register_at_fork"):
@@ -181,7 +190,7 @@ class StoreSession:
             return None
         writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
         return StoreArchive(store, lambda: self.session_id, self.spill_origin, on_failure=self._archive_failed,
-                            submit=writer_for(store.root, WINDOWS).run)
+                            submit=window_lane().run)
 
     def _archive_failed(self, exc: BaseException) -> None:
         self.archive_failures += 1

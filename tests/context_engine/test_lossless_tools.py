@@ -322,14 +322,14 @@ def test_failed_window_put_names_no_handle(store, monkeypatch):
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
-def test_writer_lane_inherited_across_fork_still_runs_work(tmp_path):
+def test_window_lane_inherited_across_fork_still_runs_work():
     import os
-    from stowage.context_engine.store_session.session import WINDOWS, writer_for
-    assert writer_for(tmp_path, WINDOWS).run(lambda: 1).result(timeout=5) == 1  # the parent's pool has a thread
+    from stowage.context_engine.store_session.session import window_lane
+    assert window_lane().run(lambda: 1).result(timeout=5) == 1  # the parent's pool has a thread
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child
         try:
-            ok = writer_for(tmp_path, WINDOWS).run(lambda: 2).result(timeout=5) == 2
+            ok = window_lane().run(lambda: 2).result(timeout=5) == 2
         except BaseException:  # noqa: BLE001
             ok = False
         os._exit(0 if ok else 1)
