@@ -180,7 +180,8 @@ class BlobStore(ReadAccess):
             now = self.clock()
             with self._index.write() as tx:
                 row = tx.get_blob(sha)
-                ensure_dir(blob.parent)
+                if ensure_dir(blob.parent):  # a new shard: its entry in blobs/ must outlive a crash too
+                    fsync_dir(self.blobs_dir)
                 had_blob, had_side = blob.exists(), side.exists()
                 if not had_side or row is None:  # self-checking and rebuildable: no own fsync
                     write_durable(side, off.to_bytes(), self.tmp_dir, sync=False)

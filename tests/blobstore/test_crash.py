@@ -75,3 +75,19 @@ def test_sigkill_during_large_puts(tmp_path):
     for info in store.list_blobs(limit=10**6):  # re-indexed orphans are complete too
         if not info.provenance:
             assert hashlib.sha256(store.read_bytes(info.sha256)).hexdigest() == info.sha256
+
+
+def test_a_put_into_a_new_shard_makes_the_shard_itself_durable(tmp_path, monkeypatch):
+    import stowage.blobstore.store as store_module
+    synced: list[Path] = []
+    real = store_module.fsync_dir
+    monkeypatch.setattr(store_module, "fsync_dir", lambda path: (synced.append(Path(path)), real(path)))
+    store = BlobStore(tmp_path / "store")
+    first = store.put(b"first")
+    assert synced == [store.blobs_dir, store.blob_path(first.sha256).parent]  # blobs/ before the blob's rename
+    synced.clear()
+    shard = first.sha256[:2]
+    same_shard = next(d for d in (str(n).encode() for n in range(100_000))
+                      if hashlib.sha256(d).hexdigest()[:2] == shard and d != b"first")
+    store.put(same_shard)
+    assert synced == [store.blob_path(first.sha256).parent]  # an existing shard: one folder fsync, as before
