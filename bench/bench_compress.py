@@ -6,7 +6,11 @@ work is measured.  Each figure is the median of several runs (interleaved
 across engines), each on a fresh engine and a fresh copy of the transcript
 (cold per-message caches), with the garbage collector paused while timed.
 
-    python bench/bench_compress.py [--repeat N] [--sizes 25000,100000,400000] [--json]
+``--summary-ms N`` makes the stub take N ms on both sides, as a real model
+call does, and reports each engine's time beyond those calls (Stowage stores
+the compaction window while the model works, which an instant stub cannot show).
+
+    python bench/bench_compress.py [--repeat N] [--sizes 25000,100000,400000] [--summary-ms N] [--json]
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="stowage-bench-home
 
 from stowage_dev.transcripts import transcript_of_tokens  # noqa: E402
 
+SUMMARY_DELAY = {"ms": 0.0, "calls": 0}  # the stub model's latency, and its calls in the timed run
 STUB_SUMMARY = "## Goal\nKeep fixing the tests.\n\n## Progress\n### Done\n- ran the suite\n\n## Next Steps\n- continue"
+
+
+def _model_call() -> None:
+    SUMMARY_DELAY["calls"] += 1
+    if SUMMARY_DELAY["ms"]:
+        time.sleep(SUMMARY_DELAY["ms"] / 1000)
 
 
 class _StubResponse:
@@ -39,7 +50,10 @@ class _StubResponse:
 def builtin_factory() -> Callable[[], Any]:
     import agent.context_compressor as builtin
 
-    builtin.call_llm = lambda *args, **kwargs: _StubResponse(STUB_SUMMARY)
+    def call_llm(*args: Any, **kwargs: Any) -> _StubResponse:
+        _model_call()
+        return _StubResponse(STUB_SUMMARY)
+    builtin.call_llm = call_llm
 
     def make() -> Any:
         return builtin.ContextCompressor(
@@ -61,7 +75,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
     from stowage.context_engine.engine import StowageEngineCore
 
     def make() -> Any:
-        engine = StowageEngineCore(summary_model=lambda prompt, runtime: STUB_SUMMARY)
+        engine = StowageEngineCore(summary_model=lambda prompt, runtime: (_model_call(), STUB_SUMMARY)[1])
         engine.update_model("bench-model", 128_000)
         if store:
             engine.on_session_start("bench-session", hermes_home=tempfile.mkdtemp(prefix="stowage-bench-store-"))
@@ -94,13 +108,14 @@ def time_once(make: Callable[[], Any], transcript: list[dict[str, Any]]) -> tupl
     getattr(make, "prepare", lambda *a: None)(engine, messages)
     gc.collect()
     gc.disable()
+    SUMMARY_DELAY["calls"] = 0
     try:
         start = time.perf_counter()
         result = engine.compress(messages, current_tokens=100_000)
         elapsed = (time.perf_counter() - start) * 1000
     finally:
         gc.enable()
-    return elapsed, len(result)
+    return elapsed - SUMMARY_DELAY["calls"] * SUMMARY_DELAY["ms"], len(result)
 
 
 def clear_process_caches() -> None:
@@ -124,8 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--sizes", default="25000,100000,400000")
+    parser.add_argument("--summary-ms", type=float, default=0.0,
+                        help="latency of the stub summary model (subtracted from the times shown)")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     args = parser.parse_args(argv)
+    SUMMARY_DELAY["ms"] = args.summary_ms
 
     from stowage.context_engine.tokens import TokenCounter
     load_start = time.perf_counter()
@@ -150,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"tokenizer": backend, "tokenizer_load_ms": load_ms, "rows": rows}, indent=2))
         return 0
+    if args.summary_ms:
+        print(f"stub summary model takes {args.summary_ms:g} ms per call; times shown are beyond those calls")
     print(f"compress() median of {args.repeat} runs; tokenizer {backend} loaded once in {load_ms:.0f} ms (not included)")
     print("stowage: compaction without a store | store-warm: with the store, outputs recorded at tool time as in a")
     print("session | store-cold: with the store, every pruned output written durably inside compress()")

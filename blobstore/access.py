@@ -114,7 +114,8 @@ class ReadAccess:
         if tx.get_blob(sha) is None or blob.exists():
             return False
         for trash in sorted(self.trash_dir.glob(f"{sha}-*")):
-            ensure_dir(blob.parent)
+            if ensure_dir(blob.parent):
+                fsync_dir(blob.parent.parent)
             os.replace(trash, blob)
             fsync_dir(blob.parent)
             return True

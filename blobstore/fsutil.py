@@ -23,18 +23,23 @@ DIR_MODE = 0o700
 TEMP_SUFFIX = ".tmp"
 
 
-def ensure_dir(path: Path) -> None:
-    """Create ``path`` (and parents inside the store) with mode 0700."""
+def ensure_dir(path: Path) -> bool:
+    """Create ``path`` (and parents inside the store) with mode 0700; True if it was created.
+
+    A new folder's own entry is durable only once its parent is fsync'ed:
+    callers that rename durable files into it do that.
+    """
     try:
         os.mkdir(path, DIR_MODE)
     except FileExistsError:
         if not path.is_dir():
             raise
-        return
+        return False
     except FileNotFoundError:
         ensure_dir(path.parent)
         os.mkdir(path, DIR_MODE)
     os.chmod(path, DIR_MODE)
+    return True
 
 
 def fsync_dir(path: Path) -> None:

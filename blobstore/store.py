@@ -19,6 +19,7 @@ crash at any point leaves at worst an unindexed file for the doctor.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import logging
 import re
@@ -165,30 +166,38 @@ class BlobStore(ReadAccess):
         passes its own: spill, pruned, window ...); the
         store only records it in the provenance and counts it in ``stats``.
 
-        Same bytes are stored once; a repeated put only adds provenance (and
-        atomically rewrites the file, which heals a corrupted copy).  Retention
-        runs afterwards and never evicts the blob just written.
+        Same bytes are stored once; a repeated put only adds provenance.  Its
+        copy is read back and hashed: an intact one is left alone (indexed,
+        so already durable: no fsync), a corrupted one is atomically replaced.
+        Retention runs afterwards and never evicts the blob just written.
         """
         try:
-            staged = stage(self.tmp_dir, data, self.chunk_size)
+            staged = stage(self.tmp_dir, data, self.chunk_size, sync=False)
         except OSError as exc:
             raise StoreWriteError(self._write_message(exc)) from exc
         off = staged.offsets
         sha = off.sha256
         blob, side = self.blob_path(sha), self.sidecar_path(sha)
         try:
+            intact = _intact_copy(blob, off)  # outside the lock; confirmed by inode under it
+            if intact is None:
+                staged.sync()
             now = self.clock()
             with self._index.write() as tx:
                 row = tx.get_blob(sha)
-                ensure_dir(blob.parent)
+                if ensure_dir(blob.parent):  # a new shard: its entry in blobs/ must outlive a crash too
+                    fsync_dir(self.blobs_dir)
                 had_blob, had_side = blob.exists(), side.exists()
                 if not had_side or row is None:  # self-checking and rebuildable: no own fsync
                     write_durable(side, off.to_bytes(), self.tmp_dir, sync=False)
                 if not had_blob:
                     tx.on_rollback(lambda: (remove_quietly(blob), remove_quietly(side),
                                             remove_quietly(self.record_path(sha))))
-                os.replace(staged.path, blob)
-                fsync_dir(blob.parent)
+                replace = row is None or intact is None or _inode(blob) != intact
+                if replace:  # (a copy read intact may have been evicted or replaced meanwhile)
+                    staged.sync()
+                    os.replace(staged.path, blob)
+                    fsync_dir(blob.parent)
                 if row is None:
                     tx.insert_blob(off, content_type, now)
                     tx.delete_tombstone(sha)
@@ -208,7 +217,10 @@ class BlobStore(ReadAccess):
             if isinstance(exc, (OSError, sqlite3.Error, StoreIndexError)):
                 raise StoreWriteError(self._write_message(exc)) from exc
             raise
-        staged.release()
+        if replace:
+            staged.release()
+        else:
+            staged.discard()  # the stored copy stays; ours was never renamed
         self._forget(sha)
         evicted = self._enforce(exclude=(sha,))
         return PutResult(sha, handle, off.size, off.line_count,
@@ -476,6 +488,29 @@ class BlobStore(ReadAccess):
 
         return run_doctor(self, repair=repair, verify=verify,
                           temp_grace_seconds=temp_grace_seconds, progress=progress)
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return os.stat(path).st_ino
+    except OSError:
+        return None
+
+
+def _intact_copy(path: Path, off: Offsets) -> int | None:
+    """The inode of ``path`` if it holds exactly the bytes ``off`` describes, else None.
+
+    Reading and hashing a stored copy costs far less than the two fsyncs of
+    replacing it (a copy that is indexed was made durable when it was put).
+    """
+    try:
+        with open(path, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if st.st_size != off.size or hashlib.file_digest(fh, "sha256").hexdigest() != off.sha256:
+                return None
+            return st.st_ino
+    except OSError:
+        return None
 
 
 def _text_field(record: dict, key: str, default: str = "") -> str:

@@ -3,7 +3,8 @@
 Input of any shape (bytes, a binary file, an iterable of byte chunks) is cut
 into fixed-size chunks that are hashed, indexed and written one at a time, so
 a 1 GB output costs about one chunk of memory.  The temp file is fsync'ed
-before anyone can rename it into place; on any error it is removed.
+before anyone renames it into place (``Staged.sync``; a put whose bytes are
+already durably stored never does); on any error it is removed.
 """
 
 from __future__ import annotations
@@ -80,11 +81,18 @@ def rechunk(data: PutData, size: int = CHUNK_SIZE) -> Iterator[bytes]:
 
 @dataclass
 class Staged:
-    """A fully written, fsync'ed temp file and what was learnt while writing it."""
+    """A fully written temp file and what was learnt while writing it."""
 
     fd: int
     path: Path
     offsets: Offsets
+    synced: bool = False
+
+    def sync(self) -> None:
+        """Make the bytes durable: required before the file is renamed into place."""
+        if not self.synced:
+            os.fsync(self.fd)
+            self.synced = True
 
     def discard(self) -> None:
         self.release()
@@ -97,8 +105,12 @@ class Staged:
             self.fd = -1
 
 
-def stage(tmp_dir: Path, data: PutData, chunk_size: int = CHUNK_SIZE) -> Staged:
-    """Stream ``data`` into a new temp file.  OSError propagates after cleanup."""
+def stage(tmp_dir: Path, data: PutData, chunk_size: int = CHUNK_SIZE, *, sync: bool = True) -> Staged:
+    """Stream ``data`` into a new temp file.  OSError propagates after cleanup.
+
+    ``sync=False`` leaves the fsync to the caller (``Staged.sync``), who may
+    find the bytes already stored and never rename the file.
+    """
     chunks = rechunk(data, chunk_size)  # TypeError before any file exists
     fd, path = create_temp(tmp_dir, "put")
     try:
@@ -106,8 +118,10 @@ def stage(tmp_dir: Path, data: PutData, chunk_size: int = CHUNK_SIZE) -> Staged:
         for chunk in chunks:
             indexer.feed(chunk)
             write_all(fd, chunk)
-        os.fsync(fd)
-        return Staged(fd, path, indexer.finish())
+        staged = Staged(fd, path, indexer.finish())
+        if sync:
+            staged.sync()
+        return staged
     except BaseException:
         os.close(fd)
         remove_quietly(path)

@@ -41,8 +41,13 @@ class Archive(Protocol):
     def render_pruned(self, output: PrunedOutput) -> str | None:
         """Keep a pruned tool output; return its replacement text (None = default stub)."""
 
-    def keep_window(self, window: list[Message]) -> str | None:
-        """Keep the summarized turns; return a reference for the summary (None = not kept)."""
+    def keep_window(self, window: list[Message]) -> Callable[[], str | None]:
+        """Start keeping the summarized turns; the callable waits until they are kept durably.
+
+        It returns the reference for the summary (None = not kept).  The
+        write may run while the summary model works, but nothing names the
+        window before the callable has returned.
+        """
 
     def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
         """Keep oversized call arguments; return the shortened JSON naming their handle (None = plain cut)."""
@@ -185,7 +190,6 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     window_messages = pruned[window.head_end:window.tail_start]
     previous = extract_previous(pruned, [i for i in summaries if i < window.tail_start])
     previous_body = previous[1] if previous else None
-    reference = _keep_window(archive, original[window.head_end:window.tail_start])
     newest_user = last_index(pruned, is_real_user_turn)
     newest_request = remainder_after_summary(message_text(pruned[newest_user])) if newest_user >= 0 else None
     # The window is not pruned; the transcript shows its long outputs as
@@ -199,6 +203,7 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     error: str | None = None
     failure_kind: FailureKind | None = None
     body: str | None = None
+    prompt: str | None = None
     if summarize is None:
         error, failure_kind = cooldown_reason, FailureKind.MODEL_UNAVAILABLE
     else:
@@ -210,36 +215,56 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
             # the budget only needs a rough size: 4 chars per token
             budget_tokens=summary_budget_tokens(len(transcript) // 4, plan.context_length, plan.summary_max_tokens),
             today=today, previous_summary=previous_body, focus_topic=focus_topic, memory_context=memory_context)
-        try:
-            body = clean_reply(summarize(build_prompt(request)))
-        except SummaryFailure as failure:
-            error = str(failure)
-            if failure.aborts or plan.abort_on_summary_failure:
-                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
-                                         failure=FailureKind.MODEL_FAILED)
-            failure_kind = FailureKind.MODEL_FAILED
-        except Exception as exc:  # noqa: BLE001 - any summarizer bug degrades to the fallback
-            error, failure_kind = f"error: {type(exc).__name__}: {exc}", FailureKind.SUMMARIZER_ERROR
-            if plan.abort_on_summary_failure:
-                return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
-                                         failure=failure_kind)
-    fallback_used = body is None
-    if body is None:
-        body = build_fallback(window_messages, previous_summary=previous_body, reason=error or "unknown")
-    body = ground(body, newest_request=newest_request, store_reference=reference)
-    return CompactionOutcome(original, changed=True, summary_error=error, failure=failure_kind,
-                             fallback_used=fallback_used,
-                             summary_body=body, window_reference=reference)
-
-
-def _keep_window(archive: Archive | None, window: list[Message]) -> str | None:
-    if archive is None:
-        return None
+        prompt = build_prompt(request)
+    # Stored while the model writes the summary (seconds); the summary names it only once the put has returned.
+    reference = _start_window(archive, original[window.head_end:window.tail_start])
     try:
-        return archive.keep_window(window)
-    except Exception:  # noqa: BLE001
+        if summarize is not None and prompt is not None:
+            try:
+                body = clean_reply(summarize(prompt))
+            except SummaryFailure as failure:
+                error = str(failure)
+                if failure.aborts or plan.abort_on_summary_failure:
+                    return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
+                                             failure=FailureKind.MODEL_FAILED)
+                failure_kind = FailureKind.MODEL_FAILED
+            except Exception as exc:  # noqa: BLE001 - any summarizer bug degrades to the fallback
+                error, failure_kind = f"error: {type(exc).__name__}: {exc}", FailureKind.SUMMARIZER_ERROR
+                if plan.abort_on_summary_failure:
+                    return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
+                                             failure=failure_kind)
+        fallback_used = body is None
+        if body is None:
+            body = build_fallback(window_messages, previous_summary=previous_body, reason=error or "unknown")
+        stored = reference()
+        body = ground(body, newest_request=newest_request, store_reference=stored)
+        return CompactionOutcome(original, changed=True, summary_error=error, failure=failure_kind,
+                                 fallback_used=fallback_used,
+                                 summary_body=body, window_reference=stored)
+    finally:
+        reference()  # even an aborted compaction leaves no write running behind it
+
+
+def _start_window(archive: Archive | None, window: list[Message]) -> Callable[[], str | None]:
+    """Start keeping ``window``; the result waits for it once (later calls repeat the answer)."""
+    if archive is None:
+        return lambda: None
+    try:
+        wait = archive.keep_window(window)
+    except Exception:  # noqa: BLE001 - a failing store must not break compaction
         logger.warning("stowage: could not store the summarized window", exc_info=True)
-        return None
+        return lambda: None
+    answer: list[str | None] = []
+
+    def reference() -> str | None:
+        if not answer:
+            try:
+                answer.append(wait())
+            except Exception:  # noqa: BLE001
+                logger.warning("stowage: could not store the summarized window", exc_info=True)
+                answer.append(None)
+        return answer[0]
+    return reference
 
 
 def _without_summary(message: Message) -> Message:

@@ -13,7 +13,8 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-from typing import Callable
+from concurrent.futures import Future
+from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
 from ..markers import STORED_PREFIX, BlobKind
@@ -26,6 +27,8 @@ logger = logging.getLogger(__name__)
 # The handle of the original output a spill preview stands for, looked up by
 # the preview's text (the spill path records it; see StoreSession.spill).
 SpillOrigin = Callable[[str], "str | None"]
+# Runs a store write on another thread (a writer lane); the window's put goes through it.
+Submit = Callable[..., "Future[Any]"]
 
 
 def encode_text(text: str) -> bytes:
@@ -78,8 +81,9 @@ class StoreArchive:
 
     def __init__(self, store: BlobStore, session_id: Callable[[], str | None],
                  spill_origin: SpillOrigin | None = None,
-                 on_failure: Callable[[BaseException], None] | None = None) -> None:
+                 on_failure: Callable[[BaseException], None] | None = None, submit: Submit | None = None) -> None:
         self.store = store
+        self._submit = submit or _run_here
         self._session_id = session_id
         self._spill_origin = spill_origin
         self.failures = 0
@@ -111,16 +115,28 @@ class StoreArchive:
             return None
         return cut_arguments(arguments, max_chars, handle)
 
-    def keep_window(self, window: list[Message]) -> str | None:
-        try:
-            put = self.store.put(encode_window(window), session_id=self._session_id(), tool_name="compaction",
-                                 tool_args=f"{len(window)} messages", kind=BlobKind.WINDOW, content_type="jsonl")
-        except (StoreError, OSError) as exc:
-            self._failed(exc)
-            return None
-        return (f"The {len(window)} compacted messages are stored whole, one JSON message per line, under handle "
-                f"{put.handle}. Read them with stowage_fetch(handle=\"{put.handle}\", mode=\"range\", start=1, "
-                f"count=20) or search them with stowage_grep(pattern=...).")
+    def keep_window(self, window: list[Message]) -> Callable[[], str | None]:
+        """Encode and put the window on the writer lane; the callable waits for the put and names its handle.
+
+        The lane reads the host's messages while compaction waits for the
+        summary model: the host is blocked in compress(), and compaction
+        waits for the put before it returns, so nothing changes them meanwhile.
+        """
+        count, session_id = len(window), self._session_id()
+        future = self._submit(lambda: self.store.put(
+            encode_window(window), session_id=session_id, tool_name="compaction", tool_args=f"{count} messages",
+            kind=BlobKind.WINDOW, content_type="jsonl"))
+
+        def reference() -> str | None:
+            try:
+                handle = future.result().handle  # returns only once the put has committed
+            except (StoreError, OSError) as exc:
+                self._failed(exc)
+                return None
+            return (f"The {count} compacted messages are stored whole, one JSON message per line, under handle "
+                    f"{handle}. Read them with stowage_fetch(handle=\"{handle}\", mode=\"range\", start=1, "
+                    f"count=20) or search them with stowage_grep(pattern=...).")
+        return reference
 
     def _failed(self, exc: BaseException) -> None:
         self.failures += 1
@@ -128,3 +144,13 @@ class StoreArchive:
         if self._on_failure is not None:
             self._on_failure(exc)
         logger.warning("stowage: the store could not keep compacted content (%s); using a plain stub", exc)
+
+
+def _run_here(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "Future[Any]":
+    """No writer lane: run ``fn`` now and hand back its outcome as a finished future."""
+    future: Future[Any] = Future()
+    try:
+        future.set_result(fn(*args, **kwargs))
+    except BaseException as exc:  # noqa: BLE001 - delivered by future.result()
+        future.set_exception(exc)
+    return future

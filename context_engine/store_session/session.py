@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
@@ -32,7 +33,9 @@ logger = logging.getLogger(__name__)
 _lock = threading.Lock()
 _stores: dict[Path, BlobStore] = {}
 _writers: dict[Path, "BackgroundWriter"] = {}
+_window_lane: "BackgroundWriter | None" = None
 DRAIN_TIMEOUT_S = 10.0
+WINDOW_WRITERS = 4  # concurrent compactions in one process stage their windows in parallel
 # Previews remembered per session for StoreArchive.render_pruned (about 100
 # bytes each); the oldest is forgotten first.
 MAX_SPILL_ORIGINS = 4096
@@ -42,7 +45,10 @@ SPILL_FAILED_NOTE = ("[stowage: this output is over the spill threshold but coul
 
 
 class BackgroundWriter:
-    """One thread per store that records tool outputs off the agent's path.
+    """Threads per store and lane that write off the agent's path.
+
+    One thread per store records tool outputs as they arrive; the window
+    lane stores a compaction's window while the summary model works.
 
     Recording an output as it arrives means compaction usually finds it
     stored already (a read-only lookup) instead of paying a durable write
@@ -50,8 +56,8 @@ class BackgroundWriter:
     (the process dies) only means compaction stores that output itself.
     """
 
-    def __init__(self) -> None:
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stowage-store")
+    def __init__(self, max_workers: int = 1) -> None:
+        self._executor = ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="stowage-store")
         self._pending: set[Future] = set()
         self._lock = threading.Lock()
 
@@ -60,6 +66,10 @@ class BackgroundWriter:
         with self._lock:
             self._pending.add(future)
         future.add_done_callback(self._done)
+
+    def run(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "Future[Any]":
+        """``fn`` on the writer's thread, for a caller that waits for the result and handles its failure."""
+        return self._executor.submit(fn, *args, **kwargs)
 
     def _done(self, future: Future) -> None:
         with self._lock:
@@ -80,6 +90,27 @@ def writer_for(root: Path) -> BackgroundWriter:
         if root not in _writers:
             _writers[root] = BackgroundWriter()
         return _writers[root]
+
+
+def window_lane() -> BackgroundWriter:
+    """The process-wide threads that store compaction windows (any store: the put is the store's own)."""
+    global _window_lane
+    with _lock:
+        if _window_lane is None:
+            _window_lane = BackgroundWriter(WINDOW_WRITERS)
+        return _window_lane
+
+
+def _forget_writers_after_fork() -> None:
+    """A forked child has none of the parent's threads: an inherited pool would never run its work."""
+    global _lock, _window_lane
+    _lock = threading.Lock()
+    _writers.clear()
+    _window_lane = None
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_writers_after_fork)
 
 
 def open_store(root: Path, settings: Settings) -> BlobStore:
@@ -158,7 +189,8 @@ class StoreSession:
         if store is None:
             return None
         writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
-        return StoreArchive(store, lambda: self.session_id, self.spill_origin, on_failure=self._archive_failed)
+        return StoreArchive(store, lambda: self.session_id, self.spill_origin, on_failure=self._archive_failed,
+                            submit=window_lane().run)
 
     def _archive_failed(self, exc: BaseException) -> None:
         self.archive_failures += 1

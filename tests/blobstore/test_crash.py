@@ -75,3 +75,62 @@ def test_sigkill_during_large_puts(tmp_path):
     for info in store.list_blobs(limit=10**6):  # re-indexed orphans are complete too
         if not info.provenance:
             assert hashlib.sha256(store.read_bytes(info.sha256)).hexdigest() == info.sha256
+
+
+def test_a_put_into_a_new_shard_makes_the_shard_itself_durable(tmp_path, monkeypatch):
+    import stowage.blobstore.store as store_module
+    synced: list[Path] = []
+    real = store_module.fsync_dir
+    monkeypatch.setattr(store_module, "fsync_dir", lambda path: (synced.append(Path(path)), real(path)))
+    store = BlobStore(tmp_path / "store")
+    first = store.put(b"first")
+    assert synced == [store.blobs_dir, store.blob_path(first.sha256).parent]  # blobs/ before the blob's rename
+    synced.clear()
+    shard = first.sha256[:2]
+    same_shard = next(d for d in (str(n).encode() for n in range(100_000))
+                      if hashlib.sha256(d).hexdigest()[:2] == shard and d != b"first")
+    store.put(same_shard)
+    assert synced == [store.blob_path(first.sha256).parent]  # an existing shard: one folder fsync, as before
+
+
+def _count_syncs(monkeypatch) -> list[str]:
+    import os
+
+    import stowage.blobstore.store as store_module
+    calls: list[str] = []
+    real_fsync = os.fsync
+
+    def sync_dir(path) -> None:
+        calls.append("dir")
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            real_fsync(fd)
+        finally:
+            os.close(fd)
+    monkeypatch.setattr(os, "fsync", lambda fd: (calls.append("file"), real_fsync(fd))[1])
+    monkeypatch.setattr(store_module, "fsync_dir", sync_dir)
+    return calls
+
+
+def test_a_dedup_put_of_an_intact_copy_does_no_fsync(tmp_path, monkeypatch):
+    store = BlobStore(tmp_path / "store")
+    first = store.put(b"same bytes\n" * 1000, session_id="a")
+    inode = store.blob_path(first.sha256).stat().st_ino
+    calls = _count_syncs(monkeypatch)
+    again = store.put(b"same bytes\n" * 1000, session_id="b")
+    assert calls == [] and again.deduplicated and again.sha256 == first.sha256
+    assert store.blob_path(first.sha256).stat().st_ino == inode  # the durable copy was left in place
+    assert {p.session_id for p in store.stat(first.sha256).provenance} == {"a", "b"}
+    assert list(store.tmp_dir.iterdir()) == []  # the unused staged copy is gone
+
+
+def test_a_dedup_put_that_loses_its_intact_copy_replaces_it_durably(tmp_path, monkeypatch):
+    import stowage.blobstore.store as store_module
+    store = BlobStore(tmp_path / "store")
+    first = store.put(b"payload\n" * 1000)
+    # the copy read intact is swapped before the put takes the lock (another writer, an eviction ...)
+    monkeypatch.setattr(store_module, "_intact_copy", lambda path, off: -1)
+    calls = _count_syncs(monkeypatch)
+    store.put(b"payload\n" * 1000)
+    assert calls == ["file", "dir"]  # staged bytes fsync'ed before the rename, then the folder
+    assert store.read_bytes(first.sha256) == b"payload\n" * 1000

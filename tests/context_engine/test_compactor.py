@@ -99,7 +99,7 @@ class Archive:
         if self.fail:
             raise OSError("disk full")
         self.windows.append(window)
-        return "stowage_fetch(window='w1')"
+        return lambda: "stowage_fetch(window='w1')"
 
 
 def test_archive_renders_stubs_and_keeps_window():

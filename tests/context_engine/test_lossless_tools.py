@@ -253,3 +253,85 @@ def test_a_pruned_spill_preview_names_the_original_handle_the_spill_recorded(sto
     look_alike = f"{SPILL_HEADER}\nhandle: {original_handle}\n" + "x" * 5000
     stub = session.archive().render_pruned(PrunedOutput(1, "c2", "terminal", "{}", look_alike))
     assert stub is not None and "the full output is under handle" not in stub
+
+
+def _lane():
+    """A writer lane that runs each put on its own thread, released by the test."""
+    import threading
+    from concurrent.futures import Future
+
+    gate, futures = threading.Event(), []
+
+    def submit(fn):
+        future: Future = Future()
+
+        def work():
+            gate.wait(10)
+            try:
+                future.set_result(fn())
+            except BaseException as exc:  # noqa: BLE001
+                future.set_exception(exc)
+        threading.Thread(target=work, daemon=True).start()
+        futures.append(future)
+        return future
+    return gate, futures, submit
+
+
+def test_window_is_put_during_the_summary_call_and_named_only_once_resolvable(store):
+    gate, futures, submit = _lane()
+    archive = StoreArchive(store, lambda: "s", submit=submit)
+    seen = []
+
+    def summarize(prompt):
+        seen.append(futures[0].done())  # the put was started and is still waiting for the lane
+        gate.set()
+        return "## Goal\nG"
+    plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
+    outcome = compact(make_transcript(40, seed=11), plan, count=lambda m: len(json.dumps(m)) // 4,
+                      summarize=summarize, archive=archive)
+    assert seen == [False] and futures[0].done()
+    (handle,) = HANDLE.findall(outcome.window_reference)
+    assert handle in outcome.summary_body and store.resolve(handle, "s")
+
+
+def test_aborted_compaction_waits_for_its_window_put(store):
+    from stowage.context_engine.summary import SummaryFailure
+    gate, futures, submit = _lane()
+    archive = StoreArchive(store, lambda: "s", submit=submit)
+
+    def summarize(prompt):
+        gate.set()
+        raise SummaryFailure("auth", "401 invalid api key")
+    plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000,
+                          abort_on_summary_failure=True)
+    outcome = compact(make_transcript(40, seed=11), plan, count=lambda m: len(json.dumps(m)) // 4,
+                      summarize=summarize, archive=archive)
+    assert outcome.aborted and futures[0].done()
+
+
+def test_failed_window_put_names_no_handle(store, monkeypatch):
+    monkeypatch.setattr(store, "put", lambda *a, **k: (_ for _ in ()).throw(StoreWriteError("disk full", 28)))
+    gate, _futures, submit = _lane()
+    gate.set()
+    archive = StoreArchive(store, lambda: "s", submit=submit)
+    plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
+    outcome = compact(make_transcript(40, seed=11), plan, count=lambda m: len(json.dumps(m)) // 4,
+                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    assert outcome.changed and outcome.window_reference is None and archive.failures >= 1
+    assert not HANDLE.findall(outcome.summary_body)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_window_lane_inherited_across_fork_still_runs_work():
+    import os
+    from stowage.context_engine.store_session.session import window_lane
+    assert window_lane().run(lambda: 1).result(timeout=5) == 1  # the parent's pool has a thread
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - child
+        try:
+            ok = window_lane().run(lambda: 2).result(timeout=5) == 2
+        except BaseException:  # noqa: BLE001
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0
