@@ -30,6 +30,7 @@ from .fields import FIELDS, FieldWeights, field_counts
 from .names import NameMatcher
 from .query import has_latin, query_weights
 from .tokens import name_tokens, tokenize
+from .variants import StemVariants
 
 DEFAULT_WEIGHTS = FieldWeights()
 
@@ -109,6 +110,7 @@ class ToolIndex:
             tuple((t, idfs.get(t, 0.0)) for t in sorted(doc["name"][1]) if not t.isdigit())
             for doc in docs
         ]
+        self.variants = StemVariants(self._postings)
         self._name_pairs = [frozenset(zip(toks, toks[1:], strict=False)) for toks in (name_tokens(e.name)[0] for e in self._entries)]
 
     def __len__(self) -> int:
@@ -120,7 +122,7 @@ class ToolIndex:
 
     def bm25(self, query: str) -> dict[int, float]:
         """BM25F score per matching document index (only non-zero scores)."""
-        return self._bm25(query_weights(query))
+        return self._bm25(self.variants.expand(query_weights(query)))
 
     def _bm25(self, weights: dict[str, float]) -> dict[int, float]:
         acc: dict[int, float] = {}
@@ -161,7 +163,7 @@ class ToolIndex:
         query = (query or "").strip()
         if limit <= 0 or not query or not self._entries:
             return []
-        weights = query_weights(query)
+        weights = self.variants.expand(query_weights(query))
         scores = self._bm25(weights)
         hits: list[Hit] = []
         seen: set[int] = set()
