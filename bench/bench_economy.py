@@ -177,6 +177,9 @@ def print_report(report: dict[str, Any]) -> None:
           f"{stow['rewritten_tokens_other']:,})")
     print(f"{'tool results replaced by hooks (spill)':44} {base['hook_replaced_results']:>14,} "
           f"{stow['hook_replaced_results']:>14,}")
+    print(f"{'summary calls prepared ahead (in the count)':44} {base['summaries_prepared']:>14,} "
+          f"{stow['summaries_prepared']:>14,}   (used by a compaction: {stow['summaries_prepared_used']:,}, "
+          f"wasted: {stow['summaries_prepared_wasted']:,})")
     print(f"{'replay wall seconds (engine + driver)':44} {base['wall_s']:>14.1f} {stow['wall_s']:>14.1f}")
     curve = [label for label in totals if label.startswith("stowage@")]
     if curve:

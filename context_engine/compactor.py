@@ -20,9 +20,9 @@ from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .fallback import build_fallback
 from .markers import FailureKind
-from .messages import (Message, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of,
-                       summary_positions)
-from .prune import PruneSettings, prune, shrink_json_arguments
+from .messages import (Message, call_id, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of,
+                       summary_positions, tool_calls_of)
+from .prune import PruneResult, PruneSettings, prune, shrink_json_arguments
 from .stubs import PrunedOutput, default_stub
 from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
 from .summary_prompt import SummaryRequest, build_prompt, summary_budget_tokens
@@ -53,6 +53,16 @@ class Archive(Protocol):
         """Keep oversized call arguments; return the shortened JSON naming their handle (None = plain cut)."""
 
 
+class PreparedSummaries(Protocol):
+    """Summaries written ahead of the compaction (``context_engine.ahead``)."""
+
+    def window_for(self, messages: list[Message], window: Window) -> Window:
+        """``window``, or a prepared window that is a prefix of it and ends at a clean cut."""
+
+    def reply_for(self, prompt: str, window: list[Message]) -> str | None:
+        """The prepared reply for exactly this prompt and window (waiting for a running one), else None."""
+
+
 @dataclass(frozen=True)
 class CompactionPlan:
     """The numbers one compaction works with (derived from settings and model)."""
@@ -66,6 +76,7 @@ class CompactionPlan:
     profile: str = "strict"
     prune: PruneSettings = PruneSettings()
     transcript: TranscriptLimits = TranscriptLimits()
+    prepared_tail_tokens: int = 0  # largest tail kept when cutting at a prepared window's end (0 = never)
 
 
 @dataclass
@@ -98,33 +109,36 @@ class CompactionOutcome:
 def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, summarize: Summarizer | None,
             focus_topic: str | None = None, memory_context: str = "", archive: Archive | None = None,
             cooldown_reason: str = "the summary model is cooling down after a failure",
-            today: str | None = None) -> CompactionOutcome:
-    """Compact ``messages`` (the input list is never mutated)."""
+            today: str | None = None, prepared: PreparedSummaries | None = None) -> CompactionOutcome:
+    """Compact ``messages`` (the input list is never mutated).
+
+    ``prepared`` may supply the summary written ahead for this window (or a
+    prefix of it whose kept tail stays within ``plan.prepared_tail_tokens``).
+    """
     stats = CompactionStats(messages_before=len(messages))
     clock = _PhaseClock(stats)
     if not messages:
         return CompactionOutcome(messages, changed=False, stats=stats)
 
-    summaries = summary_positions(messages)
-    if summaries:
-        plan = replace(plan, protect_first_n=0)  # compacted before: the summary carries the early context
-    head_end = head_end_index(messages, plan.protect_first_n)
-    prune_from = budget_tail_start(messages, budget_tokens=plan.tail_budget_tokens,
-                                   min_messages=plan.tail_min_messages, count=count, floor_index=head_end)
-    # Boundaries are chosen on the original messages: measured after pruning,
-    # the cheap stubs would let the token-budget tail swallow the whole
-    # history and leave nothing to summarize.
-    window = choose_window(messages, protect_first_n=plan.protect_first_n,
-                           tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
-                           count=count, budget_tail=prune_from)
+    choice = choose(messages, plan, count)
+    plan, summaries, prune_from, window = choice.plan, choice.summaries, choice.prune_from, choice.window
+    chosen = window
+    if prepared is not None and window.size:
+        window = prepared.window_for(messages, window)
     clock.lap("boundaries")
 
     # The window is summarized from its original messages (long outputs
     # shown as verdicts) and stored whole: only what stays is pruned.
     newest_user = last_index(messages, is_real_user_turn)
-    pruned = prune(messages, protect_from=prune_from, settings=plan.prune, render=_renderer(archive),
-                   keep_images_at=frozenset({newest_user}), skip=range(window.head_end, window.tail_start),
-                   cut_arguments=_argument_cutter(archive))
+
+    def pruned_for(w: Window) -> PruneResult:
+        return prune(messages, protect_from=prune_from, settings=plan.prune, render=_renderer(archive),
+                     keep_images_at=frozenset({newest_user}), skip=range(w.head_end, w.tail_start),
+                     cut_arguments=_argument_cutter(archive))
+    pruned = pruned_for(window)
+    if window != chosen and sum(map(count, pruned.messages[window.tail_start:])) > plan.prepared_tail_tokens:
+        window = chosen  # the longer tail would leave the request over budget: summarize the whole window
+        pruned = pruned_for(window)
     stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
     stats.arguments_shrunk = pruned.arguments_shrunk
     clock.lap("prune")
@@ -133,9 +147,10 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
             return CompactionOutcome(messages, changed=False, stats=stats)
         return _finish(messages, pruned.messages, plan, stats, count, pruned=pruned.pruned, clock=clock)
 
-    outcome = _summarize(messages, pruned.messages, window, plan, calls=pruned.calls, summaries=summaries,
-                         count=count, summarize=summarize, focus_topic=focus_topic, memory_context=memory_context,
-                         archive=archive, cooldown_reason=cooldown_reason, today=today or date.today().isoformat())
+    outcome = _summarize(messages, pruned.messages, window, plan, summaries=summaries,
+                         summarize=summarize, focus_topic=focus_topic, memory_context=memory_context,
+                         archive=archive, cooldown_reason=cooldown_reason, today=today or date.today().isoformat(),
+                         prepared=prepared)
     clock.lap("summary")
     if outcome.aborted:
         outcome.stats = stats
@@ -182,46 +197,86 @@ def _argument_cutter(archive: Archive | None) -> Callable[[str, str, int], str] 
     return cut
 
 
-def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
-               calls: dict[str, Any], summaries: list[int], count: CountFn, summarize: Summarizer | None,
-               focus_topic: str | None, memory_context: str, archive: Archive | None, cooldown_reason: str,
-               today: str) -> CompactionOutcome:
-    """Phase 3: the summary body (model or fallback), or an abort."""
-    window_messages = pruned[window.head_end:window.tail_start]
-    previous = extract_previous(pruned, [i for i in summaries if i < window.tail_start])
+@dataclass(frozen=True)
+class WindowChoice:
+    """Phase 2's answer: the plan as adjusted for this history, and where the window lies."""
+
+    plan: CompactionPlan
+    summaries: list[int]
+    prune_from: int
+    window: Window
+
+
+def choose(messages: list[Message], plan: CompactionPlan, count: CountFn) -> WindowChoice:
+    """The window :func:`compact` summarizes for ``messages`` (also what a summary prepared ahead is for)."""
+    summaries = summary_positions(messages)
+    if summaries:
+        plan = replace(plan, protect_first_n=0)  # compacted before: the summary carries the early context
+    head_end = head_end_index(messages, plan.protect_first_n)
+    prune_from = budget_tail_start(messages, budget_tokens=plan.tail_budget_tokens,
+                                   min_messages=plan.tail_min_messages, count=count, floor_index=head_end)
+    # Boundaries are chosen on the original messages: measured after pruning,
+    # the cheap stubs would let the token-budget tail swallow the whole
+    # history and leave nothing to summarize.
+    window = choose_window(messages, protect_first_n=plan.protect_first_n,
+                           tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
+                           count=count, budget_tail=prune_from)
+    return WindowChoice(plan, summaries, prune_from, window)
+
+
+def window_prompt(messages: list[Message], window: Window, plan: CompactionPlan, *, summaries: list[int],
+                  focus_topic: str | None, memory_context: str, today: str) -> tuple[str, str | None]:
+    """The summary prompt for ``messages[window]`` and the previous summary it updates.
+
+    One function for the compaction and for a summary prepared ahead, so a
+    prepared reply answers exactly the prompt the compaction would send.
+    Pruning never touches the window, so the original messages give the
+    same prompt as the pruned ones.
+    """
+    window_messages = messages[window.head_end:window.tail_start]
+    previous = extract_previous(messages, [i for i in summaries if i < window.tail_start])
     previous_body = previous[1] if previous else None
-    newest_user = last_index(pruned, is_real_user_turn)
-    newest_request = remainder_after_summary(message_text(pruned[newest_user])) if newest_user >= 0 else None
-    # The window is not pruned; the transcript shows its long outputs as
-    # verdicts and sizes (they are kept whole in the store), which keeps the
-    # summary request small and fast.
     # Only the summary that becomes PREVIOUS SUMMARY is reduced; an older one
     # in the window keeps its text so nothing of it is lost.
     transcript_input = [_without_summary(m) if previous and window.head_end + i == previous[0] else m
                         for i, m in enumerate(window_messages)]
+    names = {cid: call_name(call) for message in messages for call in tool_calls_of(message)
+             if (cid := call_id(call))}
+    # The transcript shows the window's long outputs as verdicts and sizes
+    # (they are kept whole in the store), which keeps the request small and fast.
+    transcript = serialize_window(transcript_input, names=names, first_number=window.head_end + 1,
+                                  limits=replace(plan.transcript, tool_output_chars=plan.prune.min_chars))
+    request = SummaryRequest(
+        transcript=transcript,
+        # the budget only needs a rough size: 4 chars per token
+        budget_tokens=summary_budget_tokens(len(transcript) // 4, plan.context_length, plan.summary_max_tokens),
+        today=today, previous_summary=previous_body, focus_topic=focus_topic, memory_context=memory_context)
+    return build_prompt(request), previous_body
+
+
+def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
+               summaries: list[int], summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
+               archive: Archive | None, cooldown_reason: str, today: str,
+               prepared: PreparedSummaries | None) -> CompactionOutcome:
+    """Phase 3: the summary body (model, prepared ahead, or fallback), or an abort."""
+    window_messages = original[window.head_end:window.tail_start]
+    newest_user = last_index(pruned, is_real_user_turn)
+    newest_request = remainder_after_summary(message_text(pruned[newest_user])) if newest_user >= 0 else None
+    prompt, previous_body = window_prompt(original, window, plan, summaries=summaries, focus_topic=focus_topic,
+                                          memory_context=memory_context, today=today)
 
     error: str | None = None
     failure_kind: FailureKind | None = None
     body: str | None = None
-    prompt: str | None = None
     if summarize is None:
         error, failure_kind = cooldown_reason, FailureKind.MODEL_UNAVAILABLE
-    else:
-        names = {cid: call_name(call) for cid, call in calls.items()}
-        transcript = serialize_window(transcript_input, names=names, first_number=window.head_end + 1,
-                                      limits=replace(plan.transcript, tool_output_chars=plan.prune.min_chars))
-        request = SummaryRequest(
-            transcript=transcript,
-            # the budget only needs a rough size: 4 chars per token
-            budget_tokens=summary_budget_tokens(len(transcript) // 4, plan.context_length, plan.summary_max_tokens),
-            today=today, previous_summary=previous_body, focus_topic=focus_topic, memory_context=memory_context)
-        prompt = build_prompt(request)
     # Stored while the model writes the summary (seconds); the summary names it only once the put has returned.
     reference = _start_window(archive, original[window.head_end:window.tail_start])
     try:
-        if summarize is not None and prompt is not None:
+        if summarize is not None:
             try:
-                body = clean_reply(summarize(prompt))
+                ready = prepared.reply_for(prompt, window_messages) if prepared is not None else None
+                body = ready if ready is not None else clean_reply(summarize(prompt))
             except SummaryFailure as failure:
                 error = str(failure)
                 if failure.aborts or plan.abort_on_summary_failure:

@@ -82,6 +82,9 @@ KEYS: tuple[Key, ...] = (
     Key("compaction.summary_timeout_seconds", NUMBER, 0,
         "Deadline of one summary call. 0 keeps Hermes's own (auxiliary.compression.timeout, at least 300 s).",
         0, 3600),
+    Key("compaction.prepare_at", NUMBER, 0.85,
+        "Share of the compaction trigger at which the next summary is written ahead on a background thread, so the "
+        "compacting turn does not wait for the model. 0 turns it off.", 0, 0.99),
     Key("compaction.prune_min_chars", INTEGER, 200,
         "Old tool results shorter than this stay verbatim; longer ones give way to a stub or handle.", 0, 1_000_000),
     Key("compaction.max_tool_args_chars", INTEGER, 500,

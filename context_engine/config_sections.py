@@ -23,6 +23,7 @@ class CompactionSection:
     abort_on_summary_failure: bool
     summary_max_tokens: int
     summary_timeout_seconds: float
+    prepare_at: float
     prune_min_chars: int
     max_tool_args_chars: int
     failure_cooldown_seconds: int

@@ -17,6 +17,7 @@ import threading
 import time
 from typing import Any, Callable
 
+from .ahead import AheadSummaries, build_job, should_prepare
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
 from .config import Settings, default_settings
 from .governor import Governor, GovernorPolicy
@@ -71,6 +72,8 @@ class StowageEngineCore:
         self.tool_search = ToolSearchSession(self.settings, self.counter.count_text)
         self.view = LeanView(view, self.counter.count_message)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
+        # the next summary, written ahead; a compaction waits for it at most as long as for its own call
+        self.ahead = AheadSummaries(wait_seconds=c.summary_timeout_seconds or 300.0)
         self.runtime: dict[str, Any] = {}
         self.model = ""
         self.session_id: str | None = None
@@ -292,6 +295,7 @@ class StowageEngineCore:
         if target is not self:
             return target.on_turn_complete(messages, usage, **kw)
         self._host_turn_clock = True
+        self.prepare_ahead(messages)
         self.end_turn()
 
     def end_turn_from_plugin_hook(self) -> None:
@@ -361,6 +365,37 @@ class StowageEngineCore:
             return target.record_completed_compaction(used_fallback)
         self.governor.verify_pending = True
 
+    def prepare_ahead(self, messages: Any) -> None:
+        """At turn end: start the next compaction's summary once the request nears the trigger.
+
+        ``messages`` is the live history (the ``post_llm_call`` hook's
+        ``conversation_history``, or ``on_turn_complete``'s messages), the
+        list ``compress()`` will later receive.  A pending preparation that
+        is still a prefix of it is kept (one summary call per compaction).
+        """
+        target = self._routed()
+        if target is not self:
+            return target.prepare_ahead(messages)
+        c = self.settings.compaction
+        if not isinstance(messages, list) or not should_prepare(self.last_prompt_tokens, self.threshold_tokens,
+                                                                  c.prepare_at):
+            return
+        if self.summary_model is None or self.governor.backoff_reason() is not None:
+            return
+        summarize = self._summarizer()
+        if summarize is None:
+            return  # cooling down: the compaction will use the fallback summary anyway
+        with self._lock:
+            try:
+                if self.ahead.keeps(messages):
+                    return
+                job = build_job(messages, self._plan(messages), self.counter.estimate_message)
+            except Exception:  # noqa: BLE001 - preparing ahead must never cost the turn anything
+                logger.exception("stowage: could not prepare the next summary ahead")
+                return
+            if job is not None:
+                self.ahead.start(job, summarize)
+
     def has_content_to_compress(self, messages: list[Message]) -> bool:
         if not isinstance(messages, list):
             return False
@@ -407,10 +442,14 @@ class StowageEngineCore:
             self.governor.clear_cooldown()
         summarize = self._summarizer()
         self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
+        self.ahead.begin_compaction()
         outcome = compact(
             messages, self._plan(messages, force=force), count=self.counter.estimate_message,
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
-            archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON)
+            archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON,
+            prepared=self.ahead if self.settings.compaction.prepare_at > 0 else None)
+        if outcome.changed:
+            self.ahead.discard("the history it was written for was compacted")
         return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
 
     def _plan(self, messages: list[Message], *, force: bool = False) -> CompactionPlan:
@@ -432,6 +471,8 @@ class StowageEngineCore:
             abort_on_summary_failure=c.abort_on_summary_failure,
             profile=c.provider_profile,
             prune=PruneSettings(min_chars=c.prune_min_chars, max_args_chars=c.max_tool_args_chars),
+            # a prepared window may leave a longer tail: by what the request grew since it was prepared
+            prepared_tail_tokens=self.tail_budget_tokens + int(self.threshold_tokens * max(0.0, 1 - c.prepare_at)),
         )
 
     def _summarizer(self) -> Callable[[str], str] | None:
@@ -479,6 +520,8 @@ class StowageEngineCore:
                  "summary_error": outcome.summary_error, "window_reference": outcome.window_reference,
                  **vars(outcome.stats), "phase_ms": dict(outcome.stats.phase_ms),  # flat: asdict() recurses
                  "tokens_before": current_tokens or None,
+                 "prepared_ahead": bool(self.ahead.last_use and self.ahead.last_use.get("prepared_ahead")),
+                 "ahead_wait_ms": (self.ahead.last_use or {}).get("wait_ms"),
                  "tokens_after": sum(map(self.counter.estimate_message, outcome.messages)) if outcome.changed else None}
         self.compaction_log.append(entry)
         del self.compaction_log[:-50]
@@ -603,6 +646,7 @@ class StowageEngineCore:
         if session_id == self.session_id:
             self._session_live = False
             self.governor.verify_pending = False
+            self.ahead.discard("session ended")
             self.publish_status()
             self.lossless.end(session_id)
 
@@ -615,6 +659,7 @@ class StowageEngineCore:
         self._reset_session_state()
 
     def _reset_session_state(self) -> None:
+        self.ahead.discard("session reset")
         self.request_log = []
         self.governor.reset()
         self._reset_flags()
@@ -652,6 +697,8 @@ class StowageEngineCore:
             "store": self.lossless.status(),
             "tool_search": self._tool_search_status(),
             "view": self.view.status(),
+            "ahead": {**self.ahead.status(), "prepare_at": self.settings.compaction.prepare_at,
+                      "last": self.ahead.last_use},
             "last_compaction": self.compaction_log[-1] if self.compaction_log else None,
             "compactions": [{k: entry.get(k) for k in _COMPACTION_FIELDS} for entry in self.compaction_log[-10:]],
             "summary": {"last_error": self._last_summary_error, "fallback_used": self._last_summary_fallback_used},
@@ -662,7 +709,7 @@ class StowageEngineCore:
 
 REQUEST_LOG = 400  # requests kept for the dashboard's timeline (oldest dropped)
 _COMPACTION_FIELDS = ("result", "at", "forced", "summary_error", "window_reference", "tokens_before", "tokens_after",
-                      "messages_before", "messages_after", "pruned_outputs")
+                      "messages_before", "messages_after", "pruned_outputs", "prepared_ahead", "ahead_wait_ms")
 
 
 def _as_int(value: Any) -> int:

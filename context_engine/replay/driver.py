@@ -121,6 +121,7 @@ class ReplayTarget:
     middlewares: Sequence[Callable[..., Any]] = ()  # llm_request middleware
     tool_result_hooks: Sequence[Callable[..., Any]] = ()  # transform_tool_result hooks
     turn_end_hooks: Sequence[Callable[..., Any]] = ()  # on_session_end plugin hooks (end of each user turn)
+    history_hooks: Sequence[Callable[..., Any]] = ()  # post_llm_call plugin hooks (turn end, with the history)
     summarizer: StandInSummarizer | None = None
     is_summary_text: Callable[[str], bool] | None = None
     model: str = "replay-model"
@@ -149,6 +150,9 @@ class SessionResult:
     rewritten_tokens_other: int = 0  # tokens of the previous request not reused by such a request
     engine_compression_count: int = 0
     final_history_messages: int = 0
+    summaries_prepared: int = 0  # summary calls started ahead of a compaction (included in summary_calls)
+    summaries_prepared_used: int = 0  # compactions whose summary was prepared ahead
+    summaries_prepared_wasted: int = 0  # prepared calls no compaction used (discarded or failed)
     summary_prompt_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -171,6 +175,8 @@ class SessionResult:
             "cache_breaks_other": self.cache_breaks_other, "rewritten_tokens_other": self.rewritten_tokens_other,
             "engine_compression_count": self.engine_compression_count,
             "final_history_messages": self.final_history_messages,
+            "summaries_prepared": self.summaries_prepared, "summaries_prepared_used": self.summaries_prepared_used,
+            "summaries_prepared_wasted": self.summaries_prepared_wasted,
         }
 
 
@@ -278,6 +284,7 @@ class _Run:
         self._previous_request_tokens = 0
         self._compacted_since_request = False
         self._compress_kwargs = _supported_kwargs(getattr(self.engine, "compress", None))
+        self._summaries_billed = 0  # summary prompts billed so far (some are written ahead, between compactions)
 
     # -- the transcript ----------------------------------------------------------
     def play(self, messages: Sequence[Mapping[str, Any]]) -> SessionResult:
@@ -328,12 +335,23 @@ class _Run:
 
     def end_turn(self) -> None:
         self.turn_open = False
+        for hook in self.target.history_hooks:  # the host fires post_llm_call before on_session_end
+            hook(session_id=self.target.session_id, conversation_history=list(self.history),
+                 model=self.target.model, platform="cli")
         for hook in self.target.turn_end_hooks:
             hook(session_id=self.target.session_id, completed=True, interrupted=False,
                  model=self.target.model, platform="cli")
         self.emit("turn_end", turn=self.turn)
 
     def finish(self) -> None:
+        ahead = getattr(self.engine, "ahead", None)
+        if ahead is not None:
+            ahead.settle()  # a summary still being written ahead is billed too: it was a call
+            counts = ahead.status()
+            self.result.summaries_prepared = int(counts.get("prepared", 0))
+            self.result.summaries_prepared_used = int(counts.get("used", 0))
+            self.result.summaries_prepared_wasted = self.result.summaries_prepared - self.result.summaries_prepared_used
+        self._collect_summaries()
         self.result.engine_compression_count = int(getattr(self.engine, "compression_count", 0) or 0)
         self.result.final_history_messages = len(self.history)
         self._wire_memo.clear()
@@ -514,12 +532,11 @@ class _Run:
         if "force" in self._compress_kwargs:
             kwargs["force"] = False
         before = copy.deepcopy(self.history)
-        summaries_before = len(self.target.summarizer.prompt_tokens) if self.target.summarizer else 0
         self.result.compress_calls += 1
         started = time.process_time()
         compressed = engine.compress(self.history, **kwargs)
         self.result.compaction_cpu_s += time.process_time() - started
-        self._collect_summaries(summaries_before)
+        self._collect_summaries()
         progress = bool(getattr(engine, "_last_compression_made_progress", False))
         fallback = bool(getattr(engine, "_last_summary_fallback_used", False))
         if getattr(engine, "_last_compress_aborted", False):
@@ -560,11 +577,14 @@ class _Run:
         self.emit("compress", outcome="boundary", approx_tokens=approx_tokens, messages_after=len(compressed),
                   progress=progress, fallback=fallback)
 
-    def _collect_summaries(self, before: int) -> None:
+    def _collect_summaries(self) -> None:
+        """Bill every summary prompt not billed yet (those written ahead, used or wasted, included)."""
         summarizer = self.target.summarizer
         if summarizer is None:
             return
-        for tokens in summarizer.prompt_tokens[before:]:
+        fresh = summarizer.prompt_tokens[self._summaries_billed:]
+        self._summaries_billed += len(fresh)
+        for tokens in fresh:
             self.result.bill.add_summary(tokens)
             self.result.summary_prompt_tokens.append(tokens)
             self.emit("summary", prompt_tokens=tokens)

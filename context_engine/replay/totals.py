@@ -15,7 +15,7 @@ SUM_KEYS = ("requests", "prompt_tokens", "cached_tokens", "summary_calls", "summ
             "over_window_requests", "user_turns", "compactions", "compress_calls", "noop_compressions",
             "aborted_compressions", "compaction_cpu_s", "middleware_changed", "middleware_errors",
             "hook_replaced_results", "cache_breaks_after_compaction", "cache_breaks_other", "rewritten_tokens_other",
-            "wall_s")
+            "wall_s", "summaries_prepared", "summaries_prepared_used", "summaries_prepared_wasted")
 RATIO_KEYS = ("billed_tokens", "prompt_tokens", "summary_calls", "compactions", "compaction_cpu_s",
               "peak_request_tokens", "requests", "summary_input_tokens")
 

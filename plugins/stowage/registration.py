@@ -33,6 +33,8 @@ def register_plugin(ctx: Any) -> None:
         # Hermes fires the on_session_end *plugin hook* at the end of every
         # run_conversation, i.e. once per user turn: the governor's turn clock.
         register_hook("on_session_end", _on_turn_end)
+        # once per turn with the live history: where the next summary is prepared ahead
+        register_hook("post_llm_call", _prepare_ahead)
         register_hook("transform_tool_result", _spill_large_result)
     register_tool_search(ctx, engine)
     register_slash_command(ctx)
@@ -43,6 +45,12 @@ def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.end_turn_from_plugin_hook()
+
+
+def _prepare_ahead(session_id: str | None = None, conversation_history: Any = None, **_: Any) -> None:
+    engine = sessions.engine_for(session_id)
+    if engine is not None:
+        engine.prepare_ahead(conversation_history)
 
 
 def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None,

@@ -260,6 +260,7 @@ class StowageHost:
             middlewares=tuple(self.context.middleware.get("llm_request", [])),
             tool_result_hooks=tuple(hooks.get("transform_tool_result", [])),
             turn_end_hooks=tuple(hooks.get("on_session_end", [])),
+            history_hooks=tuple(hooks.get("post_llm_call", [])),
             summarizer=summarizer, is_summary_text=is_summary_text, model=MODEL, close=close)
 
 
