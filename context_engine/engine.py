@@ -389,6 +389,7 @@ class StowageEngineCore:
             try:
                 if self.ahead.keeps(messages):
                     return
+                self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])  # as compress() does: the same window
                 job = build_job(messages, self._plan(messages), self.counter.estimate_message)
             except Exception:  # noqa: BLE001 - preparing ahead must never cost the turn anything
                 logger.exception("stowage: could not prepare the next summary ahead")

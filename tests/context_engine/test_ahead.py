@@ -1,0 +1,229 @@
+"""Summaries prepared ahead: when they start, and when compress() may use one.
+
+No timing here: a model that blocks on an event stands in for a slow one
+(the wall-clock proof is the end-to-end test).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import random
+import threading
+
+from stowage.context_engine.ahead import build_job, clean_cut, should_prepare
+from stowage.context_engine.boundaries import Window
+from stowage.context_engine.compactor import compact
+from stowage.context_engine.summary import SummaryFailure
+from stowage.context_engine.validate import validate_messages
+from stowage_dev.transcripts import make_transcript, tool_output
+
+NEWEST = "Please rename parse_header() to parse_head() everywhere."
+
+
+def history(turns: int = 30, seed: int = 1) -> list[dict]:
+    msgs = make_transcript(turns, seed=seed)
+    return msgs + [{"role": "user", "content": NEWEST}, {"role": "assistant", "content": "On it."}]
+
+
+def add_turn(msgs: list[dict], seed: int = 7, calls: int = 1, chars: int = 2000) -> list[dict]:
+    rng = random.Random(seed)
+    msgs = list(msgs) + [{"role": "user", "content": f"One more thing {seed}"}]
+    for i in range(calls):
+        cid = f"late{seed}_{i}"
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": json.dumps({"command": "ls"})}}]})
+        msgs.append({"role": "tool", "tool_call_id": cid, "content": tool_output(rng, "terminal", chars)})
+    return msgs + [{"role": "assistant", "content": "Done."}]
+
+
+def near_trigger(engine, share: float = 0.9) -> None:
+    """The last request as sent reached ``share`` of the trigger."""
+    engine.last_prompt_tokens = int(engine.threshold_tokens * share)
+
+
+def prepare(engine, msgs) -> None:
+    engine.prepare_ahead(msgs)
+    engine.ahead.settle()
+
+
+def ahead(engine) -> dict:
+    return engine.get_status()["ahead"]
+
+
+# -- the decision ------------------------------------------------------------------------------
+
+def test_prepares_from_the_configured_share_of_the_trigger():
+    assert not should_prepare(8_000, 10_000, 0.85)
+    assert should_prepare(8_500, 10_000, 0.85)
+    assert should_prepare(12_000, 10_000, 0.85)  # over the trigger: the compaction has not run yet
+    assert not should_prepare(-1, 10_000, 0.85)  # right after a compaction
+    assert not should_prepare(9_000, 10_000, 0)  # off
+    assert not should_prepare(9_000, 0, 0.85)
+
+
+def test_engine_prepares_once_per_compaction_and_not_below_the_share(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model)
+    msgs = history()
+    near_trigger(engine, 0.5)
+    prepare(engine, msgs)
+    assert model.prompts == [] and ahead(engine)["prepared"] == 0
+    near_trigger(engine)
+    prepare(engine, msgs)
+    prepare(engine, add_turn(msgs))  # next turn end: the pending window is still a prefix, no second call
+    assert len(model.prompts) == 1 and ahead(engine)["prepared"] == 1 and ahead(engine)["state"] == "ready"
+
+
+def test_prepare_at_zero_is_off(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model, stowage={"compaction": {"prepare_at": 0}})
+    near_trigger(engine, 2.0)
+    prepare(engine, history())
+    assert model.prompts == []
+
+
+# -- reuse -----------------------------------------------------------------------------------
+
+def test_same_window_uses_the_prepared_summary_with_the_exact_prompt(make_engine, recording_model):
+    msgs = history()
+    sync_model = recording_model()
+    sync_out = make_engine(model=sync_model, stowage={"compaction": {"prepare_at": 0}}).compress(copy.deepcopy(msgs))
+
+    model = recording_model()
+    engine = make_engine(model=model)
+    near_trigger(engine)
+    prepare(engine, msgs)
+    out = engine.compress(msgs)
+    assert model.prompts == sync_model.prompts  # one call, with exactly the prompt the compactor builds
+    assert out == sync_out  # and the same compaction (grounding included)
+    assert ahead(engine)["used"] == 1
+    last = engine.get_status()["last_compaction"]
+    assert last["prepared_ahead"] is True and last["ahead_wait_ms"] is not None
+
+
+def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model)
+    msgs = history()
+    near_trigger(engine)
+    prepare(engine, msgs)
+    job_window = engine.ahead.pending.window
+    later = add_turn(msgs)
+    out = engine.compress(later)
+    assert len(model.prompts) == 1 and ahead(engine)["used"] == 1
+    assert validate_messages(out, "strict") == []
+    assert engine.last_outcome.stats.window_messages == job_window.size
+    kept = json.dumps(out)
+    assert "One more thing 7" in kept and NEWEST in kept
+
+
+def test_prefix_whose_longer_tail_is_over_budget_is_not_used(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model, stowage={"compaction": {"prepare_at": 0.99}})
+    msgs = history()
+    near_trigger(engine, 1.0)
+    prepare(engine, msgs)
+    later = add_turn(msgs, calls=8, chars=8000)  # far more growth than 1% of the trigger
+    engine.compress(later)
+    assert len(model.prompts) == 2  # the prepared call was wasted, the compaction summarized the whole window
+    assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
+    assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
+
+
+def test_changed_history_is_not_used(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model)
+    msgs = history()
+    near_trigger(engine)
+    prepare(engine, msgs)
+    edited = copy.deepcopy(msgs)
+    inside = next(i for i in range(engine.ahead.pending.window.head_end, len(msgs)) if msgs[i]["role"] == "user")
+    edited[inside]["content"] = "an edited message inside the prepared window"
+    engine.compress(edited)
+    assert len(model.prompts) == 2 and "an edited message" in model.prompts[1]
+    assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
+
+
+def test_a_focus_topic_never_uses_it(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model)
+    msgs = history()
+    near_trigger(engine)
+    prepare(engine, msgs)
+    engine.compress(msgs, focus_topic="database migrations", force=True)
+    assert len(model.prompts) == 2 and 'FOCUS TOPIC: "database migrations"' in model.prompts[1]
+    assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
+
+
+def test_a_failed_preparation_falls_back_to_the_sync_call(make_engine, recording_model, helpers):
+    for failure in (SummaryFailure("timeout", "took too long"), RuntimeError("bug")):
+        model = recording_model(failure)
+        engine = make_engine(model=model)
+        msgs = history()
+        near_trigger(engine)
+        prepare(engine, msgs)
+        out = engine.compress(msgs)
+        assert len(model.prompts) == 2 and model.prompts[0] == model.prompts[1]
+        assert ahead(engine)["failed"] == 1 and ahead(engine)["used"] == 0
+        assert not engine._last_summary_fallback_used and "Fix the failing parser tests" in json.dumps(out)
+        assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
+
+
+def test_a_running_preparation_is_waited_for_not_called_twice(make_engine, recording_model):
+    gate, entered = threading.Event(), threading.Event()
+    inner = recording_model()
+
+    def slow(prompt, runtime):
+        entered.set()
+        gate.wait(30)
+        return inner(prompt, runtime)
+
+    engine = make_engine(model=slow)
+    msgs = history()
+    near_trigger(engine)
+    engine.prepare_ahead(msgs)
+    assert entered.wait(30) and ahead(engine)["state"] == "running"
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(engine.compress(msgs)))
+    worker.start()
+    gate.set()
+    worker.join(30)
+    assert result and len(inner.prompts) == 1 and ahead(engine)["used"] == 1
+
+
+# -- lifetime --------------------------------------------------------------------------------
+
+def test_session_end_reset_and_copies_drop_the_pending_preparation(make_engine, recording_model):
+    engine = make_engine(model=recording_model())
+    engine.on_session_start("s1")
+    msgs = history()
+    near_trigger(engine)
+    prepare(engine, msgs)
+    clone = copy.deepcopy(engine)
+    assert clone.ahead is not engine.ahead and clone.ahead.pending is None
+    engine.on_session_end("s1", msgs)
+    assert engine.ahead.pending is None and ahead(engine)["discarded"] == 1
+    prepare(engine, msgs)
+    engine.on_session_reset()
+    assert engine.ahead.pending is None and ahead(engine)["discarded"] == 2
+
+
+# -- pure parts ------------------------------------------------------------------------------
+
+def test_clean_cut_never_splits_a_call_from_its_result(helpers):
+    msgs = [{"role": "user", "content": "go"}, *helpers.turn(["a"], ["out"]), {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": "next"}]
+    assert clean_cut(msgs, Window(0, 4))
+    assert not clean_cut(msgs, Window(0, 2))  # the result would open the tail
+    assert not clean_cut(msgs, Window(2, 4))  # the result without its call
+
+
+def test_job_prompt_is_the_compactors(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model)
+    msgs = history()
+    plan = engine._plan(msgs)
+    job = build_job(msgs, plan, engine.counter.estimate_message, today="2026-01-02")
+    compact(msgs, plan, count=engine.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02")
+    assert job is not None and model.prompts == [job.prompt]
