@@ -1,0 +1,66 @@
+"""A summary prepared ahead, inside the real host: the compacting turn does not wait for the model.
+
+The turn before the big one ends with the request as sent at 90% of the
+trigger, so Stowage starts the summary on a background thread at turn end.
+The summary request is answered slowly (``DELAY`` seconds); the user "thinks"
+until it is ready, then the big turn compacts without waiting for the model,
+and the server sees exactly one summary request.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from stowage_dev.runner import Scenario, run_scenario
+
+pytestmark = pytest.mark.e2e
+
+DELAY = 4.0  # seconds the summary model takes
+TRIGGER = int(128_000 * 0.42)  # view.compact_at of the 128k window
+SUMMARY = "## Goal\nInspect the big outputs (SUMMARY-AHEAD).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
+
+WAIT_UNTIL_READY = """
+import time
+started = time.perf_counter()
+while engine.ahead.status()["state"] == "running" and time.perf_counter() - started < 60:
+    time.sleep(0.05)
+result = {"state": engine.ahead.status()["state"], "waited_s": round(time.perf_counter() - started, 3)}
+"""
+
+
+def test_compaction_uses_the_summary_prepared_during_an_earlier_turn(fake_llm: FakeLLMServer, make_home) -> None:
+    home = stowage_home(make_home, config={"stowage": {"compaction": {"summary_timeout_seconds": 60}}})
+    script_warm_up(fake_llm, 5)
+    fake_llm.on(Match.user_turn("NEAR"), Reply.say("near done", usage={"prompt_tokens": int(TRIGGER * 0.9)}))
+    script_big_turn(fake_llm)
+    fake_llm.on(Match.summary_request(), Reply.say(SUMMARY, delay=DELAY))
+
+    scenario = (warm_up(Scenario(), 5).turn("NEAR the trigger now", id="near")
+                .python(WAIT_UNTIL_READY, id="think")  # the user reads the answer meanwhile
+                .turn("BIG now", id="big").turn("after BIG", id="after"))
+    result = run_scenario(home, scenario, check=True)
+
+    (summary_call,) = fake_llm.summary_requests()  # one summary request for the one compaction
+    big_requests = result.step_requests(fake_llm, "big")
+    assert big_requests and summary_call.index < big_requests[0].index  # sent before the compacting turn began
+    assert result.step("think")["result"]["state"] == "ready"
+
+    big = result.step("big")
+    status = big["engine"]["status"]
+    last = status["last_compaction"]
+    assert big["engine"]["compression_count"] == 1 and last["result"] == "compacted"
+    assert last["prepared_ahead"] is True
+    assert last["ahead_wait_ms"] < DELAY * 1000 / 2  # compress() did not wait for the model
+    assert big["duration_s"] < DELAY  # the whole compacting turn took less than the model alone
+    assert status["ahead"]["prepared"] == 1 and status["ahead"]["used"] == 1
+
+    follow_up = next(r for r in fake_llm.main_requests() if r.index > summary_call.index and "SUMMARY-AHEAD" in r.text)
+    assert "BIG now" in follow_up.text
+    assert_valid_request(follow_up)
+    assert "SUMMARY-AHEAD" in json.dumps(fake_llm.last_main_request().messages)
+    print(f"ahead e2e: think {result.step('think')['result']['waited_s']} s, big turn {big['duration_s']} s, "
+          f"compress waited {last['ahead_wait_ms']} ms, summary delay {DELAY} s")
