@@ -14,7 +14,7 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Any, Callable, Protocol
+from typing import Callable, Protocol
 
 from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
