@@ -448,7 +448,8 @@ class StowageEngineCore:
             messages, self._plan(messages, force=force), count=self.counter.estimate_message,
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
             archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON,
-            prepared=self.ahead if self.settings.compaction.prepare_at > 0 else None)
+            # on cooldown no model summary is used at all, so neither is the shorter prepared window
+            prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None)
         if outcome.changed:
             self.ahead.discard("the history it was written for was compacted")
         return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
