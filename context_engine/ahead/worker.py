@@ -62,6 +62,7 @@ class AheadSummaries:
         self._lock = threading.Lock()
         self._run: _Run | None = None
         self.counts = {"prepared": 0, "used": 0, "discarded": 0, "failed": 0}
+        self.discard_reasons: dict[str, int] = {}  # why preparations were wasted (the status says)
         self.last_use: dict[str, Any] | None = None  # of the last compaction: prepared ahead? waited how long?
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "AheadSummaries":
@@ -80,7 +81,7 @@ class AheadSummaries:
         """Write ``job``'s reply on a daemon thread (any earlier job is discarded)."""
         run = _Run(job)
         with self._lock:
-            self._drop_locked("replaced")
+            self._drop_locked("replaced by a newer window")
             self._run = run
             self.counts["prepared"] += 1
         threading.Thread(target=run.work, args=(summarize,), name="stowage-ahead", daemon=True).start()
@@ -114,7 +115,7 @@ class AheadSummaries:
             self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "none"}
             return None
         if run.job.key != job_key(prompt, window):
-            self._count("discarded")
+            self._count("discarded", "another window or prompt at compaction")
             self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "stale"}
             return None
         finished = run.done.wait(self.wait_seconds)
@@ -149,17 +150,20 @@ class AheadSummaries:
     def _drop_locked(self, reason: str) -> None:
         if self._run is not None:
             self.counts["discarded"] += 1
+            self.discard_reasons[reason] = self.discard_reasons.get(reason, 0) + 1
             logger.debug("stowage: dropped a summary prepared ahead (%s)", reason)
             self._run = None
 
-    def _count(self, name: str) -> None:
+    def _count(self, name: str, reason: str | None = None) -> None:
         with self._lock:
             self.counts[name] += 1
+            if reason is not None:
+                self.discard_reasons[reason] = self.discard_reasons.get(reason, 0) + 1
 
     def status(self) -> dict[str, Any]:
         run = self._run
         state = "idle" if run is None else "ready" if run.done.is_set() else "running"
-        return {**self.counts, "state": state}
+        return {**self.counts, "state": state, "discard_reasons": dict(self.discard_reasons)}
 
 
 _LIVE: "weakref.WeakSet[AheadSummaries]" = weakref.WeakSet()
