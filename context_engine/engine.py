@@ -74,6 +74,8 @@ class StowageEngineCore:
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
         # the next summary, written ahead; a compaction waits for it at most as long as for its own call
         self.ahead = AheadSummaries(wait_seconds=c.summary_timeout_seconds or 300.0)
+        # the host passes a memory provider's context to compress(); a prompt prepared without it never matches
+        self._compress_gets_memory = False
         self.runtime: dict[str, Any] = {}
         self.model = ""
         self.session_id: str | None = None
@@ -380,7 +382,7 @@ class StowageEngineCore:
         if not isinstance(messages, list) or not should_prepare(self.last_prompt_tokens, self.threshold_tokens,
                                                                   c.prepare_at):
             return
-        if self.summary_model is None or self.governor.backoff_reason() is not None:
+        if self.summary_model is None or self._compress_gets_memory or self.governor.backoff_reason() is not None:
             return
         summarize = self._summarizer()
         if summarize is None:
@@ -443,6 +445,7 @@ class StowageEngineCore:
             self.governor.clear_cooldown()
         summarize = self._summarizer()
         self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
+        self._compress_gets_memory = self._compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
         outcome = compact(
             messages, self._plan(messages, force=force), count=self.counter.estimate_message,

@@ -156,6 +156,19 @@ def test_a_focus_topic_never_uses_it(make_engine, recording_model):
     assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
 
 
+def test_memory_context_is_part_of_the_key_and_stops_further_preparations(make_engine, recording_model):
+    model = recording_model()
+    engine = make_engine(model=model)
+    msgs = history()
+    near_trigger(engine)
+    prepare(engine, msgs)
+    out = engine.compress(msgs, memory_context="user prefers tabs")
+    assert len(model.prompts) == 2 and ahead(engine)["discarded"] == 1
+    near_trigger(engine)
+    prepare(engine, add_turn(out))  # the host passes memory context: a preparation could never match
+    assert len(model.prompts) == 2 and ahead(engine)["prepared"] == 1
+
+
 def test_a_failed_preparation_falls_back_to_the_sync_call(make_engine, recording_model, helpers):
     for failure in (SummaryFailure("timeout", "took too long"), RuntimeError("bug")):
         model = recording_model(failure)
