@@ -82,7 +82,7 @@ KEYS: tuple[Key, ...] = (
     Key("compaction.summary_timeout_seconds", NUMBER, 0,
         "Deadline of one summary call. 0 keeps Hermes's own (auxiliary.compression.timeout, at least 300 s).",
         0, 3600),
-    Key("compaction.prepare_at", NUMBER, 0.85,
+    Key("compaction.prepare_at", NUMBER, 0.9,
         "Share of the compaction trigger at which the next summary is written ahead on a background thread, so the "
         "compacting turn does not wait for the model. 0 turns it off.", 0, 0.99),
     Key("compaction.prune_min_chars", INTEGER, 200,

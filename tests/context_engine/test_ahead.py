@@ -37,7 +37,7 @@ def add_turn(msgs: list[dict], seed: int = 7, calls: int = 1, chars: int = 2000)
     return msgs + [{"role": "assistant", "content": "Done."}]
 
 
-def near_trigger(engine, share: float = 0.9) -> None:
+def near_trigger(engine, share: float = 0.95) -> None:
     """The last request as sent reached ``share`` of the trigger."""
     engine.last_prompt_tokens = int(engine.threshold_tokens * share)
 

@@ -1,6 +1,6 @@
 """A summary prepared ahead, inside the real host: the compacting turn does not wait for the model.
 
-The turn before the big one ends with the request as sent at 90% of the
+The turn before the big one ends with the request as sent at 95% of the
 trigger, so Stowage starts the summary on a background thread at turn end.
 The summary request is answered slowly (``DELAY`` seconds); the user "thinks"
 until it is ready, then the big turn compacts without waiting for the model,
@@ -35,7 +35,7 @@ result = {"state": engine.ahead.status()["state"], "waited_s": round(time.perf_c
 def test_compaction_uses_the_summary_prepared_during_an_earlier_turn(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home, config={"stowage": {"compaction": {"summary_timeout_seconds": 60}}})
     script_warm_up(fake_llm, 5)
-    fake_llm.on(Match.user_turn("NEAR"), Reply.say("near done", usage={"prompt_tokens": int(TRIGGER * 0.9)}))
+    fake_llm.on(Match.user_turn("NEAR"), Reply.say("near done", usage={"prompt_tokens": int(TRIGGER * 0.95)}))
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY, delay=DELAY))
 
