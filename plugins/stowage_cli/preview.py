@@ -36,7 +36,7 @@ def preview_text(session_id: str, p: dict[str, Any], now: float | None = None) -
         if str(p.get("reason") or "").startswith("below_threshold"):
             trigger = (f"would not compact on its own now: the last request had {_n(last)} tokens, below the "
                        f"threshold of {_n(threshold)}")
-        trigger += "; /compress would still do what follows"
+        trigger += "; /compress forces one anyway (with a shorter tail than below)"
     rows: list[tuple[str, Any]] = [
         ("now", f"{_n(p.get('messages'))} message(s), about {_n(p.get('tokens'))} tokens"
                 + (f" (plus {_n(p.get('system_messages'))} system message(s))" if p.get("system_messages") else "")),

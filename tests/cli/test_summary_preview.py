@@ -111,7 +111,7 @@ def test_preview_text():
     assert "8 message(s), 2,500 tokens" in text and "about 6,100 tokens or less" in text
     quiet = preview_text("s1", {**PREVIEW, "would_compact": False, "reason": "below_threshold:9<48000",
                                 "window_messages": 0, "last_prompt_tokens": 9})
-    assert "below the threshold of 48,000" in quiet and "/compress would still" in quiet
+    assert "below the threshold of 48,000" in quiet and "/compress forces one anyway" in quiet
     assert re.search(r"summarized +nothing", quiet)
     assert "backoff:x" in preview_text("s", {"reason": "backoff:x"})  # a bare dict still formats
 
