@@ -677,6 +677,7 @@ class StowageEngineCore:
         if seen is None:
             return None
         conversation = [m for m in seen.messages if isinstance(m, dict)]
+        self.counter.calibrate(conversation[-CALIBRATION_MESSAGES:])  # as compress() does: the same estimates
         would, reason = self.should_compress_info(self.last_prompt_tokens)
         return preview_compaction(
             seen, self._plan(conversation), count=self.counter.estimate_message,

@@ -100,3 +100,16 @@ def test_preview_of_a_short_history_summarizes_nothing(make_engine):
                                  reason="below_threshold:10<100", compactions_so_far=0)
     assert preview.window_messages == 0 and preview.window_first == 0 and preview.summary_budget_tokens == 0
     assert preview.tail_messages + preview.head_messages == 2
+
+
+def test_preview_matches_the_engines_own_next_compaction(make_engine, tmp_path):
+    """The engine calibrates its token estimates before compacting; the preview does too, so they agree."""
+    engine = make_engine()
+    engine.on_session_start("sess-2", hermes_home=str(tmp_path))
+    msgs = [{"role": "system", "content": "You are helpful."}] + history()
+    engine._saw(msgs, "request")
+    preview = engine.preview()
+    engine.compress(msgs[1:], current_tokens=engine.threshold_tokens + 1)
+    log = engine.compaction_log[-1]
+    assert (preview.window_messages, preview.pruned_outputs) == (log["window_messages"], log["pruned_outputs"])
+    assert engine.last_seen is not None and engine.last_seen.source == "compaction"
