@@ -126,8 +126,9 @@ class StowageEngineCore:
         shared = {"settings", "summary_model", "archive"}
         fresh = {"_lock", "_guests", "_guest_threads", "_session_live", "_owner_thread"}
         for key, value in self.__dict__.items():
-            if key not in shared and key not in fresh:
+            if key not in shared and key not in fresh and key != "last_seen":
                 setattr(clone, key, copy.deepcopy(value, memo))
+        clone.last_seen = None  # another agent's history: never copied (it can be large)
         clone._init_sharing()
         clone._agent_copy = True
         return clone
@@ -399,7 +400,6 @@ class StowageEngineCore:
         self._reset_flags()
         if not isinstance(messages, list) or not messages:
             return messages
-        self._saw(messages, "compaction")
         newest = last_index(messages, is_real_user_turn)
         self.governor.observe_turn_key(message_text(messages[newest]) if newest >= 0 else None)
         overflowing = bool(current_tokens and self.context_length and current_tokens >= self.context_length)
@@ -415,7 +415,9 @@ class StowageEngineCore:
             messages, self._plan(messages, force=force), count=self.counter.estimate_message,
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
             archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON)
-        return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
+        result = self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
+        self._saw(result, "compaction")  # what the history is now, for the next preview
+        return result
 
     def _plan(self, messages: list[Message], *, force: bool = False) -> CompactionPlan:
         """The numbers of this compaction.

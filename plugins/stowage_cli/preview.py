@@ -23,7 +23,7 @@ def _n(value: Any) -> str:
 def preview_text(session_id: str, p: dict[str, Any], now: float | None = None) -> str:
     """What a compaction now would do, in the order it would do it."""
     at = p.get("seen_at")
-    source = {"request": "the last provider request", "compaction": "the last compaction"}.get(
+    source = {"request": "the last provider request", "compaction": "the history the last compaction left"}.get(
         str(p.get("source")), str(p.get("source")))
     age = relative_time(at, now) if isinstance(at, (int, float)) else "at an unknown time"
     lines = [f"session {session_id}: compaction preview (dry run: no model call, nothing stored or changed)",

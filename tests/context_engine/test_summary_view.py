@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 
 from stowage.context_engine.compactor import compact
@@ -109,7 +110,11 @@ def test_preview_matches_the_engines_own_next_compaction(make_engine, tmp_path):
     msgs = [{"role": "system", "content": "You are helpful."}] + history()
     engine._saw(msgs, "request")
     preview = engine.preview()
-    engine.compress(msgs[1:], current_tokens=engine.threshold_tokens + 1)
+    out = engine.compress(msgs[1:], current_tokens=engine.threshold_tokens + 1)
     log = engine.compaction_log[-1]
     assert (preview.window_messages, preview.pruned_outputs) == (log["window_messages"], log["pruned_outputs"])
-    assert engine.last_seen is not None and engine.last_seen.source == "compaction"
+    # afterwards the preview describes the compacted history, not the one before it
+    after = engine.preview()
+    assert after.source == "compaction" and after.messages == len(out) and after.compactions_so_far == 1
+    assert after.head_messages == 0  # the summary carries the early context now
+    assert copy.deepcopy(engine).last_seen is None  # another agent's copy never carries this history
