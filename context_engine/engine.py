@@ -27,6 +27,8 @@ from .store_session.session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
 from .status_file import write_session_status
+from .summary_log import append_summary, window_handle
+from .preview import CompactionPreview, SeenMessages, preview_compaction
 from .view import LeanView, ViewSettings
 from ..tool_search.session import ShapedRequest, ToolSearchSession
 from ..tool_search import BRIDGE_NAMES
@@ -82,6 +84,7 @@ class StowageEngineCore:
         self.last_outcome: CompactionOutcome | None = None
         self.compaction_log: list[dict[str, Any]] = []
         self.request_log: list[dict[str, Any]] = []  # per request: tokens of the full history and as sent
+        self.last_seen: SeenMessages | None = None  # the newest history the engine saw, for /stowage preview
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
         self._host_turn_clock = False  # the host calls on_turn_complete (newer hosts)
         self.tool_search_unavailable: str | None = None  # why this host cannot run tool search
@@ -128,8 +131,9 @@ class StowageEngineCore:
         shared = {"settings", "summary_model", "archive"}
         fresh = {"_lock", "_guests", "_guest_threads", "_session_live", "_owner_thread"}
         for key, value in self.__dict__.items():
-            if key not in shared and key not in fresh:
+            if key not in shared and key not in fresh and key != "last_seen":
                 setattr(clone, key, copy.deepcopy(value, memo))
+        clone.last_seen = None  # another agent's history: never copied (it can be large)
         clone._init_sharing()
         clone._agent_copy = True
         return clone
@@ -455,7 +459,9 @@ class StowageEngineCore:
             prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None)
         if outcome.changed:
             self.ahead.discard("the history it was written for was compacted")
-        return self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
+        result = self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
+        self._saw(result, "compaction")  # what the history is now, for the next preview
+        return result
 
     def _plan(self, messages: list[Message], *, force: bool = False) -> CompactionPlan:
         """The numbers of this compaction.
@@ -517,7 +523,20 @@ class StowageEngineCore:
         self._last_summary_fallback_used = outcome.fallback_used
         self._last_summary_error = outcome.summary_error
         self._log(outcome, current_tokens, focus_topic, force, "fallback" if outcome.fallback_used else "compacted")
+        self._record_summary(outcome, self.compaction_log[-1])
         return outcome.messages
+
+    def _record_summary(self, outcome: CompactionOutcome, entry: dict[str, Any]) -> None:
+        """Keep the summary as it went into the history, where ``stowage summary`` reads it."""
+        if outcome.summary_body is None:
+            return  # only outputs were pruned: there is no summary to show
+        fields = ("at", "result", "forced", "focus_topic", "summary_error", "tokens_before", "tokens_after",
+                  "messages_before", "messages_after", "window_messages", "window_tool_outputs", "pruned_outputs",
+                  "window_reference")
+        append_summary(self.lossless.root, self.session_id, {
+            "compaction": self.compression_count, **{k: entry.get(k) for k in fields},
+            "fallback_used": outcome.fallback_used, "model": self.runtime.get("model") or None,
+            "window_handle": window_handle(outcome.window_reference), "body": outcome.summary_body})
 
     def _log(self, outcome: CompactionOutcome, current_tokens: int | None, focus_topic: str | None, force: bool,
              result: str) -> None:
@@ -577,6 +596,7 @@ class StowageEngineCore:
         ``tools`` may be empty (no tool search then); the history passed in
         is never changed.
         """
+        self._saw(messages, "request")
         if tools:
             shaped = self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
         else:
@@ -594,6 +614,8 @@ class StowageEngineCore:
         middleware only defers tools, so the view is applied exactly once.
         """
         self._host_selects_context = True
+        if isinstance(request_messages, list):
+            self._saw(request_messages, "request")
         if not self.view.settings.enabled or not isinstance(request_messages, list) or not request_messages:
             return None
         try:
@@ -666,6 +688,7 @@ class StowageEngineCore:
     def _reset_session_state(self) -> None:
         self.ahead.discard("session reset")
         self.request_log = []
+        self.last_seen = None
         self.governor.reset()
         self._reset_flags()
         self.awaiting_real_usage_after_compression = False
@@ -685,6 +708,33 @@ class StowageEngineCore:
             logger.exception("stowage: could not gather the session status")
             return
         write_session_status(self.lossless.root, self.session_id, data)
+
+    # -- dry run ----------------------------------------------------------------
+    def _saw(self, messages: list[Message], source: str) -> None:
+        """Remember the newest history (a shallow copy: the messages themselves are the host's)."""
+        self.last_seen = SeenMessages(list(messages), time.time(), source)
+
+    def preview(self) -> CompactionPreview | None:
+        """What a compaction of the last history seen would do now, without a model call or a write.
+
+        Hermes 0.19.0 gives a slash command no agent and no messages, so the
+        preview works on the newest history the engine saw (the last provider
+        request or compaction); the result says how fresh that is.  None
+        before the engine has seen any history.
+        """
+        target = self._routed()
+        if target is not self:
+            return target.preview()
+        seen = self.last_seen
+        if seen is None:
+            return None
+        conversation = [m for m in seen.messages if isinstance(m, dict)]
+        self.counter.calibrate(conversation[-CALIBRATION_MESSAGES:])  # as compress() does: the same estimates
+        would, reason = self.should_compress_info(self.last_prompt_tokens)
+        return preview_compaction(
+            seen, self._plan(conversation), count=self.counter.estimate_message,
+            last_prompt_tokens=max(self.last_prompt_tokens, 0), threshold_tokens=self.threshold_tokens,
+            would_compact=would, reason=reason, compactions_so_far=self.compression_count)
 
     # -- status ---------------------------------------------------------------
     def get_status(self) -> dict[str, Any]:

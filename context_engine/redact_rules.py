@@ -433,10 +433,10 @@ _AWS_SECRET_HEADS = ("awssecret", "aws_secret", "aws-secret", "secretaccess", "s
 RULES: tuple[Rule, ...] = (
     Rule(re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)"),
          _mask_all, _in_text("PRIVATE KEY-----")),
-    Rule(re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
+    Rule(re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
          _mask_all, _always,
-         # The lookbehind allows "." and "=" of a run before a key.
-         _in_runs(_VENDOR_KEY_RUNS, _VENDOR_HEADS, ".=")),
+         # The lookbehind allows "." "=" and "-" of a run before a key ("--token-glpat-...", "x=-sk-...").
+         _in_runs(_VENDOR_KEY_RUNS, _VENDOR_HEADS, ".=-")),
     Rule(re.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}"), _mask_all, _in_text("eyJ")),
     Rule(re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
          _mask_group, _in_lowered("authorization")),

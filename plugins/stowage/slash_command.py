@@ -20,12 +20,15 @@ if TYPE_CHECKING:  # pragma: no cover - imported on first use: registering must 
 logger = logging.getLogger(__name__)
 
 COMMAND_NAME = "stowage"
-DESCRIPTION = "Stowage store status, doctor and gc preview"
-ARGS_HINT = "[status|doctor|gc --dry-run|help]"
+DESCRIPTION = "Stowage store status, compaction summary and preview, doctor and gc preview"
+ARGS_HINT = "[status|summary [--all]|preview|doctor|gc --dry-run|help]"
 
 HELP = """\
 /stowage                 store location and size, counts, retention limits, tokenizer
 /stowage status          same as above
+/stowage summary         the newest compaction summary of this session, as inserted into the history
+/stowage summary --all   every summary of this session, oldest first
+/stowage preview         what a compaction now would do (dry run: no model call, nothing changed)
 /stowage doctor          verify every stored blob, the index, the config and the tokenizer
 /stowage doctor --no-verify   the same without rehashing the blobs (faster)
 /stowage gc --dry-run    what retention would evict now, and why
@@ -47,6 +50,10 @@ def _run(words: list[str], env: "Env") -> "Outcome | str":
     command, flags = (words[0].lower(), set(words[1:])) if words else ("status", set())
     if command == "status" and not flags:
         return status(env).text + "\n" + _engine_here(env.config_path) + _live_sessions()
+    if command == "summary" and flags <= {"--all"}:
+        return _summaries(env, "--all" in flags)
+    if command == "preview" and not flags:
+        return _previews()
     if command == "doctor" and flags <= {"--no-verify"}:
         return doctor(env, repair=False, verify="--no-verify" not in flags)
     if command == "gc" and flags == {"--dry-run"}:
@@ -91,6 +98,43 @@ def _live_sessions() -> str:
             continue
         lines += session_text(f"{session_id} (live)", figures)
     return ("\nthis process\n" + "\n".join(lines)) if lines else ""
+
+
+def _live_engines() -> list[tuple[str, Any]]:
+    from . import sessions
+
+    found = [(sid, sessions.engine_for(sid)) for sid in sessions.live_session_ids()]
+    return [(sid, engine) for sid, engine in found if engine is not None]
+
+
+def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
+    """This process's sessions; without one (a gateway admin shell, say), the newest session on disk."""
+    from .cli.summary import summaries_for, summary
+
+    live = _live_engines()
+    if not live:
+        outcome = summary(env, None, show_all)
+        return "no Stowage session is running in this process; the newest session in the store:\n" + outcome.text
+    return "\n\n".join(summaries_for(engine.lossless.root or env.store_root, sid, show_all) for sid, engine in live)
+
+
+def _previews() -> str:
+    from .cli.preview import preview_text
+
+    live = _live_engines()
+    if not live:
+        return "no Stowage session is running in this process: a preview needs a live session's history"
+    texts = []
+    for sid, engine in live:
+        try:
+            preview = engine.preview()
+        except Exception as exc:  # noqa: BLE001 - a dry run must not crash the session
+            logger.exception("stowage: preview failed")
+            texts.append(f"session {sid}: preview failed: {type(exc).__name__}: {exc}")
+            continue
+        texts.append(preview_text(sid, preview.as_dict()) if preview is not None else
+                     f"session {sid}: nothing to preview yet (the engine has not seen this session's history)")
+    return "\n\n".join(texts)
 
 
 def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes_home) -> str:

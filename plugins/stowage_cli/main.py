@@ -2,6 +2,7 @@
 
     stowage [--hermes-home PATH] [--store PATH] [--json] COMMAND
     stowage status                       what is stored, limits, tokenizer
+    stowage summary [--session ID] [--all]   the summary a compaction put into the history
     stowage blobs ls [--session S] [--kind K] [--limit N]
     stowage blobs show HANDLE            metadata, provenance, or the tombstone
     stowage blobs cat HANDLE [--lines A:B] [--force]
@@ -34,6 +35,7 @@ from .formatting import jsonable
 from .purge import purge, rm
 from .replay_cli import add_replay_arguments, replay_command
 from .status import TerminalProgress, doctor, status
+from .summary import summary
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -66,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
         return p
 
     command(sub, "status", "store location and size, counts, retention limits, tokenizer backend")
+    p = command(sub, "summary", "the newest compaction summary of a session, as inserted into its history")
+    p.add_argument("--session", metavar="ID", help="this session (default: the newest one)")
+    p.add_argument("--all", dest="show_all", action="store_true", help="every summary of the session, oldest first")
     blobs = command(sub, "blobs", "list, show or print stored blobs")
     blob_sub = blobs.add_subparsers(dest="blob_command", metavar="ACTION")
     p = command(blob_sub, "ls", "list blobs, most recently used first")
@@ -102,6 +107,8 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
     command = args.command or "status"
     if command == "status":
         return status(env)
+    if command == "summary":
+        return summary(env, args.session, args.show_all)
     if command == "gc":
         return gc(env, args.dry_run)
     if command == "doctor":

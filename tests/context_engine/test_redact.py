@@ -128,6 +128,7 @@ FALSE_POSITIVES = [
     "error: token expired, please log in again",
     "The key insight is that sessions end.",
     "session_id=abc123 user_id=42",
+    "the high-risk-assessment of ask-me-anything-2024-report-v2",
     "",
 ]
 
@@ -203,3 +204,9 @@ def test_hermes_also_leaves_false_positive_samples_alone_or_we_are_not_stricter(
     # Documents the false-positive corpus: where the built-in changes nothing, neither do we.
     if hermes_redact(text) == text:
         assert redact(text) == text
+
+
+def test_a_vendor_key_glued_to_a_dash_is_masked():
+    key = "glpat-" + "Ab3dEf6hIj9kLm2nOp5q"
+    assert key not in redact(f"glab auth login --token-{key}")
+    assert redact(f"x -{key} y") == "x -[REDACTED] y"

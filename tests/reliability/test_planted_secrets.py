@@ -45,6 +45,8 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("github-fine-grained", "{S}", "github_pat_FAKE" + r(60))
     add("gitlab-pat-header", "curl -H 'PRIVATE-TOKEN: {S}' x", "glpat-FAKE" + r(16))
     add("gitlab-pat-bare", "remote uses {S}", "glpat-" + r(20))
+    add("gitlab-pat-after-dash", "glab auth login --token-{S}", "glpat-" + r(20))
+    add("openai-after-dash", "export KEY=-{S}", "sk-proj-FAKE" + r(40))
     add("gitlab-trigger", "trigger {S}", "glptt-" + r(40, hexdigits))
     add("gitlab-deploy", "deploy token {S} here", "gldt-" + r(20))
     add("gitlab-runner", "runner registration {S}", "glrt-" + r(20))
