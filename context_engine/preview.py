@@ -9,12 +9,11 @@ same window, so the two cannot drift apart unnoticed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from .boundaries import budget_tail_start, choose_window, head_end_index
-from .compactor import CompactionPlan
-from .messages import Message, is_real_user_turn, last_index, role_of, summary_positions
+from .compactor import CompactionPlan, choose
+from .messages import Message, is_real_user_turn, last_index, role_of
 from .prune import prune
 from .summary_prompt import summary_budget_tokens
 
@@ -72,14 +71,8 @@ def preview_compaction(seen: SeenMessages, plan: CompactionPlan, *, count: Count
     while system < len(seen.messages) and role_of(seen.messages[system]) in ("system", "developer"):
         system += 1
     messages = seen.messages[system:]
-    if summary_positions(messages):
-        plan = replace(plan, protect_first_n=0)  # as compact(): the summary carries the early context
-    head_end = head_end_index(messages, plan.protect_first_n)
-    prune_from = budget_tail_start(messages, budget_tokens=plan.tail_budget_tokens,
-                                   min_messages=plan.tail_min_messages, count=count, floor_index=head_end)
-    window = choose_window(messages, protect_first_n=plan.protect_first_n,
-                           tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
-                           count=count, budget_tail=prune_from)
+    choice = choose(messages, plan, count)  # the window compact() would take
+    plan, prune_from, window = choice.plan, choice.prune_from, choice.window
     pruned = prune(messages, protect_from=prune_from, settings=plan.prune,
                    keep_images_at=frozenset({last_index(messages, is_real_user_turn)}),
                    skip=range(window.head_end, window.tail_start))
