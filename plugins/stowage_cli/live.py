@@ -93,7 +93,22 @@ def session_rows(status: dict[str, Any]) -> list[tuple[str, Any]]:
         if gov.get("summary_cooldown_seconds"):
             trigger += f"; summary model cooling down {gov['summary_cooldown_seconds']} s (fallback summary meanwhile)"
         rows.append(("next compaction", trigger))
+    ahead = _d(status.get("ahead"))
+    if ahead:
+        rows.append(("summaries ahead", _ahead_text(ahead)))
     return rows
+
+
+def _ahead_text(ahead: dict[str, Any]) -> str:
+    """Summaries written in the background before a compaction needed them (``compaction.prepare_at``)."""
+    if not ahead.get("prepare_at"):
+        return "off (compaction.prepare_at: 0)"
+    text = (f"{_n(ahead.get('prepared'))} prepared, {_n(ahead.get('used'))} used by a compaction, "
+            f"{_n(ahead.get('discarded'))} discarded, {_n(ahead.get('failed'))} failed; now {ahead.get('state') or '?'}")
+    last = _d(ahead.get("last"))
+    if last.get("prepared_ahead"):
+        text += f"; the last compaction waited {_n(round(float(last.get('wait_ms') or 0)))} ms for its summary"
+    return text
 
 
 def session_text(session_id: Any, status: dict[str, Any], indent: int = 2) -> list[str]:

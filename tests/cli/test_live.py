@@ -27,6 +27,16 @@ def test_every_figure_is_shown():
     assert "when a request reaches 96,000 tokens (last 40,000)" in text and "cooling down 55.0 s" in text
 
 
+def test_summaries_prepared_ahead_are_shown():
+    ahead = {"prepare_at": 0.9, "prepared": 3, "used": 2, "discarded": 1, "failed": 0, "state": "idle",
+             "last": {"prepared_ahead": True, "wait_ms": 0.27, "outcome": "used"}}
+    rows = dict(session_rows({"ahead": ahead}))
+    assert rows["summaries ahead"] == ("3 prepared, 2 used by a compaction, 1 discarded, 0 failed; now idle; "
+                                       "the last compaction waited 0 ms for its summary")
+    assert dict(session_rows({"ahead": {"prepare_at": 0}}))["summaries ahead"].startswith("off")
+    assert "summaries ahead" not in dict(session_rows({}))
+
+
 def test_an_old_or_empty_status_file_still_prints():
     rows = dict(session_rows({}))
     assert rows["compactions"] == "0" and rows["store failures"] == "none"
