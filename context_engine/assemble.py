@@ -19,7 +19,7 @@ import json
 from typing import Any
 
 from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, content_parts, has_content,
-                       json_object_problem, role_of, tool_calls_of, tool_result_id)
+                       json_object_problem, leading_system_count, role_of, tool_calls_of, tool_result_id)
 
 REMOVED_CALL_NOTE = "(tool call removed during context compaction)"
 CONTINUE_NOTE = "(continuing the conversation)"
@@ -259,8 +259,8 @@ def _merge_pair(first: Message, second: Message) -> Message:
 
 def ensure_user_first(messages: list[Message]) -> list[Message]:
     """The first conversation message must be a user turn; never zero user turns."""
-    first = next((i for i, m in enumerate(messages) if role_of(m) not in ("system", "developer")), None)
-    if first is None:
+    first = leading_system_count(messages)
+    if first == len(messages):
         return messages
     if role_of(messages[first]) == "user":
         return messages

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
-from .messages import Message, is_real_user_turn, is_summary, last_index, role_of
+from .messages import Message, is_real_user_turn, is_summary, last_index, leading_system_count, role_of
 
 CountFn = Callable[[Message], int]
 
@@ -39,9 +39,7 @@ class Window:
 
 def head_end_index(messages: list[Message], protect_first_n: int) -> int:
     """End of the verbatim head, aligned so it never ends inside a tool group."""
-    index = 0
-    while index < len(messages) and role_of(messages[index]) in ("system", "developer"):
-        index += 1
+    index = leading_system_count(messages)
     kept = 0
     while index < len(messages) and kept < protect_first_n and not is_summary(messages[index]):
         index += 1

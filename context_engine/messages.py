@@ -33,6 +33,14 @@ def role_of(message: Any) -> str:
     return ""
 
 
+def leading_system_count(messages: list[Message]) -> int:
+    """How many system/developer messages open the list (the conversation starts after them)."""
+    index = 0
+    while index < len(messages) and role_of(messages[index]) in ("system", "developer"):
+        index += 1
+    return index
+
+
 def content_parts(content: Any) -> list[Any]:
     """Content as a list of parts (a plain string becomes one text part)."""
     if content is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from .compactor import CompactionPlan, choose
-from .messages import Message, is_real_user_turn, last_index, role_of
+from .messages import Message, is_real_user_turn, last_index, leading_system_count, role_of
 from .prune import prune
 from .summary_prompt import summary_budget_tokens
 
@@ -67,9 +67,7 @@ def preview_compaction(seen: SeenMessages, plan: CompactionPlan, *, count: Count
                        threshold_tokens: int, would_compact: bool, reason: str | None,
                        compactions_so_far: int) -> CompactionPreview:
     """The dry run of ``compact(conversation, plan)`` on ``seen`` (its leading system messages set aside)."""
-    system = 0
-    while system < len(seen.messages) and role_of(seen.messages[system]) in ("system", "developer"):
-        system += 1
+    system = leading_system_count(seen.messages)
     messages = seen.messages[system:]
     choice = choose(messages, plan, count)  # the window compact() would take
     plan, prune_from, window = choice.plan, choice.prune_from, choice.window
