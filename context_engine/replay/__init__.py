@@ -6,8 +6,8 @@ counts and prices the requests as sent, :mod:`.chain` reads and chains
 transcripts, :mod:`.rough` re-implements the host's rough estimates, :mod:`.totals` sums
 sessions per configuration with ratios to a baseline.  The
 Hermes-side adapters (built-in compressor, Stowage with its middleware and
-hooks) live in ``plugins/stowage/replay_host.py``; ``bench/bench_economy.py``
-and the ``stowage replay`` command (``plugins/stowage_cli/replay.py``) use both.
+hooks) live in ``host/replay_host.py``; ``bench/bench_economy.py``
+and the ``stowage replay`` command (``command/replay.py``) use both.
 """
 
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stowage.cli.live import session_rows, session_text
+from stowage.command.live import session_rows, session_text
 
 
 def test_every_figure_is_shown():
@@ -46,8 +46,8 @@ def test_an_old_or_empty_status_file_still_prints():
 def test_doctor_reports_progress_on_large_stores(filled):
     import io
 
-    from stowage.cli.env import Env
-    from stowage.cli.status import TerminalProgress, doctor
+    from stowage.command.env import Env
+    from stowage.command.status import TerminalProgress, doctor
 
     calls = []
     env = Env.resolve(filled.home, None)

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from stowage.cli import main
-from stowage.cli.replay import sweep_configs
-from stowage.cli.replay_report import config_lines
-from stowage.cli.replay_sources import reconstruct
+from stowage.command import main
+from stowage.command.replay import sweep_configs
+from stowage.command.replay_report import config_lines
+from stowage.command.replay_sources import reconstruct
 from stowage_dev.transcripts import make_transcript
 
 pytest.importorskip("agent.context_compressor")
@@ -83,7 +83,7 @@ def test_ctrl_c_writes_a_partial_report(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "many.jsonl", 60, turns=14)
     html = tmp_path / "partial.html"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "stowage.cli", "replay", "--from", str(data), "--html", str(html),
+    proc = subprocess.Popen([sys.executable, "-m", "stowage.command", "replay", "--from", str(data), "--html", str(html),
                              "--hermes-home", str(tmp_path / "home")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None

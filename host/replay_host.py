@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from .context_engine.replay.driver import ReplayTarget, StandInSummarizer
+from ..context_engine.replay.driver import ReplayTarget, StandInSummarizer
 
 DEFAULT_WINDOW = 128_000
 MODEL = "replay-model"
