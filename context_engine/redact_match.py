@@ -127,12 +127,18 @@ def occurrences(haystack: str, needles: Iterable[str]) -> list[int]:
 
 
 def matches_at(pattern: re.Pattern[str], text: str, starts: Iterable[int]) -> Iterator[Match[str]]:
-    last = -1
+    """The matches at ``starts`` (ascending), skipping starts inside the previous match as ``re.sub`` does.
+
+    Skipping also keeps a finder linear: a rule whose match runs to the line
+    end would otherwise rescan the rest of the line from every later start.
+    """
+    last, covered = -1, 0
     for start in starts:
-        if start != last:
+        if start != last and start >= covered:
             last = start
             match = pattern.match(text, start)
             if match:
+                covered = match.end()
                 yield match
 
 
@@ -176,6 +182,37 @@ def at_identifier_holding(*words: str) -> Finder:
                 starts.append(_word_run_start(text, at))
                 run_end = max(at + 1, _WORD_RUN.match(text, at).end())  # type: ignore[union-attr]  # a * pattern always matches
         return matches_at(pattern, text, starts)
+    return find
+
+
+_LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^a-z0-9_-]")
+_NAME_RUN = re.compile(r"[a-z0-9_-]*")
+
+
+def at_name_holding(*words: str) -> Finder:
+    """Matches that begin where a ``[A-Za-z0-9_-]`` run (a header name) holding one of ``words`` begins.
+
+    ``words`` are lower case and searched in the folded text, so ``X-Vault-Token``
+    is found from its ``-token``.
+    """
+    @on_lowered_positions
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        lowered = haystack.lowered
+        starts: list[int] = []
+        run_end = -1
+        for at in occurrences(lowered, [word for word in words if haystack.lower_has(word)]):
+            if at >= run_end:
+                high, start = at, 0
+                while high > 0:  # back to the run's start, in C-sized steps
+                    low = max(0, high - 256)
+                    outside = _LAST_OUTSIDE_NAME.match(lowered, low, high)
+                    if outside:
+                        start = outside.end()
+                        break
+                    high = low
+                starts.append(start)
+                run_end = max(at + 1, _NAME_RUN.match(lowered, at).end())  # type: ignore[union-attr]  # a * pattern always matches
+        return matches_at(pattern, haystack.text, starts)
     return find
 
 

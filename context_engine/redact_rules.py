@@ -11,10 +11,12 @@ characters, so a hostile text costs no more than a long one.
 from __future__ import annotations
 
 import re
+import base64
+import binascii
 from re import Match
 
 from .redact_match import (MASK, Haystack, Rule, after_digits, always, at_identifier_holding, at_line_key,
-                           at_lowered_words, at_words, at_words_before_space, fold_case, in_lowered, in_runs, in_text,
+                           at_lowered_words, at_name_holding, at_words, at_words_before_space, fold_case, in_lowered, in_runs, in_text,
                            key_before, literal_head, mask_all, mask_group, prefiltered, runs_of)
 
 __all__ = ["MASK", "RULES", "Haystack", "Rule", "fold_case", "literal_head"]
@@ -33,22 +35,60 @@ def _mask_query(match: Match[str]) -> str:
     return match.group(0)
 
 
+def _mask_cookies(match: Match[str]) -> str:
+    """Mask every value of a ``Cookie:`` header, and the cookie (not the attributes) of a ``Set-Cookie:``."""
+    pairs = match.group("pairs").split(";")
+    for i in range(1 if match.group("set") else len(pairs)):
+        name, equals, value = pairs[i].partition("=")
+        if equals and value.strip():
+            pairs[i] = f"{name}={value[:len(value) - len(value.lstrip())]}{MASK}"
+    start = match.start("pairs") - match.start()
+    return match.group(0)[:start] + ";".join(pairs)
+
+
+def _mask_basic_pair(match: Match[str]) -> str:
+    """Mask a base64 ``user:password`` (a docker ``config.json`` "auth"); other values stay."""
+    try:
+        decoded = base64.b64decode(match.group("secret"), validate=True)
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    return mask_group(match) if b":" in decoded else match.group(0)
+
+
+def _mask_connection_password(match: Match[str]) -> str:
+    """Mask a connection string's password; a bare ``PWD=`` outside one is the shell's working directory."""
+    secret = match.group("secret")
+    if match.group("key").lower() == "pwd" and not secret.startswith("{"):
+        text = match.string
+        before = match.start() - 1
+        while before >= 0 and text[before] in " \t":
+            before -= 1
+        after = match.end()
+        while after < len(text) and text[after] in " \t":
+            after += 1
+        in_string = (before >= 0 and text[before] == ";") or text.startswith(";", after)
+        if not in_string or secret.startswith(("/", "~")):
+            return match.group(0)
+    return mask_group(match)
+
+
 # -- patterns -------------------------------------------------------------------------------------
 
 _VENDOR_PREFIXES = (
-    r"sk-[A-Za-z0-9_-]{10,}", r"sk_(?:live|test)_[A-Za-z0-9]{10,}", r"rk_live_[A-Za-z0-9]{10,}",
+    r"sk-[A-Za-z0-9_-]{10,}", r"sk_(?:live|test)_[A-Za-z0-9]{10,}", r"rk_(?:live|test)_[A-Za-z0-9]{10,}", r"whsec_[A-Za-z0-9]{10,}",
     r"sk_[A-Za-z0-9_]{10,}", r"gh[pousr]_[A-Za-z0-9]{10,}", r"github_pat_[A-Za-z0-9_]{10,}",
     r"glpat-[A-Za-z0-9_-]{10,}", r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}",
     r"xox[abeprs]-[A-Za-z0-9-]{10,}", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
     r"AIza[A-Za-z0-9_-]{30,}", r"ya29\.[A-Za-z0-9_-]{20,}", r"AKIA[A-Z0-9]{16}", r"ASIA[A-Z0-9]{16}",
     r"pplx-[A-Za-z0-9]{10,}", r"fal_[A-Za-z0-9_-]{10,}", r"fc-[A-Za-z0-9]{10,}", r"bb_live_[A-Za-z0-9_-]{10,}",
-    r"gAAAA[A-Za-z0-9_=-]{20,}", r"SG\.[A-Za-z0-9_-]{10,}", r"hf_[A-Za-z0-9]{10,}", r"r8_[A-Za-z0-9]{10,}",
+    r"gAAAA[A-Za-z0-9_=-]{20,}", r"SG\.[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?", r"hf_[A-Za-z0-9]{10,}", r"r8_[A-Za-z0-9]{10,}",
     r"npm_[A-Za-z0-9]{10,}", r"pypi-[A-Za-z0-9_-]{10,}", r"do[op]_v1_[A-Za-z0-9]{10,}", r"am_[A-Za-z0-9_-]{10,}",
     r"tvly-[A-Za-z0-9]{10,}", r"exa_[A-Za-z0-9]{10,}", r"gsk_[A-Za-z0-9]{10,}", r"syt_[A-Za-z0-9]{10,}",
     r"retaindb_[A-Za-z0-9]{10,}", r"hsk-[A-Za-z0-9]{10,}", r"mem0_[A-Za-z0-9]{10,}", r"brv_[A-Za-z0-9]{10,}",
     r"xai-[A-Za-z0-9]{30,}", r"ntn_[A-Za-z0-9]{10,}", r"fw[-_][A-Za-z0-9]{30,}", r"fpk_[A-Za-z0-9]{30,}",
     r"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{20,}", r"dapi[a-f0-9]{32}", r"lin_api_[A-Za-z0-9]{20,}",
     r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}", r"AC[a-f0-9]{32}", r"SK[a-f0-9]{32}",
+    r"hv[sbr]\.[A-Za-z0-9_-]{20,}", r"dckr_pat_[A-Za-z0-9_-]{20,}",
 )
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
@@ -72,8 +112,13 @@ _ENV_SECRET_SEGMENT = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AU
 _ENV_SECRET_PARTS = ("API", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH")
 _ENV_PLAIN_SEGMENT = (r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
                       r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])")
-_NOT_A_LOOKUP = r"(?!os\.|process\.env|\$ENV)"
-_JSON_KEY_PARTS = _SECRET_WORD_PARTS + ("bearer", "authorization")
+_NOT_A_LOOKUP = r"(?!os\.|process\.env|\$ENV|[A-Za-z_][A-Za-z0-9_.]*\()"  # a lookup or a call, not a value
+# A value that is already a mask, with the ";" of a connection string after it: left alone, so a second
+# pass does not take the ";" into the secret (redaction is idempotent).
+_NOT_MASKED = r"(?!\[REDACTED\];)"
+_SECRET_WORD_AND_SUFFIX = _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?"
+_HEADER_PARTS = ("-token", "-secret", "-passw", "-key", "-signature", "-apikey")
+_JSON_KEY_PARTS = _SECRET_WORD_PARTS + ("bearer", "authorization", "cookie")
 
 # Every way the Azure and AWS-secret patterns can begin (lower case): their finders start only there.
 _AZURE_KEY_HEADS = ("accountkey", "account_key", "account-key", "sharedaccess", "shared_access", "shared-access")
@@ -81,8 +126,10 @@ _AWS_SECRET_HEADS = ("awssecret", "aws_secret", "aws-secret", "secretaccess", "s
 
 # In order: each rule sees the text the previous ones produced.
 RULES: tuple[Rule, ...] = (
-    Rule(re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----[\s\S]*?(?:-----END[A-Z0-9 ]*PRIVATE KEY-----|\Z)"),
-         mask_all, in_text("PRIVATE KEY-----")),
+    # PEM and OpenSSH private keys, and PGP's "PRIVATE KEY BLOCK".
+    Rule(re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+                    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
+         mask_all, in_text("-----BEGIN", "PRIVATE KEY")),
     Rule(re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
          mask_all, always,
          # The lookbehind allows "." "=" and "-" of a run before a key ("--token-glpat-...", "x=-sk-...").
@@ -96,24 +143,28 @@ RULES: tuple[Rule, ...] = (
     Rule(re.compile(r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
                     r"\s*:\s*(?P<secret>[^\s\"',;]+)"),
          mask_group, in_lowered("api-key", "-token", "apikey")),
-    Rule(re.compile(r"://[^\s:/@]+:(?P<secret>[^\s@/]+)@"), mask_group, in_text("://")),
+    # user:password@ in a URL; the user may be empty (redis://:pw@host) and the password runs to the
+    # last "@" before the host, so a password holding a raw "@" is masked whole.
+    Rule(re.compile(r"://[^\s:/@]*:(?P<secret>[^\s/?#'\"<>]+)@"), mask_group, in_text("://")),
     Rule(re.compile(r"(?i)(?:https?|wss?|git|ssh|ftps?|sftp)://(?P<secret>[^\s:@/]{8,})@[^\s]"),
          mask_group, in_text("://")),
     Rule(re.compile(r"(?P<sep>[?&;#])(?P<key>[A-Za-z0-9_.\-]+)=(?P<secret>[^&;#\s\"'<>]*)"),
          _mask_query, in_text("="),
          # Only secret keys change: a match runs from its separator to its value, which holds no separator.
          prefiltered(r"[?&;#](?:" + "|".join(sorted(map(re.escape, _SECRET_QUERY_KEYS), key=len, reverse=True)) + ")=")),
-    Rule(re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input)\"\s*:\s*"
+    Rule(re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input|(?:set-)?cookie)\"\s*:\s*"
                     r"\"(?P<secret>[^\"]+)\""),
          mask_group, in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":")),
          # From a key's opening quote to its colon: a match begins only at an opening quote.
-         prefiltered(r'"[a-z0-9_.\-]*(?:key|secret|token|passw|credential|bearer|authorization)[a-z0-9_.\-]*"\s*:')),
+         prefiltered(r'"[a-z0-9_.\-]*(?:key|secret|token|passw|credential|bearer|authorization|cookie)'
+                    r'[a-z0-9_.\-]*"\s*:')),
     Rule(re.compile(r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=\s*(['\"]?)"
-                    r"(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
+                    r"(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED + r"[^\s'\"&]+)\1"),
          mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=("=",)),
          key_before("=", _SECRET_WORD_STARTS, _SECRET_WORD_REACH)),
     Rule(re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+_)*" + _ENV_SECRET_SEGMENT + r"(?:_(?!" + _ENV_PLAIN_SEGMENT
-                    + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>" + _NOT_A_LOOKUP + r"[^\s'\"&]+)\1"),
+                    + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED
+                    + r"[^\s'\"&]+)\1"),
          mask_group, in_text("=", any_of=_ENV_SECRET_PARTS), at_identifier_holding(*_ENV_SECRET_PARTS)),
     # YAML-like "key: value" lines: quoted values may hold spaces, unquoted ones run to a " #" comment,
     # and a CRLF line end is a line end.
@@ -145,4 +196,35 @@ RULES: tuple[Rule, ...] = (
          mask_group, in_text("--password"), at_words("--password")),
     Rule(re.compile(r"\bmachine[ \t]+\S+(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+password[ \t]+(?P<secret>\S+)"),
          mask_group, in_text("machine", "password"), at_words("machine")),
+    # -- structured formats (issue 23) --
+    # Connection strings (ODBC, ADO.NET): Pwd=...; PWD={va;lue}; Password=with spaces;
+    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=[ \t]*(?P<secret>" + _NOT_A_LOOKUP
+                    + r"(?:\{(?:[^}\r\n]|\}\})*\}|[^;\r\n'\"=&]*[^;\s'\"=&](?=[ \t]*;)|[^;\s'\"&]+))"),
+         _mask_connection_password, in_lowered("pwd", "passw", text_requires=("=",)), at_lowered_words("pwd", "passw")),
+    # Header-style names ending in a secret word: X-Vault-Token, Private-Token, X-RapidAPI-Key, Ocp-Apim-Subscription-Key.
+    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_-])(?:x(?:-[A-Za-z0-9]+)*-key|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*-(?:token|secret"
+                    r"|password|passwd|signature|apikey))(?![A-Za-z0-9_-])[ \t]*:[ \t]*(?P<secret>[^\s\"',;]+)"),
+         mask_group, in_lowered(*_HEADER_PARTS, text_requires=(":",)), at_name_holding(*_HEADER_PARTS)),
+    # Cookie and Set-Cookie headers: session ids under any cookie name.
+    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_-])(?P<set>set-)?cookie[ \t]*:[ \t]*(?P<pairs>[^\r\n'\"]+)"),
+         _mask_cookies, in_lowered("cookie", text_requires=(":", "=")), at_lowered_words("set-cookie", "cookie")),
+    # XML elements named for a secret: <password>...</password>, <apiKey>...</apiKey> (maven, .NET, plist-free).
+    Rule(re.compile(r"(?i)<(?P<tag>[A-Za-z0-9_.:\-]*" + _SECRET_WORD_AND_SUFFIX + r")(?:\s[^<>]*)?>\s*"
+                    r"(?P<secret>[^<\s](?:[^<]*[^<\s])?)\s*</(?P=tag)>"),
+         mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=("</",)),
+         prefiltered(r"<[a-z0-9_.:\-]*(?:key|secret|token|passw|credential)")),
+    # A quoted value after a single-quoted or bare secret key: {'password': '...'} (Python), {password: "..."} (JS).
+    Rule(re.compile(r"(?i)(?:'|(?<![A-Za-z0-9_.\-'\"]))" + _SECRET_KEY + r"'?[ \t]*:[ \t]*(?P<q>['\"])"
+                    r"(?P<secret>[^'\"\r\n]+)(?P=q)"),
+         mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
+         prefiltered(r"(?:'|(?<![a-z0-9_.\-'\"]))[a-z0-9_.\-]*(?:key|secret|token|passw|credential)")),
+    # A YAML "key: value" line written by a shell command: echo '  password: x' > .env, printf 'a:\n  token: x\n'.
+    Rule(re.compile(r"(?i)(?:\b(?:echo|printf)(?:[ \t]+-[A-Za-z]+)*[ \t]+\\?(?P<q>['\"])|\\n)[ \t-]*" + _SECRET_KEY
+                    + r"[ \t]*:[ \t]*(?P<secret>[^\s'\"\\{%$<][^\s'\"\\]*)[ \t]*(?=\\?(?P=q)|\\{1,2}n)"),
+         mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
+         prefiltered(r"(?:\b(?:echo|printf)(?:[ \t]+-[a-z]+)*[ \t]+\\?['\"]|\\n)[ \t\-]*[a-z0-9_.\-]*"
+                     r"(?:key|secret|token|passw|credential)")),
+    # docker config.json: "auth": "<base64 of user:password>".
+    Rule(re.compile(r"(?i)\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]+={0,2})\""),
+         _mask_basic_pair, in_lowered('"auth"'), at_lowered_words('"auth"')),
 )
