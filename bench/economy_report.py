@@ -20,9 +20,9 @@ def add_hidden(totals: dict[str, dict[str, Any]], session_id: str, rows: Mapping
         for key in HIDDEN_SUM_KEYS:
             total[key] += int(row.get(key, 0) or 0)
         total["gaps"].extend(row.get("needed_gaps") or [])
-        if len(total["examples"]) < EXAMPLES_PER_ENGINE:
-            for example in row.get("needed_examples") or []:
-                total["examples"].append({**example, "session": session_id})
+        room = EXAMPLES_PER_ENGINE - len(total["examples"])
+        for example in (row.get("needed_examples") or [])[:max(0, room)]:
+            total["examples"].append({**example, "session": session_id})
 
 
 def share(hidden: Mapping[str, Any]) -> float:
@@ -83,9 +83,9 @@ def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]])
         print(f"{title:46}" + "".join(f"{hidden[label][key]:>{width},}" for label in labels))
     print(f"{'  ... share of all outputs':46}" + "".join(f"{share(hidden[label]):>{width}.2%}" for label in labels))
     print(f"{'  ... share of outputs used later':46}" + "".join(
-        f"{hidden[l]['needed_while_hidden'] / max(1, hidden[l]['outputs_used_later']):>{width}.1%}" for l in labels))
+        f"{hidden[e]['needed_while_hidden'] / max(1, hidden[e]['outputs_used_later']):>{width}.1%}" for e in labels))
     print(f"{'  ... median requests hidden before the use':46}" + "".join(
-        f"{(median(hidden[l]['gaps']) if hidden[l]['gaps'] else 0):>{width}g}" for l in labels))
+        f"{(median(hidden[e]['gaps']) if hidden[e]['gaps'] else 0):>{width}g}" for e in labels))
     for label in labels:
         for example in hidden[label]["examples"]:
             print(f"  e.g. {label}: {example['session']} request {example['request']}: a {example['tool'] or 'tool'} "

@@ -2,8 +2,8 @@
 
 An agent that uses an output later names something only that output showed
 it: an identifier (``get_source_file``, ``assertEqual``), a path
-(``django/db/models/query.py``) or a whole line of code it copies into an
-edit.  Ordinary words, numbers and short names are too common to say which
+(``django/db/models/query.py``) or a whole line of code (12+ characters) it
+copies into an edit.  Ordinary words, numbers and short names are too common to say which
 output was used.  A *distinctive* token of an output is such a token seen
 first in that output (earlier messages never had it).
 
@@ -20,6 +20,7 @@ import re
 from typing import Any, Iterable, Mapping
 
 MIN_CHARS = 6
+MIN_LINE_CHARS = 12  # shorter lines ("return {", "pass") are shared by too many outputs to say which was used
 MAX_LINE_CHARS = 200
 
 _WORD = re.compile(r"[A-Za-z0-9_][\w./:-]*\w")
@@ -53,7 +54,7 @@ def code_tokens(text: str) -> set[str]:
 def normalized_line(line: str) -> str | None:
     """A line as quoted: stripped, without a grep or line-number prefix; None unless it looks like code."""
     text = _LINE_PREFIX.sub("", line.strip(), count=1).strip()
-    if not (MIN_CHARS <= len(text) <= MAX_LINE_CHARS) or not _CODE_MARK.search(text):
+    if not (MIN_LINE_CHARS <= len(text) <= MAX_LINE_CHARS) or not _CODE_MARK.search(text):
         return None
     return text if any(c.isalpha() for c in text) else None
 
