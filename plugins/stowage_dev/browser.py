@@ -62,7 +62,7 @@ class Browser:
             [self.executable, *FLAGS, f"--user-data-dir={self.profile}",
              f"--window-size={self.size[0]},{self.size[1]}", "about:blank"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=wire, pass_fds=(to_browser_r, from_browser_w))
+            preexec_fn=wire, pass_fds=(3, 4))  # kept open past close_fds, which runs after preexec_fn
         os.close(to_browser_r)
         os.close(from_browser_w)
         targets = self.send("Target.getTargets")["targetInfos"]
@@ -139,11 +139,19 @@ class Browser:
         if clip is not None:
             params.update(captureBeyondViewport=True, clip={**clip, "scale": 1})
         elif full_page:
-            height = int(self.evaluate("Math.ceil(document.documentElement.scrollHeight)") or self.size[1])
-            params.update(captureBeyondViewport=True,
-                          clip={"x": 0, "y": 0, "width": self.size[0], "height": max(height, self.size[1]),
-                                "scale": 1})
-        data = base64.b64decode(self.send("Page.captureScreenshot", **params)["data"])
+            # Apps such as the Hermes dashboard scroll an inner pane, not the document: the window grows to the
+            # tallest scrolling content for the picture (widths, and so the layout across, stay the same).
+            height = int(self.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
+                         or self.size[1])
+            self.send("Emulation.setDeviceMetricsOverride", width=self.size[0], height=max(height, self.size[1]),
+                      deviceScaleFactor=1, mobile=False)
+            self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+        try:
+            data = base64.b64decode(self.send("Page.captureScreenshot", **params)["data"])
+        finally:
+            if full_page and clip is None:
+                self.send("Emulation.setDeviceMetricsOverride", width=self.size[0], height=self.size[1],
+                          deviceScaleFactor=1, mobile=False)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         return path

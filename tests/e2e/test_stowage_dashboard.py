@@ -69,7 +69,8 @@ def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # n
                                                               id="call_huge")))
     fake_llm.on(Match.after_tool_result("call_huge"), Reply.say("huge output inspected"))
     scenario = warm_up(Scenario(), 6, secret_turn=None).turn("HUGE output please").python(
-        "from stowage.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
+        "from hermes_cli.plugins import get_plugin_command_handler\nresult = get_plugin_command_handler('stowage')('')",
+        id="slash")  # /stowage, dispatched the way the CLI does
     slash = run_scenario(home, scenario, check=True).step("slash")["result"]
     port = _free_port()
     log = (tmp_path / "dashboard.log").open("w")
@@ -120,7 +121,8 @@ LAYOUT = r"""(() => {
     const t = table.getBoundingClientRect(), out = [];
     for (const e of table.querySelectorAll('*')) {
       const r = e.getBoundingClientRect();
-      if (r.width && (r.left < t.left - 1 || r.right > t.right + 1)) out.push(e.tagName + ' ' + (e.textContent || '').slice(0, 40));
+      if (r.width && (r.left < t.left - 1 || r.right > t.right + 1))
+        out.push(`${e.tagName}.${e.className} "${(e.textContent || '').slice(0, 40)}" x ${r.left}..${r.right} of ${t.left}..${t.right}`);
     }
     for (const b of table.querySelectorAll('button')) {
       const r = b.getBoundingClientRect(), c = b.closest('td').getBoundingClientRect();
@@ -139,8 +141,9 @@ LAYOUT = r"""(() => {
   const tickLabels = [...svg.querySelectorAll('[data-tick]')].map(t => ({value: Number(t.dataset.tick), text: t.textContent, ...box(t)}));
   return {
     viewport: innerWidth, pageWidth: document.documentElement.scrollWidth,
-    blobRows: [...blobs.querySelectorAll('tbody tr')].map(lines),
+    blobRows: [...blobs.querySelectorAll('tbody tr')].map(r => ({row: r.textContent.slice(0, 60), ...lines(r)})),
     figureRows: [...figures.querySelectorAll('tr')].map(r => ({label: r.cells[0].textContent, ...lines(r.cells[0])})),
+    legend: lines(document.querySelector('[data-stowage-legend]')),
     overflow: [...overflow(blobs), ...overflow(figures)],
     tablesInCard: [blobs, figures].every(t => t.getBoundingClientRect().right <= tab.getBoundingClientRect().right + 1),
     series, ticks: tickLabels, svg: box(svg),
@@ -194,7 +197,8 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     assert view["spill_tokens_saved"] > 0 and view["view_tokens_saved"] > 0
     assert view["unshaped_tokens"] - view["sent_tokens"] == saved
     assert _saved(slash) == saved, slash
-    shown = subprocess.run([str(STOWAGE), "status"], env=home.env(), capture_output=True, text=True, timeout=120,
+    cli_env = {k: v for k, v in home.env().items() if k != "PYTHONPATH"}  # the pip-installed CLI, any route
+    shown = subprocess.run([str(STOWAGE), "status"], env=cli_env, capture_output=True, text=True, timeout=120,
                            stdin=subprocess.DEVNULL)
     assert shown.returncode == 0 and _saved(shown.stdout) == saved, shown.stdout + shown.stderr
     assert detail["saved"] in shown.stdout and detail["saved"] in slash
@@ -219,7 +223,7 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     assert layout["pageWidth"] <= layout["viewport"], "the page scrolls sideways"
     assert not layout["overflow"] and layout["tablesInCard"], layout["overflow"]
     assert layout["blobRows"], "the store browser shows no row"
-    for row in layout["blobRows"] + layout["figureRows"]:
+    for row in [*layout["blobRows"], *layout["figureRows"], layout["legend"]]:
         assert row["spread"] < row["lineHeight"] / 2, f"a row wraps onto a second line: {row}"
     # both series drawn, with strokes a reader tells apart, and both visible in the picture
     full, sent = layout["series"]["full"], layout["series"]["sent"]

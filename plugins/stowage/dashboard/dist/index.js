@@ -118,7 +118,8 @@
   }
 
   function Swatch(props) {
-    return h("svg", { width: 26, height: 12, style: { verticalAlign: "middle", marginRight: 6 } }, props.children);
+    return h("svg", { width: 26, height: 12, style: { display: "inline-block", verticalAlign: "middle", marginRight: 6 } },
+      props.children);
   }
   function Legend() {
     var item = { marginRight: 18, whiteSpace: "nowrap" };
@@ -158,7 +159,7 @@
   }
 
   // Store browser columns: heading, width, alignment. Every cell stays on one line (the full text is its tooltip).
-  var COLUMNS = [["handle", "17ch"], ["tool", "16%"], ["arguments", "auto"], ["session", "16%"], ["kind", "9ch"],
+  var COLUMNS = [["handle", "17ch"], ["tool", "16%"], ["arguments", "auto"], ["session", "24ch"], ["kind", "9ch"],
     ["size", "9ch", "right"], ["", "150px"]];
   var ONE_LINE = { whiteSpace: "nowrap", overflow: "hidden", textOverflow: "ellipsis" };
 
@@ -208,10 +209,11 @@
             return h("tr", { key: b.handle, "data-handle": b.handle, style: { borderTop: "1px solid rgba(127,127,127,0.2)" } },
               cell(b.handle, { fontFamily: "monospace" }), cell(b.tool), cell(b.args), cell(b.session_id || ""),
               cell(b.kind), cell(size(b.size), { textAlign: "right" }),
-              h("td", { style: Object.assign({ padding: "2px 0", textAlign: "right" }, ONE_LINE) },
-                h(Button, { size: "sm", variant: "outline", onClick: function () { read(b.handle, 1); } }, "read"),
-                h("span", { style: { display: "inline-block", width: 6 } }),
-                h(Button, { size: "sm", variant: "outline", onClick: function () { remove(b.handle); } }, "delete")));
+              h("td", { style: { padding: "2px 0" } },
+                // the SDK's buttons are block-level: a flex row keeps them side by side
+                h("div", { style: { display: "flex", gap: 6, justifyContent: "flex-end", flexWrap: "nowrap", padding: "0 4px" } },
+                  h(Button, { size: "sm", variant: "outline", onClick: function () { read(b.handle, 1); } }, "read"),
+                  h(Button, { size: "sm", variant: "outline", onClick: function () { remove(b.handle); } }, "delete"))));
           }))),
       opened ? h("div", { "data-stowage-excerpt": opened.handle, style: { marginTop: 8 } },
         h("p", null, opened.handle + ": " + fmt(opened.lines) + " lines, " + size(opened.size) +
