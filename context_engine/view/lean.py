@@ -317,7 +317,7 @@ def _spill_tokens(messages: list[Message], items: list[ViewItem], keeper: Keeper
     if known is None:
         return 0
     total = 0
-    for message, item in zip(messages, items):
+    for message, item in zip(messages, items, strict=True):
         if message.__class__ is not dict or message.get("role") != "tool":
             continue
         text = _plain_text(message.get("content"))
