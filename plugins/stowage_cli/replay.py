@@ -276,8 +276,9 @@ def _replay_one(engines: _Engines, item: RecordedSession) -> dict[str, Any]:
     """One session's row for the report, or ``{"failed": reason}`` (one bad session never stops the others)."""
     try:
         replayed = engines.replay(item)
-    except Exception as exc:  # noqa: BLE001
-        return {"failed": f"replay failed: {type(exc).__name__}: {exc}"}
+    except Exception as exc:  # noqa: BLE001 - RecursionError and MemoryError included: the session is skipped
+        detail = (str(exc).strip().splitlines() or [""])[0][:200]
+        return {"failed": f"replay failed: {type(exc).__name__}: {detail}"}
     return {"session": item.id, "title": item.title, "started_at": item.started_at, "recorded": item.counts(),
             "recorded_rows": item.recorded_rows, "host_compactions": item.host_compactions,
             "problems": item.problems, **replayed}

@@ -38,7 +38,10 @@ def _n(value: Any, digits: int = 0) -> str:
 def _when(ts: Any) -> str:
     if not isinstance(ts, (int, float)):
         return ""
-    return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    try:
+        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    except (OverflowError, OSError, ValueError):  # a recorded start time no calendar holds
+        return ""
 
 
 def _polyline(points: list[list[int]], sx: float, sy: float, x0: float, y0: float) -> str:

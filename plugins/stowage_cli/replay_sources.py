@@ -33,10 +33,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from ..blobstore import safe_json
 from ..context_engine.replay.chain import chain_sessions, clean_transcript, read_transcripts
 
 KNOWN_SCHEMA = 22  # hermes_state.SCHEMA_VERSION in hermes-agent 0.19.0
 CONTENT_JSON_PREFIX = "\x00json:"  # hermes_state._CONTENT_JSON_PREFIX: non-text content stored as JSON
+MAX_MESSAGE_CHARS = 2_000_000  # about 500k tokens: past any window, and a few copies stay far under a gigabyte
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY", "[PRIOR CONTEXT", "[STOWAGE CONTEXT SUMMARY")
 
 
@@ -193,13 +195,17 @@ def reconstruct(rows: list[dict[str, Any]],
 
 
 # -- state.db ----------------------------------------------------------------------------------------
-def _row_message(row: sqlite3.Row) -> dict[str, Any]:
+def _row_message(row: sqlite3.Row, problems: list[str]) -> dict[str, Any]:
+    """One stored row as a message; a part that is not readable JSON (too deep, too long, junk) is named and
+    replaced (content) or left out (tool calls), never raised."""
+    where = f"row {row['id']}"
     content: Any = row["content"]
     if isinstance(content, str) and content.startswith(CONTENT_JSON_PREFIX):
         try:
-            content = json.loads(content[len(CONTENT_JSON_PREFIX):])
-        except ValueError:
-            pass
+            content = safe_json.loads(content[len(CONTENT_JSON_PREFIX):])
+        except safe_json.JsonRejected as exc:
+            problems.append(f"{where}: content not replayed ({exc.reason})")
+            content = f"[content not replayed: {exc.reason}]"
     message: dict[str, Any] = {"role": row["role"], "content": content}
     if row["tool_call_id"]:
         message["tool_call_id"] = row["tool_call_id"]
@@ -207,10 +213,53 @@ def _row_message(row: sqlite3.Row) -> dict[str, Any]:
         message["_ts"] = row["timestamp"]
     if row["tool_calls"]:
         try:
-            message["tool_calls"] = json.loads(row["tool_calls"])
-        except ValueError:
-            message["tool_calls"] = row["tool_calls"]  # clean_transcript parses or drops it
+            message["tool_calls"] = safe_json.loads(row["tool_calls"])
+        except safe_json.JsonRejected as exc:
+            if exc.reason.startswith("not valid JSON"):
+                message["tool_calls"] = row["tool_calls"]  # clean_transcript parses or drops it
+            else:
+                problems.append(f"{where}: tool calls left out ({exc.reason})")
     return message
+
+
+def _started_at(value: Any, problems: list[str]) -> float | None:
+    """Epoch seconds a report can print as a date, else None (named)."""
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+        datetime.fromtimestamp(seconds, tz=timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        problems.append(f"start time {str(value)[:40]!r} is not a date; shown blank")
+        return None
+    return seconds
+
+
+def cap_messages(messages: list[dict[str, Any]], problems: list[str],
+                 limit: int = MAX_MESSAGE_CHARS) -> list[dict[str, Any]]:
+    """Text over ``limit`` characters cut to it (named): a replay holds a few copies of each message, so one
+    huge message must not cost gigabytes; a request this large is over any window anyway."""
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if isinstance(content, str) and len(content) > limit:
+            message["content"] = content[:limit] + f"\n[cut for the replay: {len(content):,} characters]"
+            problems.append(f"message {index + 1}: {len(content):,} characters cut to {limit:,} for the replay")
+        elif isinstance(content, list):
+            for part in content:
+                text = part.get("text") if isinstance(part, dict) else None
+                if isinstance(text, str) and len(text) > limit:
+                    part["text"] = text[:limit] + f"\n[cut for the replay: {len(text):,} characters]"
+                    problems.append(f"message {index + 1}: a part of {len(text):,} characters cut to {limit:,}")
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") if isinstance(call, dict) else None
+            if not isinstance(function, dict):
+                continue
+            arguments = function.get("arguments")
+            if isinstance(arguments, str) and len(arguments) > limit:
+                function["arguments"] = "{}"
+                problems.append(f"message {index + 1}: tool-call arguments of {len(arguments):,} characters "
+                                "not replayed")
+    return messages
 
 
 class StateDb:
@@ -287,13 +336,14 @@ class StateDb:
         rows = self.conn.execute(f"SELECT * FROM messages WHERE session_id = ?{where} ORDER BY id",
                                  (session_id,)).fetchall()
         problems: list[str] = []
-        messages, compactions = reconstruct([_row_message(r) for r in rows])
+        messages, compactions = reconstruct([_row_message(r, problems) for r in rows])
         system = meta["system_prompt"] if meta is not None and "system_prompt" in meta.keys() else None
         if system:
             messages.insert(0, {"role": "system", "content": system})
-        messages = tidy(messages, problems)
+        messages = cap_messages(tidy(messages, problems), problems)
         return RecordedSession(
-            id=session_id, messages=messages, started_at=meta["started_at"] if meta is not None else None,
+            id=session_id, messages=messages,
+            started_at=_started_at(meta["started_at"], problems) if meta is not None else None,
             title=str((meta["title"] if meta is not None and "title" in meta.keys() else "") or ""),
             model=str((meta["model"] if meta is not None and "model" in meta.keys() else "") or ""),
             recorded_rows=len(rows), host_compactions=compactions, problems=problems)
@@ -323,6 +373,9 @@ def open_state_db(hermes_home: Path, *, session: str | None = None, since: float
                     yield db.read(session_id)
                 except sqlite3.DatabaseError as exc:
                     yield SkippedSession(session_id, f"its rows cannot be read ({exc})")
+                except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
+                    yield SkippedSession(session_id, f"its rows cannot be replayed ({type(exc).__name__}: "
+                                                     f"{str(exc)[:200]})")
         finally:
             db.close()
 
@@ -332,20 +385,35 @@ def open_state_db(hermes_home: Path, *, session: str | None = None, since: float
 # -- JSONL transcripts ----------------------------------------------------------------------------------
 def jsonl_sessions(path: Path, *, chain: int = 1, limit: int | None = None
                    ) -> Iterator[RecordedSession | SkippedSession]:
-    """Transcripts from a JSONL(.gz) file, ``chain`` consecutive ones per session (1: each is a session)."""
+    """Transcripts from a JSONL(.gz) file, ``chain`` consecutive ones per session (1: each is a session).
+
+    A line that is not a transcript is reported as a skipped session and the lines after it are read."""
     if not Path(path).is_file():
         raise SourceError(f"no transcript file at {path}", "missing")
-    transcripts = read_transcripts(path, limit=limit * max(1, chain) if limit else None)
+    bad: list[SkippedSession] = []
+
+    def on_bad_line(number: int, reason: str) -> None:
+        bad.append(SkippedSession(f"{Path(path).name} line {number}", f"not replayed: {reason}"))
+
+    transcripts = read_transcripts(path, limit=limit * max(1, chain) if limit else None, on_bad_line=on_bad_line)
+
+    def session(ident: str, messages: list[dict[str, Any]]) -> RecordedSession:
+        problems: list[str] = []
+        return RecordedSession(ident, cap_messages(tidy(messages, problems), problems),
+                               recorded_rows=len(messages), problems=problems)
+
     try:
         if chain > 1:
-            for session in chain_sessions(transcripts, chain=chain):
-                problems: list[str] = []
-                yield RecordedSession(session.id, tidy(session.messages, problems),
-                                      recorded_rows=len(session.messages), problems=problems)
-            return
-        for transcript in transcripts:
-            problems = []
-            yield RecordedSession(transcript.id, tidy(transcript.messages, problems),
-                                  recorded_rows=len(transcript.messages), problems=problems)
-    except (ValueError, OSError, EOFError) as exc:  # a bad line or a truncated gzip: what was read is kept
+            for chained in chain_sessions(transcripts, chain=chain):
+                yield from bad
+                bad.clear()
+                yield session(chained.id, chained.messages)
+        else:
+            for transcript in transcripts:
+                yield from bad
+                bad.clear()
+                yield session(transcript.id, transcript.messages)
+        yield from bad
+    except (OSError, EOFError, ValueError) as exc:  # a truncated gzip: what was read is kept
+        yield from bad
         yield SkippedSession(str(path), f"the file stops being readable here ({exc})")

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..blobstore import StoreError
+from ..context_engine import session_files
 from ..context_engine.markers import BlobKind
 from ..context_engine.status_file import read_session_statuses
 from .env import Env, Outcome
@@ -155,10 +156,26 @@ def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = 
             store.update({k: report[k] for k in ("blobs_checked", "bytes_checked", "temp_in_progress",
                                                   "verified", "consistent")})
             problems += report["issues"]
+    problems += _session_file_problems(env.store_root, repair)
     remaining = [p for p in problems if not p["repaired"] and not p.get("advisory")]
     data: dict[str, Any] = {"repair": repair, "identity": identity, "config": cfg, "tokenizer": tok, "store": store,
                             "issues": problems, "remaining": len(remaining), "ok": not remaining}
     return Outcome(data, _doctor_text(data), 0 if not remaining else 1)
+
+
+def _session_file_problems(store_root: Any, repair: bool) -> list[dict[str, Any]]:
+    """The status files and summary logs beside the store: modes, names, parsability."""
+    out = []
+    for problem in session_files.check(store_root):
+        repaired = False
+        if repair and problem.repair_mode is not None:
+            try:
+                repaired = problem.repair()
+            except OSError:
+                repaired = False
+        out.append({"kind": problem.kind, "severity": "warning", "subject": str(problem.path),
+                    "detail": problem.detail, "repairable": problem.repair_mode is not None, "repaired": repaired})
+    return out
 
 
 def _doctor_text(data: dict[str, Any]) -> str:
