@@ -40,6 +40,9 @@ class Keeper(Protocol):
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         """Handle of ``text`` stored for this session, storing it if needed; None if it cannot be."""
 
+    def spilled_tokens(self, preview: str) -> int | None:
+        """Tokens of the original output ``preview`` (a spill preview of this session) stands for; None if unknown."""
+
 
 @dataclass(frozen=True)
 class ViewSettings:
@@ -62,6 +65,13 @@ class ViewSettings:
 
 @dataclass
 class ViewOutcome:
+    """One request: ``full_tokens`` of the history as the host holds it, ``lean_tokens`` as sent.
+
+    ``spill_tokens`` is what spilling took out of that history (each spilled
+    output's original tokens minus its preview's), so ``unshaped_tokens`` is
+    the same history with nothing shaped by Stowage: the base of "saved".
+    """
+
     messages: list[Message]
     full_tokens: int
     lean_tokens: int
@@ -70,16 +80,28 @@ class ViewOutcome:
     cut_arguments: int = 0
     condensed: int = 0
     unstored: int = 0
+    spill_tokens: int = 0
 
     @property
     def saved_tokens(self) -> int:
+        """What the view took out (spills aside): the host's own estimate already sees the previews."""
         return self.full_tokens - self.lean_tokens
+
+    @property
+    def unshaped_tokens(self) -> int:
+        return self.full_tokens + self.spill_tokens
 
 
 @dataclass
 class ViewStats:
+    """Sums over the session's requests; ``tokens_saved`` is unshaped minus sent (the one "saved" figure)."""
+
     requests: int = 0
-    tokens_saved: int = 0  # summed over requests
+    tokens_saved: int = 0
+    sent_tokens: int = 0
+    unshaped_tokens: int = 0
+    view_tokens_saved: int = 0  # by stubs, condensed reasoning and cut arguments
+    spill_tokens_saved: int = 0  # by spill previews standing for whole outputs
     steps: int = 0  # boundary moves seen (each one prompt-cache break)
     unstored: int = 0  # outputs the last request kept verbatim because their bytes were not safely stored
     last_error: str | None = None
@@ -102,7 +124,8 @@ class LeanView:
         items, calls = self._measure(messages)
         full = sum(item.tokens for item in items)
         plan = plan_view(items, hot_tokens=self.settings.hot_tokens, step_tokens=self.settings.step_tokens)
-        outcome = ViewOutcome(list(messages), full, full, plan)
+        outcome = ViewOutcome(list(messages), full, full, plan,
+                              spill_tokens=_spill_tokens(messages, items, keeper) if keeper is not None else 0)
         if keeper is not None:
             for index in plan.stubbed:
                 self._stub(outcome, index, calls, keeper)
@@ -270,13 +293,19 @@ class LeanView:
     def _record(self, outcome: ViewOutcome) -> None:
         stats = self.stats
         stats.requests += 1
-        stats.tokens_saved += max(0, outcome.saved_tokens)
+        view_saved = max(0, outcome.saved_tokens)
+        stats.view_tokens_saved += view_saved
+        stats.spill_tokens_saved += outcome.spill_tokens
+        stats.tokens_saved += view_saved + outcome.spill_tokens
+        stats.sent_tokens += outcome.lean_tokens
+        stats.unshaped_tokens += outcome.lean_tokens + view_saved + outcome.spill_tokens
         stats.unstored = outcome.unstored
         if outcome.plan.steps > self._last_steps and stats.requests > 1:
             stats.steps += outcome.plan.steps - self._last_steps  # the first request caches nothing yet
         self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
         stats.last = {"full_tokens": outcome.full_tokens, "sent_tokens": outcome.lean_tokens,
-                      "saved_tokens": outcome.saved_tokens, "stubbed_outputs": outcome.stubbed_outputs,
+                      "saved_tokens": outcome.saved_tokens, "unshaped_tokens": outcome.unshaped_tokens,
+                      "spill_tokens": outcome.spill_tokens, "stubbed_outputs": outcome.stubbed_outputs,
                       "cut_arguments": outcome.cut_arguments, "condensed_reasoning": outcome.condensed,
                       "pinned": len(outcome.plan.pinned),
                       "hot_start": outcome.plan.hot_start, "unstored": outcome.unstored}
@@ -285,8 +314,27 @@ class LeanView:
         s = self.stats
         return {"enabled": self.settings.enabled, "hot_tokens": self.settings.hot_tokens,
                 "step_tokens": self.settings.step_tokens, "pin_turns": self.settings.pin_turns,
-                "requests": s.requests, "tokens_saved": s.tokens_saved, "steps": s.steps,
+                "requests": s.requests, "tokens_saved": s.tokens_saved, "sent_tokens": s.sent_tokens,
+                "unshaped_tokens": s.unshaped_tokens, "view_tokens_saved": s.view_tokens_saved,
+                "spill_tokens_saved": s.spill_tokens_saved, "steps": s.steps,
                 "unstored_outputs": s.unstored, "last_error": s.last_error, "last_request": dict(s.last)}
+
+
+def _spill_tokens(messages: list[Message], items: list[ViewItem], keeper: Keeper) -> int:
+    """What spilling took out of this history: each known preview's original tokens minus its own."""
+    known = getattr(keeper, "spilled_tokens", None)
+    if known is None:
+        return 0
+    total = 0
+    for message, item in zip(messages, items, strict=True):
+        if message.__class__ is not dict or message.get("role") != "tool":
+            continue
+        text = _plain_text(message.get("content"))
+        if text is not None and text.startswith(SPILL_HEADER):
+            original = known(text)
+            if original:
+                total += max(0, original - item.tokens)
+    return total
 
 
 def _plain_text(content: Any) -> str | None:
