@@ -30,6 +30,7 @@ from typing import Any, Iterator, TextIO
 
 from ..context_engine.replay.billing import PriceModel
 from ..context_engine.replay.driver import Observer
+from ..context_engine.trigger import governing
 from .env import CliError
 from .replay_sources import RecordedSession, SkippedSession, SourceError, jsonl_sessions, open_state_db, parse_since
 
@@ -219,8 +220,9 @@ class _Engines:
 def _settings_of(engine: Any) -> dict[str, Any]:
     settings = getattr(engine, "settings", None)
     snapshot = settings.as_dict() if settings is not None and hasattr(settings, "as_dict") else {}
-    return {f"{section}.{key}": value for section, values in snapshot.items() if isinstance(values, dict)
+    flat = {f"{section}.{key}": value for section, values in snapshot.items() if isinstance(values, dict)
             for key, value in values.items() if section in ("view", "compaction", "spill")}
+    return governing(flat)  # only the keys that apply: view.compact_at or compaction.threshold, never both
 
 
 # -- sources ----------------------------------------------------------------------------------------

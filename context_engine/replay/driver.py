@@ -28,7 +28,13 @@ what each tool returned; the driver plays the host around it:
   ``transform_tool_result`` hooks (the first ``str`` return replaces it), then
   the post-tool check ``should_compress(real)`` where ``real`` is
   ``last_prompt_tokens`` when positive, ``0`` for the ``-1`` sentinel, and
-  the rough estimate of history + tools otherwise;
+  the rough estimate of history + tools otherwise; for a target whose
+  ``host_version`` is 0.20+, when that check says no,
+  ``prune_tool_results_only(history, current_tokens=real)`` (committed only
+  for a new list with a positive count), and on 0.22+ no post-tool
+  compaction while the engine awaits real usage after a compaction
+  (``agent/turn_preflight.py``); 0.20+ also pass
+  ``record_completed_compaction(feasibility_skip=False)``;
 * a compaction (``agent/conversation_compression.py``): the
   ``_automatic_compression_blocked`` guard, ``compress(history, **supported
   kwargs)`` timed in CPU seconds, the abort flag, no boundary when the result
@@ -127,6 +133,8 @@ class ReplayTarget:
     model: str = "replay-model"
     compression_enabled: bool = True
     close: Callable[[], None] | None = None  # release the engine's resources after the session
+    host_version: str = "0.19.0"  # 0.20+: prune_tool_results_only after a tool batch; 0.22+: no post-tool
+    # compaction while awaiting real usage (see HostDriver's docstring)
 
 
 @dataclass
@@ -153,6 +161,7 @@ class SessionResult:
     summaries_prepared: int = 0  # summary calls started ahead of a compaction (included in summary_calls)
     summaries_prepared_used: int = 0  # compactions whose summary was prepared ahead
     summaries_prepared_wasted: int = 0  # prepared calls no compaction used (discarded or failed)
+    tool_result_prunes: int = 0  # prune_tool_results_only commits (0.20+ hosts)
     summary_prompt_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -177,6 +186,7 @@ class SessionResult:
             "final_history_messages": self.final_history_messages,
             "summaries_prepared": self.summaries_prepared, "summaries_prepared_used": self.summaries_prepared_used,
             "summaries_prepared_wasted": self.summaries_prepared_wasted,
+            "tool_result_prunes": self.tool_result_prunes,
         }
 
 
@@ -225,6 +235,14 @@ def _supported_kwargs(method: Any) -> set[str]:
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
         return {"current_tokens", "focus_topic", "force", "memory_context"}
     return {p.name for p in parameters}
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for part in version.split(".")[:3]:
+        digits = "".join(c for c in part if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
 
 
 def _text_of(message: Mapping[str, Any]) -> str:
@@ -284,6 +302,7 @@ class _Run:
         self._previous_request_tokens = 0
         self._compacted_since_request = False
         self._compress_kwargs = _supported_kwargs(getattr(self.engine, "compress", None))
+        self._host = _version_tuple(target.host_version)
         self._summaries_billed = 0  # summary prompts billed so far (some are written ahead, between compactions)
 
     # -- the transcript ----------------------------------------------------------
@@ -514,8 +533,25 @@ class _Run:
             real = 0
         else:
             real = self.rough_request(self.history, with_system=False)
-        if self.target.compression_enabled and self._should_compress("post_tool", real):
+        waiting = self._host >= (0, 22) and bool(getattr(engine, "awaiting_real_usage_after_compression", False))
+        if self.target.compression_enabled and not waiting and self._should_compress("post_tool", real):
             self.compress_context(getattr(engine, "last_prompt_tokens", 0))
+        elif self.target.compression_enabled and self._host >= (0, 20):
+            self.prune_tool_results(real)
+
+    def prune_tool_results(self, real: int) -> None:
+        """0.20+: ``prune_tool_results_only``, committed only for a new list and a positive count."""
+        prune = getattr(self.engine, "prune_tool_results_only", None)
+        if not callable(prune):
+            return
+        try:
+            pruned, count = prune(self.history, current_tokens=real)
+        except Exception:  # noqa: BLE001 - the host logs at debug level and goes on
+            return
+        if count and pruned is not self.history:
+            self.history = list(pruned)
+            self.result.tool_result_prunes += 1
+            self.emit("prune", count=count)
 
     # -- compaction ----------------------------------------------------------------
     def compress_context(self, approx_tokens: int | None) -> None:
@@ -568,7 +604,9 @@ class _Run:
         engine.awaiting_real_usage_after_compression = True
         if progress:
             record = getattr(type(engine), "record_completed_compaction", None)
-            if callable(record):
+            if callable(record) and self._host >= (0, 20):
+                record(engine, used_fallback=fallback, feasibility_skip=False)
+            elif callable(record):
                 record(engine, used_fallback=fallback)
             else:
                 engine._verify_compaction_cleared_threshold = True
