@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Any
 
-from .replay_report import config_lines, saving_text
+from .report import config_lines, saving_text
 
 BUILTIN_COLOUR, STOWAGE_COLOUR = "#c0392b", "#1f6fb2"
 MAX_SESSION_PLOTS = 40
