@@ -78,8 +78,19 @@ def ensure_user_turn(original: list[dict[str, Any]], compressed: list[dict[str, 
     return "merged"
 
 
-def after_boundary(engine: Any, session_id: str, rough_tokens: int, *, progress: bool, fallback: bool) -> None:
-    """The host's writes after a compaction made a boundary (same session id, continued in place)."""
+def version_tuple(version: str) -> tuple[int, ...]:
+    """``"0.20.1"`` -> ``(0, 20, 1)`` (non-digits ignored), to compare host versions."""
+    parts = []
+    for part in version.split(".")[:3]:
+        digits = "".join(c for c in part if c.isdigit())
+        parts.append(int(digits or 0))
+    return tuple(parts)
+
+
+def after_boundary(engine: Any, session_id: str, rough_tokens: int, *, progress: bool, fallback: bool,
+                   feasibility_keyword: bool = False) -> None:
+    """The host's writes after a compaction made a boundary (same session id, continued in place);
+    0.20+ hosts pass ``feasibility_skip=False`` to ``record_completed_compaction``."""
     start = getattr(engine, "on_session_start", None)
     if callable(start):
         try:
@@ -93,7 +104,9 @@ def after_boundary(engine: Any, session_id: str, rough_tokens: int, *, progress:
     engine.awaiting_real_usage_after_compression = True
     if progress:
         record = getattr(type(engine), "record_completed_compaction", None)
-        if callable(record):
+        if callable(record) and feasibility_keyword:
+            record(engine, used_fallback=fallback, feasibility_skip=False)
+        elif callable(record):
             record(engine, used_fallback=fallback)
         else:
             engine._verify_compaction_cleared_threshold = True

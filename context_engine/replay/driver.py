@@ -28,7 +28,13 @@ what each tool returned; the driver plays the host around it:
   ``transform_tool_result`` hooks (the first ``str`` return replaces it), then
   the post-tool check ``should_compress(real)`` where ``real`` is
   ``last_prompt_tokens`` when positive, ``0`` for the ``-1`` sentinel, and
-  the rough estimate of history + tools otherwise;
+  the rough estimate of history + tools otherwise; for a target whose
+  ``host_version`` is 0.20+, when that check says no,
+  ``prune_tool_results_only(history, current_tokens=real)`` (committed only
+  for a new list with a positive count), and on 0.22+ no post-tool
+  compaction while the engine awaits real usage after a compaction
+  (``agent/turn_preflight.py``); 0.20+ also pass
+  ``record_completed_compaction(feasibility_skip=False)``;
 * a compaction (``agent/conversation_compression.py``): the
   ``_automatic_compression_blocked`` guard, ``compress(history, **supported
   kwargs)`` timed in CPU seconds, the abort flag, no boundary when the result
@@ -59,7 +65,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter, message_key
-from .compaction import after_boundary, compress_kwargs, ensure_user_turn, supported_kwargs
+from .compaction import after_boundary, compress_kwargs, ensure_user_turn, supported_kwargs, version_tuple
 from .rough import RoughEstimator
 from .target import Observer, ReplayTarget, SessionResult
 from .wire import call_arguments, text_of, tool_calls_of, wire_message
@@ -116,6 +122,7 @@ class _Run:
         self._previous_request_tokens = 0
         self._compacted_since_request = False
         self._compress_kwargs = supported_kwargs(getattr(self.engine, "compress", None))
+        self._host = version_tuple(target.host_version)
         self._summaries_billed = 0  # summary prompts billed so far (some are written ahead, between compactions)
 
     # -- the transcript ----------------------------------------------------------
@@ -337,8 +344,25 @@ class _Run:
             real = 0
         else:
             real = self.rough_request(self.history, with_system=False)
-        if self.target.compression_enabled and self._should_compress("post_tool", real):
+        waiting = self._host >= (0, 22) and bool(getattr(engine, "awaiting_real_usage_after_compression", False))
+        if self.target.compression_enabled and not waiting and self._should_compress("post_tool", real):
             self.compress_context(getattr(engine, "last_prompt_tokens", 0))
+        elif self.target.compression_enabled and self._host >= (0, 20):
+            self.prune_tool_results(real)
+
+    def prune_tool_results(self, real: int) -> None:
+        """0.20+: ``prune_tool_results_only``, committed only for a new list and a positive count."""
+        prune = getattr(self.engine, "prune_tool_results_only", None)
+        if not callable(prune):
+            return
+        try:
+            pruned, count = prune(self.history, current_tokens=real)
+        except Exception:  # noqa: BLE001 - the host logs at debug level and goes on
+            return
+        if count and pruned is not self.history:
+            self.history = list(pruned)
+            self.result.tool_result_prunes += 1
+            self.emit("prune", count=count)
 
     # -- compaction ----------------------------------------------------------------
     def compress_context(self, approx_tokens: int | None) -> None:
@@ -375,7 +399,7 @@ class _Run:
             self.emit("user_turn_ensured", how=how)
         self.history = compressed
         after_boundary(engine, self.target.session_id, self.rough_request(compressed), progress=progress,
-                       fallback=fallback)
+                       fallback=fallback, feasibility_keyword=self._host >= (0, 20))
         self.result.compactions += 1
         self._compacted_since_request = True
         self.emit("compress", outcome="boundary", approx_tokens=approx_tokens, messages_after=len(compressed),

@@ -26,6 +26,8 @@ class ReplayTarget:
     model: str = "replay-model"
     compression_enabled: bool = True
     close: Callable[[], None] | None = None  # release the engine's resources after the session
+    host_version: str = "0.19.0"  # 0.20+: prune_tool_results_only after a tool batch; 0.22+: no post-tool
+    # compaction while awaiting real usage (see HostDriver's docstring)
 
 
 @dataclass
@@ -52,6 +54,7 @@ class SessionResult:
     summaries_prepared: int = 0  # summary calls started ahead of a compaction (included in summary_calls)
     summaries_prepared_used: int = 0  # compactions whose summary was prepared ahead
     summaries_prepared_wasted: int = 0  # prepared calls no compaction used (discarded or failed)
+    tool_result_prunes: int = 0  # prune_tool_results_only commits (0.20+ hosts)
     summary_prompt_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -76,6 +79,7 @@ class SessionResult:
             "final_history_messages": self.final_history_messages,
             "summaries_prepared": self.summaries_prepared, "summaries_prepared_used": self.summaries_prepared_used,
             "summaries_prepared_wasted": self.summaries_prepared_wasted,
+            "tool_result_prunes": self.tool_result_prunes,
         }
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..context_engine.summary_log import window_handle
+from ..context_engine.trigger import trigger_text
 from .formatting import fields
 
 
@@ -41,9 +43,28 @@ def _compaction_text(entry: dict[str, Any]) -> str:
         text += f" (why: {entry['summary_error']})"
     if entry.get("pruned_outputs"):
         text += f"; {_n(entry['pruned_outputs'])} output(s) pruned"
-    if entry.get("window_reference"):
-        text += f"; window stored as {entry['window_reference']}"
+    handle = window_handle(entry.get("window_reference")) if isinstance(entry.get("window_reference"), str) else None
+    if handle:
+        text += f"; the summarized messages are stored whole under handle {handle}"
     return text
+
+
+def saved_tokens(status: dict[str, Any]) -> int:
+    """The one "saved" figure: tokens of the requests as sent vs the same history unshaped, spills included."""
+    return _int(_d(status.get("view")).get("tokens_saved"))
+
+
+def saved_text(status: dict[str, Any]) -> str:
+    """``12,345 tokens saved over 7 requests (...)``: what status, ``/stowage`` and the dashboard all print."""
+    view = _d(status.get("view"))
+    requests = _int(view.get("requests"))
+    text = f"{_n(saved_tokens(status))} tokens saved over {_n(requests)} request{'' if requests == 1 else 's'}"
+    if "unshaped_tokens" not in view:  # a status file from before spills were counted
+        return text + " (by the lean view)"
+    parts = [f"sent {_n(view.get('sent_tokens'))} of {_n(view.get('unshaped_tokens'))} tokens"]
+    parts.append(f"{_n(view.get('view_tokens_saved'))} by the lean view")
+    parts.append(f"{_n(view.get('spill_tokens_saved'))} by spilled outputs")
+    return text + " (" + "; ".join(parts) + ")"
 
 
 def session_rows(status: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -57,9 +78,10 @@ def session_rows(status: dict[str, Any]) -> list[tuple[str, Any]]:
         rows.append(("lean view", "off"))
     elif view:
         req = _d(view.get("last_request"))
-        rows.append(("lean view", f"{_n(view.get('tokens_saved'))} tokens saved over {_n(view.get('requests'))} request(s); "
-                                     f"last request {_n(req.get('sent_tokens'))} sent of {_n(req.get('full_tokens'))}"
-                                     f" ({_n(view.get('steps'))} view step(s))"))
+        rows.append(("saved", saved_text(status)))
+        unshaped = req.get("unshaped_tokens", req.get("full_tokens"))
+        rows.append(("last request", f"{_n(req.get('sent_tokens'))} tokens sent of {_n(unshaped)} "
+                                     f"({_n(view.get('steps'))} view step(s) so far)"))
         if view.get("unstored_outputs"):
             rows.append(("", f"{_n(view['unstored_outputs'])} output(s) kept verbatim: {view.get('last_error')}"))
     store = _d(status.get("store"))
@@ -69,7 +91,7 @@ def session_rows(status: dict[str, Any]) -> list[tuple[str, Any]]:
     if spills:
         shown = ", ".join(f"{s.get('handle')} ({s.get('tool')}, {_n(s.get('tokens'))} tokens)" for s in spills[-5:])
         spill_text += f"; newest: {shown}"
-    rows.append(("spilled outputs", spill_text))
+    rows.append(("spills", spill_text))
     failures = _int(store.get("spill_failures")) + _int(store.get("archive_failures"))
     fail_text = (f"{_n(store.get('spill_failures'))} spill(s), {_n(store.get('archive_failures'))} archive(s) not "
                  "stored" if failures else "none")
@@ -87,7 +109,9 @@ def session_rows(status: dict[str, Any]) -> list[tuple[str, Any]]:
     threshold = status.get("threshold_tokens")
     if threshold:
         gov = _d(status.get("governor"))
-        trigger = f"when a request reaches {_n(threshold)} tokens (last {_n(status.get('last_prompt_tokens'))})"
+        why = trigger_text(_d(status.get("trigger")))
+        trigger = (f"when a request reaches {_n(threshold)} tokens" + (f" ({why})" if why else "")
+                   + f"; last request {_n(status.get('last_prompt_tokens'))}")
         if gov.get("backoff"):
             trigger += f"; backing off: {gov['backoff']}"
         if gov.get("summary_cooldown_seconds"):

@@ -502,3 +502,17 @@ def test_preflight_defers_to_real_usage_right_after_a_compaction():
     engine.update_from_response({"prompt_tokens": 30_000, "completion_tokens": 10, "total_tokens": 30_010})
     assert engine.should_defer_preflight_to_real_usage(200_000) is False
     assert engine.last_real_prompt_tokens == 30_000
+
+
+def test_compaction_sizes_are_both_on_the_hosts_basis(make_engine, recording_model):
+    """Before and after count the same things: what the host measured (system prompt and tools) carries over."""
+    engine = make_engine(model=recording_model())
+    msgs = history()
+    overhead = 15_000  # system prompt and tool schemas the host counts and the messages do not hold
+    current = sum(map(engine.counter.estimate_message, msgs)) + overhead
+    out = engine.compress(msgs, current_tokens=current)
+    log = engine.compaction_log[-1]
+    estimate = engine.counter.estimate_message  # calibrated by the compaction: the same scale for both lists
+    assert log["tokens_before"] == current
+    assert log["tokens_after"] == sum(map(estimate, out)) + current - sum(map(estimate, msgs))
+    assert overhead < log["tokens_after"] < log["tokens_before"]

@@ -90,13 +90,13 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _summary(status: dict[str, Any]) -> dict[str, Any]:
-    view = _dict(status.get("view"))
     store = _dict(status.get("store"))
     requests = status.get("requests")
     requests = requests if isinstance(requests, list) else []
+    live = _sub("cli.live")  # the figures `stowage status` and /stowage print, from the same function
     return {"session_id": status.get("session_id"), "updated_at": status.get("updated_at"),
-            "compactions": status.get("compression_count") or 0, "tokens_saved": view.get("tokens_saved") or 0,
-            "requests": len(requests), "spills": store.get("spills") or 0}
+            "compactions": status.get("compression_count") or 0, "tokens_saved": live.saved_tokens(status),
+            "saved": live.saved_text(status), "requests": len(requests), "spills": store.get("spills") or 0}
 
 
 @router.get("/sessions")
@@ -113,9 +113,10 @@ def session(session_id: str) -> dict[str, Any]:
     with _Env() as env:
         for status in _statuses(env, limit=1000):
             if status.get("session_id") == session_id:
-                lines = _sub("cli.live").session_rows(status)
-                return {"session_id": session_id, "status": status,
-                        "rows": [[label, str(value)] for label, value in lines]}
+                live = _sub("cli.live")
+                lines = live.session_rows(status)
+                return {"session_id": session_id, "status": status, "tokens_saved": live.saved_tokens(status),
+                        "saved": live.saved_text(status), "rows": [[label, str(value)] for label, value in lines]}
     raise HTTPException(404, f"unknown session {session_id!r}: no status file in this Hermes home's store")
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ...context_engine.replay.target import Observer
+from ...context_engine.trigger import governing
 from ..env import CliError
 from .options import BUILTIN, STOWAGE, ReplayOptions, sweep_configs
 from .sources import RecordedSession
@@ -138,7 +139,8 @@ class Engines:
 def _settings_of(engine: Any) -> dict[str, Any]:
     settings = getattr(engine, "settings", None)
     snapshot = settings.as_dict() if settings is not None and hasattr(settings, "as_dict") else {}
-    return {f"{section}.{key}": value for section, values in snapshot.items() if isinstance(values, dict)
+    flat = {f"{section}.{key}": value for section, values in snapshot.items() if isinstance(values, dict)
             for key, value in values.items() if section in ("view", "compaction", "spill")}
+    return governing(flat)  # only the keys that apply: view.compact_at or compaction.threshold, never both
 
 

@@ -1,6 +1,6 @@
 """The ``stowage replay`` report as one self-contained HTML page (inline CSS and SVG, no script, no network).
 
-Rendered from the report dictionary of :mod:`.replay_report` only, so the page
+Rendered from the report dictionary of :mod:`.report` only, so the page
 and ``--json`` show the same figures.  Plots: for each session, tokens per
 request for both engines with a marker at each compaction; and the saving per
 session.  Every text from a session (ids, titles, problems) is escaped.

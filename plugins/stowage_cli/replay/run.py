@@ -1,6 +1,6 @@
 """``stowage replay``: what Stowage would have done to the user's own recorded sessions.
 
-Each recorded session (``state.db`` or a JSONL file, :mod:`.replay_sources`)
+Each recorded session (``state.db`` or a JSONL file, :mod:`.sources`)
 is replayed offline through Hermes's built-in ``ContextCompressor`` and
 through Stowage, driven as Hermes 0.19.0 drives an engine
 (``context_engine.replay.driver``; the engines are built by
