@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from stowage.command import main
-from stowage.command.replay import sweep_configs
-from stowage.command.replay_report import config_lines
-from stowage.command.replay_sources import reconstruct
+from stowage.command.replay.options import sweep_configs
+from stowage.command.replay.report import config_lines
+from stowage.command.replay.sources import reconstruct
 from stowage_dev.transcripts import make_transcript
 
 pytest.importorskip("agent.context_compressor")
@@ -113,3 +113,19 @@ def test_jobs_give_the_same_figures(tmp_path: Path, capsys) -> None:
     for engine in ("built-in", "stowage"):
         for key in ("billed_tokens", "requests", "compactions", "peak_request_tokens"):
             assert one["totals"][engine][key] == two["totals"][engine][key]
+
+
+def test_replay_prints_no_plugin_notice_for_its_own_engines(tmp_path: Path) -> None:
+    """The user's Hermes runs the built-in compressor (the common case before trying Stowage); the replay builds
+    its own temporary engines, so Stowage's 'loaded but not selected' notice is not for this terminal."""
+    data = write_jsonl(tmp_path / "two.jsonl", 2, turns=6)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("context:\n  engine: compressor\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "stowage.command", "replay", "--from", str(data), "--no-html",
+                           "--quiet", "--hermes-home", str(home)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HERMES_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert "stowage replay: 2 session(s) replayed" in done.stdout
+    assert "not selected" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.strip() == ""
