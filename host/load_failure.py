@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 
-# Import name -> requirement, as in pyproject.toml [project] dependencies (tests/hosts/test_load_failure.py keeps
+# Import name -> requirement, as in pyproject.toml [project] dependencies (tests/cli/test_identity.py keeps
 # them equal).  Hermes's own Python lacks most of them on the git-clone and user-plugin routes.
 REQUIREMENTS: dict[str, str] = {
     "tiktoken": "tiktoken>=0.7",

@@ -149,6 +149,29 @@ def test_the_wheel_in_a_clean_venv_runs_a_stowage_session(fake_llm: FakeLLMServe
     doctor = subprocess.run([_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "doctor", "--no-verify"],
                             env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    # the dashboard tab: linked where Hermes's dashboard looks, found by its discovery, its API on the package
+    linked = subprocess.run([_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "dashboard", "enable"],
+                            env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+    assert linked.returncode == 0, linked.stdout + linked.stderr
+    found = subprocess.run([_bin(wheel_venv, "python"), "-c", DASHBOARD_PROBE], env=home.env(), cwd=home.work_dir,
+                           capture_output=True, text=True, timeout=300)
+    assert found.returncode == 0, found.stdout + found.stderr
+    tab = json.loads(found.stdout.strip().splitlines()[-1])
+    assert tab["name"] == "stowage" and tab["has_api"] and tab["active"], tab
+    assert tab["core"].startswith(str(wheel_venv)) and tab["core"].endswith("stowage/__init__.py"), tab
+
+
+DASHBOARD_PROBE = """
+import importlib.util, json
+from hermes_cli.web_server import _discover_dashboard_plugins
+from hermes_cli.plugins_cmd import _get_enabled_set
+(tab,) = [p for p in _discover_dashboard_plugins() if p["name"] == "stowage"]
+spec = importlib.util.spec_from_file_location("stowage_tab_api", tab["_dir"] + "/" + tab["_api_file"])
+api = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(api)
+print(json.dumps({"name": tab["name"], "has_api": tab["has_api"], "active": "stowage" in _get_enabled_set(),
+                  "core": api._core().__file__}))
+"""
 
 
 @pytest.mark.parametrize("route", ["git", "copy", "link"])
