@@ -27,6 +27,7 @@ from .prune import PruneSettings
 from .store_session.session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
+from .trigger import trigger_key, trigger_status
 from .status_file import write_session_status
 from .summary_log import append_summary, window_handle
 from .preview import CompactionPreview, SeenMessages, preview_compaction
@@ -66,6 +67,8 @@ class StowageEngineCore:
         # With the lean view on, requests are measured as sent, and the working
         # budget is the view's own (chosen by bench/bench_economy.py).
         self.threshold_percent = self.settings.view.compact_at if view.enabled else c.threshold
+        self.threshold_key = trigger_key(view.enabled)  # the key behind the trigger (trigger.py has the rule)
+        self.threshold_share = self.threshold_percent
         self.protect_first_n = c.protect_first_n
         self.protect_last_n = c.protect_last_n
         self.summary_model = summary_model
@@ -202,7 +205,9 @@ class StowageEngineCore:
                         "api_mode": api_mode}
         self.context_length = int(context_length or 0)
         share = self._model_threshold(model, provider)
+        self.threshold_key = trigger_key(self.view.settings.enabled, model_threshold=share is not None)
         self.threshold_tokens = int(self.context_length * (share if share is not None else self.threshold_percent))
+        self.threshold_share = share if share is not None else self.threshold_percent
         if runtime_changed:
             self.governor.clear_cooldown()
 
@@ -528,18 +533,18 @@ class StowageEngineCore:
         if outcome.aborted:
             self._last_compress_aborted = True
             self._last_summary_error = outcome.summary_error
-            self._log(outcome, current_tokens, focus_topic, force, "aborted")
+            self._log(outcome, messages, current_tokens, focus_topic, force, "aborted")
             return messages
         if not outcome.changed:
             self.governor.record_noop()
-            self._log(outcome, current_tokens, focus_topic, force, "no-op")
+            self._log(outcome, messages, current_tokens, focus_topic, force, "no-op")
             return messages
         self.compression_count += 1
         self.governor.record_compaction()
         self._last_compression_made_progress = True
         self._last_summary_fallback_used = outcome.fallback_used
         self._last_summary_error = outcome.summary_error
-        self._log(outcome, current_tokens, focus_topic, force, "fallback" if outcome.fallback_used else "compacted")
+        self._log(outcome, messages, current_tokens, focus_topic, force, "fallback" if outcome.fallback_used else "compacted")
         self._record_summary(outcome, self.compaction_log[-1])
         return outcome.messages
 
@@ -555,19 +560,32 @@ class StowageEngineCore:
             "fallback_used": outcome.fallback_used, "model": self.runtime.get("model") or None,
             "window_handle": window_handle(outcome.window_reference), "body": outcome.summary_body})
 
-    def _log(self, outcome: CompactionOutcome, current_tokens: int | None, focus_topic: str | None, force: bool,
-             result: str) -> None:
+    def _log(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
+             focus_topic: str | None, force: bool, result: str) -> None:
         entry = {"result": result, "at": round(time.time(), 3), "focus_topic": focus_topic, "forced": force,
                  "summary_error": outcome.summary_error, "window_reference": outcome.window_reference,
                  **vars(outcome.stats), "phase_ms": dict(outcome.stats.phase_ms),  # flat: asdict() recurses
                  "tokens_before": current_tokens or None,
                  "prepared_ahead": bool(self.ahead.last_use and self.ahead.last_use.get("prepared_ahead")),
                  "ahead_wait_ms": (self.ahead.last_use or {}).get("wait_ms"),
-                 "tokens_after": sum(map(self.counter.estimate_message, outcome.messages)) if outcome.changed else None}
+                 "tokens_after": self._tokens_after(outcome, messages, current_tokens) if outcome.changed else None}
         self.compaction_log.append(entry)
         del self.compaction_log[:-50]
         logger.info("stowage: compaction %s: %s", result,
                     {k: entry[k] for k in ("messages_before", "messages_after", "pruned_outputs", "window_messages")})
+
+    def _tokens_after(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None) -> int:
+        """The request after a compaction, on the same basis as ``current_tokens`` (the host's figure).
+
+        The host measures the whole request (system prompt and tool schemas
+        included; Hermes prints ``~before -> ~after`` that way), the messages
+        are all a compaction changes: the rest is carried over unchanged.
+        """
+        after = sum(map(self.counter.estimate_message, outcome.messages))
+        if not current_tokens:
+            return after
+        before = sum(self.counter.estimate_message(m) for m in messages if isinstance(m, dict))
+        return after + max(0, current_tokens - before)
 
     # -- store: spill and read-back tools --------------------------------------
     def attach_store_home(self, hermes_home: Any) -> None:
@@ -648,7 +666,8 @@ class StowageEngineCore:
         if keeper is None and outcome.unstored:
             self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
         last = self.view.stats.last
-        self.request_log.append({"at": round(time.time(), 3), "full": _as_int(last.get("full_tokens")),
+        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
+        self.request_log.append({"at": round(time.time(), 3), "full": _as_int(last.get("unshaped_tokens")),
                                  "sent": _as_int(last.get("sent_tokens"))})
         del self.request_log[:-REQUEST_LOG]
         return outcome.messages
@@ -761,6 +780,8 @@ class StowageEngineCore:
         return {
             "last_prompt_tokens": last_prompt,
             "threshold_tokens": self.threshold_tokens,
+            "trigger": trigger_status(self.threshold_key, self.threshold_share, self.threshold_tokens,
+                                      self.context_length),
             "context_length": self.context_length,
             "usage_percent": min(100, last_prompt / self.context_length * 100) if self.context_length else 0,
             "compression_count": self.compression_count,

@@ -514,3 +514,17 @@ def test_the_summary_call_gets_the_compactions_deadline(make_engine, recording_m
     make_engine(model=unconfigured).compress(msgs, force=True)
     assert len(timed.prompts) == 1 and 0 < timed.runtimes[0]["timeout"] <= 45  # what is left of 45 s
     assert len(unconfigured.prompts) == 1 and unconfigured.runtimes[0]["timeout"] is None  # Hermes's own
+
+
+def test_compaction_sizes_are_both_on_the_hosts_basis(make_engine, recording_model):
+    """Before and after count the same things: what the host measured (system prompt and tools) carries over."""
+    engine = make_engine(model=recording_model())
+    msgs = history()
+    overhead = 15_000  # system prompt and tool schemas the host counts and the messages do not hold
+    current = sum(map(engine.counter.estimate_message, msgs)) + overhead
+    out = engine.compress(msgs, current_tokens=current)
+    log = engine.compaction_log[-1]
+    estimate = engine.counter.estimate_message  # calibrated by the compaction: the same scale for both lists
+    assert log["tokens_before"] == current
+    assert log["tokens_after"] == sum(map(estimate, out)) + current - sum(map(estimate, msgs))
+    assert overhead < log["tokens_after"] < log["tokens_before"]
