@@ -20,6 +20,7 @@ from typing import Any, Callable
 from .ahead import AheadSummaries, build_job, should_prepare
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
 from .config import Settings, default_settings
+from .deadline import TIMEOUT_KEY, SummaryDeadline
 from .governor import Governor, GovernorPolicy
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .prune import PruneSettings
@@ -39,7 +40,8 @@ logger = logging.getLogger(__name__)
 CALIBRATION_MESSAGES = 40
 COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
 
-# (prompt, runtime) -> reply text; raises SummaryFailure
+# (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] is the call's timeout in
+# seconds (what is left of the compaction's deadline), or None for the host's own.
 SummaryModel = Callable[[str, dict[str, Any]], str]
 
 
@@ -77,8 +79,8 @@ class StowageEngineCore:
         self.tool_search = ToolSearchSession(self.settings, self.counter.count_text)
         self.view = LeanView(view, self.counter.count_message)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
-        # the next summary, written ahead; a compaction waits for it at most as long as for its own call
-        self.ahead = AheadSummaries(wait_seconds=c.summary_timeout_seconds or 300.0)
+        # the next summary, written ahead; a compaction waits for it within its one summary deadline
+        self.ahead = AheadSummaries()
         # the host passes a memory provider's context to compress(); a prompt prepared without it never matches
         self._compress_gets_memory = False
         self.runtime: dict[str, Any] = {}
@@ -414,7 +416,7 @@ class StowageEngineCore:
                 logger.exception("stowage: could not prepare the next summary ahead")
                 return
             if job is not None:
-                self.ahead.start(job, summarize)
+                self.ahead.start(job, summarize, on_failure=self.governor.record_summary_failure)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         if not isinstance(messages, list):
@@ -460,7 +462,8 @@ class StowageEngineCore:
                 return messages
         if force or bypass_cooldown:
             self.governor.clear_cooldown()
-        summarize = self._summarizer()
+        deadline = SummaryDeadline(self.settings.compaction.summary_timeout_seconds)
+        summarize = self._summarizer(deadline)
         self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
         self._compress_gets_memory = self._compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
@@ -469,7 +472,8 @@ class StowageEngineCore:
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
             archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON,
             # on cooldown no model summary is used at all, so neither is the shorter prepared window
-            prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None)
+            prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None,
+            deadline=deadline)
         if outcome.changed:
             self.ahead.discard("the history it was written for was compacted")
         result = self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
@@ -499,7 +503,8 @@ class StowageEngineCore:
             prepared_tail_tokens=self.tail_budget_tokens + int(self.threshold_tokens * max(0.0, 1 - c.prepare_at)),
         )
 
-    def _summarizer(self) -> Callable[[str], str] | None:
+    def _summarizer(self, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
+        """The summary call, or None while the model cools down; a compaction's passes its deadline on."""
         if self.governor.cooldown_remaining() > 0:
             return None
         model = self.summary_model
@@ -508,7 +513,11 @@ class StowageEngineCore:
                 raise SummaryFailure("no_provider", "no summary model is attached to the engine")
             return unavailable
         runtime = dict(self.runtime)
-        return lambda prompt: model(prompt, runtime)
+        configured = self.settings.compaction.summary_timeout_seconds or None
+
+        def call(prompt: str) -> str:
+            return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+        return call
 
     def _apply(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
                focus_topic: str | None, force: bool, *, model_called: bool) -> list[Message]:

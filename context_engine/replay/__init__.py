@@ -11,9 +11,9 @@ Host-agnostic (nothing here imports Hermes), one job per module:
   rough estimates; :mod:`.totals` sums per configuration with ratios to a baseline.
 
 The Hermes-side adapters (built-in compressor, Stowage with its middleware and
-hooks) are glue and live in ``plugins/stowage/replay_host.py``;
+hooks) are glue and live in ``host/replay_host.py``;
 ``bench/bench_economy.py`` and the ``stowage replay`` command
-(``plugins/stowage_cli/replay/``) use both.
+(``command/replay/``) use both.
 """
 
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter

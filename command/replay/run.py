@@ -4,7 +4,7 @@ Each recorded session (``state.db`` or a JSONL file, :mod:`.sources`)
 is replayed offline through Hermes's built-in ``ContextCompressor`` and
 through Stowage, driven as Hermes 0.19.0 drives an engine
 (``context_engine.replay.driver``; the engines are built by
-``stowage.replay_host``, the one place that knows the host).  No model is
+``stowage.host.replay_host``, the one place that knows the host).  No model is
 called: summaries come from the stand-in summarizer, named in every report.
 
 Nothing of the user's is written: the source is read from a private copy,
@@ -13,7 +13,7 @@ One session is in memory at a time; its figures are kept (plus a down-sampled
 request-size series for the plots).  Ctrl-C stops after the current request
 and still writes the report of the sessions done, marked partial.
 
-Unlike the rest of ``stowage.cli`` this command needs hermes-agent installed
+Unlike the rest of ``stowage.command`` this command needs hermes-agent installed
 (it imports the host's compressor, lazily, only here).
 """
 

@@ -1,7 +1,7 @@
 """The engines a ``stowage replay`` runs: Hermes's built-in compressor and Stowage (plus sweep settings).
 
-Built by ``stowage.replay_host`` (the glue, the one place that knows the
-host), imported lazily: the rest of ``stowage.cli`` never needs hermes-agent.
+Built by ``stowage.host.replay_host`` (the glue, the one place that knows the
+host), imported lazily: the rest of ``stowage.command`` never needs hermes-agent.
 Each engine runs against a temporary ``HERMES_HOME`` and store, removed at
 the end.  The observer keeps a down-sampled request-size series per session
 for the plots.
@@ -54,7 +54,7 @@ class Engines:
 
     def __init__(self, options: ReplayOptions, home: Path | None = None) -> None:
         try:
-            from ... import replay_host
+            from ...host import replay_host
             from ...context_engine.replay import HostDriver, StandInSummarizer, TokenMeter
         except ImportError as exc:  # pragma: no cover - the package always ships the glue
             raise CliError(f"stowage replay cannot load its engines ({exc})", 1, "no_host") from exc

@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from .context_engine.replay import ReplayTarget, StandInSummarizer
+from ..context_engine.replay import ReplayTarget, StandInSummarizer
 
 DEFAULT_WINDOW = 128_000
 # The replay's temporary homes run the engines it builds itself; selecting Stowage there keeps the plugin's
