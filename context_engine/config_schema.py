@@ -112,6 +112,9 @@ KEYS: tuple[Key, ...] = (
     Key("view.pin_turns", INTEGER, 6,
         "Outputs the model read back with stowage_fetch / stowage_grep stay verbatim for this many model turns.",
         0, 1000),
+    Key("view.pin_quoted", BOOLEAN, True,
+        "An output whose distinctive tokens (an identifier, path or code line first seen in it) a later assistant "
+        "message or tool call uses stays verbatim for view.pin_turns model turns after each use, like a read-back."),
     Key("view.min_chars", INTEGER, 400,
         "Tool outputs shorter than this are always sent verbatim (never below compaction.prune_min_chars).",
         0, 1_000_000),

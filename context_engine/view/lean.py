@@ -17,13 +17,14 @@ import bisect
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from ..markers import REASONING_MARK, SPILL_HEADER, BlobKind
 from ..messages import (Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id,
                         with_call_arguments)
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
+from .quote_pins import QuoteIndex
 from .render import REASONING_HEAD_CHARS, condensed_reasoning, cut_arguments, output_stub
 
 logger = logging.getLogger(__name__)
@@ -52,13 +53,14 @@ class ViewSettings:
     min_chars: int = 400
     max_args_chars: int = 500
     condense_reasoning: bool = True
+    pin_quoted: bool = True
 
     @classmethod
     def from_settings(cls, settings: Any) -> "ViewSettings":
         view = settings.view
         return cls(view.enabled, view.hot_tokens, view.step_tokens, view.pin_turns,
                    max(view.min_chars, settings.compaction.prune_min_chars), settings.compaction.max_tool_args_chars,
-                   view.condense_reasoning)
+                   view.condense_reasoning, view.pin_quoted)
 
 
 @dataclass
@@ -114,6 +116,7 @@ class LeanView:
         self._count = count
         self.stats = ViewStats()
         self._memo: dict[tuple[str, str, str], str] = {}
+        self._quotes = QuoteIndex()
         self._last_steps = 0
 
     def apply(self, messages: list[Message], keeper: Keeper | None) -> ViewOutcome:
@@ -149,14 +152,20 @@ class LeanView:
                     if handle:
                         references.append((index, handle))
         pin_span = self.settings.pin_turns
+        quoted: dict[int, list[tuple[int, int]]] = {}
+        if pin_span > 0 and self.settings.pin_quoted:
+            quoted = self._quotes.pins(messages, lambda m: _plain_text(m.get("content")),
+                                       lambda at: _after_turns(model_turns, at, pin_span), self.settings.min_chars)
         items = []
         for index, message in enumerate(messages):
             tokens = self._count(message) if message.__class__ is dict else 0
-            items.append(self._item(index, message, tokens, calls, model_turns, references, pin_span))
+            items.append(self._item(index, message, tokens, calls, model_turns, references, pin_span,
+                                    quoted.get(index, ())))
         return items, calls
 
     def _item(self, index: int, message: Any, tokens: int, calls: dict[str, Any], model_turns: list[int],
-              references: list[tuple[int, str]], pin_span: int) -> ViewItem:
+              references: list[tuple[int, str]], pin_span: int,
+              quoted: Sequence[tuple[int, int]] = ()) -> ViewItem:
         if message.__class__ is not dict:
             return ViewItem(tokens)
         role = message.get("role")
@@ -174,7 +183,7 @@ class LeanView:
         if text is None or len(text) < self.settings.min_chars or tokens <= 2 * STUB_TOKENS \
                 or is_stub(text):
             return ViewItem(tokens)
-        pins: list[tuple[int, int]] = []
+        pins: list[tuple[int, int]] = list(quoted)
         if pin_span > 0:
             call = calls.get(tool_result_id(message))
             if call is not None and call_name(call) in READ_BACK_TOOLS:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stowage.cli.live import session_rows, session_text
+from stowage.command.live import session_rows, session_text
 
 
 def test_every_figure_is_shown():
@@ -36,7 +36,7 @@ def test_every_figure_is_shown():
 
 
 def test_a_status_file_from_before_spills_were_counted_says_what_it_counts():
-    from stowage.cli.live import saved_text
+    from stowage.command.live import saved_text
 
     assert saved_text({"view": {"tokens_saved": 500, "requests": 1}}) == "500 tokens saved over 1 request (by the lean view)"
 
@@ -60,8 +60,8 @@ def test_an_old_or_empty_status_file_still_prints():
 def test_doctor_reports_progress_on_large_stores(filled):
     import io
 
-    from stowage.cli.env import Env
-    from stowage.cli.status import TerminalProgress, doctor
+    from stowage.command.env import Env
+    from stowage.command.status import TerminalProgress, doctor
 
     calls = []
     env = Env.resolve(filled.home, None)

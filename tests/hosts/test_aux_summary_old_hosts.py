@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from stowage import aux_summary
+from stowage.host import aux_summary
 
 
 class _Reply:

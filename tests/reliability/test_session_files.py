@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from stowage.blobstore import BlobStore
-from stowage.cli import main
+from stowage.command import main
 from stowage.context_engine.status_file import read_session_statuses, status_path, write_session_status
 from stowage.context_engine.summary_log import append_summary, summaries_path
 

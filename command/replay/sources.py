@@ -9,7 +9,7 @@ Both sources are streamed one session at a time and never written to:
   ``-shm``/``-journal`` files beside the user's database.
 * a JSONL(.gz) file of OpenAI-format transcripts (``{id, messages, ...}`` a
   line, the shared data set's format), read with
-  :func:`..context_engine.replay.chain.read_transcripts`.
+  :func:`stowage.context_engine.replay.chain.read_transcripts`.
 
 A recorded session is turned back into the conversation that happened.  With
 Hermes's in-place compaction (``archive_and_compact``) the summarized rows stay
@@ -33,8 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from ..blobstore import safe_json
-from ..context_engine.replay.chain import chain_sessions, clean_transcript, read_transcripts
+from ...blobstore import safe_json
+from ...context_engine.replay.chain import chain_sessions, clean_transcript, read_transcripts
 
 KNOWN_SCHEMA = 22  # hermes_state.SCHEMA_VERSION in hermes-agent 0.19.0
 CONTENT_JSON_PREFIX = "\x00json:"  # hermes_state._CONTENT_JSON_PREFIX: non-text content stored as JSON

@@ -1,4 +1,4 @@
-"""``python -m stowage.cli``."""
+"""``python -m stowage.command``."""
 
 from .main import main
 

@@ -14,8 +14,8 @@ from agent.context_engine import ContextEngine
 
 from . import sessions
 from .aux_summary import summarize_with_aux
-from .context_engine.config import Settings, StowageConfigError
-from .context_engine.engine import StowageEngineCore
+from ..context_engine.config import Settings, StowageConfigError
+from ..context_engine.engine import StowageEngineCore
 from .host_config import hermes_home
 from .tool_search_glue import dispatch_with_hermes
 

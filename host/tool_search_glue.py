@@ -28,8 +28,8 @@ import logging
 from typing import Any
 
 from . import sessions
-from .tool_search.session import HOST_BRIDGE_NAMES
-from .tool_search import BridgeError, CALL_NAME
+from ..tool_search.session import HOST_BRIDGE_NAMES
+from ..tool_search import BridgeError, CALL_NAME
 
 logger = logging.getLogger(__name__)
 

@@ -33,7 +33,7 @@ from .blobs import cat, gc, ls, show
 from .env import CliError, Env, Outcome
 from .formatting import jsonable
 from .purge import purge, rm
-from .replay_cli import add_replay_arguments, replay_command
+from .replay import add_replay_arguments, replay_command
 from .status import TerminalProgress, doctor, status
 from .summary import summary
 

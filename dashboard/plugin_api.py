@@ -31,7 +31,7 @@ def _core() -> ModuleType:
     if _PACKAGE in sys.modules:
         return sys.modules[_PACKAGE]
     # Not resolved: a linked install (install_user_plugin.py --link) links this folder on its own, and
-    # only the plugin folder holds the package's other parts (context_engine, cli, ...).
+    # only the plugin folder holds the package's other parts (context_engine, command, ...).
     candidates = [Path(__file__).absolute().parent.parent, _hermes_home() / "plugins" / "stowage"]
     folder = next((c for c in candidates if (c / "__init__.py").is_file() and (c / "context_engine").is_dir()),
                   None)
@@ -63,7 +63,7 @@ def _hermes_home() -> Path:
 
 class _Env:
     def __enter__(self) -> Any:
-        self.env = _sub("cli.env").Env.resolve(_hermes_home(), None)
+        self.env = _sub("command.env").Env.resolve(_hermes_home(), None)
         return self.env
 
     def __exit__(self, *exc: object) -> None:
@@ -93,7 +93,7 @@ def _summary(status: dict[str, Any]) -> dict[str, Any]:
     store = _dict(status.get("store"))
     requests = status.get("requests")
     requests = requests if isinstance(requests, list) else []
-    live = _sub("cli.live")  # the figures `stowage status` and /stowage print, from the same function
+    live = _sub("command.live")  # the figures `stowage status` and /stowage print, from the same function
     return {"session_id": status.get("session_id"), "updated_at": status.get("updated_at"),
             "compactions": status.get("compression_count") or 0, "tokens_saved": live.saved_tokens(status),
             "saved": live.saved_text(status), "requests": len(requests), "spills": store.get("spills") or 0}
@@ -113,7 +113,7 @@ def session(session_id: str) -> dict[str, Any]:
     with _Env() as env:
         for status in _statuses(env, limit=1000):
             if status.get("session_id") == session_id:
-                live = _sub("cli.live")
+                live = _sub("command.live")
                 lines = live.session_rows(status)
                 return {"session_id": session_id, "status": status, "tokens_saved": live.saved_tokens(status),
                         "saved": live.saved_text(status), "rows": [[label, str(value)] for label, value in lines]}

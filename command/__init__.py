@@ -3,7 +3,7 @@
 Host-free: it reads ``$HERMES_HOME/config.yaml`` itself and imports nothing
 from hermes-agent, so it runs without Hermes installed.  ``replay`` alone
 needs hermes-agent: it imports the host's compressor when it runs.  Installed as
-``stowage.cli`` (``[project.scripts] stowage = "stowage.cli:main"``); the
+``stowage.command`` (``[project.scripts] stowage = "stowage.command:main"``); the
 ``/stowage`` slash command in the host glue calls the same functions.
 """
 

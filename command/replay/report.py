@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from .options import SWEEP_GRID
+
 ENGINE_KEYS = ("requests", "prompt_tokens", "cached_tokens", "summary_calls", "summary_input_tokens",
                "billed_tokens", "cost", "peak_request_tokens", "over_window_requests", "compactions",
                "compress_calls", "user_turns", "spilled_outputs", "recoverable_outputs",
@@ -77,7 +79,7 @@ def _sweep(sessions: Sequence[dict[str, Any]], engines: Any, window: int) -> dic
         current["settings"][key] = engines.effective.get(key, current["settings"][key])
     fitting = [p for p in points if p["over_window_requests"] == 0]
     best = min(fitting, key=lambda p: (p["cost"], p["label"])) if fitting else None
-    return {"grid": {k: list(v) for k, v in _grid().items()}, "points": points, "current": current,
+    return {"grid": {k: list(v) for k, v in SWEEP_GRID.items()}, "points": points, "current": current,
             "best": best, "window": window,
             "config": config_lines(best["settings"]) if best else None,
             "verdict": (f"cheapest with no request over the {window:,}-token window: {best['label']}"
@@ -85,12 +87,6 @@ def _sweep(sessions: Sequence[dict[str, Any]], engines: Any, window: int) -> dic
                         f"{best['summary_calls']} summary calls vs {current['summary_calls']}: each is a real model "
                         "call the stand-in does not price, and a summary loses detail)"
                         if best else "every setting tried sent a request over the window")}
-
-
-def _grid() -> dict[str, tuple[Any, ...]]:
-    from .replay import SWEEP_GRID
-
-    return SWEEP_GRID
 
 
 def build_report(sessions: Sequence[dict[str, Any]], skipped: Sequence[dict[str, str]], *, options: Any,

@@ -9,8 +9,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from .env import CliError, Env, Outcome
-from .replay import PRICE_PRESETS, ReplayOptions, price_model, run
+from ..env import CliError, Env, Outcome
+from .options import PRICE_PRESETS, ReplayOptions, price_model
+from .run import run
 
 DEFAULT_HTML = "stowage-replay.html"
 
@@ -71,8 +72,8 @@ def _write_html(path: Path, text: str) -> None:
 
 
 def replay_command(args: argparse.Namespace, env: Env) -> Outcome:
-    from .replay_html import render
-    from .replay_report import text_summary
+    from .page import render
+    from .report import text_summary
 
     if args.limit is not None and args.limit < 1:
         raise CliError("--limit must be at least 1", 2, "usage")

@@ -1,6 +1,6 @@
 """The ``stowage replay`` report as one self-contained HTML page (inline CSS and SVG, no script, no network).
 
-Rendered from the report dictionary of :mod:`.replay_report` only, so the page
+Rendered from the report dictionary of :mod:`.report` only, so the page
 and ``--json`` show the same figures.  Plots: for each session, tokens per
 request for both engines with a marker at each compaction; and the saving per
 session.  Every text from a session (ids, titles, problems) is escaped.
@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Any
 
-from .replay_report import config_lines, saving_text
+from .report import config_lines, saving_text
 
 BUILTIN_COLOUR, STOWAGE_COLOUR = "#c0392b", "#1f6fb2"
 MAX_SESSION_PLOTS = 40

@@ -33,9 +33,12 @@ from typing import Any, Callable, Mapping
 
 import yaml
 
-from .context_engine.replay.driver import ReplayTarget, StandInSummarizer
+from ..context_engine.replay import ReplayTarget, StandInSummarizer
 
 DEFAULT_WINDOW = 128_000
+# The replay's temporary homes run the engines it builds itself; selecting Stowage there keeps the plugin's
+# "loaded but not selected" notice (meant for a user's own Hermes) off the replay's terminal.
+REPLAY_CONFIG: dict[str, Any] = {"context": {"engine": "stowage"}}
 MODEL = "replay-model"
 BUILTIN_DEFAULTS = {"threshold_percent": 0.50, "summary_target_ratio": 0.20, "protect_last_n": 20,
                     "protect_first_n": 3}
@@ -69,6 +72,9 @@ def prepare_hermes_home(path: str | Path | None = None) -> Path:
     """A throw-away ``HERMES_HOME`` (set in the environment) unless one is given."""
     home = Path(path) if path else Path(tempfile.mkdtemp(prefix="stowage-replay-home-", dir=scratch_dir()))
     home.mkdir(parents=True, exist_ok=True)
+    config = home / "config.yaml"
+    if not config.exists():  # the replay's own home selects Stowage: no "loaded but not selected" notice
+        config.write_text(yaml.safe_dump(REPLAY_CONFIG), encoding="utf-8")
     os.environ["HERMES_HOME"] = str(home)
     return home
 
@@ -224,7 +230,9 @@ class StowageHost:
 
     def _register(self) -> _RecordingContext:
         """``register(ctx)`` with ``HERMES_HOME`` pointing at this host's home, where the settings are written."""
-        config = {"stowage": nest_settings(self.settings)} if self.settings else {}
+        config: dict[str, Any] = dict(REPLAY_CONFIG)
+        if self.settings:
+            config["stowage"] = nest_settings(self.settings)
         self.home.mkdir(parents=True, exist_ok=True)
         (self.home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
         from .registration import register_plugin

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:  # pragma: no cover - imported on first use: registering must stay cheap
-    from .cli.env import Env, Outcome
+    from ..command.env import Env, Outcome
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +44,8 @@ def _hermes_home() -> Path:
 
 
 def _run(words: list[str], env: "Env") -> "Outcome | str":
-    from .cli.blobs import gc
-    from .cli.status import doctor, status
+    from ..command.blobs import gc
+    from ..command.status import doctor, status
 
     command, flags = (words[0].lower(), set(words[1:])) if words else ("status", set())
     if command == "status" and not flags:
@@ -72,7 +72,7 @@ def _engine_here(config_path: Path) -> str:
     live = sessions.live_session_ids()
     if live:
         return f"running engine: stowage ({len(live)} session(s) in this process)"
-    from .cli.identity import read_host_config
+    from ..command.identity import read_host_config
     from .notice import not_selected_notice
 
     notice = not_selected_notice(read_host_config(config_path)[0])
@@ -84,7 +84,7 @@ def _engine_here(config_path: Path) -> str:
 def _live_sessions() -> str:
     """Live figures of this process's sessions: compactions, spills with handles, savings, failures, triggers."""
     from . import sessions
-    from .cli.live import session_text
+    from ..command.live import session_text
 
     lines: list[str] = []
     for session_id in sessions.live_session_ids():
@@ -109,7 +109,7 @@ def _live_engines() -> list[tuple[str, Any]]:
 
 def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
     """This process's sessions; without one (a gateway admin shell, say), the newest session on disk."""
-    from .cli.summary import summaries_for, summary
+    from ..command.summary import summaries_for, summary
 
     live = _live_engines()
     if not live:
@@ -119,7 +119,7 @@ def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
 
 
 def _previews() -> str:
-    from .cli.preview import preview_text
+    from ..command.preview import preview_text
 
     live = _live_engines()
     if not live:
@@ -144,8 +144,8 @@ def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes
     except ValueError as exc:
         return f"cannot parse /stowage arguments: {exc}\n{HELP}"
     try:
-        from .blobstore import StoreError
-        from .cli.env import CliError, Env
+        from ..blobstore import StoreError
+        from ..command.env import CliError, Env
     except Exception as exc:  # noqa: BLE001 - a broken install must not crash the session
         return f"stowage: cannot load the operator tools: {exc}"
     env: Env | None = None
