@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(result: Any, fake_llm: FakeLLMServer) -> int:
-    from stowage.cli.live import saved_text
+    from stowage.command.live import saved_text
     from stowage.context_engine.trigger import trigger_text
 
     if os.environ.get("STOWAGE_DEMO_DEBUG"):
