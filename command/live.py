@@ -61,7 +61,7 @@ def saved_text(status: dict[str, Any]) -> str:
     text = f"{_n(saved_tokens(status))} tokens saved over {_n(requests)} request{'' if requests == 1 else 's'}"
     if "unshaped_tokens" not in view:  # a status file from before spills were counted
         return text + " (by the lean view)"
-    parts = [f"sent {_n(view.get('sent_tokens'))} of {_n(view.get('unshaped_tokens'))} tokens"]
+    parts = [f"sent {_n(view.get('sent_tokens'))} of {_n(view.get('unshaped_tokens'))} history tokens"]
     parts.append(f"{_n(view.get('view_tokens_saved'))} by the lean view")
     parts.append(f"{_n(view.get('spill_tokens_saved'))} by spilled outputs")
     return text + " (" + "; ".join(parts) + ")"
