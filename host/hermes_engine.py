@@ -15,9 +15,17 @@ from agent.context_engine import ContextEngine
 from . import sessions
 from .aux_summary import summarize_with_aux
 from ..context_engine.config import Settings, StowageConfigError
+from ..context_engine.deadline import TIMEOUT_KEY
 from ..context_engine.engine import StowageEngineCore
 from .host_config import hermes_home
 from .tool_search_glue import dispatch_with_hermes
+
+
+def _summarize_with_deadline(prompt: str, runtime: dict[str, Any]) -> str:
+    """The aux summary call with the timeout the engine passed in the runtime (what is left of the
+    compaction's deadline; None keeps Hermes's own), never sent on to the host as part of the runtime."""
+    host_runtime = {key: value for key, value in runtime.items() if key != TIMEOUT_KEY}
+    return summarize_with_aux(prompt, host_runtime, timeout=runtime.get(TIMEOUT_KEY))
 
 
 class StowageContextEngine(StowageEngineCore, ContextEngine):
@@ -25,8 +33,7 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
 
     def __init__(self, settings: Settings | None = None, *, config_error: StowageConfigError | None = None) -> None:
         super().__init__(settings)
-        timeout = self.settings.compaction.summary_timeout_seconds or None
-        self.summary_model = lambda prompt, runtime: summarize_with_aux(prompt, runtime, timeout=timeout)
+        self.summary_model = _summarize_with_deadline
         self.config_error = config_error
         if config_error is None:
             self.attach_store_home(hermes_home())
