@@ -34,6 +34,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
+from . import safe_json
 from .access import ReadAccess
 from .errors import (AmbiguousHandleError, EvictedBlobError, ForeignHandleError, StoreError,
                      StoreIndexError, StoreWriteError, UnknownHandleError)
@@ -389,10 +390,9 @@ class BlobStore(ReadAccess):
             return []
         out = []
         for line in raw.split(b"\n"):
-            try:
-                record = json.loads(line)
-            except ValueError:  # a torn last line after a crash, or garbage
+            if not line.strip():
                 continue
+            record = safe_json.loads_or(line)  # None for a torn last line after a crash, garbage or a hostile line
             if isinstance(record, dict):
                 out.append(record)
         return out

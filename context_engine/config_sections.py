@@ -38,6 +38,7 @@ class ViewSection:
     hot_tokens: int
     step_tokens: int
     pin_turns: int
+    pin_quoted: bool
     min_chars: int
     condense_reasoning: bool
     compact_at: float

@@ -20,12 +20,14 @@ from typing import Any, Callable
 from .ahead import AheadSummaries, build_job, should_prepare
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
 from .config import Settings, default_settings
+from .deadline import TIMEOUT_KEY, SummaryDeadline
 from .governor import Governor, GovernorPolicy
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .prune import PruneSettings
 from .store_session.session import StoreSession
 from .summary import SummaryFailure
 from .tokens import TokenCounter
+from .trigger import trigger_key, trigger_status
 from .status_file import write_session_status
 from .summary_log import append_summary, window_handle
 from .preview import CompactionPreview, SeenMessages, preview_compaction
@@ -38,7 +40,8 @@ logger = logging.getLogger(__name__)
 CALIBRATION_MESSAGES = 40
 COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
 
-# (prompt, runtime) -> reply text; raises SummaryFailure
+# (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] is the call's timeout in
+# seconds (what is left of the compaction's deadline), or None for the host's own.
 SummaryModel = Callable[[str, dict[str, Any]], str]
 
 
@@ -64,6 +67,8 @@ class StowageEngineCore:
         # With the lean view on, requests are measured as sent, and the working
         # budget is the view's own (chosen by bench/bench_economy.py).
         self.threshold_percent = self.settings.view.compact_at if view.enabled else c.threshold
+        self.threshold_key = trigger_key(view.enabled)  # the key behind the trigger (trigger.py has the rule)
+        self.threshold_share = self.threshold_percent
         self.protect_first_n = c.protect_first_n
         self.protect_last_n = c.protect_last_n
         self.summary_model = summary_model
@@ -74,8 +79,8 @@ class StowageEngineCore:
         self.tool_search = ToolSearchSession(self.settings, self.counter.count_text)
         self.view = LeanView(view, self.counter.count_message)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
-        # the next summary, written ahead; a compaction waits for it at most as long as for its own call
-        self.ahead = AheadSummaries(wait_seconds=c.summary_timeout_seconds or 300.0)
+        # the next summary, written ahead; a compaction waits for it within its one summary deadline
+        self.ahead = AheadSummaries()
         # the host passes a memory provider's context to compress(); a prompt prepared without it never matches
         self._compress_gets_memory = False
         self.runtime: dict[str, Any] = {}
@@ -202,7 +207,9 @@ class StowageEngineCore:
                         "api_mode": api_mode}
         self.context_length = int(context_length or 0)
         share = self._model_threshold(model, provider)
+        self.threshold_key = trigger_key(self.view.settings.enabled, model_threshold=share is not None)
         self.threshold_tokens = int(self.context_length * (share if share is not None else self.threshold_percent))
+        self.threshold_share = share if share is not None else self.threshold_percent
         if runtime_changed:
             self.governor.clear_cooldown()
 
@@ -411,7 +418,7 @@ class StowageEngineCore:
                 logger.exception("stowage: could not prepare the next summary ahead")
                 return
             if job is not None:
-                self.ahead.start(job, summarize)
+                self.ahead.start(job, summarize, on_failure=self.governor.record_summary_failure)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         if not isinstance(messages, list):
@@ -457,7 +464,8 @@ class StowageEngineCore:
                 return messages
         if force or bypass_cooldown:
             self.governor.clear_cooldown()
-        summarize = self._summarizer()
+        deadline = SummaryDeadline(self.settings.compaction.summary_timeout_seconds)
+        summarize = self._summarizer(deadline)
         self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
         self._compress_gets_memory = self._compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
@@ -466,7 +474,8 @@ class StowageEngineCore:
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
             archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON,
             # on cooldown no model summary is used at all, so neither is the shorter prepared window
-            prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None)
+            prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None,
+            deadline=deadline)
         if outcome.changed:
             self.ahead.discard("the history it was written for was compacted")
         result = self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
@@ -496,7 +505,8 @@ class StowageEngineCore:
             prepared_tail_tokens=self.tail_budget_tokens + int(self.threshold_tokens * max(0.0, 1 - c.prepare_at)),
         )
 
-    def _summarizer(self) -> Callable[[str], str] | None:
+    def _summarizer(self, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
+        """The summary call, or None while the model cools down; a compaction's passes its deadline on."""
         if self.governor.cooldown_remaining() > 0:
             return None
         model = self.summary_model
@@ -505,7 +515,11 @@ class StowageEngineCore:
                 raise SummaryFailure("no_provider", "no summary model is attached to the engine")
             return unavailable
         runtime = dict(self.runtime)
-        return lambda prompt: model(prompt, runtime)
+        configured = self.settings.compaction.summary_timeout_seconds or None
+
+        def call(prompt: str) -> str:
+            return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+        return call
 
     def _apply(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
                focus_topic: str | None, force: bool, *, model_called: bool) -> list[Message]:
@@ -521,18 +535,18 @@ class StowageEngineCore:
         if outcome.aborted:
             self._last_compress_aborted = True
             self._last_summary_error = outcome.summary_error
-            self._log(outcome, current_tokens, focus_topic, force, "aborted")
+            self._log(outcome, messages, current_tokens, focus_topic, force, "aborted")
             return messages
         if not outcome.changed:
             self.governor.record_noop()
-            self._log(outcome, current_tokens, focus_topic, force, "no-op")
+            self._log(outcome, messages, current_tokens, focus_topic, force, "no-op")
             return messages
         self.compression_count += 1
         self.governor.record_compaction()
         self._last_compression_made_progress = True
         self._last_summary_fallback_used = outcome.fallback_used
         self._last_summary_error = outcome.summary_error
-        self._log(outcome, current_tokens, focus_topic, force, "fallback" if outcome.fallback_used else "compacted")
+        self._log(outcome, messages, current_tokens, focus_topic, force, "fallback" if outcome.fallback_used else "compacted")
         self._record_summary(outcome, self.compaction_log[-1])
         return outcome.messages
 
@@ -548,19 +562,32 @@ class StowageEngineCore:
             "fallback_used": outcome.fallback_used, "model": self.runtime.get("model") or None,
             "window_handle": window_handle(outcome.window_reference), "body": outcome.summary_body})
 
-    def _log(self, outcome: CompactionOutcome, current_tokens: int | None, focus_topic: str | None, force: bool,
-             result: str) -> None:
+    def _log(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
+             focus_topic: str | None, force: bool, result: str) -> None:
         entry = {"result": result, "at": round(time.time(), 3), "focus_topic": focus_topic, "forced": force,
                  "summary_error": outcome.summary_error, "window_reference": outcome.window_reference,
                  **vars(outcome.stats), "phase_ms": dict(outcome.stats.phase_ms),  # flat: asdict() recurses
                  "tokens_before": current_tokens or None,
                  "prepared_ahead": bool(self.ahead.last_use and self.ahead.last_use.get("prepared_ahead")),
                  "ahead_wait_ms": (self.ahead.last_use or {}).get("wait_ms"),
-                 "tokens_after": sum(map(self.counter.estimate_message, outcome.messages)) if outcome.changed else None}
+                 "tokens_after": self._tokens_after(outcome, messages, current_tokens) if outcome.changed else None}
         self.compaction_log.append(entry)
         del self.compaction_log[:-50]
         logger.info("stowage: compaction %s: %s", result,
                     {k: entry[k] for k in ("messages_before", "messages_after", "pruned_outputs", "window_messages")})
+
+    def _tokens_after(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None) -> int:
+        """The request after a compaction, on the same basis as ``current_tokens`` (the host's figure).
+
+        The host measures the whole request (system prompt and tool schemas
+        included; Hermes prints ``~before -> ~after`` that way), the messages
+        are all a compaction changes: the rest is carried over unchanged.
+        """
+        after = sum(map(self.counter.estimate_message, outcome.messages))
+        if not current_tokens:
+            return after
+        before = sum(self.counter.estimate_message(m) for m in messages if isinstance(m, dict))
+        return after + max(0, current_tokens - before)
 
     # -- store: spill and read-back tools --------------------------------------
     def attach_store_home(self, hermes_home: Any) -> None:
@@ -642,7 +669,8 @@ class StowageEngineCore:
         if keeper is None and outcome.unstored:
             self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
         last = self.view.stats.last
-        self.request_log.append({"at": round(time.time(), 3), "full": _as_int(last.get("full_tokens")),
+        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
+        self.request_log.append({"at": round(time.time(), 3), "full": _as_int(last.get("unshaped_tokens")),
                                  "sent": _as_int(last.get("sent_tokens"))})
         del self.request_log[:-REQUEST_LOG]
         return outcome.messages
@@ -755,6 +783,8 @@ class StowageEngineCore:
         return {
             "last_prompt_tokens": last_prompt,
             "threshold_tokens": self.threshold_tokens,
+            "trigger": trigger_status(self.threshold_key, self.threshold_share, self.threshold_tokens,
+                                      self.context_length),
             "context_length": self.context_length,
             "usage_percent": min(100, last_prompt / self.context_length * 100) if self.context_length else 0,
             "compression_count": self.compression_count,

@@ -136,6 +136,7 @@ class StoreSession:
         self.spills = 0
         self.spill_failures = 0
         self._spilled: dict[str, str] = {}  # sha-256 of a preview -> handle of the original output
+        self._spilled_tokens: dict[str, int] = {}  # sha-256 of a preview -> tokens of the original output
         self.archive_failures = 0
         self.last_store_error: str | None = None
         self.tool_calls = 0
@@ -219,12 +220,19 @@ class StoreSession:
                                    "chars": len(result), "at": time.time()})
         del self.recent_spills[:-RECENT_SPILLS]
         if len(self._spilled) >= MAX_SPILL_ORIGINS:
-            del self._spilled[next(iter(self._spilled))]  # oldest first
+            oldest = next(iter(self._spilled))
+            del self._spilled[oldest]
+            self._spilled_tokens.pop(oldest, None)
         self._spilled[_digest(spilled.message)] = spilled.handle
+        self._spilled_tokens[_digest(spilled.message)] = spilled.tokens
         # The preview stays in the history; recording it lets the lean view stub it later.
         writer_for(store.root).submit(self._record, self._handles, store, spilled.message, tool_name=tool_name,
                                       arguments=args_text, session_id=self.session_id)
         return spilled.message
+
+    def spilled_tokens(self, preview: str) -> int | None:
+        """Tokens of the original output a preview this session wrote stands for (the lean view's "saved")."""
+        return self._spilled_tokens.get(_digest(preview))
 
     def spill_origin(self, content: str) -> str | None:
         """The handle of the original output ``content`` (a preview this session wrote) stands for."""
