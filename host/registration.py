@@ -11,7 +11,7 @@ import logging
 from typing import Any
 
 from . import sessions
-from .context_engine.reread import reread_answer
+from ..context_engine.reread import reread_answer
 from .hermes_engine import StowageContextEngine
 from .notice import announce_if_not_selected
 from .host_config import load_user_settings

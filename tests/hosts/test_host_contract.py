@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 
 ce = pytest.importorskip("agent.context_engine")
-from stowage.hermes_engine import StowageContextEngine  # noqa: E402
+from stowage.host.hermes_engine import StowageContextEngine  # noqa: E402
 
 HOST_ABC = ce.ContextEngine
 # called by hosts though not (or not on every host) declared on the ABC
