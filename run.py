@@ -69,11 +69,16 @@ def _run(cmd: list[str], **kwargs) -> None:  # noqa: ANN003
     subprocess.run(cmd, check=True, **kwargs)
 
 
-def setup() -> Path:
-    """Create or refresh the venv; return its python."""
+# The jobs that start the npm MCP servers (the MCP tool-search tests, the tool-search bench); the others
+# (demo, check, hosts) never install them.
+NPM_JOBS = ("setup", "test", "bench")
+
+
+def setup(npm: bool = True) -> Path:
+    """Create or refresh the venv (and the npm MCP servers when ``npm``); return its python."""
     if STAMP.is_file() and STAMP.read_text() == _fingerprint() and venv_python().exists():
-        if NPM_PACKAGES and not npm_installed() and shutil.which("npm"):
-            _npm_install()  # npm appeared since the last set-up
+        if npm and NPM_PACKAGES and not npm_installed() and shutil.which("npm"):
+            _npm_install()  # npm appeared, or this job needs the servers for the first time
         return venv_python()
     if sys.version_info < (3, 11):
         sys.exit(f"Stowage needs Python 3.11 or newer; this is {sys.version.split()[0]}")
@@ -82,8 +87,10 @@ def setup() -> Path:
         venv.EnvBuilder(with_pip=True).create(VENV)
     python = str(venv_python())
     _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "-e", str(DEV)])
-    if NPM_PACKAGES:
+    # setuptools' build backend warns about every editable install ("Editable installation ...") on stderr
+    quiet = dict(os.environ, PYTHONWARNINGS="ignore:Editable installation")
+    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "-e", str(DEV)], env=quiet)
+    if npm and NPM_PACKAGES:
         _npm_install()
     STAMP.write_text(_fingerprint())
     return venv_python()
@@ -280,7 +287,7 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     job, rest = argv[0], argv[1:]
-    python = str(setup())
+    python = str(setup(npm=job in NPM_JOBS))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if npm_installed():  # unset: the MCP tests skip, saying why (fail under CI)
         env["STOWAGE_NPM_DIR"] = str(NPM_DIR)

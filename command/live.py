@@ -11,7 +11,7 @@ from typing import Any
 
 from ..context_engine.summary_log import window_handle
 from ..context_engine.trigger import trigger_text
-from .formatting import fields
+from .formatting import fields, human_size
 
 
 def _n(value: Any) -> str:
@@ -61,7 +61,7 @@ def saved_text(status: dict[str, Any]) -> str:
     text = f"{_n(saved_tokens(status))} tokens saved over {_n(requests)} request{'' if requests == 1 else 's'}"
     if "unshaped_tokens" not in view:  # a status file from before spills were counted
         return text + " (by the lean view)"
-    parts = [f"sent {_n(view.get('sent_tokens'))} of {_n(view.get('unshaped_tokens'))} tokens"]
+    parts = [f"sent {_n(view.get('sent_tokens'))} of {_n(view.get('unshaped_tokens'))} history tokens"]
     parts.append(f"{_n(view.get('view_tokens_saved'))} by the lean view")
     parts.append(f"{_n(view.get('spill_tokens_saved'))} by spilled outputs")
     return text + " (" + "; ".join(parts) + ")"
@@ -100,6 +100,11 @@ def session_rows(status: dict[str, Any]) -> list[tuple[str, Any]]:
     elif failures and store.get("last_store_error"):
         fail_text += f"; last error: {store['last_store_error']}"
     rows.append(("store failures", fail_text))
+    evicted = _d(store.get("cap_evicted"))
+    if _int(evicted.get("blobs")):
+        rows.append(("size cap", f"{_n(evicted.get('blobs'))} of this session's stored output(s) "
+                                 f"({human_size(_int(evicted.get('bytes')))}) tombstoned to keep the store under "
+                                 "its cap (store.max_store_mb); their handles answer with tombstones"))
     search = _d(status.get("tool_search"))
     if search:
         state = (f"active, {_n(search.get('deferred'))} tool(s) deferred" if search.get("active")

@@ -61,15 +61,14 @@ def rm(env: Env, handles: list[str]) -> Outcome:
 def _session_state(env: Env, session_id: str) -> dict[str, Any] | None:
     store = env.open_store()
     with store.index.read() as tx:
-        row = tx.execute("SELECT live, last_seen FROM sessions WHERE id=?", (session_id,)).fetchone()
-        produced = [r[0] for r in tx.execute(
-            "SELECT DISTINCT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=?",
-            (session_id,))]
-    if row is None and not produced:
+        row = tx.session_row(session_id)
+        held = tx.held_by(session_id)
+        shared = {sha for sha in held if any(reader != session_id for reader in tx.readers(sha))}
+    if row is None and not held:
         return None
     idle = env.policy.session_idle_seconds
     live = bool(row is not None and row[0] and row[1] >= store.clock() - idle)
-    return {"live": live, "shas": produced}
+    return {"live": live, "shas": [sha for sha in held if sha not in shared], "shared": len(shared)}
 
 
 def _older_than(env: Env, days: float) -> tuple[list[str], list[str]]:
@@ -77,7 +76,7 @@ def _older_than(env: Env, days: float) -> tuple[list[str], list[str]]:
     store = env.open_store()
     now = store.clock()
     with store.index.read() as tx:
-        shas = [r[0] for r in tx.execute("SELECT sha FROM blobs WHERE created_at<?", (now - days * DAY,))]
+        shas = tx.created_before(now - days * DAY)
         protected = live_protected(tx, env.policy, now)
     return [s for s in shas if s not in protected], [s for s in shas if s in protected]
 
@@ -92,6 +91,7 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
     env.require_valid_config("purge")
     store = env.open_store()
     spared: list[str] = []
+    shared = 0
     if session is not None:
         state = _session_state(env, session)
         if state is None:
@@ -100,7 +100,7 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
         if state["live"] and not force:
             raise CliError(f"session {session!r} is live: its agent may still fetch these outputs. Purge it after "
                            "it ends, or add --force", 1, "live_session")
-        shas, what = state["shas"], f"session {session!r}"
+        shas, shared, what = state["shas"], state["shared"], f"session {session!r}"
         detail = f"purged with `stowage purge --session {session}`"
     else:
         assert older_than is not None
@@ -116,14 +116,22 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
         except HandleError:
             continue
     summary = f"{len(shas)} blob(s) ({human_size(total)}) {what}"
-    if shas and not yes:
+    if shared:
+        summary += f"; {shared} blob(s) another session also holds stay for it"
+    if (shas or shared) and not yes:
         if not interactive():
             raise CliError(f"would remove {summary}; refusing without --yes (stdin is not a terminal to ask on)",
                            1, "needs_confirmation")
         if not ask(f"Remove {summary}? Tombstones stay."):
             return Outcome({"removed": [], "bytes": 0, "cancelled": True, "spared_live": len(spared)},
                            "cancelled: nothing removed", 1)
-    tombs = store.evict_many(shas, detail=detail) if shas else []
+    kept: tuple[str, ...] = ()
+    if session is not None:  # the store decides: never another session's bytes
+        report = store.purge_session(session, detail)
+        tombs, kept = list(report.evicted), report.kept_shared
+        total = sum(t.size for t in tombs)
+    else:
+        tombs = store.evict_many(shas, detail=detail) if shas else []
     if session is not None:
         try:
             status_path(env.store_root, session).unlink(missing_ok=True)
@@ -135,5 +143,8 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
     text = f"removed {len(removed)} blob(s), {human_size(total)}, {what}; their handles now answer with tombstones"
     if spared:
         text += f"\n{len(spared)} blob(s) of live sessions spared (add --force to remove them too)"
+    if kept:
+        text += (f"\n{len(kept)} blob(s) kept because another session holds the same content; "
+                 f"session {session!r} can no longer read them")
     return Outcome({"removed": removed, "bytes": total, "cancelled": False, "spared_live": len(spared),
-                    "at": time.time()}, text)
+                    "kept_shared": len(kept), "at": time.time()}, text)

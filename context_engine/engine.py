@@ -76,7 +76,7 @@ class StowageEngineCore:
         self.lossless = StoreSession(self.settings)
         self.counter = TokenCounter(self.settings.tokenizer.encoding,
                                     allow_download=self.settings.tokenizer.allow_download)
-        self.tool_search = ToolSearchSession(self.settings, self.counter.count_text)
+        self.tool_search = ToolSearchSession(self.settings.tool_search, self.counter.count_text)
         self.view = LeanView(view, self.counter.count_message)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
         # the next summary, written ahead; a compaction waits for it within its one summary deadline
@@ -640,6 +640,8 @@ class StowageEngineCore:
             shaped = ShapedRequest(list(tools), messages, None)
         if self.view.settings.enabled and not self._host_selects_context:
             shaped = dataclasses.replace(shaped, messages=self._lean(shaped.messages))
+        elif not self._host_selects_context:
+            self.lossless.pin_request(shaped.messages)
         return shaped
 
     def select_context(self, request_messages: list[Message], *, conversation_messages: Any = None,
@@ -653,7 +655,10 @@ class StowageEngineCore:
         self._host_selects_context = True
         if isinstance(request_messages, list):
             self._saw(request_messages, "request")
-        if not self.view.settings.enabled or not isinstance(request_messages, list) or not request_messages:
+        if not isinstance(request_messages, list) or not request_messages:
+            return None
+        if not self.view.settings.enabled:
+            self.lossless.pin_request(request_messages)
             return None
         try:
             lean = self._lean(request_messages)
@@ -664,7 +669,9 @@ class StowageEngineCore:
 
     def _lean(self, messages: list[Message]) -> list[Message]:
         keeper = self.lossless if self.lossless.store is not None else None
+        self.lossless.pin_request(messages)  # while the view renders, the cap spares all it may point to
         outcome = self.view.apply(messages, keeper)
+        self.lossless.pin_request(outcome.messages)
         self.last_request = (messages, outcome.messages)
         if keeper is None and outcome.unstored:
             self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"

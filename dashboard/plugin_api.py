@@ -24,6 +24,7 @@ router = APIRouter()
 
 _PACKAGE = "stowage_dashboard_core"
 MAX_LINES = 400
+MAX_TEXT_BYTES = 64 * 1024  # of text per blob read, however long its lines (stowage_fetch bounds its replies too)
 
 
 def _core() -> ModuleType:
@@ -151,8 +152,14 @@ def blobs(session: str | None = Query(None, max_length=200), tool: str | None = 
 
 
 @router.get("/blobs/{handle}")
-def read_blob(handle: str, start: int = Query(1, ge=1), count: int = Query(60, ge=1, le=MAX_LINES)) -> dict[str, Any]:
-    """Lines ``start`` .. ``start + count - 1`` of a blob (an excerpt), with its metadata."""
+def read_blob(handle: str, start: int = Query(1, ge=1), count: int = Query(60, ge=1, le=MAX_LINES),
+              offset: int = Query(0, ge=0, le=1 << 53)) -> dict[str, Any]:
+    """Lines ``start`` .. ``start + count - 1`` of a blob (from character ``offset`` of the first), with metadata.
+
+    Bounded in bytes as ``stowage_fetch`` is: a long line is cut at
+    ``MAX_TEXT_BYTES`` with a marker, and ``next_start``/``next_offset`` say
+    where the following read continues.
+    """
     with _Env() as env:
         store = _store(env)
         try:
@@ -162,9 +169,16 @@ def read_blob(handle: str, start: int = Query(1, ge=1), count: int = Query(60, g
             raise _handle_error(exc) from None
         if not info.is_utf8:
             return {"handle": info.handle, "size": info.size, "lines": info.line_count, "binary": True, "text": ""}
-        lines = store.read_lines(sha, start, count)
+        if start > max(info.line_count, 1):
+            raise HTTPException(400, f"start={start} is past the end: the blob has {info.line_count} lines")
+        window = store.read_window(sha, start, count, offset=offset, max_bytes=MAX_TEXT_BYTES)
+        text = window.text
+        if window.cut:
+            text += (f"\n… cut at {MAX_TEXT_BYTES:,} bytes; continue with start={window.next_start}"
+                     f"&offset={window.next_offset} …")
         return {"handle": info.handle, "size": info.size, "lines": info.line_count, "binary": False,
-                "start": start, "text": "\n".join(line.rstrip("\n") for line in lines)}
+                "start": start, "offset": offset, "end": window.end, "text": text, "cut": window.cut,
+                "next_start": window.next_start, "next_offset": window.next_offset}
 
 
 @router.delete("/blobs/{handle}")

@@ -8,20 +8,24 @@ session.  Every text from a session (ids, titles, problems) is escaped.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from html import escape
 from typing import Any
 
-from .report import config_lines, saving_text
+from .report import config_lines, recorded_with_stowage_text, saving_text
 
 BUILTIN_COLOUR, STOWAGE_COLOUR = "#c0392b", "#1f6fb2"
 MAX_SESSION_PLOTS = 40
+MAX_SAVING_BARS = 60
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1150px}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{padding:3px 8px;border-bottom:1px solid #eee;
-text-align:right}th:first-child,td:first-child{text-align:left}th{background:#f4f4f4}
+table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%}th,td{padding:3px 8px;
+border-bottom:1px solid #eee;text-align:right}th:first-child,td:first-child{text-align:left}
+th{background:#f4f4f4;font-weight:600;vertical-align:bottom}td{white-space:nowrap}td.id{white-space:normal;
+overflow-wrap:anywhere;min-width:150px;max-width:240px}td.text{white-space:normal;text-align:left;max-width:520px}svg{max-width:100%;height:auto}
 .note{color:#555;font-size:13px}.warn{color:#a04000}.plots{display:flex;flex-wrap:wrap;gap:12px}
 .plot{border:1px solid #e2e2e2;padding:6px}.plot h3{font-size:12px;margin:0 0 4px;font-weight:600}
 pre{background:#f6f6f6;padding:8px;font-size:13px}.legend span{margin-right:14px}
@@ -39,7 +43,7 @@ def _when(ts: Any) -> str:
     if not isinstance(ts, (int, float)):
         return ""
     try:
-        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return datetime.fromtimestamp(ts, tz=timezone.utc).strftime("%Y-%m-%d %H:%M")
     except (OverflowError, OSError, ValueError):  # a recorded start time no calendar holds
         return ""
 
@@ -82,28 +86,55 @@ def session_plot(session: dict[str, Any], window: int, width: int = 360, height:
     return "".join(parts)
 
 
-def savings_plot(sessions: list[dict[str, Any]], width: int = 1100, height: int = 220) -> str:
-    """A bar per session: the share of the built-in's cost Stowage saved (below the axis: it cost more)."""
-    values = [(s["session"], s["saving"]["cost"]) for s in sessions]
-    if not values:
+SAVING_ROW = 22  # px per session in the saving chart
+
+
+def _saving_extent(values: list[float]) -> tuple[float, float]:
+    """The chart's range (low <= 0 <= high), rounded out to 10% steps so the largest bar fills its side."""
+    step = 0.1
+    low = math.floor(round(min([0.0, *values]) / step, 6)) * step
+    high = math.ceil(round(max([0.0, *values]) / step, 6)) * step
+    return low, (high if high > low else low + step)
+
+
+def savings_plot(sessions: list[dict[str, Any]], width: int = 1000) -> str:
+    """One labelled bar per session: the share of the built-in's cost Stowage saved (left of zero: it cost more).
+
+    A row per session (its id on the left, the value on the right), so the chart is as tall as the data and
+    the scale is the data's own range, not a fixed -100%..+100% frame."""
+    rows = [(s["session"], s["saving"]["cost"]) for s in sessions]
+    if not rows:
         return ""
-    left, bottom, upper = 40, 20, 10
-    mid = upper + (height - upper - bottom) / 2
-    half = (height - upper - bottom) / 2
-    step = min(40.0, (width - left - 10) / len(values))
+    values = [max(-1.0, min(1.0, v)) for _, v in rows if v is not None]
+    low, high = _saving_extent(values)
+    label_w, value_w, top, bottom = 250, 110, 8, 26
+    area = width - label_w - value_w
+    zero = label_w + area * (-low) / (high - low)
+    height = top + SAVING_ROW * len(rows) + bottom
+
+    def x_of(value: float) -> float:
+        return label_w + area * (value - low) / (high - low)
+
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-             f'aria-label="saving per session">',
-             f'<line x1="{left}" y1="{mid}" x2="{width - 10}" y2="{mid}" stroke="#888"/>',
-             f'<text x="2" y="{upper + 8}" font-size="9">+100%</text><text x="2" y="{mid + 3}" font-size="9">0</text>'
-             f'<text x="2" y="{height - bottom}" font-size="9">-100%</text>']
-    for index, (name, value) in enumerate(values):
-        v = max(-1.0, min(1.0, value or 0.0))
-        h = abs(v) * half
-        y = mid - h if v >= 0 else mid
-        colour = STOWAGE_COLOUR if v >= 0 else BUILTIN_COLOUR
-        parts.append(f'<rect class="saving-bar" x="{left + index * step + 1:.1f}" y="{y:.1f}" '
-                     f'width="{max(1.0, step - 2):.1f}" height="{max(0.5, h):.1f}" fill="{colour}">'
-                     f'<title>{escape(name)}: {saving_text(value)} cost</title></rect>')
+             f'aria-label="cost saving per session" class="saving-chart">',
+             f'<line x1="{zero:.1f}" y1="{top - 4}" x2="{zero:.1f}" y2="{height - bottom + 4}" stroke="#888"/>']
+    for tick in sorted({low, 0.0, high}):
+        parts.append(f'<text class="saving-tick" x="{x_of(tick):.1f}" y="{height - 8}" font-size="11" fill="#555" '
+                     f'text-anchor="middle">{"0" if tick == 0 else saving_text(tick)}</text>')
+    for index, (name, value) in enumerate(rows):
+        y = top + index * SAVING_ROW
+        label = name if len(name) <= 34 else name[:33] + "\u2026"
+        parts.append(f'<g class="saving-row"><title>{escape(name)}: {saving_text(value)} cost</title>'
+                     f'<text class="saving-label" x="{label_w - 8}" y="{y + 15}" font-size="12" fill="#222" '
+                     f'text-anchor="end">{escape(label)}</text>')
+        if value is not None:
+            v = max(-1.0, min(1.0, value))
+            x0, x1 = sorted((zero, x_of(v)))
+            colour = STOWAGE_COLOUR if v >= 0 else BUILTIN_COLOUR
+            parts.append(f'<rect class="saving-bar" x="{x0:.1f}" y="{y + 3}" width="{max(1.0, x1 - x0):.1f}" '
+                         f'height="{SAVING_ROW - 6}" fill="{colour}"/>')
+        parts.append(f'<text class="saving-value" x="{width - value_w + 8}" y="{y + 15}" font-size="12" '
+                     f'fill="#222">{saving_text(value)}</text></g>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -122,26 +153,29 @@ def _engine_table(report: dict[str, Any]) -> str:
     body = "".join(f"<tr><td>{title}</td><td>{_n(b[key])}</td><td>{_n(s[key])}</td></tr>"
                    for title, key, _ in rows)
     return (f'<table id="totals"><tr><th></th><th class="b">built-in</th><th class="s">stowage</th></tr>{body}'
-            f"<tr><td>tool-schema tokens tool search would defer</td><td colspan=2>"
+            f"<tr><td class=text>tool-schema tokens tool search would defer</td><td class=text colspan=2>"
             f"{escape(report['tool_search_note'])}</td></tr></table>")
 
 
 def _sessions_table(report: dict[str, Any]) -> str:
-    head = ("<tr><th>session</th><th>started</th><th>messages</th><th>billed built-in</th><th>billed stowage</th>"
-            "<th>cost built-in</th><th>cost stowage</th><th>saving</th><th>compactions b/s (Hermes recorded)</th>"
-            "<th>summaries b/s</th><th>peak b/s</th><th>spilled</th></tr>")
+    head = ("<tr><th>session</th><th>started (UTC)</th><th>messages</th>"
+            "<th>billed tokens, built-in</th><th>billed tokens, Stowage</th>"
+            "<th>cost, built-in (input-token units)</th><th>cost, Stowage (input-token units)</th>"
+            "<th>cost saving</th><th>compactions, built-in / Stowage (Hermes recorded)</th>"
+            "<th>summary calls, built-in / Stowage</th><th>peak request tokens, built-in / Stowage</th>"
+            "<th>outputs spilled by Stowage (recoverable)</th></tr>")
     rows = []
     for s in report["sessions"]:
         b, w = s["engines"]["built-in"], s["engines"]["stowage"]
         recorded = "" if s["host_compactions"] is None else f" ({s['host_compactions']})"
-        rows.append(f"<tr><td>{escape(s['session'])}</td><td>{_when(s['started_at'])}</td>"
+        rows.append(f"<tr><td class=id>{escape(s['session'])}</td><td>{_when(s['started_at'])}</td>"
                     f"<td>{_n(s['recorded']['messages'])}</td><td>{_n(b['billed_tokens'])}</td>"
                     f"<td>{_n(w['billed_tokens'])}</td><td>{_n(b['cost'])}</td><td>{_n(w['cost'])}</td>"
                     f"<td>{saving_text(s['saving']['cost'])}</td>"
                     f"<td>{b['compactions']} / {w['compactions']}{recorded}</td>"
                     f"<td>{b['summary_calls']} / {w['summary_calls']}</td>"
                     f"<td>{_n(b['peak_request_tokens'])} / {_n(w['peak_request_tokens'])}</td>"
-                    f"<td>{w['spilled_outputs']} ({w['recoverable_outputs']} recoverable)</td></tr>")
+                    f"<td>{w['spilled_outputs']} ({w['recoverable_outputs']})</td></tr>")
     return f'<table id="sessions">{head}{"".join(rows)}</table>'
 
 
@@ -164,7 +198,8 @@ def _sweep(report: dict[str, Any]) -> str:
         for p in [sweep["current"], *sweep["points"]])
     paste = f"<p>Paste into <code>config.yaml</code>:</p><pre>{escape(sweep['config'])}</pre>" if sweep["config"] else ""
     return (f"<h2>Tuning sweep</h2><p>{escape(sweep['verdict'])}</p>{paste}<table id=sweep><tr><th>setting</th>"
-            f"<th>cost</th><th>billed tokens</th><th>summaries</th><th>peak</th><th>over window</th></tr>{rows}</table>")
+            f"<th>cost (input-token units)</th><th>billed tokens</th><th>summary calls</th><th>peak request tokens</th>"
+            f"<th>requests over the window</th></tr>{rows}</table>")
 
 
 def render(report: dict[str, Any]) -> str:
@@ -173,6 +208,9 @@ def render(report: dict[str, Any]) -> str:
     shown = sorted(sessions, key=lambda s: -s["engines"]["built-in"]["billed_tokens"])[:MAX_SESSION_PLOTS]
     plots = "".join(f'<div class="plot"><h3>{escape(s["session"][:60])}</h3>{session_plot(s, window)}</div>'
                     for s in shown)
+    shown_savings = sessions[:MAX_SAVING_BARS]
+    more_savings = (f"<p class=note>The first {len(shown_savings)} of {len(sessions)} sessions are charted; the "
+                    "table lists all.</p>" if len(sessions) > len(shown_savings) else "")
     more = (f"<p class=note>The {len(shown)} largest of {len(sessions)} sessions are plotted; the table lists all."
             "</p>" if len(sessions) > len(shown) else "")
     skipped = "".join(f"<li>{escape(k['session'])}: {escape(k['reason'])}</li>" for k in report["skipped"])
@@ -188,12 +226,14 @@ def render(report: dict[str, Any]) -> str:
 <p><b>{report['sessions_replayed']}</b> session(s) replayed ({report['sessions_skipped']} skipped) from
 {escape(report['source'])}. With Stowage: billed prompt tokens <b>{saving_text(saving['billed_tokens'])}</b>,
 cache-aware cost <b>{saving_text(saving['cost'])}</b> than Hermes's built-in compressor.</p>
+{f"<p class=warn>{escape(recorded_with_stowage_text(report))}.</p>" if recorded_with_stowage_text(report) else ""}
 <p class=note>Window {window:,} tokens. Price model {escape(price['name'])}: cache read {price['cache_read']:g}x,
 cache write {price['cache_write']:g}x the input price. Summaries: <b>{escape(report['summarizer'])}</b>.
 Request tools: {escape(report['tools']['source'])} ({report['tools']['count']} tools).</p>
 <p class=note>{escape(report['meaning'])}</p>
 <h2>Totals</h2>{_engine_table(report)}
-<h2>Saving per session (cost)</h2>{savings_plot(sessions)}
+<h2>Cost saving per session</h2><p class=note>Share of the built-in compressor's cache-aware cost that Stowage
+saved on each session (a bar left of 0: Stowage cost more).</p>{savings_plot(shown_savings)}{more_savings}
 <h2>Tokens per request</h2><p class="legend"><span class=b>&#9632; built-in</span><span class=s>&#9632; stowage</span>
 <span>&#9650; compaction</span><span>- - window</span></p><div class="plots">{plots}</div>{more}
 <h2>Sessions</h2>{_sessions_table(report)}

@@ -177,8 +177,9 @@
     }, [filter.session, filter.tool, filter.q]);
     hooks.useEffect(load, [load]);
     hooks.useEffect(function () { setFilter(Object.assign({}, filter, { session: props.sessionId || "" })); }, [props.sessionId]);
-    function read(handle, start) {
-      SDK.fetchJSON(API + "/blobs/" + encodeURIComponent(handle) + "?start=" + (start || 1) + "&count=60")
+    function read(handle, start, offset) {
+      SDK.fetchJSON(API + "/blobs/" + encodeURIComponent(handle) + "?start=" + (start || 1) + "&count=60" +
+        (offset ? "&offset=" + offset : ""))
         .then(setOpened).catch(function (e) { setError(errorText(e)); });
     }
     function remove(handle) {
@@ -217,11 +218,13 @@
           }))),
       opened ? h("div", { "data-stowage-excerpt": opened.handle, style: { marginTop: 8 } },
         h("p", null, opened.handle + ": " + fmt(opened.lines) + " lines, " + size(opened.size) +
-          (opened.binary ? " (binary: not shown)" : ", lines " + opened.start + "\u2013" + (opened.start + 59))),
+          (opened.binary ? " (binary: not shown)" : ", lines " + opened.start + "\u2013" + opened.end +
+            (opened.cut ? " (cut: too long to show at once)" : ""))),
         h("pre", { style: { maxHeight: 320, overflow: "auto", fontSize: 12, whiteSpace: "pre-wrap" } }, opened.text),
         opened.binary ? null : h("div", { style: { display: "flex", gap: 8 } },
           h(Button, { size: "sm", onClick: function () { read(opened.handle, Math.max(1, opened.start - 60)); } }, "previous"),
-          h(Button, { size: "sm", onClick: function () { read(opened.handle, opened.start + 60); } }, "next"))) : null);
+          opened.next_start ? h(Button, { size: "sm", onClick: function () {
+            read(opened.handle, opened.next_start, opened.next_offset); } }, "next") : null)) : null);
   }
 
   function StowagePage() {
