@@ -357,7 +357,7 @@ class BlobStore(ReadAccess):
         nothing else of theirs once sparing them all would leave it exceeded.
         """
         wanted = {str(ref).lower() for ref in refs}
-        with self._index.write() as tx:
+        with self._index.write(durable=False) as tx:  # advisory: a crash losing it costs nothing
             shas: set[str] = set()
             for ref in wanted:
                 matches = [ref] if len(ref) == 64 else tx.prefix_matches("blobs", ref, 2)
