@@ -90,6 +90,8 @@ class StowageEngineCore:
         self.compaction_log: list[dict[str, Any]] = []
         self.request_log: list[dict[str, Any]] = []  # per request: tokens of the full history and as sent
         self.last_seen: SeenMessages | None = None  # the newest history the engine saw, for /stowage preview
+        # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
+        self.last_request: tuple[list[Message], list[Message]] | None = None
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
         self._host_turn_clock = False  # the host calls on_turn_complete (newer hosts)
         self.tool_search_unavailable: str | None = None  # why this host cannot run tool search
@@ -136,9 +138,9 @@ class StowageEngineCore:
         shared = {"settings", "summary_model", "archive"}
         fresh = {"_lock", "_guests", "_guest_threads", "_session_live", "_owner_thread"}
         for key, value in self.__dict__.items():
-            if key not in shared and key not in fresh and key != "last_seen":
+            if key not in shared and key not in fresh and key not in ("last_seen", "last_request"):
                 setattr(clone, key, copy.deepcopy(value, memo))
-        clone.last_seen = None  # another agent's history: never copied (it can be large)
+        clone.last_seen = clone.last_request = None  # another agent's history: never copied (it can be large)
         clone._init_sharing()
         clone._agent_copy = True
         return clone
@@ -446,7 +448,9 @@ class StowageEngineCore:
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
         with self._lock:
-            return self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+            result = self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+        self.lossless.pin_request(result)  # the size cap spares what the compacted history points to, no more
+        return result
 
     def _compress(self, messages: list[Message], current_tokens: int | None, focus_topic: str | None,
                   force: bool, memory_context: str, bypass_cooldown: bool) -> list[Message]:
@@ -670,6 +674,7 @@ class StowageEngineCore:
         self.lossless.pin_request(messages)  # while the view renders, the cap spares all it may point to
         outcome = self.view.apply(messages, keeper)
         self.lossless.pin_request(outcome.messages)
+        self.last_request = (messages, outcome.messages)
         if keeper is None and outcome.unstored:
             self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
         last = self.view.stats.last
@@ -731,7 +736,7 @@ class StowageEngineCore:
     def _reset_session_state(self) -> None:
         self.ahead.discard("session reset")
         self.request_log = []
-        self.last_seen = None
+        self.last_seen = self.last_request = None
         self.governor.reset()
         self._reset_flags()
         self.awaiting_real_usage_after_compression = False
