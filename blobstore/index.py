@@ -224,6 +224,10 @@ class Tx:
             "SELECT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=? UNION "
             "SELECT g.sha FROM grants g JOIN blobs b ON b.sha=g.sha WHERE g.session_id=?", (session_id, session_id))]
 
+    def revoke(self, sha: str, session_id: str) -> None:
+        """Take back a grant of ``sha`` to ``session_id``."""
+        self.execute("DELETE FROM grants WHERE sha=? AND session_id=?", (sha, session_id))
+
     def drop_claims(self, sha: str, session_id: str) -> None:
         """Forget that ``session_id`` produced or was granted ``sha`` (the bytes stay for the others)."""
         self.execute("DELETE FROM provenance WHERE sha=? AND session_id=?", (sha, session_id))

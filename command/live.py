@@ -1,7 +1,7 @@
 """What a session's engine did, as text: ``stowage status`` (from the status files) and ``/stowage`` (live).
 
 Both read the same dictionary, the engine's ``get_status()``, which the engine
-also writes to ``<store>/session-status/<session>.json`` at each turn's end.
+also writes to ``<store>/session-status/<name>.json`` (``context_engine/session_files.py``) at each turn's end.
 Files written by an older Stowage lack some keys: every figure is optional.
 """
 

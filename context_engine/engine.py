@@ -448,7 +448,9 @@ class StowageEngineCore:
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
         with self._lock:
-            return self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+            result = self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+        self.lossless.pin_request(result)  # the size cap spares what the compacted history points to, no more
+        return result
 
     def _compress(self, messages: list[Message], current_tokens: int | None, focus_topic: str | None,
                   force: bool, memory_context: str, bypass_cooldown: bool) -> list[Message]:

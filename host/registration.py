@@ -12,6 +12,7 @@ from typing import Any
 
 from . import sessions
 from ..context_engine.reread import reread_answer
+from .chat_note import say, spill_note
 from .hermes_engine import StowageContextEngine
 from .notice import announce_if_not_selected
 from .host_config import load_user_settings
@@ -69,7 +70,12 @@ def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = Non
                 logger.info("stowage: re-read of %s answered with its earlier output (the request showed a stub)",
                             (args or {}).get("path") if isinstance(args, dict) else "a file")
                 return earlier
-        return engine.spill_tool_result(tool_name, args, result)
+        spills = engine.lossless.spills
+        preview = engine.spill_tool_result(tool_name, args, result)
     except Exception:  # noqa: BLE001 - a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
+    if preview is not None and engine.lossless.spills > spills and engine.lossless.recent_spills:
+        spill = engine.lossless.recent_spills[-1]
+        say(spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle"))))
+    return preview

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from stowage.cli import main
+from stowage.command import main
 from stowage_dev.browser import Browser, chromium_path
 from stowage_dev.transcripts import make_transcript
 
