@@ -130,3 +130,20 @@ def test_doctor_names_loose_modes_old_names_and_bad_files_and_repairs_modes(home
     assert ("unreadable-session-file", summaries_path(root, "s1").name) in kinds
     code, out, _ = run(capsys, "--json", "doctor", "--no-verify", "--repair")
     assert mode(root / "session-status") == 0o700 and mode(status_path(root, "s1")) == 0o600
+
+
+def test_purge_removes_the_session_from_an_old_shared_file_and_spares_the_other(home: Path, capsys) -> None:
+    root = home / "stowage"
+    store = BlobStore(root)
+    store.put(b"output of alpha", session_id="team:alpha", tool_name="terminal", kind="spill")
+    store.close()
+    old = root / "session-summaries" / "team_alpha.jsonl"  # the name both ids got before names were hashed
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({**RECORD, "body": "ALPHA COLON", "session_id": "team:alpha"}) + "\n"
+                   + json.dumps({**RECORD, "body": "ALPHA SLASH", "session_id": "team/alpha"}) + "\n")
+    append_summary(root, "team:alpha", {**RECORD, "body": "ALPHA NEW"})
+    code, _, _ = run(capsys, "purge", "--session", "team:alpha", "--yes", "--force")  # put() marks it live
+    assert code == 0
+    assert not summaries_path(root, "team:alpha").exists()
+    left = old.read_text()
+    assert "ALPHA COLON" not in left and "ALPHA SLASH" in left
