@@ -7,6 +7,7 @@ Written the way the engine writes them (``write_session_status``,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
@@ -106,8 +107,13 @@ def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: P
     code, out, _ = run(capsys, "--json", "status")
     assert code == 0
     assert [s["session_id"] for s in json.loads(out)["sessions"]] == ["s1"]
-    # the dashboard tab's session list is read_session_statuses(store_root, limit=50)
-    assert [s["session_id"] for s in read_session_statuses(root, limit=50)] == ["s1"]
+    # the dashboard tab's session list, through the dashboard's own API module (loaded as the dashboard loads it)
+    spec = importlib.util.spec_from_file_location("stowage_dashboard_api_under_test",
+                                                  Path(__file__).resolve().parents[2] / "dashboard" / "plugin_api.py")
+    assert spec is not None and spec.loader is not None
+    api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(api)
+    assert [s["session_id"] for s in api._statuses(type("Env", (), {"store_root": root})())] == ["s1"]
     figures.update({"hostile_lines": 2, "crashes": 0})
 
 
