@@ -42,7 +42,7 @@ DEFAULT_THRESHOLDS = (0.35, 0.42, 0.5, 0.6)
 BUILTIN = "built-in 0.19.0"
 STOWAGE = "stowage"
 
-from stowage.replay_host import (StowageHost, builtin_target, cleanup_home, hermes_tool_schemas,  # noqa: E402
+from stowage.host.replay_host import (StowageHost, builtin_target, cleanup_home, hermes_tool_schemas,  # noqa: E402
                                  parse_setting, prepare_hermes_home)
 from stowage.context_engine.replay import (DEFAULT_CHAIN, PRICE_MODELS, DataMissing, HostDriver,  # noqa: E402
                                            StandInSummarizer, TokenMeter)

@@ -182,7 +182,7 @@ def _worker(argv: list[str]) -> int:
     from economy_data import sessions_of  # noqa: E402 - bench/ helper, after sys.path
 
     import agent.context_compressor as builtin
-    from stowage import replay_host
+    from stowage.host import replay_host
     from stowage.context_engine.replay import HostDriver, ReplayTarget, StandInSummarizer, TokenMeter
     from stowage.context_engine.replay.hidden import HiddenUseTracker
 

@@ -20,6 +20,7 @@ from typing import Any, Callable
 from .ahead import AheadSummaries, build_job, should_prepare
 from .compactor import Archive, CompactionOutcome, CompactionPlan, compact
 from .config import Settings, default_settings
+from .deadline import TIMEOUT_KEY, SummaryDeadline
 from .governor import Governor, GovernorPolicy
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .prune import PruneSettings
@@ -39,7 +40,8 @@ logger = logging.getLogger(__name__)
 CALIBRATION_MESSAGES = 40
 COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
 
-# (prompt, runtime) -> reply text; raises SummaryFailure
+# (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] is the call's timeout in
+# seconds (what is left of the compaction's deadline), or None for the host's own.
 SummaryModel = Callable[[str, dict[str, Any]], str]
 
 
@@ -74,11 +76,11 @@ class StowageEngineCore:
         self.lossless = StoreSession(self.settings)
         self.counter = TokenCounter(self.settings.tokenizer.encoding,
                                     allow_download=self.settings.tokenizer.allow_download)
-        self.tool_search = ToolSearchSession(self.settings, self.counter.count_text)
+        self.tool_search = ToolSearchSession(self.settings.tool_search, self.counter.count_text)
         self.view = LeanView(view, self.counter.count_message)
         self.governor = Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds))
-        # the next summary, written ahead; a compaction waits for it at most as long as for its own call
-        self.ahead = AheadSummaries(wait_seconds=c.summary_timeout_seconds or 300.0)
+        # the next summary, written ahead; a compaction waits for it within its one summary deadline
+        self.ahead = AheadSummaries()
         # the host passes a memory provider's context to compress(); a prompt prepared without it never matches
         self._compress_gets_memory = False
         self.runtime: dict[str, Any] = {}
@@ -88,6 +90,8 @@ class StowageEngineCore:
         self.compaction_log: list[dict[str, Any]] = []
         self.request_log: list[dict[str, Any]] = []  # per request: tokens of the full history and as sent
         self.last_seen: SeenMessages | None = None  # the newest history the engine saw, for /stowage preview
+        # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
+        self.last_request: tuple[list[Message], list[Message]] | None = None
         self._host_selects_context = False  # set by a host that calls select_context (0.20+)
         self._host_turn_clock = False  # the host calls on_turn_complete (newer hosts)
         self.tool_search_unavailable: str | None = None  # why this host cannot run tool search
@@ -134,9 +138,9 @@ class StowageEngineCore:
         shared = {"settings", "summary_model", "archive"}
         fresh = {"_lock", "_guests", "_guest_threads", "_session_live", "_owner_thread"}
         for key, value in self.__dict__.items():
-            if key not in shared and key not in fresh and key != "last_seen":
+            if key not in shared and key not in fresh and key not in ("last_seen", "last_request"):
                 setattr(clone, key, copy.deepcopy(value, memo))
-        clone.last_seen = None  # another agent's history: never copied (it can be large)
+        clone.last_seen = clone.last_request = None  # another agent's history: never copied (it can be large)
         clone._init_sharing()
         clone._agent_copy = True
         return clone
@@ -414,7 +418,7 @@ class StowageEngineCore:
                 logger.exception("stowage: could not prepare the next summary ahead")
                 return
             if job is not None:
-                self.ahead.start(job, summarize)
+                self.ahead.start(job, summarize, on_failure=self.governor.record_summary_failure)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         if not isinstance(messages, list):
@@ -444,7 +448,9 @@ class StowageEngineCore:
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
         with self._lock:
-            return self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+            result = self._compress(messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+        self.lossless.pin_request(result)  # the size cap spares what the compacted history points to, no more
+        return result
 
     def _compress(self, messages: list[Message], current_tokens: int | None, focus_topic: str | None,
                   force: bool, memory_context: str, bypass_cooldown: bool) -> list[Message]:
@@ -460,7 +466,8 @@ class StowageEngineCore:
                 return messages
         if force or bypass_cooldown:
             self.governor.clear_cooldown()
-        summarize = self._summarizer()
+        deadline = SummaryDeadline(self.settings.compaction.summary_timeout_seconds)
+        summarize = self._summarizer(deadline)
         self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
         self._compress_gets_memory = self._compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
@@ -469,7 +476,8 @@ class StowageEngineCore:
             summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
             archive=self.archive or self.lossless.archive(), cooldown_reason=COOLDOWN_REASON,
             # on cooldown no model summary is used at all, so neither is the shorter prepared window
-            prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None)
+            prepared=self.ahead if self.settings.compaction.prepare_at > 0 and summarize is not None else None,
+            deadline=deadline)
         if outcome.changed:
             self.ahead.discard("the history it was written for was compacted")
         result = self._apply(outcome, messages, current_tokens, focus_topic, force, model_called=summarize is not None)
@@ -499,7 +507,8 @@ class StowageEngineCore:
             prepared_tail_tokens=self.tail_budget_tokens + int(self.threshold_tokens * max(0.0, 1 - c.prepare_at)),
         )
 
-    def _summarizer(self) -> Callable[[str], str] | None:
+    def _summarizer(self, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
+        """The summary call, or None while the model cools down; a compaction's passes its deadline on."""
         if self.governor.cooldown_remaining() > 0:
             return None
         model = self.summary_model
@@ -508,7 +517,11 @@ class StowageEngineCore:
                 raise SummaryFailure("no_provider", "no summary model is attached to the engine")
             return unavailable
         runtime = dict(self.runtime)
-        return lambda prompt: model(prompt, runtime)
+        configured = self.settings.compaction.summary_timeout_seconds or None
+
+        def call(prompt: str) -> str:
+            return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+        return call
 
     def _apply(self, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None,
                focus_topic: str | None, force: bool, *, model_called: bool) -> list[Message]:
@@ -629,6 +642,8 @@ class StowageEngineCore:
             shaped = ShapedRequest(list(tools), messages, None)
         if self.view.settings.enabled and not self._host_selects_context:
             shaped = dataclasses.replace(shaped, messages=self._lean(shaped.messages))
+        elif not self._host_selects_context:
+            self.lossless.pin_request(shaped.messages)
         return shaped
 
     def select_context(self, request_messages: list[Message], *, conversation_messages: Any = None,
@@ -642,7 +657,10 @@ class StowageEngineCore:
         self._host_selects_context = True
         if isinstance(request_messages, list):
             self._saw(request_messages, "request")
-        if not self.view.settings.enabled or not isinstance(request_messages, list) or not request_messages:
+        if not isinstance(request_messages, list) or not request_messages:
+            return None
+        if not self.view.settings.enabled:
+            self.lossless.pin_request(request_messages)
             return None
         try:
             lean = self._lean(request_messages)
@@ -653,7 +671,10 @@ class StowageEngineCore:
 
     def _lean(self, messages: list[Message]) -> list[Message]:
         keeper = self.lossless if self.lossless.store is not None else None
+        self.lossless.pin_request(messages)  # while the view renders, the cap spares all it may point to
         outcome = self.view.apply(messages, keeper)
+        self.lossless.pin_request(outcome.messages)
+        self.last_request = (messages, outcome.messages)
         if keeper is None and outcome.unstored:
             self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
         last = self.view.stats.last
@@ -715,7 +736,7 @@ class StowageEngineCore:
     def _reset_session_state(self) -> None:
         self.ahead.discard("session reset")
         self.request_log = []
-        self.last_seen = None
+        self.last_seen = self.last_request = None
         self.governor.reset()
         self._reset_flags()
         self.awaiting_real_usage_after_compression = False

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 from ..view.quotes import FirstSeen, assistant_text
-from .driver import Observer
+from .target import Observer
 
 EXAMPLES = 3
 

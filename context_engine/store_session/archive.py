@@ -1,7 +1,9 @@
 """Keep what compaction removes: the blob-store side of the ``Archive`` protocol.
 
 Phase 1 hands each pruned tool output here; it is stored byte for byte and
-the stub the model sees carries its handle and a one-line gist.  The window a
+the stub the model sees carries its handle and a one-line gist.  Every put
+here is pinned for the session's next request (the store's size cap must not
+take what the compacted history is about to point to).  The window a
 summary replaces is stored whole as JSON lines (one message per line, keys in
 their original order), and the summary carries that handle.  If the store
 cannot write, the default stub is used and the failure is counted, so a full
@@ -47,10 +49,11 @@ def decode_window(data: bytes) -> list[Message]:
     return [json.loads(line.decode("utf-8", "surrogatepass")) for line in data.split(b"\n") if line.strip()]
 
 
-def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None) -> str:
+def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None,
+                  pin: bool = False) -> str:
     """Store a tool output as it arrives (kind ``output``); returns its handle."""
     return store.put(encode_text(text), session_id=session_id, tool_name=tool_name,
-                     tool_args=argument_gist(arguments), kind=BlobKind.OUTPUT, content_type="text").handle
+                     tool_args=argument_gist(arguments), kind=BlobKind.OUTPUT, content_type="text", pin=pin).handle
 
 
 def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: str | None = None) -> str | None:
@@ -65,15 +68,17 @@ def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: st
 
 
 def keep_bytes(store: BlobStore, data: bytes, *, session_id: str | None, tool_name: str, tool_args: str,
-               kind: BlobKind, content_type: str, sha: str | None = None) -> str:
+               kind: BlobKind, content_type: str, sha: str | None = None, pin: bool = False) -> str:
     """The handle of ``data`` for this session: found if stored already, else put now.
+
+    ``pin``: a new put is kept for the session's next request (it is about to point to it).
 
     Raises StoreError/OSError when the put fails (callers decide what a
     failure means for them).
     """
     return stored_handle(store, data, session_id, sha) or store.put(
         data, session_id=session_id, tool_name=tool_name, tool_args=tool_args, kind=kind,
-        content_type=content_type).handle
+        content_type=content_type, pin=pin).handle
 
 
 class StoreArchive:
@@ -95,7 +100,7 @@ class StoreArchive:
         try:
             handle = keep_bytes(self.store, encode_text(output.content), session_id=self._session_id(),
                                 tool_name=output.tool_name, tool_args=argument_gist(output.arguments),
-                                kind=BlobKind.PRUNED, content_type="text")
+                                kind=BlobKind.PRUNED, content_type="text", pin=True)
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
@@ -109,7 +114,7 @@ class StoreArchive:
         try:
             handle = keep_bytes(self.store, encode_text(arguments), session_id=self._session_id(),
                                 tool_name=tool_name, tool_args="arguments", kind=BlobKind.ARGUMENTS,
-                                content_type="json")
+                                content_type="json", pin=True)
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
@@ -125,7 +130,7 @@ class StoreArchive:
         count, session_id = len(window), self._session_id()
         future = self._submit(lambda: self.store.put(
             encode_window(window), session_id=session_id, tool_name="compaction", tool_args=f"{count} messages",
-            kind=BlobKind.WINDOW, content_type="jsonl"))
+            kind=BlobKind.WINDOW, content_type="jsonl", pin=True))
 
         def reference() -> str | None:
             try:

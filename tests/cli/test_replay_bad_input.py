@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stowage.cli import main
+from stowage.command import main
 
 hermes_state = pytest.importorskip("hermes_state")
 

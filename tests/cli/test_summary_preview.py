@@ -7,12 +7,12 @@ import re
 
 import pytest
 
-from stowage.cli import main
-from stowage.cli.preview import preview_text
-from stowage.cli.summary import summary_header, summary_text
+from stowage.command import main
+from stowage.command.preview import preview_text
+from stowage.command.summary import summary_header, summary_text
 from stowage.context_engine.status_file import write_session_status
 from stowage.context_engine.summary_log import append_summary, summaries_path
-from stowage.slash_command import stowage_command
+from stowage.host.slash_command import stowage_command
 
 BODY = "## Goal\nShip it.\n\n## Full History\nThe 12 compacted messages are stored whole under handle 0123456789abcdef."
 RECORD = {"compaction": 1, "at": 1_700_000_000.0, "result": "compacted", "tokens_before": 100_000,
@@ -141,7 +141,7 @@ class _Engine:
 
 @pytest.fixture
 def live(monkeypatch):
-    from stowage import sessions
+    from stowage.host import sessions
 
     engines = {}
     monkeypatch.setattr(sessions, "live_session_ids", lambda: list(engines))

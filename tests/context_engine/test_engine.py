@@ -504,6 +504,18 @@ def test_preflight_defers_to_real_usage_right_after_a_compaction():
     assert engine.last_real_prompt_tokens == 30_000
 
 
+def test_the_summary_call_gets_the_compactions_deadline(make_engine, recording_model, helpers):
+    msgs = [{"role": "user", "content": "start"}]
+    for i in range(12):
+        msgs += helpers.turn([f"c{i}"], [f"output {i} " * 300])
+    msgs += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}]
+    timed, unconfigured = recording_model(), recording_model()
+    make_engine(model=timed, stowage={"compaction": {"summary_timeout_seconds": 45}}).compress(msgs, force=True)
+    make_engine(model=unconfigured).compress(msgs, force=True)
+    assert len(timed.prompts) == 1 and 0 < timed.runtimes[0]["timeout"] <= 45  # what is left of 45 s
+    assert len(unconfigured.prompts) == 1 and unconfigured.runtimes[0]["timeout"] is None  # Hermes's own
+
+
 def test_compaction_sizes_are_both_on_the_hosts_basis(make_engine, recording_model):
     """Before and after count the same things: what the host measured (system prompt and tools) carries over."""
     engine = make_engine(model=recording_model())

@@ -27,7 +27,7 @@ def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
 
     scenario = warm_up(Scenario(), 5).turn("BIG now", id="big").python(
-        "from stowage.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
+        "from stowage.host.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
     result = run_scenario(home, scenario, check=True)
 
     text = result.step("slash")["result"]

@@ -62,8 +62,8 @@ def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm
     assert extended >= 8 and 1 <= broken <= status["steps"]
 
     # What the session did is visible to `stowage status` (another process) from the store folder.
-    from stowage.cli.env import Env
-    from stowage.cli.status import status as cli_status
+    from stowage.command.env import Env
+    from stowage.command.status import status as cli_status
 
     shown = cli_status(Env.resolve(home.path, None))
     (session,) = shown.data["sessions"]  # a fresh home: this session only

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from stowage.cli import main
+from stowage.command import main
 
 pytestmark = pytest.mark.reliability
 hermes_state = pytest.importorskip("hermes_state")
@@ -121,7 +121,7 @@ def test_a_30_mb_message_is_replayed_in_bounded_memory(home: Path, tmp_path: Pat
              "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
              "print(done.returncode)\nprint(done.stdout)\nsys.stderr.write(done.stderr)\n")
-    out = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "stowage.cli", "replay", *args,
+    out = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "stowage.command", "replay", *args,
                           "--no-html", "--quiet", "--json"], capture_output=True, text=True, timeout=900)
     peak_kib, code, body = out.stdout.split("\n", 2)
     report = json.loads(body)

@@ -1,0 +1,103 @@
+"""``register(ctx)``: what Stowage adds to Hermes.
+
+One plugin registers the context engine together with its hooks, so it must
+be loaded through the general plugin system (pip entry point or user plugin
+folder), not ``plugins/context_engine/<name>/`` where hooks are no-ops.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from . import sessions
+from ..context_engine.reread import reread_answer
+from .chat_note import say, spill_note
+from .hermes_engine import StowageContextEngine
+from .notice import announce_if_not_selected
+from .host_config import load_user_settings
+from .host_support import check_host
+from .slash_command import register_slash_command
+from .tool_search_glue import register_tool_search
+
+logger = logging.getLogger(__name__)
+
+
+def register_plugin(ctx: Any) -> None:
+    settings, error = load_user_settings()
+    if error is not None:
+        logger.error("%s", error)
+    engine = StowageContextEngine(settings, config_error=error)
+    engine.host_support = check_host().as_status()
+    ctx.register_context_engine(engine)
+    register_hook = getattr(ctx, "register_hook", None)
+    if callable(register_hook):
+        # Hermes fires the on_session_end *plugin hook* at the end of every
+        # run_conversation, i.e. once per user turn: the governor's turn clock.
+        register_hook("on_session_end", _on_turn_end)
+        # once per turn with the live history: where the next summary is prepared ahead
+        register_hook("post_llm_call", _prepare_ahead)
+        register_hook("transform_tool_result", _spill_large_result)
+    register_tool_search(ctx, engine)
+    register_slash_command(ctx)
+    register_cli = getattr(ctx, "register_cli_command", None)
+    if callable(register_cli):
+        # `hermes stowage doctor` etc.: the command on the routes that install no console script (git clone,
+        # user-plugin folder)
+        register_cli("stowage", help="Stowage's command line (status, doctor, summary, blobs, gc, purge, replay)",
+                     setup_fn=_cli_setup, handler_fn=_cli_run,
+                     description="The `stowage` command, run by Hermes's Python: hermes stowage doctor")
+    announce_if_not_selected()
+
+
+def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
+    engine = sessions.engine_for(session_id)
+    if engine is not None:
+        engine.end_turn_from_plugin_hook()
+
+
+def _prepare_ahead(session_id: str | None = None, conversation_history: Any = None, **_: Any) -> None:
+    engine = sessions.engine_for(session_id)
+    if engine is not None:
+        engine.prepare_ahead(conversation_history)
+
+
+def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None,
+                        **_: Any) -> str | None:
+    """Replace an oversized tool result with a preview and a handle, or the host's answer to a
+    re-read whose earlier output the request did not show with that output (None: keep it)."""
+    engine = sessions.engine_for(session_id)
+    if engine is None:
+        return None  # Stowage is not the engine of this session: nobody could fetch the handle
+    try:
+        shaped = engine.last_request  # (history, as sent) of the request the model answered
+        if shaped is not None:
+            earlier = reread_answer(tool_name, args, result, shaped[0], shaped[1])
+            if earlier is not None:
+                logger.info("stowage: re-read of %s answered with its earlier output (the request showed a stub)",
+                            (args or {}).get("path") if isinstance(args, dict) else "a file")
+                return earlier
+        spills = engine.lossless.spills
+        preview = engine.spill_tool_result(tool_name, args, result)
+    except Exception:  # noqa: BLE001 - a spill bug must never lose a tool result
+        logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
+        return None
+    if preview is not None and engine.lossless.spills > spills and engine.lossless.recent_spills:
+        spill = engine.lossless.recent_spills[-1]
+        say(spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle"))))
+    return preview
+
+
+def _cli_setup(parser: Any) -> None:
+    import argparse
+
+    parser.add_argument("stowage_args", nargs=argparse.REMAINDER, metavar="COMMAND ...",
+                        help="a stowage command and its options, e.g. doctor, status --json")
+
+
+def _cli_run(args: Any) -> None:
+    import sys
+
+    from ..command import main
+
+    sys.exit(main(list(getattr(args, "stowage_args", None) or [])))
