@@ -76,6 +76,8 @@ def session_rows(status: dict[str, Any]) -> list[tuple[str, Any]]:
     view = _d(status.get("view"))
     if view.get("enabled") is False:
         rows.append(("lean view", "off"))
+        if view.get("requests"):
+            rows.append(("saved", saved_text(status)))
     elif view:
         req = _d(view.get("last_request"))
         rows.append(("saved", saved_text(status)))

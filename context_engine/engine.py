@@ -644,6 +644,7 @@ class StowageEngineCore:
             shaped = dataclasses.replace(shaped, messages=self._lean(shaped.messages))
         elif not self._host_selects_context:
             self.lossless.pin_request(shaped.messages)
+            self._measure_unshaped(shaped.messages)
         return shaped
 
     def select_context(self, request_messages: list[Message], *, conversation_messages: Any = None,
@@ -661,6 +662,7 @@ class StowageEngineCore:
             return None
         if not self.view.settings.enabled:
             self.lossless.pin_request(request_messages)
+            self._measure_unshaped(request_messages)
             return None
         try:
             lean = self._lean(request_messages)
@@ -668,6 +670,22 @@ class StowageEngineCore:
             logger.exception("stowage: the lean view failed; the request goes unchanged")
             return None
         return lean if lean != request_messages else None
+
+    def _measure_unshaped(self, messages: list[Message]) -> None:
+        """The view off: the request goes as the host built it, and what spilling saved is still counted."""
+        try:
+            self.view.measure(messages, self.lossless if self.lossless.store is not None else None)
+        except Exception:  # noqa: BLE001 - figures must never cost the session anything
+            logger.exception("stowage: could not measure the request")
+            return
+        self._log_request()
+
+    def _log_request(self) -> None:
+        last = self.view.stats.last
+        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
+        self.request_log.append({"at": round(time.time(), 3), "full": _as_int(last.get("unshaped_tokens")),
+                                 "sent": _as_int(last.get("sent_tokens"))})
+        del self.request_log[:-REQUEST_LOG]
 
     def _lean(self, messages: list[Message]) -> list[Message]:
         keeper = self.lossless if self.lossless.store is not None else None
@@ -677,11 +695,7 @@ class StowageEngineCore:
         self.last_request = (messages, outcome.messages)
         if keeper is None and outcome.unstored:
             self.view.stats.last_error = self.lossless.error or "the Stowage store is not available"
-        last = self.view.stats.last
-        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
-        self.request_log.append({"at": round(time.time(), 3), "full": _as_int(last.get("unshaped_tokens")),
-                                 "sent": _as_int(last.get("sent_tokens"))})
-        del self.request_log[:-REQUEST_LOG]
+        self._log_request()
         return outcome.messages
 
     # -- sessions -------------------------------------------------------------
