@@ -37,6 +37,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 HOST = "hermes-agent==0.19.0"
 CONFIG = {"stowage": {"spill": {"threshold_tokens": 6000}, "view": {"hot_tokens": 1000, "step_tokens": 500}}}
 PREVIEW = "[stowage: preview of a large tool output"
+BUILD_IGNORE = (".git", ".venv*", "__pycache__", "*.egg-info", ".*_cache", ".hypothesis", "test-artifacts",
+                "node_modules")
 
 
 def _bin(venv_dir: Path, name: str) -> str:
@@ -47,8 +49,11 @@ def _bin(venv_dir: Path, name: str) -> str:
 def wheel_venv() -> Iterator[Path]:
     """A clean venv with hermes-agent 0.19.0 and the wheel built from this tree (pip's cache is reused)."""
     for root in scratch_dir("stowage-wheel-"):
-        dist = root / "dist"
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(REPO_ROOT)],
+        # built from a copy of the tree: an in-tree build leaves build/lib behind, whose stale modules would
+        # end up in the next wheel (and the checkout stays as it was)
+        source, dist = root / "source", root / "dist"
+        shutil.copytree(REPO_ROOT, source, symlinks=True, ignore=_not_source)
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(source)],
                        check=True, timeout=900)
         wheel = next(dist.glob("hermes_stowage-*.whl"))
         target = root / "venv"
@@ -56,6 +61,12 @@ def wheel_venv() -> Iterator[Path]:
         subprocess.run([_bin(target, "python"), "-m", "pip", "install", "--quiet", str(wheel), HOST],
                        check=True, timeout=1800)
         yield target
+
+
+def _not_source(folder: str, names: list[str]) -> set[str]:
+    """Caches, venvs and build outputs; build/ and dist/ only at the top (dashboard/dist is source)."""
+    top = {"build", "dist"} & set(names) if Path(folder) == REPO_ROOT else set()
+    return set(shutil.ignore_patterns(*BUILD_IGNORE)(folder, names)) | top
 
 
 def _tree_modules() -> list[str]:
