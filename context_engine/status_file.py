@@ -15,7 +15,8 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Any
+
+from .session_status import SessionStatus
 
 logger = logging.getLogger(__name__)
 
@@ -27,20 +28,21 @@ def status_path(store_root: Path, session_id: str) -> Path:
     return Path(store_root) / FOLDER / f"{_SAFE.sub('_', session_id)[:120]}.json"
 
 
-def write_session_status(store_root: Path | None, session_id: str | None, data: dict[str, Any]) -> None:
+def write_session_status(store_root: Path | None, session_id: str | None, status: SessionStatus) -> None:
     if store_root is None or not session_id:
         return
     path = status_path(store_root, session_id)
+    data = {**status.as_dict(), "session_id": session_id, "updated_at": time.time()}
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({**data, "session_id": session_id, "updated_at": time.time()}, default=str))
+        tmp.write_text(json.dumps(data, default=str))
         os.replace(tmp, path)
     except OSError as exc:
         logger.warning("stowage: could not write the session status file %s: %s", path, exc)
 
 
-def read_session_statuses(store_root: Path, limit: int = 5) -> list[dict[str, Any]]:
+def read_session_statuses(store_root: Path, limit: int = 5) -> list[SessionStatus]:
     """The newest ``limit`` session status files (corrupt or unreadable ones skipped)."""
     folder = Path(store_root) / FOLDER
     try:
@@ -54,5 +56,5 @@ def read_session_statuses(store_root: Path, limit: int = 5) -> list[dict[str, An
         except (OSError, ValueError):
             continue
         if isinstance(data, dict):
-            statuses.append(data)
+            statuses.append(SessionStatus.from_dict(data))
     return statuses

@@ -142,6 +142,12 @@ class StoreSession:
         self._handles: dict[str, str] = {}  # sha256 -> handle of what this session has stored
         self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
 
+    def relocated(self) -> "StoreSession":
+        """A new session's store session for another agent: the same store, none of this session's figures."""
+        other = StoreSession(self.settings, store=self._store)
+        other.root, other.error = self.root, self.error
+        return other
+
     def attach(self, hermes_home: Path | str) -> None:
         """Use the store under ``hermes_home`` (or ``store.path``)."""
         if self._store is None:

@@ -26,7 +26,7 @@ def register_plugin(ctx: Any) -> None:
     if error is not None:
         logger.error("%s", error)
     engine = StowageContextEngine(settings, config_error=error)
-    engine.host_support = check_host().as_status()
+    engine.host.support = check_host().as_status()
     ctx.register_context_engine(engine)
     register_hook = getattr(ctx, "register_hook", None)
     if callable(register_hook):

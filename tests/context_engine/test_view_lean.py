@@ -114,7 +114,7 @@ def test_a_store_that_fails_to_write_keeps_outputs_verbatim(tmp_path, monkeypatc
     def broken(*args: Any, **kwargs: Any) -> str:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine.lossless, "handle_for", broken)
+    monkeypatch.setattr(engine.store_session, "handle_for", broken)
     messages = history(12)
     assert shape(engine, messages) == messages
     assert "No space left" in engine.get_status()["view"]["last_error"]
