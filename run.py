@@ -105,24 +105,25 @@ def _npm_install() -> None:
     _run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR), *NPM_PACKAGES])
 
 
-# The folders of the shipped package; ruff checks them as they are, mypy as
-# the package `stowage` they install as (see check()).
-CHECKED = ("plugins/stowage", "plugins/stowage_cli", "context_engine", "blobstore", "tool_search")
-
-
-def check(python: str, env: dict[str, str]) -> int:
-    """ruff, then mypy on ``stowage`` laid out as it installs (symlinks in .venv)."""
-    status = subprocess.call([python, "-m", "ruff", "check", *CHECKED], cwd=ROOT, env=env)
+def _user_plugin_installer():  # noqa: ANN202 - a module loaded from its file
     spec = importlib.util.spec_from_file_location("stowage_install_user_plugin",
                                                   ROOT / "plugins" / "install_user_plugin.py")
     assert spec is not None and spec.loader is not None
     installer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(installer)
+    return installer
+
+
+def check(python: str, env: dict[str, str]) -> int:
+    """ruff on the shipped files and setup.py, then mypy on ``stowage`` laid out as it installs (symlinks in .venv)."""
+    installer = _user_plugin_installer()
+    shipped = [name for name in installer.shipped_entries() if name.endswith(".py") or (ROOT / name).is_dir()]
+    status = subprocess.call([python, "-m", "ruff", "check", *shipped, "setup.py"], cwd=ROOT, env=env)
     layout = VENV / "mypy-layout"
-    installer.install(layout, link=True)  # layout/plugins/stowage/{context_engine,blobstore,...}
+    installer.build_tree(layout / "stowage", link=True)  # layout/stowage/{__init__.py,context_engine,...}
     status |= subprocess.call([python, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
                                "--cache-dir", str(VENV / ".mypy_cache"), "-p", "stowage"],
-                              cwd=layout / "plugins", env=env)
+                              cwd=layout, env=env)
     if status:
         print("static checks failed (ruff / mypy above)", flush=True)
     return status
@@ -197,7 +198,7 @@ def hosts(python: str, env: dict[str, str]) -> int:
 
 
 def _write_table(columns: list[tuple[str, dict[str, str]]]) -> None:
-    spec = importlib.util.spec_from_file_location("stowage_host_support", ROOT / "plugins" / "stowage" / "host_support.py")
+    spec = importlib.util.spec_from_file_location("stowage_host_support", ROOT / "host" / "host_support.py")
     assert spec is not None and spec.loader is not None
     support = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = support  # its dataclasses look their module up

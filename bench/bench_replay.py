@@ -1,6 +1,6 @@
 """Wall time and peak memory of ``stowage replay`` on the shared trajectories.
 
-Runs the real command (``python -m stowage.cli replay --from <data>``, HTML
+Runs the real command (``python -m stowage.command replay --from <data>``, HTML
 report written to a temporary folder) in a child process, once on the first
 ``--small`` trajectories and once on all of them, and prints the wall time and
 the peak resident memory of the largest process (``getrusage(RUSAGE_CHILDREN).ru_maxrss``:
@@ -33,7 +33,7 @@ MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); 
 def run_once(data: Path, limit: int | None, chain: int, jobs: int, out_dir: Path) -> dict[str, float | int]:
     """One replay in a fresh process tree: wall time, peak RSS of its largest process, the report's totals."""
     html = out_dir / f"replay-{limit or 'all'}.html"
-    cmd = [sys.executable, "-m", "stowage.cli", "replay", "--from", str(data), "--chain", str(chain),
+    cmd = [sys.executable, "-m", "stowage.command", "replay", "--from", str(data), "--chain", str(chain),
            "--html", str(html), "--json", "--quiet", "--jobs", str(jobs), "--hermes-home", str(out_dir / "no-home")]
     if limit:
         cmd += ["--limit", str(limit)]

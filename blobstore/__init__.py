@@ -23,6 +23,7 @@ from .reader import BlobReader, BlobStream
 from .records import BlobInfo, Eviction, GcReport, Provenance, PutResult, Tombstone
 from .retention import RetentionPolicy
 from .store import BlobStore
+from .window import LineWindow
 
 __all__ = [
     "AmbiguousHandleError",
@@ -38,6 +39,7 @@ __all__ = [
     "ForeignHandleError",
     "GcReport",
     "HandleError",
+    "LineWindow",
     "MIN_HANDLE_LEN",
     "MalformedHandleError",
     "PathLikeHandleError",

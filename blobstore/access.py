@@ -23,6 +23,7 @@ from .handles import MIN_HANDLE_LEN, require_sha
 from .index import Index, Tx
 from .offsets import Offsets, SidecarError, StreamIndexer
 from .reader import BlobReader, BlobStream
+from .window import LineWindow, read_window
 from .writer import rechunk
 
 log = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ class ReadAccess:
     def sidecar_path(self, sha: str) -> Path:
         raise NotImplementedError
 
-    def _forget(self, sha: str) -> None:
+    def forget(self, sha: str) -> None:
+        """Drop the cached sidecar of ``sha`` (its file was replaced or removed)."""
         with self._cache_lock:
             self._cache.pop(sha, None)
 
@@ -168,6 +170,15 @@ class ReadAccess:
         """
         with self.open_reader(sha) as rd:
             return _reader.read_lines(rd, first_line, count)
+
+    def read_window(self, sha: str, start: int = 1, count: int = 100, *, offset: int = 0,
+                    max_bytes: int = 64 * 1024) -> LineWindow:
+        """Up to ``count`` lines from 1-based ``start`` (character ``offset`` in it), at most ``max_bytes`` of text.
+
+        A viewer's read: a one-line 8 MB blob comes back cut, with where to continue.
+        """
+        with self.open_reader(sha) as rd:
+            return read_window(rd, start, offset, count, max_bytes)
 
     def read_chars(self, sha: str, start: int = 0, count: int = 4096) -> str:
         """``count`` characters from **0-based** character ``start``.

@@ -16,15 +16,14 @@ import re
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from sqlite3 import Row
+from typing import Any, Callable
 
 from .errors import StoreError, StoreIndexError
 from .fsutil import DIR_MODE, FILE_MODE, TEMP_SUFFIX, mode_of, remove_quietly, temp_in_use, write_durable
+from .maintenance import Maintainable
 from .offsets import Offsets, SidecarError
-from .retention import REASON_CORRUPT, REASON_MISSING, evict
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .store import BlobStore
+from .retention import REASON_CORRUPT, REASON_MISSING
 
 _SHA = re.compile(r"[0-9a-f]{64}")
 _SUB = re.compile(r"[0-9a-f]{2}")
@@ -81,7 +80,7 @@ class DoctorReport:
 
 
 class _Doctor:
-    def __init__(self, store: "BlobStore", repair: bool, verify: bool, temp_grace: float) -> None:
+    def __init__(self, store: Maintainable, repair: bool, verify: bool, temp_grace: float) -> None:
         self.store = store
         self.repair = repair
         self.verify = verify
@@ -114,8 +113,8 @@ class _Doctor:
         self.check_temps()
         try:
             with st.index.read() as tx:
-                rows = {r["sha"]: r for r in tx.execute("SELECT * FROM blobs")}
-                tombs = {r[0] for r in tx.execute("SELECT sha FROM tombstones")}
+                rows = tx.all_blobs()
+                tombs = tx.tombstone_shas()
         except StoreIndexError as exc:
             return self.index_unreadable(str(exc))
         blobs, sidecars = self.walk()
@@ -174,7 +173,7 @@ class _Doctor:
             return
         if mode != want:
             self.issue("bad-permissions", WARNING, self.rel(path) or ".",
-                       f"mode {mode:o}, expected {want:o}", lambda: os.chmod(path, want) or True)
+                       f"mode {mode:o}, expected {want:o}", lambda: _chmod(path, want))
 
     def check_temps(self) -> None:
         now = time.time()
@@ -192,7 +191,7 @@ class _Doctor:
             self.issue("stale-temp", WARNING, self.rel(path), what,
                        lambda path=path: not temp_in_use(path) and remove_quietly(path))
 
-    def check_trash(self, rows: dict, blobs: dict) -> set[str]:
+    def check_trash(self, rows: dict[str, Row], blobs: dict[str, Path]) -> set[str]:
         """Trash entries: interrupted evictions (restore) or leftovers (delete)."""
         interrupted: set[str] = set()
         for path in sorted(self.store.trash_dir.iterdir()):
@@ -235,7 +234,7 @@ class _Doctor:
         self.issue("stray-file", WARNING, self.rel(path), "unexpected entry in blobs/",
                    lambda: self.quarantine(path))
 
-    def check_blob(self, sha: str, path: Path, row: Any, tombstoned: bool, has_side: bool) -> None:
+    def check_blob(self, sha: str, path: Path, row: Row | None, tombstoned: bool, has_side: bool) -> None:
         st = self.store
         self.report.blobs_checked += 1
         off: Offsets | None = None
@@ -284,11 +283,8 @@ class _Doctor:
     def check_index(self) -> None:
         try:
             with self.store.index.read() as tx:
-                result = tx.execute("PRAGMA quick_check").fetchone()[0]
-                dangling = tx.execute(
-                    "SELECT (SELECT count(*) FROM provenance WHERE sha NOT IN (SELECT sha FROM blobs))"
-                    " + (SELECT count(*) FROM grants WHERE sha NOT IN (SELECT sha FROM blobs))"
-                ).fetchone()[0]
+                result = tx.quick_check()
+                dangling = tx.dangling_rows()
         except StoreIndexError as exc:
             result, dangling = str(exc), 0
         if result != "ok":
@@ -297,7 +293,7 @@ class _Doctor:
                        self.fix_rebuild)
         if dangling:
             self.issue("dangling-rows", WARNING, "index.sqlite3",
-                       f"{dangling} provenance/grant rows for blobs that are gone", self.fix_dangling)
+                       f"{dangling} provenance/grant/pin rows for blobs that are gone", self.fix_dangling)
 
     # -- repairs (each re-checks its condition under the write lock) ---------------------
     def fix_missing(self, sha: str) -> bool:
@@ -305,8 +301,7 @@ class _Doctor:
         with st.index.write() as tx:
             if tx.get_blob(sha) is None or st.blob_path(sha).exists():
                 return False
-            evict(tx, sha, REASON_MISSING, "found missing by the store doctor", st.clock(),
-                  st._remove_files)
+            st.evict_in(tx, sha, REASON_MISSING, "found missing by the store doctor")
         return True
 
     def fix_corrupt(self, sha: str, path: Path, stat: os.stat_result) -> bool:
@@ -318,8 +313,7 @@ class _Doctor:
                 return False  # replaced meanwhile (a re-put heals corrupt blobs)
             self.quarantine(path)
             if tx.get_blob(sha) is not None:
-                evict(tx, sha, REASON_CORRUPT, "quarantined by the store doctor", st.clock(),
-                      st._remove_files)
+                st.evict_in(tx, sha, REASON_CORRUPT, "quarantined by the store doctor")
             else:
                 remove_quietly(st.sidecar_path(sha))
         return True
@@ -346,7 +340,7 @@ class _Doctor:
         with st.index.write() as tx:
             if tx.get_blob(sha) is not None:
                 return False
-            st._remove_files(tx, sha)
+            st.remove_files(tx, sha)
         return True
 
     def fix_orphan(self, sha: str, off: Offsets | None) -> bool:
@@ -386,7 +380,7 @@ class _Doctor:
                 return False
             write_durable(st.sidecar_path(sha), off.to_bytes(), st.tmp_dir)
             tx.set_sidecar_seal(off)
-        st._forget(sha)
+        st.forget(sha)
         return True
 
     def fix_orphan_sidecar(self, sha: str) -> bool:
@@ -398,12 +392,16 @@ class _Doctor:
 
     def fix_dangling(self) -> bool:
         with self.store.index.write() as tx:
-            for table in ("provenance", "grants"):
-                tx.execute(f"DELETE FROM {table} WHERE sha NOT IN (SELECT sha FROM blobs)")
+            tx.delete_dangling()
         return True
 
 
-def run_doctor(store: "BlobStore", repair: bool = False, verify: bool = True,
+def _chmod(path: Path, mode: int) -> bool:
+    os.chmod(path, mode)
+    return True
+
+
+def run_doctor(store: Maintainable, repair: bool = False, verify: bool = True,
                temp_grace_seconds: float = 5.0,
                progress: Callable[[int, int, int], None] | None = None) -> DoctorReport:
     """Check the store; with ``repair``, fix what is safe.  See module docstring.

@@ -17,14 +17,14 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from .errors import StoreIndexError
 from .handles import prefix_upper_bound
 from .offsets import Offsets
 from .records import Provenance, Tombstone
 
-SCHEMA_VERSION = 2  # 2: blobs.sidecar_seal
+SCHEMA_VERSION = 3  # 2: blobs.sidecar_seal; 3: pins
 MAX_ARGS_CHARS = 1000
 MAX_TOMBSTONE_SESSIONS = 64
 
@@ -54,6 +54,9 @@ _SCHEMA = [
         tool_name TEXT NOT NULL, tool_args TEXT NOT NULL, session_id TEXT, kind TEXT NOT NULL,
         created_at REAL, sessions TEXT NOT NULL, origins TEXT NOT NULL) WITHOUT ROWID""",
     "CREATE INDEX IF NOT EXISTS tombstones_age ON tombstones(evicted_at)",
+    # What each live session's current request shows verbatim or points to: the size cap spares these.
+    """CREATE TABLE IF NOT EXISTS pins(
+        session_id TEXT NOT NULL, sha TEXT NOT NULL, PRIMARY KEY(session_id, sha)) WITHOUT ROWID""",
 ]
 
 # Connections inherited across fork(): kept referenced so they are never closed.
@@ -121,7 +124,7 @@ class Tx:
         return cur.rowcount > 0
 
     def delete_blob(self, sha: str) -> None:
-        for table in ("blobs", "provenance", "grants"):
+        for table in ("blobs", "provenance", "grants", "pins"):
             self.execute(f"DELETE FROM {table} WHERE sha=?", (sha,))
 
     def total_bytes(self) -> int:
@@ -204,6 +207,100 @@ class Tx:
              None if live is None else int(live)),
         )
 
+    def session_row(self, session_id: str) -> tuple[bool, float] | None:
+        """``(live flag, last seen)`` of a session the store knows."""
+        row = self.execute("SELECT live, last_seen FROM sessions WHERE id=?", (session_id,)).fetchone()
+        return (bool(row[0]), float(row[1])) if row is not None else None
+
+    def produced_by(self, session_id: str) -> list[str]:
+        """Stored blobs ``session_id`` produced (not those only granted to it)."""
+        return [r[0] for r in self.execute(
+            "SELECT DISTINCT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=?",
+            (session_id,))]
+
+    def held_by(self, session_id: str) -> list[str]:
+        """Stored blobs ``session_id`` produced or was granted."""
+        return [r[0] for r in self.execute(
+            "SELECT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=? UNION "
+            "SELECT g.sha FROM grants g JOIN blobs b ON b.sha=g.sha WHERE g.session_id=?", (session_id, session_id))]
+
+    def drop_claims(self, sha: str, session_id: str) -> None:
+        """Forget that ``session_id`` produced or was granted ``sha`` (the bytes stay for the others)."""
+        self.execute("DELETE FROM provenance WHERE sha=? AND session_id=?", (sha, session_id))
+        self.execute("DELETE FROM grants WHERE sha=? AND session_id=?", (sha, session_id))
+
+    def live_held(self, seen_since: float) -> set[str]:
+        """Shas produced in or granted to a session flagged live and seen since ``seen_since``."""
+        rows = self.execute(
+            "SELECT p.sha FROM provenance p JOIN sessions s ON s.id=p.session_id "
+            "WHERE s.live=1 AND s.last_seen>=? UNION "
+            "SELECT g.sha FROM grants g JOIN sessions s ON s.id=g.session_id "
+            "WHERE s.live=1 AND s.last_seen>=?", (seen_since, seen_since))
+        return {r[0] for r in rows}
+
+    def prune_sessions(self, seen_before: float) -> int:
+        """Drop sessions not seen since ``seen_before`` that no longer hold anything."""
+        return self.execute(
+            "DELETE FROM sessions WHERE last_seen<? AND NOT EXISTS(SELECT 1 FROM provenance p "
+            "WHERE p.session_id=sessions.id) AND NOT EXISTS(SELECT 1 FROM grants g "
+            "WHERE g.session_id=sessions.id)", (seen_before,)).rowcount
+
+    # -- pins: what the sessions' current requests show or point to ----------------
+    def set_pins(self, session_id: str, shas: Iterable[str]) -> None:
+        """Replace ``session_id``'s pins (only stored blobs are kept)."""
+        self.clear_pins(session_id)
+        self.conn.executemany(
+            "INSERT OR IGNORE INTO pins(session_id, sha) SELECT ?, sha FROM blobs WHERE sha=?",
+            [(session_id, sha) for sha in shas])
+
+    def add_pin(self, session_id: str, sha: str) -> None:
+        self.execute("INSERT OR IGNORE INTO pins(session_id, sha) VALUES(?,?)", (session_id, sha))
+
+    def clear_pins(self, session_id: str) -> None:
+        self.execute("DELETE FROM pins WHERE session_id=?", (session_id,))
+
+    def pins_of(self, session_id: str) -> set[str]:
+        return {r[0] for r in self.execute("SELECT sha FROM pins WHERE session_id=?", (session_id,))}
+
+    def pinned(self, seen_since: float) -> set[str]:
+        """Shas pinned by a session flagged live and seen since ``seen_since``."""
+        rows = self.execute("SELECT p.sha FROM pins p JOIN sessions s ON s.id=p.session_id "
+                            "WHERE s.live=1 AND s.last_seen>=?", (seen_since,))
+        return {r[0] for r in rows}
+
+    # -- scans for retention and the doctor ---------------------------------------
+    def lru_blobs(self, used_before: float | None = None) -> list[sqlite3.Row]:
+        """``sha, size, last_access, last_fetch`` of blobs, least recently used first."""
+        if used_before is None:
+            return self.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
+                                "ORDER BY last_access, created_at, sha").fetchall()
+        return self.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
+                            "WHERE last_access<? ORDER BY last_access, sha", (used_before,)).fetchall()
+
+    def created_before(self, cutoff: float) -> list[str]:
+        return [r[0] for r in self.execute("SELECT sha FROM blobs WHERE created_at<?", (cutoff,))]
+
+    def all_blobs(self) -> dict[str, sqlite3.Row]:
+        return {r["sha"]: r for r in self.execute("SELECT * FROM blobs")}
+
+    def tombstone_shas(self) -> set[str]:
+        return {r[0] for r in self.execute("SELECT sha FROM tombstones")}
+
+    def quick_check(self) -> str:
+        """SQLite's own integrity check: ``ok`` or what is wrong."""
+        return str(self.execute("PRAGMA quick_check").fetchone()[0])
+
+    def dangling_rows(self) -> int:
+        """Provenance and grant rows whose blob is gone."""
+        return int(self.execute(
+            "SELECT (SELECT count(*) FROM provenance WHERE sha NOT IN (SELECT sha FROM blobs))"
+            " + (SELECT count(*) FROM grants WHERE sha NOT IN (SELECT sha FROM blobs))"
+            " + (SELECT count(*) FROM pins WHERE sha NOT IN (SELECT sha FROM blobs))").fetchone()[0])
+
+    def delete_dangling(self) -> None:
+        for table in ("provenance", "grants", "pins"):
+            self.execute(f"DELETE FROM {table} WHERE sha NOT IN (SELECT sha FROM blobs)")
+
     # -- tombstones ----------------------------------------------------------
     def tombstone(self, sha: str) -> Tombstone | None:
         row = self.execute("SELECT * FROM tombstones WHERE sha=?", (sha,)).fetchone()
@@ -222,6 +319,19 @@ class Tx:
 
     def delete_tombstone(self, sha: str) -> None:
         self.execute("DELETE FROM tombstones WHERE sha=?", (sha,))
+
+    def count_tombstones_before(self, cutoff: float) -> int:
+        return int(self.execute("SELECT count(*) FROM tombstones WHERE evicted_at<?", (cutoff,)).fetchone()[0])
+
+    def delete_tombstones_before(self, cutoff: float) -> int:
+        return self.execute("DELETE FROM tombstones WHERE evicted_at<?", (cutoff,)).rowcount
+
+    def tombstoned_for(self, session_id: str, reason: str) -> tuple[int, int]:
+        """``(count, bytes)`` of tombstones with ``reason`` that ``session_id`` could read."""
+        row = self.execute(
+            "SELECT count(*), coalesce(sum(size),0) FROM tombstones t WHERE reason=? AND "
+            "EXISTS(SELECT 1 FROM json_each(t.sessions) WHERE value=?)", (reason, session_id)).fetchone()
+        return int(row[0]), int(row[1])
 
     # -- reporting -----------------------------------------------------------
     def stats(self) -> dict[str, Any]:

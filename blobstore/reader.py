@@ -14,7 +14,7 @@ import io
 import os
 from itertools import count as counter, islice
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Generator, Iterator
 
 from .errors import CorruptBlobError
 from .offsets import Offsets, nth_newline
@@ -66,7 +66,7 @@ class BlobReader:
             )
         return data
 
-    def iter_chunks(self, first: int = 0) -> Iterator[tuple[int, bytes]]:
+    def iter_chunks(self, first: int = 0) -> Generator[tuple[int, bytes], None, None]:
         """Yield ``(offset, chunk)`` from chunk ``first``; from 0, also check the whole hash."""
         whole = hashlib.sha256() if first == 0 else None
         cs = self.off.chunk_size
@@ -203,7 +203,7 @@ def iter_numbered_lines(reader: BlobReader, start_line: int = 1,
         yield from zip(counter(first), texts)
 
 
-def iter_lines(reader: BlobReader, start_line: int = 1) -> Iterator[str]:
+def iter_lines(reader: BlobReader, start_line: int = 1) -> Generator[str, None, None]:
     """Just the texts of :func:`iter_numbered_lines` (whole lines, no numbers)."""
     for _first, texts, _piece in iter_line_batches(reader, start_line):
         yield from texts
@@ -281,7 +281,7 @@ class BlobStream(io.RawIOBase):
             self._pos = 0
         return True
 
-    def readinto(self, buffer) -> int:  # type: ignore[override]
+    def readinto(self, buffer: Any) -> int:
         if not self._fill():
             return 0
         n = min(len(buffer), len(self._buf) - self._pos)

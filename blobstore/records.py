@@ -97,6 +97,14 @@ class Tombstone(_Dictable):
 
 
 @dataclass(frozen=True)
+class PurgeReport(_Dictable):
+    """What ``purge_session`` did: blobs evicted, and blobs kept because another session holds them too."""
+
+    evicted: tuple[Tombstone, ...]
+    kept_shared: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class Eviction(_Dictable):
     """One blob that a retention pass removed (or would remove, in a dry run)."""
 
@@ -120,6 +128,7 @@ class GcReport(_Dictable):
     total_bytes_before: int = 0
     total_bytes_after: int = 0
     spared_live: int = 0
+    evicted_live: int = 0  # blobs a live session held, evicted by the size cap (none of its current request)
     spared_recent_fetch: int = 0
     over_cap_bytes: int = 0
     tombstones_expired: int = 0

@@ -12,7 +12,7 @@ the commit leaves the file in ``trash/`` where it is restored from.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from .index import Tx
 from .records import Eviction, GcReport, Tombstone
@@ -32,14 +32,16 @@ class RetentionPolicy:
 
     ``None`` disables the TTL or the size cap.  Blobs referenced by a live
     session (produced in it or granted to it) and blobs fetched within
-    ``fetch_grace_seconds`` are spared.  A session still flagged live but not
-    seen for ``session_idle_seconds`` stops protecting anything, so a crashed
-    process that never ended its session cannot pin the store forever.
+    ``fetch_grace_seconds`` are spared by the TTL.  A session still flagged
+    live but not seen for ``session_idle_seconds`` stops protecting anything,
+    so a crashed process that never ended its session cannot pin the store
+    forever.
 
     The size cap holds against live sessions too: when sparing them would
-    leave the store over the cap, their coldest blobs go next (least recently
-    used first), except blobs used within ``hot_seconds`` (the current turn's
-    work) and blobs fetched within the grace period.
+    leave the store over the cap, the oldest blobs go next whoever holds
+    them, except what a live session's current request shows verbatim or
+    points to (its pins, ``BlobStore.pin_request``) and the blob being
+    written.  A runaway session cannot fill the disk.
     """
 
     ttl_seconds: float | None = 7 * DAY
@@ -47,14 +49,13 @@ class RetentionPolicy:
     fetch_grace_seconds: float = 3600.0
     tombstone_ttl_seconds: float = 30 * DAY
     session_idle_seconds: float = 1 * DAY
-    hot_seconds: float = 300.0
 
     def __post_init__(self) -> None:
         for name in ("ttl_seconds", "max_total_bytes"):
             value = getattr(self, name)
             if value is not None and value <= 0:
                 raise ValueError(f"RetentionPolicy.{name} must be positive or None, got {value!r}")
-        for name in ("fetch_grace_seconds", "tombstone_ttl_seconds", "session_idle_seconds", "hot_seconds"):
+        for name in ("fetch_grace_seconds", "tombstone_ttl_seconds", "session_idle_seconds"):
             if getattr(self, name) < 0:
                 raise ValueError(f"RetentionPolicy.{name} must be >= 0")
 
@@ -76,82 +77,93 @@ def human_bytes(n: float) -> str:
 
 def live_protected(tx: Tx, policy: RetentionPolicy, now: float) -> set[str]:
     """Shas produced in or granted to a session that is live and recently seen."""
-    cutoff = now - policy.session_idle_seconds
-    rows = tx.execute(
-        "SELECT p.sha FROM provenance p JOIN sessions s ON s.id=p.session_id "
-        "WHERE s.live=1 AND s.last_seen>=? UNION "
-        "SELECT g.sha FROM grants g JOIN sessions s ON s.id=g.session_id "
-        "WHERE s.live=1 AND s.last_seen>=?", (cutoff, cutoff))
-    return {r[0] for r in rows}
+    return tx.live_held(now - policy.session_idle_seconds)
+
+
+class _Planner:
+    """One retention pass's choices, oldest first; nothing is changed."""
+
+    def __init__(self, tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str]) -> None:
+        self.tx, self.policy, self.now = tx, policy, now
+        self.keep = set(exclude)
+        self.report = GcReport(dry_run=True, now=now)
+        self.total = self.report.total_bytes_before = tx.total_bytes()
+        self.chosen: set[str] = set()
+        self.spared_live: set[str] = set()
+        self.spared_fetch: set[str] = set()
+        self._live: set[str] | None = None  # computed on first need: most passes evict nothing
+        self._pinned: set[str] | None = None
+
+    @property
+    def live(self) -> set[str]:
+        if self._live is None:
+            self._live = live_protected(self.tx, self.policy, self.now)
+        return self._live
+
+    @property
+    def pinned(self) -> set[str]:
+        if self._pinned is None:
+            self._pinned = self.tx.pinned(self.now - self.policy.session_idle_seconds)
+        return self._pinned
+
+    def consider(self, row: Any, reason: str, detail: str, *, against_live: bool = False) -> None:
+        """Evict ``row`` unless it is spared (live session, recent fetch; or, ``against_live``, a pin)."""
+        sha = row["sha"]
+        if sha in self.keep or sha in self.chosen:
+            return
+        if against_live:
+            if sha in self.pinned:
+                return
+            self.spared_live.discard(sha)
+            self.spared_fetch.discard(sha)
+        else:
+            if sha in self.live:
+                self.spared_live.add(sha)
+                return
+            if row["last_fetch"] is not None and row["last_fetch"] >= self.now - self.policy.fetch_grace_seconds:
+                self.spared_fetch.add(sha)
+                return
+        self.chosen.add(sha)
+        self.total -= row["size"]
+        if against_live and sha in self.live:
+            self.report.evicted_live += 1
+        prov = self.tx.provenance(sha)
+        self.report.evicted.append(Eviction(sha, row["size"], reason, detail, row["last_access"],
+                                            prov[0].tool_name if prov else "",
+                                            prov[0].session_id if prov else None))
+
+    def run(self) -> GcReport:
+        policy, now, report = self.policy, self.now, self.report
+        if policy.ttl_seconds is not None:
+            ttl = policy.ttl_seconds
+            for row in self.tx.lru_blobs(used_before=now - ttl):
+                self.consider(row, REASON_TTL, f"last used {human_duration(now - row['last_access'])} ago; "
+                                               f"retention TTL is {human_duration(ttl)}")
+        cap = policy.max_total_bytes
+        if cap is not None and self.total > cap:
+            detail = f"store held {human_bytes(report.total_bytes_before)}, cap is {human_bytes(cap)}"
+            rows = self.tx.lru_blobs()
+            for row in rows:
+                if self.total <= cap:
+                    break
+                self.consider(row, REASON_CAP, detail)
+            # Still over: the oldest go whoever holds them, except what a current request shows or points to.
+            live_detail = detail + "; the oldest blob not in any live session's current request"
+            for row in rows:
+                if self.total <= cap:
+                    break
+                self.consider(row, REASON_CAP, live_detail, against_live=True)
+            report.over_cap_bytes = max(0, self.total - cap)
+        report.spared_live, report.spared_recent_fetch = len(self.spared_live), len(self.spared_fetch)
+        report.freed_bytes = report.total_bytes_before - self.total
+        report.total_bytes_after = self.total
+        report.tombstones_expired = self.tx.count_tombstones_before(now - policy.tombstone_ttl_seconds)
+        return report
 
 
 def plan(tx: Tx, policy: RetentionPolicy, now: float, exclude: Iterable[str] = ()) -> GcReport:
     """Decide what a retention pass evicts, without changing anything."""
-    report = GcReport(dry_run=True, now=now)
-    keep = set(exclude)
-    protected: set[str] | None = None  # computed on first need: most passes evict nothing
-    grace_cutoff = now - policy.fetch_grace_seconds
-    chosen: set[str] = set()
-    total = report.total_bytes_before = tx.total_bytes()
-
-    spared_live: set[str] = set()
-    spared_fetch: set[str] = set()
-
-    def consider(row, reason: str, detail: str, *, live_too: bool = False) -> bool:
-        nonlocal protected
-        sha = row["sha"]
-        if sha in keep or sha in chosen:
-            return False
-        if protected is None:
-            protected = live_protected(tx, policy, now)
-        if sha in protected and (not live_too or row["last_access"] >= now - policy.hot_seconds):
-            spared_live.add(sha)
-            return False
-        spared_live.discard(sha)
-        if row["last_fetch"] is not None and row["last_fetch"] >= grace_cutoff:
-            spared_fetch.add(sha)
-            return False
-        chosen.add(sha)
-        prov = tx.provenance(sha)
-        report.evicted.append(Eviction(sha, row["size"], reason, detail, row["last_access"],
-                                       prov[0].tool_name if prov else "",
-                                       prov[0].session_id if prov else None))
-        return True
-
-    if policy.ttl_seconds is not None:
-        ttl = policy.ttl_seconds
-        for row in tx.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
-                              "WHERE last_access<? ORDER BY last_access, sha", (now - ttl,)):
-            detail = (f"last used {human_duration(now - row['last_access'])} ago; "
-                      f"retention TTL is {human_duration(ttl)}")
-            if consider(row, REASON_TTL, detail):
-                total -= row["size"]
-    cap = policy.max_total_bytes
-    if cap is not None and total > cap:
-        detail = (f"store held {human_bytes(report.total_bytes_before)}, "
-                  f"cap is {human_bytes(cap)}")
-        for row in tx.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
-                              "ORDER BY last_access, created_at, sha"):
-            if total <= cap:
-                break
-            if consider(row, REASON_CAP, detail):
-                total -= row["size"]
-        if total > cap:  # live sessions give up their cold blobs; the current turn's stay
-            live_detail = detail + "; a live session's least recently used blob"
-            for row in tx.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
-                                  "ORDER BY last_access, created_at, sha"):
-                if total <= cap:
-                    break
-                if consider(row, REASON_CAP, live_detail, live_too=True):
-                    total -= row["size"]
-        report.over_cap_bytes = max(0, total - cap)
-    report.spared_live, report.spared_recent_fetch = len(spared_live), len(spared_fetch)
-    report.freed_bytes = report.total_bytes_before - total
-    report.total_bytes_after = total
-    report.tombstones_expired = tx.execute(
-        "SELECT count(*) FROM tombstones WHERE evicted_at<?",
-        (now - policy.tombstone_ttl_seconds,)).fetchone()[0]
-    return report
+    return _Planner(tx, policy, now, exclude).run()
 
 
 def make_tombstone(tx: Tx, sha: str, reason: str, detail: str, now: float) -> Tombstone:
@@ -192,12 +204,7 @@ def apply(tx: Tx, report: GcReport, policy: RetentionPolicy,
     now = report.now
     for ev in report.evicted:
         evict(tx, ev.sha256, ev.reason, ev.detail, now, remove_files)
-    report.tombstones_expired = tx.execute(
-        "DELETE FROM tombstones WHERE evicted_at<?",
-        (now - policy.tombstone_ttl_seconds,)).rowcount
-    report.sessions_pruned = tx.execute(
-        "DELETE FROM sessions WHERE last_seen<? AND NOT EXISTS(SELECT 1 FROM provenance p "
-        "WHERE p.session_id=sessions.id) AND NOT EXISTS(SELECT 1 FROM grants g "
-        "WHERE g.session_id=sessions.id)", (now - policy.tombstone_ttl_seconds,)).rowcount
+    report.tombstones_expired = tx.delete_tombstones_before(now - policy.tombstone_ttl_seconds)
+    report.sessions_pruned = tx.prune_sessions(now - policy.tombstone_ttl_seconds)
     report.dry_run = False
     return report

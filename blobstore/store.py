@@ -32,23 +32,23 @@ import weakref
 from collections import OrderedDict
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Iterable
 
+from . import safe_json
 from .access import ReadAccess
+from .doctor import DoctorReport, run_doctor
 from .errors import (AmbiguousHandleError, EvictedBlobError, ForeignHandleError, StoreError,
                      StoreIndexError, StoreWriteError, UnknownHandleError)
 from .fsutil import FILE_MODE, append_line, ensure_dir, fsync_dir, remove_quietly, write_durable
 from .handles import MIN_HANDLE_LEN, common_prefix_len, normalize_handle, require_sha
 from .index import Index, Tx
 from .offsets import CHUNK_SIZE, Offsets
-from .records import BlobInfo, GcReport, PutResult, Tombstone
-from .retention import REASON_MANUAL, RetentionPolicy, apply, evict, plan
+from .records import BlobInfo, GcReport, PurgeReport, PutResult, Tombstone
+from .retention import REASON_CAP, REASON_MANUAL, RetentionPolicy, apply, evict, human_bytes, plan
 from .writer import PutData, stage
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .doctor import DoctorReport
-
 log = logging.getLogger(__name__)
+CAP_LOG_INTERVAL_S = 60.0
 _SHA_NAME = re.compile(r"[0-9a-f]{64}")
 
 _ERRNO_TEXT = {
@@ -112,6 +112,8 @@ class BlobStore(ReadAccess):
         self._index = Index(self.index_path, busy_timeout)
         self._cache: OrderedDict[str, tuple[tuple, Offsets]] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self._cap_pending = [0, 0, 0]  # blobs, bytes, live blobs tombstoned by the cap since the last warning
+        self._cap_logged_at = -CAP_LOG_INTERVAL_S
         _LIVE_STORES.add(self)
 
     # -- copying: engines are deep-copied by the host; share, never clone connections
@@ -159,7 +161,7 @@ class BlobStore(ReadAccess):
                 "stored; keep the output inline instead")
 
     def put(self, data: PutData, *, session_id: str | None = None, tool_name: str = "",
-            tool_args: str = "", kind: str = "blob", content_type: str = "text") -> PutResult:
+            tool_args: str = "", kind: str = "blob", content_type: str = "text", pin: bool = False) -> PutResult:
         """Store ``data`` (bytes, str, binary file or iterable of bytes) and return its handle.
 
         ``kind`` is the caller's label for why the bytes were stored (Stowage
@@ -170,6 +172,8 @@ class BlobStore(ReadAccess):
         copy is read back and hashed: an intact one is left alone (indexed,
         so already durable: no fsync), a corrupted one is atomically replaced.
         Retention runs afterwards and never evicts the blob just written.
+        ``pin`` keeps it for ``session_id``'s next request as well (a spilled
+        output's preview points to it), until that request's pins replace it.
         """
         try:
             staged = stage(self.tmp_dir, data, self.chunk_size, sync=False)
@@ -211,6 +215,8 @@ class BlobStore(ReadAccess):
                     "kind": kind, "content_type": content_type, "at": now})
                 if session_id is not None:
                     tx.touch_session(session_id, now, None)
+                    if pin:
+                        tx.add_pin(session_id, sha)
                 handle = self._short_handle(tx, sha)
         except BaseException as exc:
             staged.discard()
@@ -221,7 +227,7 @@ class BlobStore(ReadAccess):
             staged.release()
         else:
             staged.discard()  # the stored copy stays; ours was never renamed
-        self._forget(sha)
+        self.forget(sha)
         evicted = self._enforce(exclude=(sha,))
         return PutResult(sha, handle, off.size, off.line_count,
                          off.char_count if off.is_utf8 else None, off.is_utf8,
@@ -238,19 +244,35 @@ class BlobStore(ReadAccess):
                 return ()
             with self._index.write() as tx:
                 report = apply(tx, plan(tx, self.policy, now, exclude), self.policy,
-                               self._remove_files)
+                               self.remove_files)
+            self._log_cap(report)
             return tuple(e.sha256 for e in report.evicted)
         except (OSError, StoreError) as exc:
             log.warning("blob store retention pass failed: %s", exc)
             return ()
 
-    def _remove_files(self, tx: Tx, sha: str) -> None:
+    def _log_cap(self, report: GcReport) -> None:
+        """Say what the size cap took from live sessions (their agents will meet tombstones); once a minute."""
+        if not report.evicted_live:
+            return
+        pending = self._cap_pending
+        pending[0] += sum(1 for e in report.evicted if e.reason == REASON_CAP)
+        pending[1] += sum(e.size for e in report.evicted if e.reason == REASON_CAP)
+        pending[2] += report.evicted_live
+        if time.monotonic() - self._cap_logged_at < CAP_LOG_INTERVAL_S:
+            return
+        log.warning("blob store size cap: tombstoned %d blob(s) (%s), %d of them held by live sessions but not "
+                    "in their current requests; %s over the cap remain", pending[0], human_bytes(pending[1]),
+                    pending[2], human_bytes(report.over_cap_bytes))
+        self._cap_pending, self._cap_logged_at = [0, 0, 0], time.monotonic()
+
+    def remove_files(self, tx: Tx, sha: str) -> None:
         """Inside a write transaction: move the blob to trash/, unlink it after commit."""
         blob = self.blob_path(sha)
         trash = self.trash_dir / f"{sha}-{os.getpid()}-{secrets.token_hex(4)}"
         remove_quietly(self.sidecar_path(sha))  # rebuilt on demand if the eviction rolls back
         tx.after_commit(lambda: remove_quietly(self.record_path(sha)))
-        self._forget(sha)
+        self.forget(sha)
         try:
             os.replace(blob, trash)
         except FileNotFoundError:
@@ -325,6 +347,30 @@ class BlobStore(ReadAccess):
     def mark_session_ended(self, session_id: str) -> None:
         with self._index.write() as tx:
             tx.touch_session(session_id, self.clock(), False)
+            tx.clear_pins(session_id)
+
+    def pin_request(self, session_id: str, refs: Iterable[str]) -> int:
+        """Replace what ``session_id``'s current request shows or points to; returns how many are stored.
+
+        ``refs`` are full shas or handles (16..64 hex; an ambiguous or unknown
+        one pins nothing).  The size cap spares the pins of live sessions and
+        nothing else of theirs once sparing them all would leave it exceeded.
+        """
+        wanted = {str(ref).lower() for ref in refs}
+        with self._index.write() as tx:
+            shas: set[str] = set()
+            for ref in wanted:
+                matches = [ref] if len(ref) == 64 else tx.prefix_matches("blobs", ref, 2)
+                if len(matches) == 1:
+                    shas.add(matches[0])
+            tx.set_pins(session_id, sorted(shas))
+            tx.touch_session(session_id, self.clock(), None)
+            return len(tx.pins_of(session_id))
+
+    def tombstoned_for(self, session_id: str, reason: str = REASON_CAP) -> tuple[int, int]:
+        """``(blobs, bytes)`` ``session_id`` could read that were evicted for ``reason`` (default: the cap)."""
+        with self._index.read() as tx:
+            return tx.tombstoned_for(session_id, reason)
 
     def record_fetch(self, sha: str) -> bool:
         """Count a fetch and bump last-access (LRU and the fetch grace window use it)."""
@@ -389,10 +435,9 @@ class BlobStore(ReadAccess):
             return []
         out = []
         for line in raw.split(b"\n"):
-            try:
-                record = json.loads(line)
-            except ValueError:  # a torn last line after a crash, or garbage
+            if not line.strip():
                 continue
+            record = safe_json.loads_or(line)  # None for a torn last line after a crash, garbage or a hostile line
             if isinstance(record, dict):
                 out.append(record)
         return out
@@ -415,7 +460,7 @@ class BlobStore(ReadAccess):
             at = r["at"] if isinstance(r.get("at"), (int, float)) else created
             tx.add_provenance(sha, session, _text_field(r, "tool_name"), _text_field(r, "tool_args"),
                               _text_field(r, "kind", "spill"), at)
-        self._forget(sha)
+        self.forget(sha)
         return True
 
     def rebuild_index(self) -> int:
@@ -462,30 +507,64 @@ class BlobStore(ReadAccess):
             with self._index.read() as tx:
                 return plan(tx, self.policy, now)
         with self._index.write() as tx:
-            return apply(tx, plan(tx, self.policy, now), self.policy, self._remove_files)
+            return apply(tx, plan(tx, self.policy, now), self.policy, self.remove_files)
 
     def evict(self, handle: str, reason: str = REASON_MANUAL, detail: str = "") -> Tombstone:
         """Operator removal of one blob, leaving a tombstone like retention does."""
         sha = self.resolve(handle)
         with self._index.write() as tx:
-            return evict(tx, sha, reason, detail, self.clock(), self._remove_files)
+            return evict(tx, sha, reason, detail, self.clock(), self.remove_files)
+
+    def purge_session(self, session_id: str, detail: str) -> PurgeReport:
+        """Remove what ``session_id`` holds, never another session's bytes.
+
+        Content is stored once however many sessions put it: a blob that
+        another session also produced or was granted stays (only this
+        session's provenance, grants and pins go); the others are evicted
+        with ``detail``, leaving tombstones.  One transaction: all or nothing.
+        """
+        with self._index.write() as tx:
+            now = self.clock()
+            evicted: list[Tombstone] = []
+            kept: list[str] = []
+            for sha in sorted(tx.held_by(session_id)):
+                if any(reader != session_id for reader in tx.readers(sha)):
+                    tx.drop_claims(sha, session_id)
+                    self._drop_records(tx, sha, session_id)
+                    kept.append(sha)
+                else:
+                    evicted.append(evict(tx, sha, REASON_MANUAL, detail, now, self.remove_files))
+            tx.clear_pins(session_id)
+        return PurgeReport(tuple(evicted), tuple(kept))
+
+    def _drop_records(self, tx: Tx, sha: str, session_id: str) -> None:
+        """Rewrite a blob's provenance records without ``session_id`` (a rebuilt index must not restore it)."""
+        path = self.record_path(sha)
+        records = [r for r in self._read_records(path) if r.get("session_id") != session_id]
+        data = b"".join(json.dumps(r, ensure_ascii=False).encode("utf-8") + b"\n" for r in records)
+        try:
+            write_durable(path, data, self.tmp_dir)
+        except OSError as exc:
+            log.warning("could not rewrite the provenance records of %s: %s", sha[:16], exc)
 
     def evict_many(self, shas: list[str], reason: str = REASON_MANUAL, detail: str = "") -> list[Tombstone]:
         """Operator removal of several blobs in one transaction: all of them, or (on an error) none."""
         with self._index.write() as tx:
             now = self.clock()
-            return [evict(tx, require_sha(sha), reason, detail, now, self._remove_files)
+            return [evict(tx, require_sha(sha), reason, detail, now, self.remove_files)
                     for sha in dict.fromkeys(shas) if tx.get_blob(require_sha(sha)) is not None]
 
+    def evict_in(self, tx: Tx, sha: str, reason: str, detail: str) -> Tombstone:
+        """Inside the caller's write transaction: replace a blob by its tombstone (the doctor's repairs)."""
+        return evict(tx, sha, reason, detail, self.clock(), self.remove_files)
+
     def doctor(self, repair: bool = False, *, verify: bool = True, temp_grace_seconds: float = 5.0,
-               progress: Callable[[int, int, int], None] | None = None) -> "DoctorReport":
+               progress: Callable[[int, int, int], None] | None = None) -> DoctorReport:
         """Check (and with ``repair`` fix) blobs, sidecars, temp files and the index.
 
         ``verify`` rehashes every blob; temp files younger than
         ``temp_grace_seconds`` are assumed to belong to a write in progress.
         """
-        from .doctor import run_doctor
-
         return run_doctor(self, repair=repair, verify=verify,
                           temp_grace_seconds=temp_grace_seconds, progress=progress)
 

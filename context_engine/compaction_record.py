@@ -8,10 +8,10 @@ three read one shape.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from .compactor import CompactionOutcome
+from .compactor import CompactionOutcome, CompactionStats
 from .plain_data import to_plain
 
 LOG_LIMIT = 50  # records an engine keeps (oldest dropped)
@@ -23,8 +23,11 @@ SUMMARY_LOG_FIELDS = ("at", "result", "forced", "focus_topic", "summary_error", 
 
 
 @dataclass
-class CompactionRecord:
-    """``result`` is ``compacted``, ``fallback`` (the model-free summary), ``no-op`` or ``aborted``."""
+class CompactionRecord(CompactionStats):
+    """The compactor's figures (:class:`CompactionStats`, every field) and what the engine knows around them.
+
+    ``result`` is ``compacted``, ``fallback`` (the model-free summary), ``no-op`` or ``aborted``.
+    """
 
     result: str = ""
     at: float = 0.0
@@ -32,15 +35,6 @@ class CompactionRecord:
     forced: bool = False
     summary_error: str | None = None
     window_reference: str | None = None
-    messages_before: int = 0
-    messages_after: int = 0
-    pruned_outputs: int = 0
-    images_removed: int = 0
-    arguments_shrunk: int = 0
-    window_messages: int = 0
-    window_tool_outputs: int = 0
-    summary_chars: int = 0
-    phase_ms: dict[str, float] = field(default_factory=dict)
     tokens_before: int | None = None
     tokens_after: int | None = None
     prepared_ahead: bool = False  # the summary was written ahead (compaction.prepare_at)
@@ -50,14 +44,11 @@ class CompactionRecord:
     @classmethod
     def of(cls, outcome: CompactionOutcome, result: str, *, current_tokens: int | None, focus_topic: str | None,
            forced: bool, ahead_use: dict[str, Any] | None, tokens_after: int | None) -> "CompactionRecord":
-        stats = outcome.stats
-        return cls(result=result, at=round(time.time(), 3), focus_topic=focus_topic, forced=forced,
+        stats = {f.name: getattr(outcome.stats, f.name) for f in fields(CompactionStats)}
+        stats["phase_ms"] = dict(outcome.stats.phase_ms)
+        return cls(**stats, result=result, at=round(time.time(), 3), focus_topic=focus_topic, forced=forced,
                    summary_error=outcome.summary_error, window_reference=outcome.window_reference,
-                   messages_before=stats.messages_before, messages_after=stats.messages_after,
-                   pruned_outputs=stats.pruned_outputs, images_removed=stats.images_removed,
-                   arguments_shrunk=stats.arguments_shrunk, window_messages=stats.window_messages,
-                   window_tool_outputs=stats.window_tool_outputs, summary_chars=stats.summary_chars,
-                   phase_ms=dict(stats.phase_ms), tokens_before=current_tokens or None, tokens_after=tokens_after,
+                   tokens_before=current_tokens or None, tokens_after=tokens_after,
                    prepared_ahead=bool(ahead_use and ahead_use.get("prepared_ahead")),
                    ahead_wait_ms=(ahead_use or {}).get("wait_ms"))
 

@@ -16,6 +16,7 @@ from .ahead import build_job, should_prepare
 from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, CompactionPlan, compact
 from .config import Settings
+from .deadline import TIMEOUT_KEY, SummaryDeadline
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .preview import CompactionPreview, preview_compaction
 from .prune import PruneSettings
@@ -58,8 +59,12 @@ def compaction_plan(engine: "StowageEngineCore", *, force: bool = False) -> Comp
     )
 
 
-def summarizer(engine: "StowageEngineCore") -> Callable[[str], str] | None:
-    """The summary call for this session now; None while the model cools down (the fallback is used)."""
+def summarizer(engine: "StowageEngineCore", deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
+    """The summary call for this session now; None while the model cools down (the fallback is used).
+
+    A compaction passes its deadline on: the call gets what is left of it
+    (``runtime[TIMEOUT_KEY]``); a preparation ahead gets the configured timeout.
+    """
     if engine.governor.cooldown_remaining() > 0:
         return None
     model = engine.summary_model
@@ -68,7 +73,11 @@ def summarizer(engine: "StowageEngineCore") -> Callable[[str], str] | None:
             raise SummaryFailure("no_provider", "no summary model is attached to the engine")
         return unavailable
     runtime = dict(engine.runtime)
-    return lambda prompt: model(prompt, runtime)
+    configured = engine.settings.compaction.summary_timeout_seconds or None
+
+    def call(prompt: str) -> str:
+        return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+    return call
 
 
 def run_compaction(engine: "StowageEngineCore", messages: list[Message], current_tokens: int | None,
@@ -88,7 +97,8 @@ def run_compaction(engine: "StowageEngineCore", messages: list[Message], current
         return messages
     if force or bypass_cooldown:
         governor.clear_cooldown()
-    summarize = summarizer(engine)
+    deadline = SummaryDeadline(engine.settings.compaction.summary_timeout_seconds)
+    summarize = summarizer(engine, deadline)
     state.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
     engine.host.compress_gets_memory = engine.host.compress_gets_memory or bool(memory_context)
     state.ahead.begin_compaction()
@@ -97,11 +107,12 @@ def run_compaction(engine: "StowageEngineCore", messages: list[Message], current
         summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
         archive=engine.archive or state.store.archive(), cooldown_reason=COOLDOWN_REASON,
         # on cooldown no model summary is used at all, so neither is the shorter prepared window
-        prepared=state.ahead if engine.settings.compaction.prepare_at > 0 and summarize is not None else None)
+        prepared=state.ahead if engine.settings.compaction.prepare_at > 0 and summarize is not None else None,
+        deadline=deadline)
     if outcome.changed:
         state.ahead.discard("the history it was written for was compacted")
     result = _apply(engine, outcome, model_called=summarize is not None)
-    _log(state, outcome, result, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
+    _log(state, outcome, result, messages, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
     compacted = result in ("compacted", "fallback")
     if compacted:
         _record_summary(engine, outcome)
@@ -156,9 +167,9 @@ def _apply(engine: "StowageEngineCore", outcome: CompactionOutcome, *, model_cal
     return "fallback" if outcome.fallback_used else "compacted"
 
 
-def _log(state: SessionState, outcome: CompactionOutcome, result: str, *, current_tokens: int | None,
-         focus_topic: str | None, force: bool) -> CompactionRecord:
-    tokens_after = sum(map(state.counter.estimate_message, outcome.messages)) if outcome.changed else None
+def _log(state: SessionState, outcome: CompactionOutcome, result: str, messages: list[Message], *,
+         current_tokens: int | None, focus_topic: str | None, force: bool) -> CompactionRecord:
+    tokens_after = _tokens_after(state, outcome, messages, current_tokens) if outcome.changed else None
     record = CompactionRecord.of(outcome, result, current_tokens=current_tokens, focus_topic=focus_topic,
                                  forced=force, ahead_use=state.ahead.last_use, tokens_after=tokens_after)
     state.compaction_log.append(record)
@@ -167,6 +178,21 @@ def _log(state: SessionState, outcome: CompactionOutcome, result: str, *, curren
                 {"messages_before": record.messages_before, "messages_after": record.messages_after,
                  "pruned_outputs": record.pruned_outputs, "window_messages": record.window_messages})
     return record
+
+
+def _tokens_after(state: SessionState, outcome: CompactionOutcome, messages: list[Message],
+                  current_tokens: int | None) -> int:
+    """The request after a compaction, on the same basis as ``current_tokens`` (the host's figure).
+
+    The host measures the whole request (system prompt and tool schemas
+    included; Hermes prints ``~before -> ~after`` that way), the messages
+    are all a compaction changes: the rest is carried over unchanged.
+    """
+    after = sum(map(state.counter.estimate_message, outcome.messages))
+    if not current_tokens:
+        return after
+    before = sum(state.counter.estimate_message(m) for m in messages if isinstance(m, dict))
+    return after + max(0, current_tokens - before)
 
 
 def _record_summary(engine: "StowageEngineCore", outcome: CompactionOutcome) -> None:
@@ -206,7 +232,7 @@ def prepare_ahead(engine: "StowageEngineCore", messages: Any) -> None:
             logger.exception("stowage: could not prepare the next summary ahead")
             return
         if job is not None:
-            state.ahead.start(job, summarize)
+            state.ahead.start(job, summarize, on_failure=state.governor.record_summary_failure)
 
 
 def preview_now(engine: "StowageEngineCore") -> CompactionPreview | None:

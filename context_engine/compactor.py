@@ -18,6 +18,7 @@ from typing import Callable, Protocol
 
 from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
+from .deadline import SummaryDeadline
 from .fallback import build_fallback
 from .markers import FailureKind
 from .messages import (Message, call_id, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of,
@@ -59,8 +60,9 @@ class PreparedSummaries(Protocol):
     def window_for(self, messages: list[Message], window: Window) -> Window:
         """``window``, or a prepared window that is a prefix of it and ends at a clean cut."""
 
-    def reply_for(self, prompt: str, window: list[Message]) -> str | None:
-        """The prepared reply for exactly this prompt and window (waiting for a running one), else None."""
+    def reply_for(self, prompt: str, window: list[Message], deadline: SummaryDeadline) -> str | None:
+        """The prepared reply for exactly this prompt and window (waiting for a running one within
+        ``deadline``), else None; raises SummaryFailure when it failed or did not come in time."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class CompactionStats:
     window_messages: int = 0
     window_tool_outputs: int = 0  # shown to the summary model as verdicts, kept whole with the stored window
     summary_chars: int = 0
+    summary_source: str = ""  # "model" (called now), "prepared" (written ahead), "fallback", or "" (no summary)
+    summary_calls: int = 0  # model calls this compaction made itself (a prepared summary's call was made before)
     phase_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -109,11 +113,15 @@ class CompactionOutcome:
 def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, summarize: Summarizer | None,
             focus_topic: str | None = None, memory_context: str = "", archive: Archive | None = None,
             cooldown_reason: str = "the summary model is cooling down after a failure",
-            today: str | None = None, prepared: PreparedSummaries | None = None) -> CompactionOutcome:
+            today: str | None = None, prepared: PreparedSummaries | None = None,
+            deadline: SummaryDeadline | None = None) -> CompactionOutcome:
     """Compact ``messages`` (the input list is never mutated).
 
     ``prepared`` may supply the summary written ahead for this window (or a
     prefix of it whose kept tail stays within ``plan.prepared_tail_tokens``).
+    ``deadline`` bounds the wait for it and the model call together (default:
+    Hermes's own 300 s from now); once it is spent nothing calls the model
+    and the fallback summary is written.
     """
     stats = CompactionStats(messages_before=len(messages))
     clock = _PhaseClock(stats)
@@ -150,7 +158,7 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     outcome = _summarize(messages, pruned.messages, window, plan, summaries=summaries,
                          summarize=summarize, focus_topic=focus_topic, memory_context=memory_context,
                          archive=archive, cooldown_reason=cooldown_reason, today=today or date.today().isoformat(),
-                         prepared=prepared)
+                         prepared=prepared, deadline=deadline or SummaryDeadline(None), stats=stats)
     clock.lap("summary")
     if outcome.aborted:
         outcome.stats = stats
@@ -257,7 +265,8 @@ def window_prompt(messages: list[Message], window: Window, plan: CompactionPlan,
 def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
                summaries: list[int], summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
                archive: Archive | None, cooldown_reason: str, today: str,
-               prepared: PreparedSummaries | None) -> CompactionOutcome:
+               prepared: PreparedSummaries | None, deadline: SummaryDeadline,
+               stats: CompactionStats) -> CompactionOutcome:
     """Phase 3: the summary body (model, prepared ahead, or fallback), or an abort."""
     window_messages = original[window.head_end:window.tail_start]
     newest_user = last_index(pruned, is_real_user_turn)
@@ -275,8 +284,14 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     try:
         if summarize is not None:
             try:
-                ready = prepared.reply_for(prompt, window_messages) if prepared is not None else None
-                body = ready if ready is not None else clean_reply(summarize(prompt))
+                body = prepared.reply_for(prompt, window_messages, deadline) if prepared is not None else None
+                stats.summary_source = "prepared"
+                if body is None:
+                    if deadline.spent():  # one deadline per compaction: no call once it is spent
+                        raise SummaryFailure("timeout", f"the summary model timed out (the compaction's "
+                                                        f"{deadline.describe()} were spent)")
+                    stats.summary_source, stats.summary_calls = "model", 1
+                    body = clean_reply(summarize(prompt))
             except SummaryFailure as failure:
                 error = str(failure)
                 if failure.aborts or plan.abort_on_summary_failure:
@@ -290,6 +305,7 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
                                              failure=failure_kind)
         fallback_used = body is None
         if body is None:
+            stats.summary_source = "fallback"
             body = build_fallback(window_messages, previous_summary=previous_body, reason=error or "unknown")
         stored = reference()
         body = ground(body, newest_request=newest_request, store_reference=stored)

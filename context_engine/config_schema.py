@@ -80,7 +80,9 @@ KEYS: tuple[Key, ...] = (
     Key("compaction.summary_max_tokens", INTEGER, 8000, "Upper bound of the summary length asked from the model.",
         500, 30000),
     Key("compaction.summary_timeout_seconds", NUMBER, 0,
-        "Deadline of one summary call. 0 keeps Hermes's own (auxiliary.compression.timeout, at least 300 s).",
+        "Deadline of a compaction's summary, counted from its start: the wait for a summary prepared ahead and the "
+        "model call share it, and once it is spent the fallback summary is written without another call. 0 keeps "
+        "Hermes's own timeout for the call (auxiliary.compression.timeout, at least 300 s) and 300 s for the whole.",
         0, 3600),
     Key("compaction.prepare_at", NUMBER, 0.9,
         "Share of the compaction trigger at which the next summary is written ahead on a background thread, so the "
@@ -112,6 +114,9 @@ KEYS: tuple[Key, ...] = (
     Key("view.pin_turns", INTEGER, 6,
         "Outputs the model read back with stowage_fetch / stowage_grep stay verbatim for this many model turns.",
         0, 1000),
+    Key("view.pin_quoted", BOOLEAN, True,
+        "An output whose distinctive tokens (an identifier, path or code line first seen in it) a later assistant "
+        "message or tool call uses stays verbatim for view.pin_turns model turns after each use, like a read-back."),
     Key("view.min_chars", INTEGER, 400,
         "Tool outputs shorter than this are always sent verbatim (never below compaction.prune_min_chars).",
         0, 1_000_000),

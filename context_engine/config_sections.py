@@ -13,6 +13,8 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from ..tool_search.settings import ToolSearchSection  # tool search owns its section (it imports nothing of ours)
+
 
 @dataclass(frozen=True)
 class CompactionSection:
@@ -38,6 +40,7 @@ class ViewSection:
     hot_tokens: int
     step_tokens: int
     pin_turns: int
+    pin_quoted: bool
     min_chars: int
     condense_reasoning: bool
     compact_at: float
@@ -68,20 +71,6 @@ class SpillSection:
     excerpt_chars: int
     fetch_max_chars: int
     full_fetch_max_chars: int
-
-
-@dataclass(frozen=True)
-class ToolSearchSection:
-    enabled: str
-    threshold_pct: float
-    never_defer: tuple[str, ...]
-    preselect: bool
-    preselect_k: int
-    hybrid: bool
-    search_limit: int
-    semantic: bool
-    listing_max_tokens: int
-    listing_window_pct: float
 
 
 SECTION_TYPES: dict[str, type] = {

@@ -35,6 +35,7 @@ from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
 from .status_file import write_session_status
 from .store_session.session import StoreSession
+from .trigger import trigger_key
 from .thresholds import as_int, default_share, model_threshold, tail_budget_tokens, threshold_tokens
 from .tokens import TokenCounter
 from .view import LeanView
@@ -43,7 +44,8 @@ from ..tool_search.session import ShapedRequest, ToolSearchSession
 
 logger = logging.getLogger(__name__)
 
-# (prompt, runtime) -> reply text; raises SummaryFailure
+# (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] (deadline.py) is the call's
+# timeout in seconds (what is left of the compaction's deadline), or None for the host's own.
 SummaryModel = Callable[[str, dict[str, Any]], str]
 
 class StowageEngineCore:
@@ -93,6 +95,8 @@ class StowageEngineCore:
         # this agent's host and model (a copy starts with the same)
         self.host = HostFacts()
         self.threshold_percent = default_share(self.settings)
+        self.threshold_key = trigger_key(self.settings.view.enabled)  # the key behind the trigger (trigger.py)
+        self.threshold_share = self.threshold_percent
         self.protect_first_n = self.settings.compaction.protect_first_n
         self.protect_last_n = self.settings.compaction.protect_last_n
         self.runtime: dict[str, Any] = {}
@@ -132,8 +136,9 @@ class StowageEngineCore:
                         "api_mode": api_mode}
         self.context_length = int(context_length or 0)
         share = model_threshold(self.model_thresholds, model, provider, self.context_length)
-        self.threshold_tokens = threshold_tokens(self.context_length,
-                                                 share if share is not None else self.threshold_percent)
+        self.threshold_key = trigger_key(self.view.settings.enabled, model_threshold=share is not None)
+        self.threshold_share = share if share is not None else self.threshold_percent
+        self.threshold_tokens = threshold_tokens(self.context_length, self.threshold_share)
         if runtime_changed:
             self.governor.clear_cooldown()
 
@@ -309,6 +314,8 @@ class StowageEngineCore:
             shaped = ShapedRequest(list(tools), messages, None)
         if self.view.settings.enabled and not self.host.selects_context:
             shaped = dataclasses.replace(shaped, messages=self.state.lean(shaped.messages))
+        elif not self.host.selects_context:
+            self.store_session.pin_request(shaped.messages)
         return shaped
 
     def select_context(self, request_messages: list[Message], *, conversation_messages: Any = None,
@@ -322,7 +329,10 @@ class StowageEngineCore:
         self.host.selects_context = True
         if isinstance(request_messages, list):
             self._saw(request_messages, "request")
-        if not self.view.settings.enabled or not isinstance(request_messages, list) or not request_messages:
+        if not isinstance(request_messages, list) or not request_messages:
+            return None
+        if not self.view.settings.enabled:
+            self.store_session.pin_request(request_messages)
             return None
         try:
             lean = self.state.lean(request_messages)

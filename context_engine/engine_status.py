@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 
 from .plain_data import from_plain
 from .session_status import (COMPACTIONS_SHOWN, AheadStatus, GovernorStatus, SessionStatus, StoreStatus,
-                             SummaryState, ToolSearchStatus, ViewStatus)
+                             SummaryState, ToolSearchStatus, TriggerStatus, ViewStatus)
+from .trigger import trigger_status
 
 if TYPE_CHECKING:
     from .engine import StowageEngineCore
@@ -21,6 +22,8 @@ def status_of(engine: "StowageEngineCore") -> SessionStatus:
     return SessionStatus(
         engine=engine.name, session_id=engine.session_id, last_prompt_tokens=last_prompt,
         threshold_tokens=engine.threshold_tokens, context_length=engine.context_length,
+        trigger=from_plain(TriggerStatus, trigger_status(engine.threshold_key, engine.threshold_share,
+                                                         engine.threshold_tokens, engine.context_length)),
         usage_percent=min(100, last_prompt / engine.context_length * 100) if engine.context_length else 0.0,
         compression_count=engine.compression_count, tokenizer=engine.counter.backend,
         tail_budget_tokens=engine.tail_budget_tokens,

@@ -11,7 +11,10 @@ governor enforces, for automatic (not forced) compactions:
   in a row, compaction backs off for ``backoff_turns`` turns, doubling each
   further time;
 * a cooldown after a summary-model failure, during which compactions still
-  run but use the deterministic fallback instead of calling the model.
+  run but use the deterministic fallback instead of calling the model.  A
+  summary prepared ahead that fails counts when it fails (from its thread,
+  ``ahead/worker.py``); one that a compaction waited for in vain counts as
+  that compaction's failure, once.
 
 Turns are counted by the host's per-turn hook when it is installed;
 otherwise by the newest user message seen by ``compress`` and, for the

@@ -78,11 +78,11 @@ class SessionState:
         return cls(
             store=store if store is not None else StoreSession(settings),
             counter=counter,
-            tool_search=ToolSearchSession(settings, counter.count_text),
+            tool_search=ToolSearchSession(settings.tool_search, counter.count_text),
             view=LeanView(ViewSettings.from_settings(settings), counter.count_message),
             governor=Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds)),
-            # a compaction waits for a running preparation at most as long as for its own call
-            ahead=AheadSummaries(wait_seconds=c.summary_timeout_seconds or 300.0))
+            # a compaction waits for a running preparation within its one summary deadline
+            ahead=AheadSummaries())
 
     def for_another_agent(self, settings: Settings) -> "SessionState":
         """A fresh state for another agent's engine: the same store folder and tokenizer, nothing else."""
@@ -91,11 +91,14 @@ class SessionState:
     def lean(self, messages: list[Message]) -> list[Message]:
         """One request as the lean view sends it; its figures go to the request log."""
         store = self.store if self.store.store is not None else None
+        self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
         outcome = self.view.apply(messages, store)
+        self.store.pin_request(outcome.messages)
         if store is None and outcome.unstored:
             self.view.stats.last_error = self.store.error or "the Stowage store is not available"
         last = self.view.stats.last
-        self.request_log.append(RequestFigures(at=round(time.time(), 3), full=as_int(last.get("full_tokens")),
+        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
+        self.request_log.append(RequestFigures(at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")),
                                                sent=as_int(last.get("sent_tokens"))))
         del self.request_log[:-REQUEST_LOG]
         return outcome.messages

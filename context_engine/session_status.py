@@ -40,6 +40,7 @@ class StoreStatus:
     last_store_error: str | None = None
     tool_calls: int = 0
     recent_spills: list[dict[str, Any]] = field(default_factory=list)  # handle, tool, tokens; newest last
+    cap_evicted: dict[str, int] = field(default_factory=dict)  # blobs, bytes the size cap tombstoned
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -67,7 +68,11 @@ class ViewStatus:
     step_tokens: int = 0
     pin_turns: int = 0
     requests: int = 0
-    tokens_saved: int = 0
+    tokens_saved: int = 0  # the one "saved" figure: sent vs the same history unshaped, spills included
+    sent_tokens: int = 0
+    unshaped_tokens: int | None = None  # None: a file from before spills were counted
+    view_tokens_saved: int = 0
+    spill_tokens_saved: int = 0
     steps: int = 0
     unstored_outputs: int = 0
     last_error: str | None = None
@@ -85,6 +90,18 @@ class AheadStatus:
     state: str = ""  # idle, running, ready
     discard_reasons: dict[str, int] = field(default_factory=dict)
     last: dict[str, Any] | None = None  # the last compaction's use: prepared_ahead, wait_ms, outcome
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class TriggerStatus:
+    """What starts automatic compaction: which key, its share, on what it is measured (trigger.py)."""
+
+    key: str = ""
+    share: float = 0.0
+    tokens: int = 0
+    context_length: int = 0
+    measured_on: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -124,6 +141,7 @@ class SessionStatus:
     updated_at: float | None = None  # set in status files (when it was written)
     last_prompt_tokens: int = 0
     threshold_tokens: int = 0
+    trigger: TriggerStatus | None = None
     context_length: int = 0
     usage_percent: float = 0.0
     compression_count: int = 0

@@ -2,35 +2,36 @@
 
 The summary text lives only in the agent's history; the command line runs in
 another process without the host.  So at each compaction the engine appends
-one JSON line per summary to ``<store>/session-summaries/<session>.jsonl``:
-the body exactly as it went into the history (after redaction and
+one JSON line per summary to ``<store>/session-summaries/<name>.jsonl``
+(named like the status file, :func:`.session_files.file_stem`, 0600 in a 0700
+folder): the body exactly as it went into the history (after redaction and
 grounding), with the figures that explain it.  A plain file next to the
 status files, not a blob: it is small, must survive retention as long as the
 session's figures do, and is listed per session without opening the store.
 Appending is one ``write`` of one line; a failure is only logged, and a
-reader skips lines it cannot parse.
+reader skips lines it cannot parse and lines of another session.
 """
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 import re
 from pathlib import Path
 from typing import Any
 
+from ..blobstore import safe_json
+from .session_files import SUMMARY_FOLDER, append_json_line, read_json, read_json_lines, session_path
 from .status_file import FOLDER as STATUS_FOLDER, status_path
 
 logger = logging.getLogger(__name__)
 
-FOLDER = "session-summaries"
+FOLDER = SUMMARY_FOLDER
 _HANDLE = re.compile(r"under handle ([0-9a-f]{16,64})")
 
 
 def summaries_path(store_root: Path, session_id: str) -> Path:
     """Named like the session's status file, so one session id maps to both."""
-    return Path(store_root) / FOLDER / (status_path(store_root, session_id).stem + ".jsonl")
+    return session_path(store_root, FOLDER, session_id, ".jsonl")
 
 
 def window_handle(reference: str | None) -> str | None:
@@ -43,39 +44,17 @@ def append_summary(store_root: Path | None, session_id: str | None, record: dict
     if store_root is None or not session_id:
         return
     path = summaries_path(store_root, session_id)
-    line = json.dumps({**record, "session_id": session_id}, default=str, ensure_ascii=False) + "\n"
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, line.encode("utf-8"))
-        finally:
-            os.close(fd)
+        append_json_line(path, {**record, "session_id": session_id})
     except OSError as exc:
         logger.warning("stowage: could not record the compaction summary in %s: %s", path, exc)
 
 
 def read_summaries(store_root: Path, session_id: str) -> tuple[list[dict[str, Any]], int]:
     """The session's summaries oldest first, and how many lines were unreadable."""
-    try:
-        text = summaries_path(store_root, session_id).read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return [], 0
-    records: list[dict[str, Any]] = []
-    bad = 0
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        if isinstance(record, dict) and isinstance(record.get("body"), str):
-            records.append(record)
-        else:
-            bad += 1
-    return records, bad
+    records, bad = read_json_lines(summaries_path(store_root, session_id), session_id)
+    kept = [r for r in records if isinstance(r.get("body"), str)]
+    return kept, bad + len(records) - len(kept)
 
 
 def known_session(store_root: Path, session_id: str) -> bool:
@@ -85,26 +64,31 @@ def known_session(store_root: Path, session_id: str) -> bool:
 
 def newest_session(store_root: Path) -> str | None:
     """The session whose status or summaries changed last (its id as the engine wrote it)."""
-    newest: tuple[float, Path] | None = None
+    dated: list[tuple[float, Path]] = []
     for folder, pattern in ((STATUS_FOLDER, "*.json"), (FOLDER, "*.jsonl")):
         for path in (Path(store_root) / folder).glob(pattern):
             try:
-                mtime = path.stat().st_mtime
+                dated.append((path.stat().st_mtime, path))
             except OSError:
                 continue
-            if newest is None or mtime > newest[0]:
-                newest = (mtime, path)
-    return _session_id_of(newest[1]) if newest else None
+    for _, path in sorted(dated, key=lambda item: item[0], reverse=True):
+        session_id = _session_id_of(path)
+        if session_id is not None:
+            return session_id
+    return None
 
 
-def _session_id_of(path: Path) -> str:
-    """The id recorded inside the file (file names are sanitized), else the file name."""
-    try:
-        if path.suffix == ".jsonl":
-            first = path.read_text(encoding="utf-8", errors="replace").splitlines()[0]
-            value = json.loads(first).get("session_id")
-        else:
-            value = json.loads(path.read_text()).get("session_id")
-    except (OSError, ValueError, IndexError, AttributeError):
-        value = None
-    return value if isinstance(value, str) and value else path.stem
+def _session_id_of(path: Path) -> str | None:
+    """The id recorded inside the file (file names carry only a prefix and a hash), None if unreadable."""
+    if path.suffix == ".jsonl":
+        try:
+            with open(path, "rb") as handle:
+                for _, value in safe_json.iter_lines_of(handle, max_chars=1 << 20):
+                    if isinstance(value, dict) and isinstance(value.get("session_id"), str):
+                        return str(value["session_id"])
+        except OSError:
+            return None
+        return None
+    data = read_json(path)
+    value = data.get("session_id") if data is not None else None
+    return value if isinstance(value, str) and value else None

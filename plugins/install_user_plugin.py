@@ -2,21 +2,16 @@
 """Install Stowage as a Hermes *user plugin* (no pip install into Hermes).
 
     python3 plugins/install_user_plugin.py            # self-contained copy
-    python3 plugins/install_user_plugin.py --link     # same layout, symlinks into this checkout
+    python3 plugins/install_user_plugin.py --link     # a symlink to this checkout
     python3 plugins/install_user_plugin.py --hermes-home /path/to/home
 
-Both build ``$HERMES_HOME/plugins/stowage/`` in the layout of the installed
-package: the files of ``plugins/stowage/`` at the top and every other folder
-of the distribution as a subfolder (``context_engine/``, ``blobstore/``, ...).
-``--link`` makes each of those entries a symlink into this checkout, so
-``git pull`` updates the plugin (run the script again when a module or a
-folder is added).  Then enable it and select the engine (the script prints
-the two commands).  Hermes's own Python needs Stowage's dependencies; the
-script prints the pip line for it.
-
-The folder list and the dependency list are read from ``pyproject.toml``
-(``[tool.setuptools.package-dir]`` and ``[project] dependencies``), the one
-place both the pip route and this route take them from.
+The repository root is the plugin folder (``plugin.yaml``, ``__init__.py``
+with ``register(ctx)``), the same folder ``hermes plugins install <git url>``
+clones.  The copy holds what the wheel ships (the root ``__init__.py``,
+``plugin.yaml``, ``dashboard/`` and every package folder); ``--link`` makes
+``$HERMES_HOME/plugins/stowage`` a symlink to this checkout, so ``git pull``
+updates the plugin.  Hermes's own Python needs Stowage's requirements: the
+script prints the pip line for the interpreter of your ``hermes`` command.
 """
 
 from __future__ import annotations
@@ -30,35 +25,27 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "stowage"
+ROOT_FILES = ("__init__.py", "plugin.yaml")
+DATA_FOLDERS = ("dashboard",)
 _IGNORE = ("__pycache__", "*.pyc", "*.egg-info")
 
 
-def _pyproject() -> dict:
-    with open(ROOT / "pyproject.toml", "rb") as fh:
-        return tomllib.load(fh)
+def package_folders(root: Path = ROOT) -> list[str]:
+    """The top-level package folders of the tree (what ``setup.py`` ships as ``stowage.<name>``)."""
+    return sorted(child.name for child in root.iterdir()
+                  if child.is_dir() and (child / "__init__.py").is_file() and child.name not in ("build", "dist")
+                  and "." not in child.name)
 
 
-def package_folders() -> dict[str, Path]:
-    """Where each folder of the plugin comes from: ``""`` (the plugin folder
-    itself) and the subfolder name of every other mapped package, e.g.
-    ``{"": plugins/stowage, "context_engine": context_engine, "cli": plugins/stowage_cli}``."""
-    mapping = _pyproject()["tool"]["setuptools"]["package-dir"]
-    folders: dict[str, Path] = {}
-    for name, folder in mapping.items():
-        if name == PACKAGE:
-            folders[""] = ROOT / folder
-        elif name.startswith(PACKAGE + "."):
-            folders[name[len(PACKAGE) + 1:].replace(".", "/")] = ROOT / folder
-        else:
-            raise ValueError(f"pyproject.toml maps {name!r} outside the {PACKAGE!r} package")
-    if "" not in folders:
-        raise ValueError(f"pyproject.toml does not map the {PACKAGE!r} package")
-    return folders
+def shipped_entries(root: Path = ROOT) -> list[str]:
+    """The root entries that make the package: its files, its data folders and its package folders."""
+    return [*ROOT_FILES, *DATA_FOLDERS, *package_folders(root)]
 
 
 def dependencies() -> list[str]:
     """The runtime requirements of the distribution, as pip accepts them."""
-    return list(_pyproject()["project"]["dependencies"])
+    with open(ROOT / "pyproject.toml", "rb") as fh:
+        return list(tomllib.load(fh)["project"]["dependencies"])
 
 
 def _remove(target: Path) -> None:
@@ -68,48 +55,41 @@ def _remove(target: Path) -> None:
         shutil.rmtree(target)
 
 
-def install(home: Path, link: bool) -> Path:
-    """Build ``home/plugins/stowage`` (copy, or symlinks when *link*)."""
-    target = home / "plugins" / PACKAGE
+def build_tree(target: Path, *, link: bool) -> Path:
+    """*target* made of the shipped entries of this checkout: copies, or one symlink per entry."""
     _remove(target)
     target.mkdir(parents=True)
     ignore = shutil.ignore_patterns(*_IGNORE)
-    folders = package_folders()
-    root = folders.pop("")
-    nested = {sub.split("/")[0] for sub in folders}
-    for entry in sorted(root.iterdir()):
-        if entry.name in nested:
-            raise ValueError(f"{entry} collides with the mapped package {entry.name!r}")
-        if entry.name == "__pycache__" or entry.suffix == ".pyc":
-            continue
+    for name in shipped_entries():
+        source, dest = ROOT / name, target / name
         if link:
-            (target / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-        elif entry.is_dir():
-            shutil.copytree(entry, target / entry.name, ignore=ignore)
-        else:
-            shutil.copy2(entry, target / entry.name)
-    # Parents before children, so a nested package lands inside its parent.
-    for sub, source in sorted(folders.items()):
-        dest = target / sub
-        if dest.exists() or dest.is_symlink():
-            continue  # already inside a parent folder that was copied or linked whole
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if link:
-            dest.symlink_to(source, target_is_directory=True)
-        else:
+            dest.symlink_to(source, target_is_directory=source.is_dir())
+        elif source.is_dir():
             shutil.copytree(source, dest, ignore=ignore)
+        else:
+            shutil.copy2(source, dest)
     return target
+
+
+def install(home: Path, link: bool) -> Path:
+    """``home/plugins/stowage``: a copy of the shipped entries, or a symlink to this checkout when *link*."""
+    target = home / "plugins" / PACKAGE
+    if link:
+        _remove(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.symlink_to(ROOT, target_is_directory=True)
+        return target
+    return build_tree(target, link=False)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--link", action="store_true",
-                        help="symlink each folder and file into this checkout instead of copying")
+    parser.add_argument("--link", action="store_true", help="link the plugin folder to this checkout instead of copying")
     parser.add_argument("--hermes-home", type=Path,
                         default=Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes"))
     args = parser.parse_args(argv)
     target = install(args.hermes_home.expanduser(), args.link)
-    print(f"Installed Stowage as a user plugin: {target}{' (symlinks into ' + str(ROOT) + ')' if args.link else ''}")
+    print(f"Installed Stowage as a user plugin: {target}{' (a symlink to ' + str(ROOT) + ')' if args.link else ''}")
     python = hermes_python() or "<the python that runs hermes>"
     print("\nNext:")
     print(f"  {python} -m pip install " + " ".join(f"'{d}'" for d in dependencies()))

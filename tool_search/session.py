@@ -27,7 +27,8 @@ from .activation import schema_name
 from .calls import call_batch
 from .listing import count_in_pieces, session_listing
 from .semantic import semantic_leg
-from ..context_engine.messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
+from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
+from .settings import ToolSearchSection
 
 logger = logging.getLogger(__name__)
 
@@ -45,8 +46,7 @@ class ShapedRequest:
 
 
 class ToolSearchSession:
-    def __init__(self, settings: Any, count_tokens: Callable[[str], int]) -> None:
-        ts = settings.tool_search
+    def __init__(self, ts: ToolSearchSection, count_tokens: Callable[[str], int]) -> None:
         # The library's "preselect" mode follows the auto threshold, so it only
         # stands in for "auto"; with "on", deferral stays unconditional and
         # preselection is applied on top.

@@ -18,6 +18,7 @@ from typing import Any
 from .excerpt_json import STYLES, inline_value, outline
 from .excerpt_lines import DEFAULT_SCAN_CHARS, count_lines, render_chars, render_lines
 from .sniff import magic_label, sniff
+from ..retrieval.jsonpath import Segment
 from .unescape import TextView, salvage_text_views, text_views_in
 
 __all__ = ["Excerpt", "build_excerpt"]
@@ -160,13 +161,13 @@ def _salvaged_excerpt(text: str, o: _Opts, total_lines: int) -> Excerpt | None:
         f"JSON, not valid (cut off?), {n:,} chars; recovered string after key {big.path!r} "
         f"({len(big.text):,} chars, {count_lines(big.text):,} lines, unescaped):"
     )
-    base = dict(kind="json", total_lines=total_lines, total_chars=n)
+    base: dict[str, Any] = dict(kind="json", total_lines=total_lines, total_chars=n)
     return _view_excerpt(top, big.text, big.path, o, base)
 
 
 def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
     n = len(text)
-    base = dict(kind="json", total_lines=total_lines, total_chars=n)
+    base: dict[str, Any] = dict(kind="json", total_lines=total_lines, total_chars=n)
     views: list[TextView] = text_views_in(
         doc,
         min_chars=max(200, int(_VIEW_SHARE * n)),
@@ -176,9 +177,9 @@ def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
     )
     big = max(views, key=lambda v: len(v.text), default=None)
     if isinstance(doc, str) or big is not None:
-        view_text = doc if isinstance(doc, str) else big.text
-        path = "$" if isinstance(doc, str) else big.path
-        focus = () if isinstance(doc, str) else big.segments
+        view_text = doc if isinstance(doc, str) else big.text if big is not None else ""
+        path = "$" if isinstance(doc, str) or big is None else big.path
+        focus: tuple[Segment, ...] = () if isinstance(doc, str) or big is None else big.segments
         if isinstance(doc, str):
             top = f"JSON string, {len(doc):,} chars, {count_lines(doc):,} lines when unescaped:"
         else:

@@ -14,7 +14,7 @@ import itertools
 import json
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterator
 
 from ..retrieval.jsonpath import Segment
 
@@ -95,7 +95,7 @@ def inline_value(v: Any, limit: int, focus: tuple[Segment, ...] | None = None) -
     open_, close = ("{", "}") if is_obj else ("[", "]")
     parts: list[str] = []
     used = 2
-    items = iter(v.items()) if is_obj else iter(v)
+    items: Iterator[Any] = iter(v.items()) if isinstance(v, dict) else iter(v)
     shown = 0
     for idx, item in enumerate(items):
         if is_obj:
@@ -176,15 +176,15 @@ def _outline_node(
     elif isinstance(v, list):
         n = len(v)
         head = min(style.head_items, n)
-        tail = min(style.tail_items, n - head)
+        tail_n = min(style.tail_items, n - head)
         def item(i: int) -> str:
             sub = focus[len(path) + 1 :] if focus and focus[: len(path) + 1] == path + (i,) else None
             return f"{pad}[{i}]: {inline_value(v[i], style.item_chars, sub)}"
 
         out += [item(i) for i in range(head)]
-        if n - head - tail > 0:
-            out.append(f"{pad}… {_plural(n - head - tail, 'item')} …")
-        out += [item(i) for i in range(n - tail, n)]
+        if n - head - tail_n > 0:
+            out.append(f"{pad}… {_plural(n - head - tail_n, 'item')} …")
+        out += [item(i) for i in range(n - tail_n, n)]
 
 
 def outline(doc: Any, style: OutlineStyle, focus: tuple[Segment, ...] | None = None) -> str:

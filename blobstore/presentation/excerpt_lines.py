@@ -133,7 +133,8 @@ def render_lines(
     tail = [(total - i, s, e, None) for i, (s, e) in enumerate(_tail_spans(text, max(0, tail_lines)))]
     errors, warnings = scan_signal_lines(text, max(0, max_signal_lines), scan_chars)
     # The lines after an error often name the place or show the code.
-    follow1, follow2 = [], []
+    follow1: list[tuple[int, int, int, int | None]] = []
+    follow2: list[tuple[int, int, int, int | None]] = []
     for ln, _s, e, _c in errors[:5]:
         for dst, k in ((follow1, 1), (follow2, 2), (follow2, 3)):
             if ln + k > total or e >= len(text):

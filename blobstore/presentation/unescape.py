@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 from dataclasses import dataclass
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public since 2.6, not in typeshed
 from typing import Any
 
 from ..retrieval.jsonpath import Segment, format_path, to_pointer

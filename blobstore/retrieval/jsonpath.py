@@ -149,7 +149,7 @@ def format_path(segments: list[Segment] | tuple[Segment, ...]) -> str:
     for seg in segments:
         if isinstance(seg, int) and not isinstance(seg, bool):
             out.append(f"[{seg}]")
-        elif _IDENT.match(seg):
+        elif isinstance(seg, str) and _IDENT.match(seg):
             out.append(("." if out else "") + seg)
         else:
             out.append("[" + json.dumps(seg, ensure_ascii=False) + "]")

@@ -4,8 +4,16 @@
 writing its reply.  The compaction asks it (through the compactor's
 ``PreparedSummaries`` protocol) for the window to summarize and for the
 reply to a prompt; only a reply whose key matches is ever returned, and a
-running one is waited for rather than calling the model a second time.
-Whatever is not used is discarded and counted: it was a wasted call.
+running one is waited for, within the compaction's one deadline, rather
+than calling the model a second time.  Whatever is not used is discarded
+and counted: it was a wasted call.
+
+A failed call is counted once, by whoever holds the job when it fails:
+while it is pending, ``on_failure`` tells the governor (the cooldown starts
+then, and a compaction during it writes the fallback summary); once a
+compaction has claimed it, the failure is that compaction's own (raised to
+the compactor, which falls back or aborts and reports it).  A reply that
+never came within the deadline is the compaction's timeout.
 
 Nothing here outlives its session: ``discard`` drops the job (a reply that
 still arrives is thrown away), a deep copy (a new agent, a guest engine)
@@ -22,13 +30,15 @@ import weakref
 from typing import Any, Callable
 
 from ..boundaries import Window
+from ..deadline import SummaryDeadline
 from ..messages import Message
-from ..summary import clean_reply
+from ..summary import SummaryFailure, clean_reply
 from .job import SummaryJob, job_key, prepared_prefix
 
 logger = logging.getLogger(__name__)
 
 Summarizer = Callable[[str], str]
+FailureHook = Callable[[], None]
 
 
 class _Run:
@@ -39,13 +49,18 @@ class _Run:
         self.done = threading.Event()
         self.reply: str | None = None
         self.error: str | None = None
+        self.failure: Exception | None = None
         self.started = time.monotonic()
+        # who holds the job (under AheadSummaries._lock): a compaction claimed it, or it was dropped
+        self.claimed = self.dropped = False
+        self.counted = False  # its failure reached the governor while it was pending
 
-    def work(self, summarize: Summarizer) -> None:
+    def work(self, summarize: Summarizer, failed: Callable[["_Run"], None]) -> None:
         try:
             self.reply = clean_reply(summarize(self.job.prompt))
-        except Exception as exc:  # noqa: BLE001 - a failed preparation only means the sync path runs
-            self.error = f"{type(exc).__name__}: {exc}"
+        except Exception as exc:  # noqa: BLE001 - reported below, never raised on this thread
+            self.error, self.failure = f"{type(exc).__name__}: {exc}", exc
+            failed(self)  # before done is set: a compaction that sees it done sees it counted
         finally:
             self.done.set()
 
@@ -53,8 +68,7 @@ class _Run:
 class AheadSummaries:
     """At most one summary written ahead, and the figures of how they were used."""
 
-    def __init__(self, wait_seconds: float = 300.0) -> None:
-        self.wait_seconds = wait_seconds  # how long a compaction waits for a running preparation
+    def __init__(self) -> None:
         self._init_state()
         _LIVE.add(self)
 
@@ -67,7 +81,7 @@ class AheadSummaries:
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "AheadSummaries":
         """A new agent or guest engine starts empty: no thread and no reply is shared."""
-        clone = AheadSummaries(self.wait_seconds)
+        clone = AheadSummaries()
         memo[id(self)] = clone
         return clone
 
@@ -77,14 +91,26 @@ class AheadSummaries:
         run = self._run
         return run.job if run is not None else None
 
-    def start(self, job: SummaryJob, summarize: Summarizer) -> None:
-        """Write ``job``'s reply on a daemon thread (any earlier job is discarded)."""
+    def start(self, job: SummaryJob, summarize: Summarizer, on_failure: FailureHook | None = None) -> None:
+        """Write ``job``'s reply on a daemon thread (any earlier job is discarded).
+
+        ``on_failure`` (the governor's failure count) is called on that thread
+        if the call fails while the job is still pending.
+        """
         run = _Run(job)
         with self._lock:
             self._drop_locked("replaced by a newer window")
             self._run = run
             self.counts["prepared"] += 1
-        threading.Thread(target=run.work, args=(summarize,), name="stowage-ahead", daemon=True).start()
+
+        def failed(failed_run: _Run) -> None:
+            with self._lock:
+                failed_run.counted = not (failed_run.claimed or failed_run.dropped)
+            if failed_run.counted:
+                logger.info("stowage: the summary prepared ahead failed (%s)", failed_run.error)
+                if on_failure is not None:
+                    on_failure()
+        threading.Thread(target=run.work, args=(summarize, failed), name="stowage-ahead", daemon=True).start()
 
     def keeps(self, messages: list[Message]) -> bool:
         """True when the pending job is still a clean prefix of what ``messages`` would compact."""
@@ -102,14 +128,23 @@ class AheadSummaries:
         prefix = prepared_prefix(messages, window, run.job)
         return prefix if prefix is not None else window
 
-    def reply_for(self, prompt: str, window: list[Message]) -> str | None:
+    def reply_for(self, prompt: str, window: list[Message], deadline: SummaryDeadline) -> str | None:
         """The prepared reply for this exact prompt and window; None sends the compaction to the model.
 
-        The job is consumed either way: a compaction changes the history, so a
-        reply for another window could never be used afterwards.
+        A running preparation is waited for within ``deadline``.  Raises
+        :class:`SummaryFailure` (or the call's own error) when the reply did
+        not come in time or the call failed while this compaction waited:
+        either is this compaction's failed summary call, never followed by a
+        second one.  A call that had already failed before (the governor
+        counted it then) sends the compaction to the model, which it reaches
+        only outside the cooldown.  The job is consumed either way: a
+        compaction changes the history, so a reply for another window could
+        never be used afterwards.
         """
         with self._lock:
             run, self._run = self._run, None
+            if run is not None:
+                run.claimed = True
         started = time.monotonic()
         if run is None:
             self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "none"}
@@ -118,14 +153,21 @@ class AheadSummaries:
             self._count("discarded", "another window or prompt at compaction")
             self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "stale"}
             return None
-        finished = run.done.wait(self.wait_seconds)
+        if run.done.is_set() and run.counted:
+            self._count("failed")
+            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "failed earlier", "error": run.error}
+            return None
+        finished = deadline.wait(run.done)
         waited = round((time.monotonic() - started) * 1000, 1)
         if not finished or run.reply is None:
             self._count("failed")
-            reason = run.error or f"no reply after {self.wait_seconds:g} s"
-            logger.info("stowage: the summary prepared ahead failed (%s); summarizing now", reason)
+            reason = run.error or f"no reply within the compaction's {deadline.describe()} deadline"
+            logger.info("stowage: the summary prepared ahead failed (%s); writing the fallback summary", reason)
             self.last_use = {"prepared_ahead": False, "wait_ms": waited, "outcome": "failed", "error": reason}
-            return None
+            if not finished:
+                run.dropped = True  # its late failure is not counted again: this compaction reports the timeout
+                raise SummaryFailure("timeout", f"the summary model timed out (prepared ahead, {reason})")
+            raise run.failure if run.failure is not None else SummaryFailure("error", reason)
         self._count("used")
         self.last_use = {"prepared_ahead": True, "wait_ms": waited, "outcome": "used",
                          "prepared_ms": round((time.monotonic() - run.started) * 1000, 1)}
@@ -149,6 +191,7 @@ class AheadSummaries:
 
     def _drop_locked(self, reason: str) -> None:
         if self._run is not None:
+            self._run.dropped = True
             self.counts["discarded"] += 1
             self.discard_reasons[reason] = self.discard_reasons.get(reason, 0) + 1
             logger.debug("stowage: dropped a summary prepared ahead (%s)", reason)

@@ -23,7 +23,9 @@ import gzip
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
+
+from ...blobstore import safe_json
 
 DEFAULT_CHAIN = 7  # 20k-104k tokens each: ~7 of them make ~350k tokens, past a 128k window several times
 
@@ -46,22 +48,27 @@ class DataMissing(FileNotFoundError):
     """The transcript file is absent (benchmarks skip with this message)."""
 
 
-def read_transcripts(path: str | Path, limit: int | None = None) -> Iterator[Transcript]:
+def read_transcripts(path: str | Path, limit: int | None = None,
+                     on_bad_line: Callable[[int, str], None] | None = None) -> Iterator[Transcript]:
+    """The file's transcripts in order; a line that is not a transcript (junk, too deep, too long) is
+    skipped, named to ``on_bad_line(line number, reason)``, and the lines after it are still read."""
     path = Path(path)
     if not path.is_file():
         raise DataMissing(f"transcript file not found: {path}")
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
+    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
         count = 0
-        for number, line in enumerate(handle, 1):
+        for number, record in safe_json.iter_lines_of(handle):
             if limit is not None and count >= limit:
                 return
-            line = line.strip()
-            if not line:
+            if isinstance(record, safe_json.JsonRejected):
+                if on_bad_line is not None:
+                    on_bad_line(number, record.reason)
                 continue
-            record = json.loads(line)
             messages = record.get("messages") if isinstance(record, dict) else record
             if not isinstance(messages, list):
+                if on_bad_line is not None:
+                    on_bad_line(number, "not a transcript (no list of messages)")
                 continue
             ident = str(record.get("id") or f"line{number}") if isinstance(record, dict) else f"line{number}"
             raw_meta = record.get("meta") if isinstance(record, dict) else None
@@ -70,14 +77,21 @@ def read_transcripts(path: str | Path, limit: int | None = None) -> Iterator[Tra
             yield Transcript(ident, clean_transcript(messages), meta)
 
 
+LITERAL_CHARS = 1_000_000  # a Python-literal tool-call string longer than this is not parsed
+
+
 def _parse_calls(raw: Any) -> list[dict[str, Any]]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw)
-        except ValueError:
+            raw = safe_json.loads(raw)
+        except safe_json.JsonRejected:
+            if len(raw) > LITERAL_CHARS:
+                return []
             try:
                 raw = ast.literal_eval(raw)
-            except (ValueError, SyntaxError):
+            except (ValueError, SyntaxError, TypeError, RecursionError, MemoryError):
+                return []
+            if safe_json.depth_of(raw) > safe_json.MAX_DEPTH:
                 return []
     if not isinstance(raw, list):
         return []

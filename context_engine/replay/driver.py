@@ -28,7 +28,13 @@ what each tool returned; the driver plays the host around it:
   ``transform_tool_result`` hooks (the first ``str`` return replaces it), then
   the post-tool check ``should_compress(real)`` where ``real`` is
   ``last_prompt_tokens`` when positive, ``0`` for the ``-1`` sentinel, and
-  the rough estimate of history + tools otherwise;
+  the rough estimate of history + tools otherwise; for a target whose
+  ``host_version`` is 0.20+, when that check says no,
+  ``prune_tool_results_only(history, current_tokens=real)`` (committed only
+  for a new list with a positive count), and on 0.22+ no post-tool
+  compaction while the engine awaits real usage after a compaction
+  (``agent/turn_preflight.py``); 0.20+ also pass
+  ``record_completed_compaction(feasibility_skip=False)``;
 * a compaction (``agent/conversation_compression.py``): the
   ``_automatic_compression_blocked`` guard, ``compress(history, **supported
   kwargs)`` timed in CPU seconds, the abort flag, no boundary when the result
@@ -55,185 +61,17 @@ Hermes: engines, middlewares and hooks are duck-typed callables.
 from __future__ import annotations
 
 import copy
-import inspect
-import json
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter, message_key
+from .compaction import after_boundary, compress_kwargs, ensure_user_turn, supported_kwargs, version_tuple
 from .rough import RoughEstimator
+from .target import Observer, ReplayTarget, SessionResult
+from .wire import call_arguments, text_of, tool_calls_of, wire_message
 
 PREFLIGHT_PASSES = 3
 PRE_API_ATTEMPTS = 3
-SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY", "[PRIOR CONTEXT")
-
-
-class StandInSummarizer:
-    """Answers every summary request with the same fixed text; records each prompt's size.
-
-    Named in every report: the figures are about context size, cost and
-    events, not about summary quality.
-    """
-
-    NAME = "stand-in summarizer (fixed deterministic text, no model called)"
-
-    def __init__(self, count_text: Callable[[str], int], chars: int = 6000) -> None:
-        self.count_text = count_text
-        self.text = stand_in_summary(chars)
-        self.prompt_tokens: list[int] = []
-
-    def __call__(self, prompt: str, *_: Any, **__: Any) -> str:
-        self.prompt_tokens.append(self.count_text(prompt if isinstance(prompt, str) else str(prompt)))
-        return self.text
-
-    def take(self) -> list[int]:
-        taken, self.prompt_tokens = self.prompt_tokens, []
-        return taken
-
-
-def stand_in_summary(chars: int = 6000) -> str:
-    """A summary-shaped text of about ``chars`` characters, the same every time."""
-    head = ("## Goal\nContinue the coding task described by the user (stand-in summary: no model wrote this).\n\n"
-            "## Constraints & Preferences\n- none recorded by the stand-in\n\n"
-            "## Progress\n### Done\n")
-    tail = ("\n## Key Decisions\n- stand-in\n\n## Relevant Files\n- stand-in\n\n"
-            "## Next Steps\n- continue from the newest user request\n\n## Critical Context\n- stand-in\n")
-    lines = []
-    size = len(head) + len(tail)
-    number = 0
-    while size < chars:
-        line = f"- step {number}: the stand-in records that earlier work happened here; details are in the history.\n"
-        lines.append(line)
-        size += len(line)
-        number += 1
-    return head + "".join(lines) + tail
-
-
-@dataclass
-class ReplayTarget:
-    """One engine, as a host would run it for one session."""
-
-    label: str
-    engine: Any
-    session_id: str = "replay-session"
-    tools: list[dict[str, Any]] = field(default_factory=list)  # request tools, engine schemas included
-    middlewares: Sequence[Callable[..., Any]] = ()  # llm_request middleware
-    tool_result_hooks: Sequence[Callable[..., Any]] = ()  # transform_tool_result hooks
-    turn_end_hooks: Sequence[Callable[..., Any]] = ()  # on_session_end plugin hooks (end of each user turn)
-    history_hooks: Sequence[Callable[..., Any]] = ()  # post_llm_call plugin hooks (turn end, with the history)
-    summarizer: StandInSummarizer | None = None
-    is_summary_text: Callable[[str], bool] | None = None
-    model: str = "replay-model"
-    compression_enabled: bool = True
-    close: Callable[[], None] | None = None  # release the engine's resources after the session
-
-
-@dataclass
-class SessionResult:
-    session_id: str
-    label: str
-    window: int
-    bill: SessionBill
-    user_turns: int = 0
-    compactions: int = 0  # boundaries made (the host's count)
-    compress_calls: int = 0
-    noop_compressions: int = 0
-    aborted_compressions: int = 0
-    compaction_cpu_s: float = 0.0
-    over_window_requests: int = 0
-    middleware_changed: int = 0
-    middleware_errors: int = 0
-    hook_replaced_results: int = 0
-    cache_breaks_after_compaction: int = 0  # requests that do not extend the previous one, right after a compaction
-    cache_breaks_other: int = 0  # ... for any other reason (e.g. a request view rewriting older messages)
-    rewritten_tokens_other: int = 0  # tokens of the previous request not reused by such a request
-    engine_compression_count: int = 0
-    final_history_messages: int = 0
-    summaries_prepared: int = 0  # summary calls started ahead of a compaction (included in summary_calls)
-    summaries_prepared_used: int = 0  # compactions whose summary was prepared ahead
-    summaries_prepared_wasted: int = 0  # prepared calls no compaction used (discarded or failed)
-    summary_prompt_tokens: list[int] = field(default_factory=list)
-
-    @property
-    def peak_request_tokens(self) -> int:
-        return self.bill.peak_request_tokens
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "session_id": self.session_id, "engine": self.label, "window": self.window,
-            "requests": self.bill.requests, "prompt_tokens": self.bill.prompt_tokens,
-            "cached_tokens": self.bill.cached_tokens, "summary_calls": self.bill.summary_calls,
-            "summary_input_tokens": self.bill.summary_tokens, "billed_tokens": self.bill.billed_tokens,
-            "cost": dict(self.bill.cost), "peak_request_tokens": self.bill.peak_request_tokens,
-            "over_window_requests": self.over_window_requests, "user_turns": self.user_turns,
-            "compactions": self.compactions, "compress_calls": self.compress_calls,
-            "noop_compressions": self.noop_compressions, "aborted_compressions": self.aborted_compressions,
-            "compaction_cpu_s": self.compaction_cpu_s, "middleware_changed": self.middleware_changed,
-            "middleware_errors": self.middleware_errors, "hook_replaced_results": self.hook_replaced_results,
-            "cache_breaks_after_compaction": self.cache_breaks_after_compaction,
-            "cache_breaks_other": self.cache_breaks_other, "rewritten_tokens_other": self.rewritten_tokens_other,
-            "engine_compression_count": self.engine_compression_count,
-            "final_history_messages": self.final_history_messages,
-            "summaries_prepared": self.summaries_prepared, "summaries_prepared_used": self.summaries_prepared_used,
-            "summaries_prepared_wasted": self.summaries_prepared_wasted,
-        }
-
-
-class Observer:
-    """Receives the driver's events (tests record them; the default ignores them)."""
-
-    def event(self, name: str, **data: Any) -> None:  # pragma: no cover - default no-op
-        pass
-
-
-def _normalize_arguments(arguments: Any) -> Any:
-    if not isinstance(arguments, str):
-        return arguments
-    try:
-        return json.dumps(json.loads(arguments), separators=(",", ":"), sort_keys=True)
-    except ValueError:
-        return arguments
-
-
-def wire_message(message: Mapping[str, Any]) -> dict[str, Any]:
-    """The message as the host puts it in ``api_messages``: content stripped, tool-call JSON normalized,
-    storage-only fields left out."""
-    out: dict[str, Any] = {"role": message.get("role")}
-    content = message.get("content")
-    out["content"] = content.strip() if isinstance(content, str) else content
-    calls = message.get("tool_calls")
-    if isinstance(calls, list) and calls:
-        normalized = []
-        for call in calls:
-            if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
-                function = call["function"]
-                call = {**call, "function": {**function, "arguments": _normalize_arguments(function.get("arguments"))}}
-            normalized.append(call)
-        out["tool_calls"] = normalized
-    for key in ("tool_call_id", "name", "reasoning_content"):
-        if message.get(key) is not None:
-            out[key] = message[key]
-    return out
-
-
-def _supported_kwargs(method: Any) -> set[str]:
-    try:
-        parameters = inspect.signature(method).parameters.values()
-    except (TypeError, ValueError):
-        return set()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        return {"current_tokens", "focus_topic", "force", "memory_context"}
-    return {p.name for p in parameters}
-
-
-def _text_of(message: Mapping[str, Any]) -> str:
-    content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
-    return ""
 
 
 class HostDriver:
@@ -283,7 +121,8 @@ class _Run:
         self._system_wire: dict[str, Any] | None = None
         self._previous_request_tokens = 0
         self._compacted_since_request = False
-        self._compress_kwargs = _supported_kwargs(getattr(self.engine, "compress", None))
+        self._compress_kwargs = supported_kwargs(getattr(self.engine, "compress", None))
+        self._host = version_tuple(target.host_version)
         self._summaries_billed = 0  # summary prompts billed so far (some are written ahead, between compactions)
 
     # -- the transcript ----------------------------------------------------------
@@ -292,7 +131,7 @@ class _Run:
             role = original.get("role")
             if role == "system":
                 if index == 0:
-                    self.system_prompt = _text_of(original)
+                    self.system_prompt = text_of(original)
                 continue
             message: dict[str, Any] = copy.deepcopy(dict(original))
             if role == "user":
@@ -306,13 +145,7 @@ class _Run:
                     self.start_turn()
                 self.api_call(message)
                 self.history.append(message)
-                self.calls_by_id = {}
-                for call in message.get("tool_calls") or []:
-                    if not isinstance(call, Mapping):
-                        continue
-                    raw_function = call.get("function")
-                    function: Mapping[str, Any] = raw_function if isinstance(raw_function, Mapping) else {}
-                    self.calls_by_id[str(call.get("id"))] = (function.get("name") or "", function.get("arguments"))
+                self.calls_by_id = {call.id: (call.name, call.arguments) for call in tool_calls_of(message)}
                 self.pending_ids = set(self.calls_by_id)
             elif role == "tool":
                 self.history.append(self.tool_result(message))
@@ -486,10 +319,7 @@ class _Run:
     def tool_result(self, message: dict[str, Any]) -> dict[str, Any]:
         call_id = str(message.get("tool_call_id") or "")
         name, raw_args = self.calls_by_id.get(call_id, ("", None))
-        try:
-            args = json.loads(raw_args) if isinstance(raw_args, str) else (raw_args or {})
-        except ValueError:
-            args = {}
+        args = call_arguments(raw_args)
         result = message.get("content")
         for hook in self.target.tool_result_hooks:
             try:
@@ -514,8 +344,25 @@ class _Run:
             real = 0
         else:
             real = self.rough_request(self.history, with_system=False)
-        if self.target.compression_enabled and self._should_compress("post_tool", real):
+        waiting = self._host >= (0, 22) and bool(getattr(engine, "awaiting_real_usage_after_compression", False))
+        if self.target.compression_enabled and not waiting and self._should_compress("post_tool", real):
             self.compress_context(getattr(engine, "last_prompt_tokens", 0))
+        elif self.target.compression_enabled and self._host >= (0, 20):
+            self.prune_tool_results(real)
+
+    def prune_tool_results(self, real: int) -> None:
+        """0.20+: ``prune_tool_results_only``, committed only for a new list and a positive count."""
+        prune = getattr(self.engine, "prune_tool_results_only", None)
+        if not callable(prune):
+            return
+        try:
+            pruned, count = prune(self.history, current_tokens=real)
+        except Exception:  # noqa: BLE001 - the host logs at debug level and goes on
+            return
+        if count and pruned is not self.history:
+            self.history = list(pruned)
+            self.result.tool_result_prunes += 1
+            self.emit("prune", count=count)
 
     # -- compaction ----------------------------------------------------------------
     def compress_context(self, approx_tokens: int | None) -> None:
@@ -524,13 +371,7 @@ class _Run:
         if callable(blocked) and blocked(engine):
             self.emit("compress_blocked")
             return
-        kwargs: dict[str, Any] = {}
-        if "current_tokens" in self._compress_kwargs:
-            kwargs["current_tokens"] = approx_tokens
-        if "focus_topic" in self._compress_kwargs:
-            kwargs["focus_topic"] = None
-        if "force" in self._compress_kwargs:
-            kwargs["force"] = False
+        kwargs = compress_kwargs(self._compress_kwargs, approx_tokens)
         before = copy.deepcopy(self.history)
         self.result.compress_calls += 1
         started = time.process_time()
@@ -553,25 +394,12 @@ class _Run:
             self.emit("compress", outcome="empty", approx_tokens=approx_tokens)
             return
         compressed = list(compressed)
-        self._ensure_user_turn(before, compressed)
+        how = ensure_user_turn(before, compressed, self.target.is_summary_text)
+        if how:
+            self.emit("user_turn_ensured", how=how)
         self.history = compressed
-        start = getattr(engine, "on_session_start", None)
-        if callable(start):
-            try:
-                start(self.target.session_id, boundary_reason="compression", old_session_id=self.target.session_id,
-                      platform="cli", conversation_id=None)
-            except Exception:  # noqa: BLE001 - the host logs at debug level and goes on
-                pass
-        engine.last_compression_rough_tokens = self.rough_request(compressed)
-        engine.last_prompt_tokens = -1
-        engine.last_completion_tokens = 0
-        engine.awaiting_real_usage_after_compression = True
-        if progress:
-            record = getattr(type(engine), "record_completed_compaction", None)
-            if callable(record):
-                record(engine, used_fallback=fallback)
-            else:
-                engine._verify_compaction_cleared_threshold = True
+        after_boundary(engine, self.target.session_id, self.rough_request(compressed), progress=progress,
+                       fallback=fallback, feasibility_keyword=self._host >= (0, 20))
         self.result.compactions += 1
         self._compacted_since_request = True
         self.emit("compress", outcome="boundary", approx_tokens=approx_tokens, messages_after=len(compressed),
@@ -589,38 +417,3 @@ class _Run:
             self.result.summary_prompt_tokens.append(tokens)
             self.emit("summary", prompt_tokens=tokens)
 
-    def _is_real_user(self, message: Any) -> bool:
-        if not isinstance(message, Mapping) or message.get("role") != "user":
-            return False
-        if message.get("_todo_snapshot_synthetic"):
-            return False
-        text = _text_of(message).strip()
-        if not text:
-            return False
-        if self.target.is_summary_text is not None:
-            return not self.target.is_summary_text(text)
-        return not text.startswith(SUMMARY_PREFIXES)
-
-    def _ensure_user_turn(self, original: list[dict[str, Any]], compressed: list[dict[str, Any]]) -> None:
-        """``_ensure_compressed_has_user_turn``: keep a human turn in the compacted history."""
-        if any(self._is_real_user(m) for m in compressed):
-            return
-        anchor = next((copy.deepcopy(m) for m in reversed(original) if self._is_real_user(m)), None)
-        if anchor is None:
-            compressed.append({"role": "user", "content": (
-                "Continue from the compressed conversation context above. "
-                "This marker exists because no human user turn was available.")})
-            self.emit("user_turn_ensured", how="marker")
-            return
-        for index, message in enumerate(compressed):
-            if message.get("role") == "assistant" and (index == 0 or compressed[index - 1].get("role") != "user"):
-                compressed.insert(index, anchor)
-                self.emit("user_turn_ensured", how="inserted")
-                return
-        if not compressed or compressed[-1].get("role") != "user":
-            compressed.append(anchor)
-            self.emit("user_turn_ensured", how="appended")
-            return
-        last = compressed[-1]
-        compressed[-1] = {**last, "content": f"{_text_of(anchor)}\n\n{_text_of(last)}"}
-        self.emit("user_turn_ensured", how="merged")

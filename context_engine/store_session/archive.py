@@ -47,10 +47,11 @@ def decode_window(data: bytes) -> list[Message]:
     return [json.loads(line.decode("utf-8", "surrogatepass")) for line in data.split(b"\n") if line.strip()]
 
 
-def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None) -> str:
+def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None,
+                  pin: bool = False) -> str:
     """Store a tool output as it arrives (kind ``output``); returns its handle."""
     return store.put(encode_text(text), session_id=session_id, tool_name=tool_name,
-                     tool_args=argument_gist(arguments), kind=BlobKind.OUTPUT, content_type="text").handle
+                     tool_args=argument_gist(arguments), kind=BlobKind.OUTPUT, content_type="text", pin=pin).handle
 
 
 def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: str | None = None) -> str | None:
@@ -65,15 +66,17 @@ def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: st
 
 
 def keep_bytes(store: BlobStore, data: bytes, *, session_id: str | None, tool_name: str, tool_args: str,
-               kind: BlobKind, content_type: str, sha: str | None = None) -> str:
+               kind: BlobKind, content_type: str, sha: str | None = None, pin: bool = False) -> str:
     """The handle of ``data`` for this session: found if stored already, else put now.
+
+    ``pin``: a new put is kept for the session's next request (it is about to point to it).
 
     Raises StoreError/OSError when the put fails (callers decide what a
     failure means for them).
     """
     return stored_handle(store, data, session_id, sha) or store.put(
         data, session_id=session_id, tool_name=tool_name, tool_args=tool_args, kind=kind,
-        content_type=content_type).handle
+        content_type=content_type, pin=pin).handle
 
 
 class StoreArchive:

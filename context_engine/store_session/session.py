@@ -23,6 +23,7 @@ from ...blobstore import BlobStore, StoreError
 from ..config import Settings
 from .fetch_tools import FetchLimits, FetchTools
 from .archive import StoreArchive, encode_text, keep_bytes, record_output
+from .pins import request_refs
 from .spill import SpillPolicy, spill_result
 from .settings import retention_policy, store_root
 from ..markers import BlobKind
@@ -136,11 +137,12 @@ class StoreSession:
         self.spills = 0
         self.spill_failures = 0
         self._spilled: dict[str, str] = {}  # sha-256 of a preview -> handle of the original output
+        self._spilled_tokens: dict[str, int] = {}  # sha-256 of a preview -> tokens of the original output
         self.archive_failures = 0
         self.last_store_error: str | None = None
         self.tool_calls = 0
-        self._handles: dict[str, str] = {}  # sha256 -> handle of what this session has stored
         self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
+        self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
 
     def relocated(self) -> "StoreSession":
         """A new session's store session for another agent: the same store, none of this session's figures."""
@@ -169,8 +171,6 @@ class StoreSession:
     # -- sessions ---------------------------------------------------------------
     def start(self, session_id: str, *, old_session_id: str | None = None, boundary_reason: str | None = None) -> None:
         previous, self.session_id = self.session_id, session_id
-        if previous != session_id and boundary_reason != "compression":
-            self._handles = {}  # handles are scoped to the session that stored them
         store = self.store
         if store is None:
             return
@@ -217,30 +217,37 @@ class StoreSession:
             return (f"{SPILL_FAILED_NOTE}\n" + result)
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
-                writer_for(store.root).submit(self._record, self._handles, store, result, tool_name=tool_name,
+                writer_for(store.root).submit(self._record, store, result, tool_name=tool_name,
                                               arguments=args_text, session_id=self.session_id)
             return None
         self.spills += 1
+        self._pinned = (None, frozenset())  # the store pinned the spill for the next request: pin that one
         self.recent_spills.append({"handle": spilled.handle, "tool": tool_name, "tokens": spilled.tokens,
                                    "chars": len(result), "at": time.time()})
         del self.recent_spills[:-RECENT_SPILLS]
         if len(self._spilled) >= MAX_SPILL_ORIGINS:
-            del self._spilled[next(iter(self._spilled))]  # oldest first
+            oldest = next(iter(self._spilled))
+            del self._spilled[oldest]
+            self._spilled_tokens.pop(oldest, None)
         self._spilled[_digest(spilled.message)] = spilled.handle
+        self._spilled_tokens[_digest(spilled.message)] = spilled.tokens
         # The preview stays in the history; recording it lets the lean view stub it later.
-        writer_for(store.root).submit(self._record, self._handles, store, spilled.message, tool_name=tool_name,
+        writer_for(store.root).submit(self._record, store, spilled.message, tool_name=tool_name,
                                       arguments=args_text, session_id=self.session_id)
         return spilled.message
+
+    def spilled_tokens(self, preview: str) -> int | None:
+        """Tokens of the original output a preview this session wrote stands for (the lean view's "saved")."""
+        return self._spilled_tokens.get(_digest(preview))
 
     def spill_origin(self, content: str) -> str | None:
         """The handle of the original output ``content`` (a preview this session wrote) stands for."""
         return self._spilled.get(_digest(content))
 
     @staticmethod
-    def _record(handles: dict[str, str], store: BlobStore, text: str, **kwargs: Any) -> None:
-        """Background: store an output as it arrives and remember its handle (for that session)."""
-        handle = record_output(store, text, **kwargs)
-        handles[_digest(text)] = handle
+    def _record(store: BlobStore, text: str, **kwargs: Any) -> None:
+        """Background: store an output as it arrives (compaction and the view then find it stored)."""
+        record_output(store, text, pin=True, **kwargs)  # the next request shows it verbatim
 
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         """The handle of ``text`` stored for this session, storing it now if it is not yet.
@@ -253,11 +260,29 @@ class StoreSession:
         if store is None:
             return None
         sha = _digest(text)
-        handle = self._handles.get(sha) or keep_bytes(
-            store, encode_text(text), session_id=self.session_id, tool_name=tool_name,
-            tool_args=argument_gist(arguments), kind=kind, content_type="text", sha=sha)
-        self._handles[sha] = handle
+        # Looked up even when recorded earlier: the size cap may have evicted it since (one index read per stub;
+        # the view memoizes its stubs).
+        handle = keep_bytes(store, encode_text(text), session_id=self.session_id, tool_name=tool_name,
+                            tool_args=argument_gist(arguments), kind=kind, content_type="text", sha=sha, pin=True)
         return handle
+
+    def pin_request(self, messages: list[Any]) -> None:
+        """Tell the store what this request shows or points to: the size cap spares only that of a live session.
+
+        Written only when it changed; a failure is logged and costs nothing
+        but protection.
+        """
+        store, session_id = self.store, self.session_id
+        if store is None or session_id is None:
+            return
+        refs = request_refs(messages)
+        if self._pinned == (session_id, refs):
+            return
+        try:
+            store.pin_request(session_id, refs)
+            self._pinned = (session_id, refs)
+        except (StoreError, OSError) as exc:
+            logger.warning("stowage: could not record what the request points to: %s", exc)
 
     def tool_schemas(self) -> list[dict[str, Any]]:
         return FetchTools.schemas()
@@ -273,7 +298,17 @@ class StoreSession:
         return {"root": str(self.root) if self.root else None, "error": self.error, "spills": self.spills,
                 "spill_failures": self.spill_failures, "archive_failures": self.archive_failures,
                 "last_store_error": self.last_store_error, "tool_calls": self.tool_calls,
-                "recent_spills": list(self.recent_spills)}
+                "recent_spills": list(self.recent_spills), "cap_evicted": self._cap_evicted()}
+
+    def _cap_evicted(self) -> dict[str, int]:
+        """This session's blobs the size cap tombstoned (their handles now answer with tombstones)."""
+        if self._store is None or self.session_id is None:
+            return {"blobs": 0, "bytes": 0}
+        try:
+            blobs, size = self._store.tombstoned_for(self.session_id)
+        except (StoreError, OSError):
+            return {"blobs": 0, "bytes": 0}
+        return {"blobs": blobs, "bytes": size}
 
 
 def _digest(text: str) -> str:

@@ -80,13 +80,14 @@ def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str,
     excerpt_kind = "log" if kind == "text" else kind
     try:
         original = store.put(encode_text(text), session_id=session_id, tool_name=tool_name, tool_args=gist,
-                             kind=BlobKind.SPILL, content_type=kind)
+                             kind=BlobKind.SPILL, content_type=kind, pin=True)
         excerpt = build_excerpt(text, budget_chars=policy.excerpt_chars, kind=excerpt_kind)
         views = _line_views(text, excerpt.view_path)
         view_handles = {}
         for view in views:
             put = store.put(encode_text(view.text), session_id=session_id, tool_name=tool_name,
-                            tool_args=f"{gist} [{view.path}]", kind=BlobKind.SPILL_VIEW, content_type="text")
+                            tool_args=f"{gist} [{view.path}]", kind=BlobKind.SPILL_VIEW, content_type="text",
+                            pin=True)
             view_handles[view.path] = put.handle
     except (StoreError, OSError) as exc:
         logger.warning("stowage: could not spill a %s result (%s); passing it through unspilled", tool_name, exc)

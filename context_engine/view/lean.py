@@ -17,7 +17,7 @@ import bisect
 import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, Sequence
 
 from ..config import Settings
 from ..markers import REASONING_MARK, SPILL_HEADER, BlobKind
@@ -25,6 +25,7 @@ from ..messages import (Message, call_arguments_text, call_id, call_name, conten
                         with_call_arguments)
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
+from .quote_pins import QuoteIndex
 from .render import REASONING_HEAD_CHARS, condensed_reasoning, cut_arguments, output_stub
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,9 @@ class StoreHandles(Protocol):
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         """Handle of ``text`` stored for this session, storing it if needed; None if it cannot be."""
 
+    def spilled_tokens(self, preview: str) -> int | None:
+        """Tokens of the original output ``preview`` (a spill preview of this session) stands for; None if unknown."""
+
 
 @dataclass(frozen=True)
 class ViewSettings:
@@ -50,17 +54,25 @@ class ViewSettings:
     min_chars: int = 400
     max_args_chars: int = 500
     condense_reasoning: bool = True
+    pin_quoted: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
         view = settings.view
         return cls(view.enabled, view.hot_tokens, view.step_tokens, view.pin_turns,
                    max(view.min_chars, settings.compaction.prune_min_chars), settings.compaction.max_tool_args_chars,
-                   view.condense_reasoning)
+                   view.condense_reasoning, view.pin_quoted)
 
 
 @dataclass
 class ViewOutcome:
+    """One request: ``full_tokens`` of the history as the host holds it, ``lean_tokens`` as sent.
+
+    ``spill_tokens`` is what spilling took out of that history (each spilled
+    output's original tokens minus its preview's), so ``unshaped_tokens`` is
+    the same history with nothing shaped by Stowage: the base of "saved".
+    """
+
     messages: list[Message]
     full_tokens: int
     lean_tokens: int
@@ -69,16 +81,28 @@ class ViewOutcome:
     cut_arguments: int = 0
     condensed: int = 0
     unstored: int = 0
+    spill_tokens: int = 0
 
     @property
     def saved_tokens(self) -> int:
+        """What the view took out (spills aside): the host's own estimate already sees the previews."""
         return self.full_tokens - self.lean_tokens
+
+    @property
+    def unshaped_tokens(self) -> int:
+        return self.full_tokens + self.spill_tokens
 
 
 @dataclass
 class ViewStats:
+    """Sums over the session's requests; ``tokens_saved`` is unshaped minus sent (the one "saved" figure)."""
+
     requests: int = 0
-    tokens_saved: int = 0  # summed over requests
+    tokens_saved: int = 0
+    sent_tokens: int = 0
+    unshaped_tokens: int = 0
+    view_tokens_saved: int = 0  # by stubs, condensed reasoning and cut arguments
+    spill_tokens_saved: int = 0  # by spill previews standing for whole outputs
     steps: int = 0  # boundary moves seen (each one prompt-cache break)
     unstored: int = 0  # outputs the last request kept verbatim because their bytes were not safely stored
     last_error: str | None = None
@@ -93,6 +117,7 @@ class LeanView:
         self._count = count
         self.stats = ViewStats()
         self._memo: dict[tuple[str, str, str], str] = {}
+        self._quotes = QuoteIndex()
         self._last_steps = 0
 
     def apply(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
@@ -100,7 +125,8 @@ class LeanView:
         items, calls = self._measure(messages)
         full = sum(item.tokens for item in items)
         plan = plan_view(items, hot_tokens=self.settings.hot_tokens, step_tokens=self.settings.step_tokens)
-        outcome = ViewOutcome(list(messages), full, full, plan)
+        outcome = ViewOutcome(list(messages), full, full, plan,
+                              spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0)
         if store_session is not None:
             for index in plan.stubbed:
                 self._stub(outcome, index, calls, store_session)
@@ -127,14 +153,20 @@ class LeanView:
                     if handle:
                         references.append((index, handle))
         pin_span = self.settings.pin_turns
+        quoted: dict[int, list[tuple[int, int]]] = {}
+        if pin_span > 0 and self.settings.pin_quoted:
+            quoted = self._quotes.pins(messages, lambda m: _plain_text(m.get("content")),
+                                       lambda at: _after_turns(model_turns, at, pin_span), self.settings.min_chars)
         items = []
         for index, message in enumerate(messages):
             tokens = self._count(message) if message.__class__ is dict else 0
-            items.append(self._item(index, message, tokens, calls, model_turns, references, pin_span))
+            items.append(self._item(index, message, tokens, calls, model_turns, references, pin_span,
+                                    quoted.get(index, ())))
         return items, calls
 
     def _item(self, index: int, message: Any, tokens: int, calls: dict[str, Any], model_turns: list[int],
-              references: list[tuple[int, str]], pin_span: int) -> ViewItem:
+              references: list[tuple[int, str]], pin_span: int,
+              quoted: Sequence[tuple[int, int]] = ()) -> ViewItem:
         if message.__class__ is not dict:
             return ViewItem(tokens)
         role = message.get("role")
@@ -152,7 +184,7 @@ class LeanView:
         if text is None or len(text) < self.settings.min_chars or tokens <= 2 * STUB_TOKENS \
                 or is_stub(text):
             return ViewItem(tokens)
-        pins: list[tuple[int, int]] = []
+        pins: list[tuple[int, int]] = list(quoted)
         if pin_span > 0:
             call = calls.get(tool_result_id(message))
             if call is not None and call_name(call) in READ_BACK_TOOLS:
@@ -262,13 +294,19 @@ class LeanView:
     def _record(self, outcome: ViewOutcome) -> None:
         stats = self.stats
         stats.requests += 1
-        stats.tokens_saved += max(0, outcome.saved_tokens)
+        view_saved = max(0, outcome.saved_tokens)
+        stats.view_tokens_saved += view_saved
+        stats.spill_tokens_saved += outcome.spill_tokens
+        stats.tokens_saved += view_saved + outcome.spill_tokens
+        stats.sent_tokens += outcome.lean_tokens
+        stats.unshaped_tokens += outcome.lean_tokens + view_saved + outcome.spill_tokens
         stats.unstored = outcome.unstored
         if outcome.plan.steps > self._last_steps and stats.requests > 1:
             stats.steps += outcome.plan.steps - self._last_steps  # the first request caches nothing yet
         self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
         stats.last = {"full_tokens": outcome.full_tokens, "sent_tokens": outcome.lean_tokens,
-                      "saved_tokens": outcome.saved_tokens, "stubbed_outputs": outcome.stubbed_outputs,
+                      "saved_tokens": outcome.saved_tokens, "unshaped_tokens": outcome.unshaped_tokens,
+                      "spill_tokens": outcome.spill_tokens, "stubbed_outputs": outcome.stubbed_outputs,
                       "cut_arguments": outcome.cut_arguments, "condensed_reasoning": outcome.condensed,
                       "pinned": len(outcome.plan.pinned),
                       "hot_start": outcome.plan.hot_start, "unstored": outcome.unstored}
@@ -277,8 +315,27 @@ class LeanView:
         s = self.stats
         return {"enabled": self.settings.enabled, "hot_tokens": self.settings.hot_tokens,
                 "step_tokens": self.settings.step_tokens, "pin_turns": self.settings.pin_turns,
-                "requests": s.requests, "tokens_saved": s.tokens_saved, "steps": s.steps,
+                "requests": s.requests, "tokens_saved": s.tokens_saved, "sent_tokens": s.sent_tokens,
+                "unshaped_tokens": s.unshaped_tokens, "view_tokens_saved": s.view_tokens_saved,
+                "spill_tokens_saved": s.spill_tokens_saved, "steps": s.steps,
                 "unstored_outputs": s.unstored, "last_error": s.last_error, "last_request": dict(s.last)}
+
+
+def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session: StoreHandles) -> int:
+    """What spilling took out of this history: each known preview's original tokens minus its own."""
+    known = getattr(store_session, "spilled_tokens", None)
+    if known is None:
+        return 0
+    total = 0
+    for message, item in zip(messages, items, strict=True):
+        if message.__class__ is not dict or message.get("role") != "tool":
+            continue
+        text = _plain_text(message.get("content"))
+        if text is not None and text.startswith(SPILL_HEADER):
+            original = known(text)
+            if original:
+                total += max(0, original - item.tokens)
+    return total
 
 
 def _plain_text(content: Any) -> str | None:

@@ -17,7 +17,7 @@ Plugin install routes:
   a plugin folder to ``$HERMES_HOME/plugins/<name>/``;
   :meth:`HermesHome.install_stowage_user_plugin` builds Stowage's folder
   with the project's own ``plugins/install_user_plugin.py`` (``mode="copy"``
-  copies, ``mode="symlink"`` is its ``--link`` layout of symlinks).  Both sources produce the key
+  copies, ``mode="symlink"`` is its ``--link`` symlink to the checkout).  Both sources produce the key
   ``stowage`` and the entry point, discovered *later*, would win the key
   collision in ``hermes_cli.plugins`` (and ``plugins.disabled`` would
   disable both), so the user-folder routes also hide the ``hermes-stowage``
@@ -41,7 +41,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 HARNESS_DIR = Path(__file__).resolve().parent
 PYBOOT_DIR = HARNESS_DIR / "_pyboot"
 STOWAGE_DIST = "hermes-stowage"
-STOWAGE_PLUGIN_DIR = REPO_ROOT / "plugins" / "stowage"
+STOWAGE_PLUGIN_DIR = REPO_ROOT  # the repository root is the plugin folder
 HARNESS_PROBE_PLUGIN_DIR = HARNESS_DIR / "plugins" / "harness_probe"
 HARNESS_PROBE_EVENTS = "harness_probe_events.jsonl"
 
@@ -234,8 +234,8 @@ class HermesHome:
         (``plugins/install_user_plugin.py``), and hide the pip distribution
         (entry point and editable finder) from subprocesses.
 
-        ``copy`` makes a self-contained copy, ``symlink`` the same layout of
-        symlinks into the checkout (``--link``).
+        ``copy`` makes a self-contained copy, ``symlink`` links the folder to
+        the checkout (``--link``).
         """
         target = _user_plugin_installer().install(self.path, link=(mode == "symlink"))
         self.hide_distribution(STOWAGE_DIST)

@@ -89,14 +89,16 @@ def test_blob_just_written_is_never_evicted(tmp_path):
 
 
 def test_live_sessions_and_grants_are_spared(tmp_path):
-    # hot_seconds covers the whole test: every live blob counts as the current turn's
-    store, clock = make(tmp_path, max_total_bytes=250, ttl_seconds=DAY, hot_seconds=3 * DAY)
+    store, clock = make(tmp_path, max_total_bytes=250, ttl_seconds=DAY)
     store.mark_session_live("live")
     store.mark_session_live("reader")
     produced = store.put(blob(1), session_id="live")
     granted = store.put(blob(2), session_id="gone")
     store.mark_session_ended("gone")
     store.grant(granted.handle, "reader")
+    # the cap is exceeded without the loose blob: only what the current requests point to is spared
+    store.pin_request("live", [produced.handle])
+    store.pin_request("reader", [granted.sha256])
     loose = store.put(blob(3), session_id="gone")
     clock.advance(2 * DAY)
     store.mark_session_live("live")  # still active: refreshes last-seen
@@ -112,25 +114,31 @@ def test_live_sessions_and_grants_are_spared(tmp_path):
     assert alive(store, granted.sha256)
 
 
-def test_size_cap_holds_against_a_live_session_but_spares_its_current_turn(tmp_path):
-    store, clock = make(tmp_path, max_total_bytes=1000, hot_seconds=60)
+def test_size_cap_holds_against_a_live_session_sparing_only_its_current_request(tmp_path):
+    store, clock = make(tmp_path, max_total_bytes=1000)
     store.mark_session_live("busy")
     old = [store.put(blob(i), session_id="busy") for i in range(8)]
+    shown = old[2]
+    assert store.pin_request("busy", [shown.handle, "f" * 16]) == 1  # an unknown handle pins nothing
     clock.advance(HOUR)
     store.mark_session_live("busy")
-    fetched = old[0]
-    store.record_fetch(fetched.sha256)  # fetched within the grace period: kept
     new = [store.put(blob(100 + i), session_id="busy") for i in range(6)]
     assert store.stats()["total_bytes"] <= 1000
-    assert all(alive(store, r.sha256) for r in new)  # the current turn's blobs stay
-    assert alive(store, fetched.sha256)
+    assert alive(store, shown.sha256) and alive(store, new[-1].sha256)
     evicted = [r for r in old if not alive(store, r.sha256)]
-    assert len(evicted) >= 4
+    assert len(evicted) == 4
     tomb = store.tombstone(evicted[0].sha256)
-    assert tomb.reason == "size-cap" and "live session" in tomb.detail
-    # a burst inside the current turn may exceed the cap; it is never evicted to honour it
+    assert tomb.reason == "size-cap" and "current request" in tomb.detail
+    # a burst inside one turn cannot exceed the cap either: the pinned blob and the one being written stay
     burst = [store.put(blob(200 + i), session_id="busy") for i in range(12)]
-    assert all(alive(store, r.sha256) for r in burst)
+    assert store.stats()["total_bytes"] <= 1000
+    assert alive(store, shown.sha256) and alive(store, burst[-1].sha256)
+    assert store.tombstoned_for("busy") == (len(old) + len(new) + len(burst) - store.stats()["blob_count"],
+                                            100 * (len(old) + len(new) + len(burst) - store.stats()["blob_count"]))
+    # an ended session pins nothing any more
+    store.mark_session_ended("busy")
+    store.put(blob(999, 950))
+    assert not alive(store, shown.sha256)
 
 
 def test_idle_live_session_stops_protecting(tmp_path):
@@ -143,34 +151,36 @@ def test_idle_live_session_stops_protecting(tmp_path):
     assert [e.sha256 for e in store.gc().evicted] == [res.sha256]
 
 
-def test_recently_fetched_blobs_are_spared(tmp_path):
+def test_recently_fetched_blobs_go_last_under_the_cap(tmp_path):
     store, clock = make(tmp_path, max_total_bytes=250)
     a = store.put(blob(1))
     clock.advance(1)
     b = store.put(blob(2))
     clock.advance(10)
-    store.record_fetch(a.sha256)
-    clock.advance(1)
-    store.record_fetch(b.sha256)
-    clock.advance(HOUR - 20)  # both fetched within the grace window
+    store.record_fetch(a.sha256)  # fetched within the grace window: the older blob stays first
+    clock.advance(HOUR - 20)
     res = store.put(blob(3))
-    assert res.evicted == ()
-    assert store.stats()["total_bytes"] == 300  # over the cap: everything else is spared
+    assert res.evicted == (b.sha256,)
     report = store.gc(dry_run=True)
-    assert report.spared_recent_fetch == 2 and [e.sha256 for e in report.evicted] == [res.sha256]
-    clock.advance(HOUR)
-    store.record_fetch(res.sha256)
-    report = store.gc()
-    assert [e.sha256 for e in report.evicted] == [a.sha256]
+    assert report.evicted == [] and report.total_bytes_after == 200
+    # the cap is a hard limit: past what unfetched blobs free, a fetched one goes too (oldest first)
+    big = store.put(blob(4, 200))
+    assert big.evicted == (res.sha256, a.sha256)  # the unfetched one first
+    assert store.stats()["total_bytes"] == 200
 
 
-def test_protected_blobs_can_leave_the_store_over_its_cap(tmp_path):
+def test_pinned_blobs_can_leave_the_store_over_its_cap(tmp_path):
     store, clock = make(tmp_path, max_total_bytes=150)
     store.mark_session_live("s")
-    store.put(blob(1), session_id="s")
-    store.put(blob(2), session_id="s")
+    one = store.put(blob(1), session_id="s")
+    store.pin_request("s", [one.sha256])
+    two = store.put(blob(2), session_id="s")
+    store.pin_request("s", [one.sha256, two.handle])
     report = store.gc(dry_run=True)
     assert report.evicted == [] and report.over_cap_bytes == 50 and report.spared_live == 2
+    store.pin_request("s", [two.handle])  # the next request no longer shows the first
+    report = store.gc()
+    assert [e.sha256 for e in report.evicted] == [one.sha256] and report.evicted_live == 1
 
 
 def test_gc_dry_run_changes_nothing(tmp_path):

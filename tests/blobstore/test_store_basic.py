@@ -233,7 +233,7 @@ def test_unwritable_root_raises_store_write_error(tmp_path):
 
 
 STORAGE_MODULES = ["store", "access", "index", "offsets", "retention", "errors", "handles",
-                   "doctor", "fsutil", "reader", "records", "writer", "__init__"]
+                   "doctor", "maintenance", "fsutil", "reader", "records", "safe_json", "window", "writer", "__init__"]
 
 
 def test_storage_modules_use_only_stdlib_and_relative_imports():

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from stowage.cli import main
+from stowage.command import main
 from stowage.context_engine.tokens import TokenCounter
 
 
@@ -166,8 +166,8 @@ def test_cat_bad_line_range(filled, capsys, spec):
 def test_cat_refuses_binary_to_a_terminal_unless_forced(filled):
     import io
 
-    from stowage.cli.blobs import cat
-    from stowage.cli.env import CliError, Env
+    from stowage.command.blobs import cat
+    from stowage.command.env import CliError, Env
 
     env = Env.resolve(filled.home, None)
     sink = io.BytesIO()
@@ -312,7 +312,7 @@ def test_doctor_reports_unreadable_yaml(filled, capsys):
 def test_doctor_reports_a_tokenizer_that_does_not_load_offline(filled, capsys, monkeypatch):
     from stowage.context_engine import tokenizer_loader
 
-    monkeypatch.setattr("stowage.cli.env.load_encoding",
+    monkeypatch.setattr("stowage.command.env.load_encoding",
                         lambda name, allow_download=False: tokenizer_loader.LoadedEncoding(
                             None, "unavailable", "bpe-openai (which ships the BPE files) is not installed"))
     code, out, _ = run(capsys, "doctor")

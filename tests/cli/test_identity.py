@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stowage.cli import main
-from stowage.cli.identity import check_identity
-from stowage.notice import not_selected_notice
+from stowage.command import main
+from stowage.command.identity import check_identity
+from stowage.host.notice import not_selected_notice
 
 INSTALLED = {"python": "/usr/bin/python3", "found": True, "checked_in": "this"}
 MISSING = {"python": "/usr/bin/python3", "found": False, "checked_in": "this"}

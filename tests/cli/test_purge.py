@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 
 from stowage.blobstore import BlobStore
-from stowage.cli import main
-from stowage.cli.env import Env
-from stowage.cli.purge import purge
+from stowage.command import main
+from stowage.command.env import Env
+from stowage.command.purge import purge
 from stowage.context_engine.session_status import SessionStatus
 from stowage.context_engine.status_file import status_path, write_session_status
 from stowage.context_engine.store_session.fetch_tools import FetchLimits, FetchTools

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stowage.cli import main
+from stowage.command import main
 
 hermes_state = pytest.importorskip("hermes_state")
 
@@ -171,6 +171,6 @@ def test_bad_transcript_file(tmp_path: Path, capsys) -> None:
     code, out, _ = replay(capsys, tmp_path, "--from", str(path), "--json")
     report = json.loads(out)
     assert code == 0 and report["sessions_replayed"] == 2 and report["sessions_skipped"] == 1
-    assert "stops being readable" in report["skipped"][0]["reason"]
+    assert report["skipped"][0]["session"] == "t.jsonl line 3" and "not valid JSON" in report["skipped"][0]["reason"]
     code, _, err = replay(capsys, tmp_path, "--from", str(tmp_path / "none.jsonl"))
     assert code == 1 and "no transcript file" in err

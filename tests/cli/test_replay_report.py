@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from stowage.cli import main
-from stowage.cli.replay import sweep_configs
-from stowage.cli.replay_report import config_lines
-from stowage.cli.replay_sources import reconstruct
+from stowage.command import main
+from stowage.command.replay.options import sweep_configs
+from stowage.command.replay.report import config_lines
+from stowage.command.replay.sources import reconstruct
 from stowage_dev.transcripts import make_transcript
 
 pytest.importorskip("agent.context_compressor")
@@ -83,7 +83,7 @@ def test_ctrl_c_writes_a_partial_report(tmp_path: Path) -> None:
     data = write_jsonl(tmp_path / "many.jsonl", 60, turns=14)
     html = tmp_path / "partial.html"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "stowage.cli", "replay", "--from", str(data), "--html", str(html),
+    proc = subprocess.Popen([sys.executable, "-m", "stowage.command", "replay", "--from", str(data), "--html", str(html),
                              "--hermes-home", str(tmp_path / "home")],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stderr is not None
@@ -113,3 +113,19 @@ def test_jobs_give_the_same_figures(tmp_path: Path, capsys) -> None:
     for engine in ("built-in", "stowage"):
         for key in ("billed_tokens", "requests", "compactions", "peak_request_tokens"):
             assert one["totals"][engine][key] == two["totals"][engine][key]
+
+
+def test_replay_prints_no_plugin_notice_for_its_own_engines(tmp_path: Path) -> None:
+    """The user's Hermes runs the built-in compressor (the common case before trying Stowage); the replay builds
+    its own temporary engines, so Stowage's 'loaded but not selected' notice is not for this terminal."""
+    data = write_jsonl(tmp_path / "two.jsonl", 2, turns=6)
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("context:\n  engine: compressor\n", encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "stowage.command", "replay", "--from", str(data), "--no-html",
+                           "--quiet", "--hermes-home", str(home)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HERMES_HOME": str(home)})
+    assert done.returncode == 0, done.stderr
+    assert "stowage replay: 2 session(s) replayed" in done.stdout
+    assert "not selected" not in done.stderr and "Traceback" not in done.stderr
+    assert done.stderr.strip() == ""

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from stowage.cli import main
-from stowage.slash_command import register_slash_command, stowage_command
+from stowage.command import main
+from stowage.host.slash_command import register_slash_command, stowage_command
 
 
 def slash(filled_or_home, args: str) -> str:

@@ -7,13 +7,13 @@ import re
 
 import pytest
 
-from stowage.cli import main
-from stowage.cli.preview import preview_text
-from stowage.cli.summary import summary_header, summary_text
+from stowage.command import main
+from stowage.command.preview import preview_text
+from stowage.command.summary import summary_header, summary_text
 from stowage.context_engine.session_status import SessionStatus
 from stowage.context_engine.status_file import write_session_status
-from stowage.context_engine.summary_log import append_summary
-from stowage.slash_command import stowage_command
+from stowage.context_engine.summary_log import append_summary, summaries_path
+from stowage.host.slash_command import stowage_command
 
 BODY = "## Goal\nShip it.\n\n## Full History\nThe 12 compacted messages are stored whole under handle 0123456789abcdef."
 RECORD = {"compaction": 1, "at": 1_700_000_000.0, "result": "compacted", "tokens_before": 100_000,
@@ -84,10 +84,12 @@ def test_cli_no_session_unknown_session_and_no_compaction(home, capsys):
 
 
 def test_cli_a_damaged_summary_file_is_not_a_traceback(home, capsys):
-    path = store_of(home) / "session-summaries" / "bad.jsonl"
+    path = summaries_path(store_of(home), "bad")
     path.parent.mkdir(parents=True)
     path.write_text("{broken\n[]\n")
-    code, out, err = run(capsys, "summary")
+    code, out, err = run(capsys, "summary")  # no readable line names a session: a one-line answer
+    assert code == 1 and "no Stowage session has run" in err and "Traceback" not in err
+    code, out, err = run(capsys, "summary", "--session", "bad")
     assert code == 0 and "session bad: no compaction yet" in out and "2 unreadable line(s)" in out
     path.write_bytes(b"\xff\xfe" + json.dumps({**RECORD, "session_id": "bad"}).encode() + b"\n")
     code, out, err = run(capsys, "summary", "--session", "bad")
@@ -140,7 +142,7 @@ class _Engine:
 
 @pytest.fixture
 def live(monkeypatch):
-    from stowage import sessions
+    from stowage.host import sessions
 
     engines = {}
     monkeypatch.setattr(sessions, "live_session_ids", lambda: list(engines))

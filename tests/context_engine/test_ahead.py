@@ -170,18 +170,95 @@ def test_memory_context_is_part_of_the_key_and_stops_further_preparations(make_e
     assert len(model.prompts) == 2 and ahead(engine)["prepared"] == 1
 
 
-def test_a_failed_preparation_falls_back_to_the_sync_call(make_engine, recording_model, helpers):
+def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_call_again(make_engine,
+                                                                                         recording_model):
     for failure in (SummaryFailure("timeout", "took too long"), RuntimeError("bug")):
         model = recording_model(failure)
         engine = make_engine(model=model)
         msgs = history()
         near_trigger(engine)
         prepare(engine, msgs)
+        governor = engine.get_status()["governor"]
+        assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0  # before any compaction
         out = engine.compress(msgs)
-        assert len(model.prompts) == 2 and model.prompts[0] == model.prompts[1]
-        assert ahead(engine)["failed"] == 1 and ahead(engine)["used"] == 0
-        assert not engine._last_summary_fallback_used and "Fix the failing parser tests" in json.dumps(out)
+        assert len(model.prompts) == 1  # the cooldown holds: the fallback summary, no second call
+        assert engine._last_summary_fallback_used and "without the summary model" in json.dumps(out)
+        assert engine.get_status()["governor"]["summary_failures"] == 1  # counted once
         assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
+
+
+def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_the_deadline(make_engine,
+                                                                                           recording_model):
+    model = recording_model(SummaryFailure("http", "HTTP 500"))
+    engine = make_engine(model=model, stowage={"compaction": {"failure_cooldown_seconds": 0,
+                                                              "summary_timeout_seconds": 40}})
+    msgs = history()
+    near_trigger(engine)
+    prepare(engine, msgs)
+    assert engine.get_status()["governor"]["summary_failures"] == 1
+    out = engine.compress(msgs)
+    assert len(model.prompts) == 2 and model.prompts[0] == model.prompts[1]
+    assert not engine._last_summary_fallback_used and "Fix the failing parser tests" in json.dumps(out)
+    assert ahead(engine)["failed"] == 1 and ahead(engine)["used"] == 0
+    assert 0 < model.runtimes[1]["timeout"] <= 40  # the call got what was left of the compaction's deadline
+
+
+def test_a_hung_preparation_costs_one_deadline_and_one_call(make_engine):
+    """The model hangs: the compaction waits within its deadline, writes the fallback, never calls twice."""
+    gate, entered = threading.Event(), threading.Event()
+    runtimes: list[dict] = []
+
+    def hanging(prompt, runtime):
+        runtimes.append(runtime)
+        entered.set()
+        gate.wait(30)
+        raise SummaryFailure("timeout", "the host's own timeout, long after the compaction gave up")
+
+    engine = make_engine(model=hanging, stowage={"compaction": {"summary_timeout_seconds": 0.2}})
+    msgs = history()
+    near_trigger(engine)
+    engine.prepare_ahead(msgs)
+    assert entered.wait(30)
+    run = engine.ahead._run
+    out = engine.compress(msgs)
+    last = engine.get_status()["last_compaction"]
+    assert last["result"] == "fallback" and last["summary_error"].startswith("timeout"), last
+    assert "without the summary model" in json.dumps(out) and NEWEST in json.dumps(out)
+    assert engine.ahead.last_use["outcome"] == "failed" and ahead(engine)["failed"] == 1
+    governor = engine.get_status()["governor"]
+    assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0
+    assert len(runtimes) == 1 and runtimes[0]["timeout"] == 0.2  # one call, given the configured deadline
+    gate.set()  # the hung call fails at last: the compaction already reported it, it is not counted again
+    assert run.done.wait(30) and run.failure is not None
+    assert engine.get_status()["governor"]["summary_failures"] == 1
+
+
+def test_a_preparation_failing_while_the_compaction_waits_is_that_compactions_failure(make_engine):
+    gate, entered = threading.Event(), threading.Event()
+    calls: list[str] = []
+
+    def failing_later(prompt, runtime):
+        calls.append(prompt)
+        entered.set()
+        gate.wait(30)
+        raise SummaryFailure("http", "HTTP 502 while the compaction waited")
+
+    engine = make_engine(model=failing_later, stowage={"compaction": {"summary_timeout_seconds": 60}})
+    msgs = history()
+    near_trigger(engine)
+    engine.prepare_ahead(msgs)
+    assert entered.wait(30)
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(engine.compress(msgs)))
+    worker.start()
+    while engine.ahead._run is not None and worker.is_alive():  # the compaction claims the job, then waits
+        worker.join(0.01)
+    gate.set()
+    worker.join(30)
+    assert result and len(calls) == 1
+    last = engine.get_status()["last_compaction"]
+    assert last["result"] == "fallback" and last["summary_error"].startswith("http"), last
+    assert engine.get_status()["governor"]["summary_failures"] == 1  # counted once, by the compaction
 
 
 def test_a_running_preparation_is_waited_for_not_called_twice(make_engine, recording_model):

@@ -6,6 +6,8 @@ import copy
 import json
 
 from stowage.context_engine.compactor import CompactionPlan, compact
+from stowage.context_engine.deadline import HOST_SUMMARY_TIMEOUT_SECONDS, MIN_CALL_SECONDS, SummaryDeadline
+from stowage.context_engine.markers import FailureKind
 from stowage.context_engine.messages import SUMMARY_MARKER, is_summary, message_text
 from stowage.context_engine.stubs import PrunedOutput
 from stowage.context_engine.summary import SummaryFailure
@@ -173,3 +175,34 @@ def test_summary_marker_in_tool_output_is_not_a_summary():
     outcome = run(msgs)
     assert outcome.changed and validate_messages(outcome.messages) == []
     assert sum(is_summary(m) for m in outcome.messages) == 1
+
+
+# -- one summary deadline per compaction ---------------------------------------------------------
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_summary_deadline_counts_from_the_compaction_start_and_passes_what_is_left():
+    clock = _Clock()
+    deadline = SummaryDeadline(10, clock=clock)
+    clock.now += 4
+    assert deadline.remaining() == 6 and not deadline.spent() and deadline.call_timeout() == 6
+    clock.now += 7
+    assert deadline.spent() and deadline.call_timeout() == MIN_CALL_SECONDS  # never 0 ("no timeout" to a client)
+    unconfigured = SummaryDeadline(0, clock=clock)
+    assert unconfigured.budget == HOST_SUMMARY_TIMEOUT_SECONDS and unconfigured.call_timeout() is None
+
+
+def test_a_spent_deadline_writes_the_fallback_without_calling_the_model():
+    clock = _Clock()
+    deadline = SummaryDeadline(1, clock=clock)
+    clock.now += 2  # e.g. spent waiting for a summary prepared ahead
+    called: list[str] = []
+    outcome = run(make_transcript(20, seed=2), summarize=lambda p: called.append(p) or GOOD, deadline=deadline)
+    assert called == [] and outcome.changed and outcome.fallback_used
+    assert outcome.summary_error.startswith("timeout") and outcome.failure is FailureKind.MODEL_FAILED

@@ -505,3 +505,29 @@ def test_preflight_defers_to_real_usage_right_after_a_compaction():
     engine.update_from_response({"prompt_tokens": 30_000, "completion_tokens": 10, "total_tokens": 30_010})
     assert engine.should_defer_preflight_to_real_usage(200_000) is False
     assert engine.last_real_prompt_tokens == 30_000
+
+
+def test_the_summary_call_gets_the_compactions_deadline(make_engine, recording_model, helpers):
+    msgs = [{"role": "user", "content": "start"}]
+    for i in range(12):
+        msgs += helpers.turn([f"c{i}"], [f"output {i} " * 300])
+    msgs += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}]
+    timed, unconfigured = recording_model(), recording_model()
+    make_engine(model=timed, stowage={"compaction": {"summary_timeout_seconds": 45}}).compress(msgs, force=True)
+    make_engine(model=unconfigured).compress(msgs, force=True)
+    assert len(timed.prompts) == 1 and 0 < timed.runtimes[0]["timeout"] <= 45  # what is left of 45 s
+    assert len(unconfigured.prompts) == 1 and unconfigured.runtimes[0]["timeout"] is None  # Hermes's own
+
+
+def test_compaction_sizes_are_both_on_the_hosts_basis(make_engine, recording_model):
+    """Before and after count the same things: what the host measured (system prompt and tools) carries over."""
+    engine = make_engine(model=recording_model())
+    msgs = history()
+    overhead = 15_000  # system prompt and tool schemas the host counts and the messages do not hold
+    current = sum(map(engine.counter.estimate_message, msgs)) + overhead
+    out = engine.compress(msgs, current_tokens=current)
+    log = engine.compaction_log[-1]
+    estimate = engine.counter.estimate_message  # calibrated by the compaction: the same scale for both lists
+    assert log.tokens_before == current
+    assert log.tokens_after == sum(map(estimate, out)) + current - sum(map(estimate, msgs))
+    assert overhead < log.tokens_after < log.tokens_before

@@ -91,6 +91,25 @@ CORPUS = [
     ("perplexity", "pplx-AbCdEfGhIjKlMnOpQrSt", "pplx-AbCdEfGhIjKlMnOpQrSt"),
     ("digitalocean", "dop_v1_0123456789abcdef0123456789abcdef", "dop_v1_0123456789abcdef0123456789abcdef"),
     ("gitlab", "glpat-AbCdEfGhIjKlMnOpQrSt", "glpat-AbCdEfGhIjKlMnOpQrSt"),
+    # structured formats (issue 23)
+    ("pgp-private", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGVpgpBody0123\n=Ab12\n-----END PGP PRIVATE KEY BLOCK-----",
+     "lQOYBGVpgpBody0123"),
+    ("redis-empty-user", "redis://:r3disOnlyPw@cache:6379/0", "r3disOnlyPw"),
+    ("url-password-at", "postgres://app:p@ssw0rdAfterAt@db:5432/app", "ssw0rdAfterAt"),
+    ("odbc-pwd", "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=odbcPw0rd99;Encrypt=yes", "odbcPw0rd99"),
+    ("odbc-pwd-braced", "Server=db;UID=sa;PWD={br;acedPw99};", "acedPw99"),
+    ("ado-password-spaces", "Server=db;User Id=sa;Password=two words99;", "words99"),
+    ("vault-header", "curl -H 'X-Vault-Token: hvs.vaultTokenValue0123456789' https://vault:8200/v1/x",
+     "vaultTokenValue0123456789"),
+    ("rapidapi-header", "-H 'X-RapidAPI-Key: rapid0123456789abcdef'", "rapid0123456789abcdef"),
+    ("xml-password", "<server><username>dev</username><password>xmlPw0rd99</password></server>", "xmlPw0rd99"),
+    ("python-dict", "{'user': 'bob', 'password': 'pyDictPw99'}", "pyDictPw99"),
+    ("js-object", 'new Api({ token: "jsObjectToken99", retries: 3 })', "jsObjectToken99"),
+    ("docker-auth", '{"auths": {"ghcr.io": {"auth": "bWU6ZG9ja2VyUHc5OQ=="}}}', "bWU6ZG9ja2VyUHc5OQ=="),
+    ("stripe-webhook", "whsec_AbCdEfGhIjKlMnOpQrStUv0123456789", "whsec_AbCdEfGhIjKlMnOpQrStUv0123456789"),
+    ("shell-yaml", "echo '  password: correct-horse-battery' > .env", "correct-horse-battery"),
+    ("cookie", "Cookie: sessionid=cookieSess0123; theme=dark", "cookieSess0123"),
+    ("set-cookie", "Set-Cookie: session=setCookieSess0123; Path=/; HttpOnly", "setCookieSess0123"),
 ]
 
 
@@ -129,6 +148,17 @@ FALSE_POSITIVES = [
     "The key insight is that sessions end.",
     "session_id=abc123 user_id=42",
     "the high-risk-assessment of ask-me-anything-2024-report-v2",
+    'password = getpass.getpass("Password: ")',
+    'if (!password) { throw new Error("password: required"); }',
+    "PWD=/home/dev/project\nOLDPWD=/home/dev",
+    "<token id=\"1\"><word>hello</word></token>",
+    '{"auth": "basic", "credsStore": "desktop"}',
+    "redis://localhost:6379/0 and http://[::1]:8080/health",
+    '{"url":"http://x:1","email":"y@z.com"}',
+    "Driver={ODBC Driver 18};Server=tcp:db,1433;Database=app;Trusted_Connection=yes;",
+    "Content-Type: application/json\nX-Request-Id: 8f14e45f",
+    "the cookie: chocolate chip",
+    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGV1\n-----END PGP PUBLIC KEY BLOCK-----",
     "",
 ]
 

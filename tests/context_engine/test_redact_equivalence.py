@@ -45,6 +45,13 @@ FRAGMENTS = [
     "AbCdEfGhIjKlMnOpQrStAbCdEfGhIjKlMnOpQrSt", "Ab/Cd+EfGhIjKlMnOpQr", "mysql", "mysqldump ", "mariadb ",
     " -p", " -pFAKEpw", "-p'", "docker login ", "docker ", "login", "--password", "--password ", "machine ",
     " password ", "password", "# ", " # comment", "\r\n", "\r", "glptt-", "gldt-", "glrt-",
+    # the structured formats: PGP blocks, connection strings, headers, cookies, XML, dicts, shell YAML, docker auth
+    "-----BEGIN PGP PRIVATE KEY BLOCK-----", "-----END PGP PRIVATE KEY BLOCK-----", " BLOCK", "whsec_", "hvs.",
+    "rk_test_", "dckr_pat_", "redis://:", "p@ss", "Pwd=", "PWD", "pwd", "{", "}", "}}", "$PWD", "/home", "Uid=sa;",
+    "X-Vault-Token", "Private-Token", "X-RapidAPI-Key", "-key", "-Token", "x-", "Cookie: ", "Set-Cookie: ",
+    "cookie", "sessionid=", "<password>", "</password>", "<apiKey>", "</apiKey>", "<", ">", "</", "'password'",
+    "'", "{'", "': '", "echo ", "echo '", "printf ", "echo -e \"", "\\n", "\\", '"auth"', '"auth": "',
+    "dXNlcjpwYXNz", "==", "%", "$", "getpass(", "a.b(",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 

@@ -51,7 +51,7 @@ def test_reader_skips_damaged_lines_and_finds_the_newest_session(tmp_path):
     append_summary(tmp_path, "a/b", {"body": "first", "at": 1.0})
     path = summaries_path(tmp_path, "a/b")
     with path.open("a") as f:
-        f.write("{not json\n" + json.dumps({"no": "body"}) + "\n\n" + json.dumps([1]) + "\n")
+        f.write("{not json\n" + json.dumps({"no": "body", "session_id": "a/b"}) + "\n\n" + json.dumps([1]) + "\n")
     append_summary(tmp_path, "a/b", {"body": "second"})
     records, bad = read_summaries(tmp_path, "a/b")
     assert [r["body"] for r in records] == ["first", "second"] and bad == 3

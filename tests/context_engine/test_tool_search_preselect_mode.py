@@ -22,7 +22,7 @@ TOOLS = [{"type": "function", "function": {"name": f"weather_{what}", "descripti
 
 
 def shape(tool_search: dict[str, Any], context_length: int = 128_000) -> tuple[ToolSearchSession, list[str]]:
-    session = ToolSearchSession(load_settings({"stowage": {"tool_search": tool_search}}), estimate_tokens)
+    session = ToolSearchSession(load_settings({"stowage": {"tool_search": tool_search}}).tool_search, estimate_tokens)
     shaped = session.shape_request(TOOLS, [{"role": "user", "content": "will there be snow tomorrow?"}],
                                    context_length=context_length, core_names=(), toolset_of=lambda _: "weather",
                                    registered={t["function"]["name"] for t in TOOLS})
@@ -58,7 +58,7 @@ def test_bridging_a_directly_listed_tool_says_to_call_it_by_name():
         return {"type": "function", "function": {"name": name, "description": f"{name} tool",
                                                  "parameters": {"type": "object", "properties": {}}}}
 
-    session = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}), lambda t: len(t) // 4)
+    session = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}).tool_search, lambda t: len(t) // 4)
     session.shape_request([schema("terminal"), schema("plugin_a"), schema("plugin_b")], [], context_length=128_000,
                           core_names={"terminal"}, toolset_of=lambda n: "x", registered={"terminal", "plugin_a",
                                                                                           "plugin_b"})

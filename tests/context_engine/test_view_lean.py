@@ -188,3 +188,39 @@ def test_host_callbacks_accept_keywords_newer_hosts_pass(tmp_path):
     assert engine.governor.verify_pending is True
     engine.update_from_response({"prompt_tokens": 10}, extra=1)
     assert engine.has_content_to_compress([], hint=1) is False
+
+
+def test_saved_counts_spilled_outputs_against_the_same_history_unshaped(tmp_path):
+    """One "saved" figure: requests as sent vs the history with spilled outputs whole, view stubs undone."""
+    engine = make(tmp_path, hot_tokens=100_000)  # nothing stubbed: all the saving is the spill's
+    big = "".join(f"row {i}: value {i * 7}\n" for i in range(6000))
+    preview = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big)
+    assert preview is not None and len(preview) < len(big) // 10
+    messages = history(1)
+    messages[-1]["content"] = preview
+    shape(engine, messages)
+    shape(engine, messages)  # every request that carries the preview counts it
+    view = engine.get_status()["view"]
+    original = engine.counter.count_text(big)
+    per_request = view["spill_tokens_saved"] // 2
+    assert view["view_tokens_saved"] == 0 and original - per_request < 0.1 * original
+    assert view["tokens_saved"] == view["spill_tokens_saved"] == view["unshaped_tokens"] - view["sent_tokens"] > 0
+    assert engine.get_status()["requests"][-1]["full"] - engine.get_status()["requests"][-1]["sent"] == per_request
+
+
+def test_the_trigger_names_the_key_that_decides_it(tmp_path):
+    from stowage.context_engine.trigger import governing
+
+    engine = make(tmp_path)
+    assert engine.get_status()["trigger"]["key"] == "view.compact_at"
+    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.42)
+    plain = StowageEngineCore(load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"threshold": 0.6}}}))
+    plain.update_model("m", 100_000)
+    assert plain.get_status()["trigger"] == {"key": "compaction.threshold", "share": 0.6, "tokens": 60_000,
+                                             "context_length": 100_000, "measured_on": "the whole history"}
+    plain.model_thresholds = {"m": 0.5}
+    plain.update_model("m", 100_000)
+    assert plain.get_status()["trigger"]["key"] == "compression.model_thresholds" and plain.threshold_tokens == 50_000
+    flat = {"view.enabled": True, "view.compact_at": 0.42, "compaction.threshold": 0.75, "compaction.target_ratio": 0.2}
+    assert governing(flat) == {"view.enabled": True, "view.compact_at": 0.42}
+    assert "view.compact_at" not in governing({**flat, "view.enabled": False})

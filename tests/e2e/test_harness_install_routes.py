@@ -1,5 +1,5 @@
 """Stowage's plugin install routes, as the harness sets them up: entry point,
-user-folder symlink layout and self-contained user-folder copy (for the two
+user folder linked to the checkout and self-contained user-folder copy (for the two
 folder routes the pip distribution is hidden from the subprocess).
 
 Each route loads one import tree: every module reachable from the plugin
@@ -55,7 +55,7 @@ def test_stowage_install_route(make_home, route: str) -> None:
     assert plugin["enabled"] and plugin["error"] is None
     imports = result.step("imports")["result"]
     listed = {p["name"]: p for p in plugins_list(home, "--no-bundled")}
-    assert imports["registries"] == [plugin["module"] + ".sessions"], imports["registries"]
+    assert imports["registries"] == [plugin["module"] + ".host.sessions"], imports["registries"]
     assert not [m for m in imports["walked"] if m.split(".")[-1] in ("tests", "bench", "build", "plugins")]
     if route == "entrypoint":
         assert plugin["source"] == "entrypoint" and plugin["module"] == "stowage"
@@ -69,6 +69,7 @@ def test_stowage_install_route(make_home, route: str) -> None:
     assert not imports["stowage_importable"]  # editable finder removed
     assert "stowage" not in imports["entry_points"]  # distribution hidden
     assert Path(imports["core_file"]).parent == target / "context_engine"
-    assert (target / "context_engine").is_symlink() == (route == "symlink")
+    assert target.is_symlink() == (route == "symlink")
     assert Path(imports["core_file"]).resolve().parent == REPO_ROOT / "context_engine" or route == "copy"
-    assert listed["stowage"]["source"] == "user"
+    # `hermes plugins list` labels a plugin folder that is a git checkout (the linked one) "git"
+    assert listed["stowage"]["source"] == ("git" if route == "symlink" else "user")

@@ -2,7 +2,7 @@
 
 ``python3 run.py hosts`` runs this module in one venv per older release
 (``.venv-hermes-<version>``); the full suite runs it on 0.19.0.  Each test
-reads what the running host can do from ``stowage.host_support`` instead of
+reads what the running host can do from ``stowage.host.host_support`` instead of
 assuming the newest: identity, spill, a genuine compaction with a real summary
 request, a failing summarizer, tool search where the host has middleware, and
 the shared-engine case of hosts before 0.18.0 (a review agent started
@@ -16,7 +16,7 @@ import json
 import pytest
 
 from tests.e2e.stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
-from stowage.host_support import assess, installed_version
+from stowage.host.host_support import assess, installed_version
 from stowage.tool_search import BRIDGE_NAMES
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
@@ -61,7 +61,7 @@ def test_stowage_is_the_running_engine_and_knows_the_host(fake_llm: FakeLLMServe
 
     engine = result.engine
     assert engine["class"] == "StowageContextEngine" and not engine["is_builtin"], engine
-    assert engine["module"].endswith("stowage.hermes_engine")
+    assert engine["module"].endswith("stowage.host.hermes_engine")
     assert result.step("t")["final_response"] == "hi there"
     host = result.step("t")["engine"]["status"]["host"]
     assert host["hermes"] == (VERSION or "unknown") and host["supported"] is True

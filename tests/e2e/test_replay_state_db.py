@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from stowage.cli import main
+from stowage.command import main
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import HermesHome
 from stowage_dev.runner import Scenario, run_scenario

@@ -64,3 +64,43 @@ def test_compaction_uses_the_summary_prepared_during_an_earlier_turn(fake_llm: F
     assert "SUMMARY-AHEAD" in json.dumps(fake_llm.last_main_request().messages)
     print(f"ahead e2e: think {result.step('think')['result']['waited_s']} s, big turn {big['duration_s']} s, "
           f"compress waited {last['ahead_wait_ms']} ms, summary delay {DELAY} s")
+
+
+def test_a_hung_summary_model_costs_one_call_and_one_deadline(fake_llm: FakeLLMServer, make_home) -> None:
+    """The summary model hangs: the summary prepared at the end of the NEAR turn never arrives.
+
+    The compaction of the next turn waits for it within its one deadline
+    (``summary_timeout_seconds``: 3), then writes the fallback summary without
+    calling the model again, and the failure starts the governor's cooldown.
+    Stowage makes one summary call; Hermes's ``call_llm`` itself answers the
+    timeout of that call by trying its fallback provider (here the same
+    server) with the same prompt, which is the host's policy, not a second call.
+    """
+    home = stowage_home(make_home)  # summary_timeout_seconds 3, no transient retries of the aux call
+    script_warm_up(fake_llm, 5)
+    fake_llm.on(Match.user_turn("NEAR"), Reply.say("near done", usage={"prompt_tokens": int(TRIGGER * 0.95)}))
+    script_big_turn(fake_llm)
+    fake_llm.on(Match.summary_request(), Reply.timeout(10), times=None)  # hangs far past the deadline
+
+    scenario = warm_up(Scenario(), 5).turn("NEAR the trigger now", id="near").turn("BIG now", id="big")
+    result = run_scenario(home, scenario, check=True)
+
+    big = result.step("big")
+    status = big["engine"]["status"]
+    last = status["last_compaction"]
+    assert big["engine"]["compression_count"] == 1 and last["result"] == "fallback", last
+    assert last["summary_source"] == "fallback" and last["summary_calls"] == 0  # no call of its own after the wait
+    assert status["ahead"]["prepared"] == 1 and status["ahead"]["used"] == 0  # the one call, prepared ahead
+    assert status["governor"]["summary_failures"] == 1 and status["governor"]["summary_cooldown_seconds"] > 0
+    summary_requests = fake_llm.summary_requests()
+    big_main = [r for r in result.step_requests(fake_llm, "big") if r.is_main]
+    assert summary_requests[0].index < big_main[0].index  # sent at the end of the NEAR turn, before BIG's request
+    assert len({r.text for r in summary_requests}) == 1  # every request on the wire is that one prompt
+
+    follow_up = next(r for r in fake_llm.main_requests() if "STOWAGE CONTEXT SUMMARY" in r.text)
+    summary = next(m for m in follow_up.messages if "STOWAGE CONTEXT SUMMARY" in json.dumps(m))
+    assert "without the summary model" in json.dumps(summary) and "BIG now" in follow_up.text
+    assert_valid_request(follow_up)
+    assert any("Compression summary failed" in w for w in result.warnings()), result.warnings()
+    print(f"hung-model e2e: big turn {big['duration_s']} s, compress waited {last['ahead_wait_ms']} ms, "
+          f"{len(summary_requests)} summary request(s) on the wire, error {last['summary_error']!r}")

@@ -2,16 +2,20 @@
 
 Stowage is installed as a user plugin (the route the dashboard scans), a real
 session fills the store, then ``hermes dashboard`` serves the tab and Debian's
-``chromium`` renders it: the timeline plot and the store browser must show
-that session's data.  The screenshot is kept under ``test-artifacts/``.
+``chromium`` renders it at a laptop's window size: the timeline plot and the
+store browser must show that session's data, laid out for reading (rows one
+line high, nothing overflowing its table, both series visible, a y axis with
+round ticks).  The screenshots are kept under ``test-artifacts/``.  The same
+session's saved-token figure is the same in the API, ``/stowage`` and
+``stowage status``, spills included.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import socket
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,16 +25,16 @@ from typing import Any
 import pytest
 
 from tests.e2e.stowage_session import script_warm_up, stowage_home, warm_up
+from stowage_dev.browser import Browser, chromium_path, count_color
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import HERMES, Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = chromium_path() or "/usr/bin/chromium"
+STOWAGE = Path(sys.executable).with_name("stowage")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 TOKEN = "stowage-dashboard-test-token-0123456789"
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 def _free_port() -> int:
@@ -64,7 +68,10 @@ def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # n
     fake_llm.on(Match.user_turn("HUGE"), Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "HUGE"},
                                                               id="call_huge")))
     fake_llm.on(Match.after_tool_result("call_huge"), Reply.say("huge output inspected"))
-    run_scenario(home, warm_up(Scenario(), 6, secret_turn=None).turn("HUGE output please"), check=True)
+    scenario = warm_up(Scenario(), 6, secret_turn=None).turn("HUGE output please").python(
+        "from hermes_cli.plugins import get_plugin_command_handler\nresult = get_plugin_command_handler('stowage')('')",
+        id="slash")  # /stowage, dispatched the way the CLI does
+    slash = run_scenario(home, scenario, check=True).step("slash")["result"]
     port = _free_port()
     log = (tmp_path / "dashboard.log").open("w")
     proc = subprocess.Popen([HERMES, "dashboard", "--host", "127.0.0.1", "--port", str(port), "--no-open",
@@ -84,7 +91,7 @@ def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # n
         if proc.poll() is not None or _get(f"{base}/api/plugins/stowage/sessions")[0] != 200:
             log.flush()
             pytest.fail("the dashboard did not serve the Stowage API:\n" + (tmp_path / "dashboard.log").read_text()[-4000:])
-        yield home, base, request.param
+        yield home, base, request.param, slash
     finally:
         proc.terminate()
         try:
@@ -94,15 +101,75 @@ def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # n
         log.close()
 
 
-def _chromium(url: str, profile: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--virtual-time-budget=20000",
-                           "--window-size=1280,1800", *extra, url],
-                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+LAYOUT = r"""(() => {
+  const tab = document.querySelector('[data-stowage-session]').closest('div[data-stowage-session]').parentElement;
+  const box = e => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, w: r.width, h: r.height,
+                                                                  right: r.right, bottom: r.bottom}; };
+  // the vertical centres of everything a row shows: text runs and elements without element children
+  function lines(row) {
+    const centres = [], heights = [];
+    const walker = document.createTreeWalker(row, NodeFilter.SHOW_TEXT);
+    while (walker.nextNode()) {
+      if (!walker.currentNode.textContent.trim()) continue;
+      const range = document.createRange(); range.selectNodeContents(walker.currentNode);
+      for (const r of range.getClientRects()) { if (r.height) { centres.push(r.y + r.height / 2); heights.push(r.height); } }
+    }
+    for (const b of row.querySelectorAll('button')) { const r = b.getBoundingClientRect(); centres.push(r.y + r.height / 2); heights.push(r.height); }
+    return {spread: Math.max(...centres) - Math.min(...centres), lineHeight: Math.min(...heights), height: row.getBoundingClientRect().height};
+  }
+  function overflow(table) {
+    const t = table.getBoundingClientRect(), out = [];
+    for (const e of table.querySelectorAll('*')) {
+      const r = e.getBoundingClientRect();
+      if (r.width && (r.left < t.left - 1 || r.right > t.right + 1))
+        out.push(`${e.tagName}.${e.className} "${(e.textContent || '').slice(0, 40)}" x ${r.left}..${r.right} of ${t.left}..${t.right}`);
+    }
+    for (const b of table.querySelectorAll('button')) {
+      const r = b.getBoundingClientRect(), c = b.closest('td').getBoundingClientRect();
+      if (r.left < c.left - 1 || r.right > c.right + 1 || r.top < c.top - 1 || r.bottom > c.bottom + 1) out.push('button ' + b.textContent);
+    }
+    return out;
+  }
+  const blobs = document.querySelector('[data-stowage-blobs]'), figures = document.querySelector('[data-stowage-rows]');
+  const svg = document.querySelector('[data-stowage-plot="timeline"]');
+  const series = {};
+  for (const line of svg.querySelectorAll('[data-series]')) {
+    const st = getComputedStyle(line);
+    series[line.dataset.series] = {stroke: st.stroke, width: parseFloat(st.strokeWidth), dash: st.strokeDasharray,
+                                   visible: st.visibility !== 'hidden' && st.display !== 'none' && parseFloat(st.opacity) > 0.5};
+  }
+  const tickLabels = [...svg.querySelectorAll('[data-tick]')].map(t => ({value: Number(t.dataset.tick), text: t.textContent, ...box(t)}));
+  return {
+    viewport: innerWidth, pageWidth: document.documentElement.scrollWidth,
+    blobRows: [...blobs.querySelectorAll('tbody tr')].map(r => ({row: r.textContent.slice(0, 60), ...lines(r)})),
+    figureRows: [...figures.querySelectorAll('tr')].map(r => ({label: r.cells[0].textContent, ...lines(r.cells[0])})),
+    legend: lines(document.querySelector('[data-stowage-legend]')),
+    overflow: [...overflow(blobs), ...overflow(figures)],
+    tablesInCard: [blobs, figures].every(t => t.getBoundingClientRect().right <= tab.getBoundingClientRect().right + 1),
+    series, ticks: tickLabels, svg: box(svg),
+    totals: document.querySelector('[data-stowage-totals]').textContent,
+    saved: Number(document.querySelector('[data-stowage-totals]').dataset.tokensSaved),
+    text: document.body.innerText,
+  };
+})()"""
+
+
+def _saved(text: str) -> int:
+    import re
+    found = re.search(r"([\d,]+) tokens saved over", text)
+    assert found, text
+    return int(found.group(1).replace(",", ""))
+
+
+def _rgb(css: str) -> tuple[int, int, int]:
+    import re
+    r, g, b = (int(v) for v in re.findall(r"\d+", css)[:3])
+    return r, g, b
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
 def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Path) -> None:
-    home, base, route = dashboard
+    home, base, route, slash = dashboard
     api = f"{base}/api/plugins/stowage"
 
     # the dashboard's own auth guards the tab's API
@@ -123,21 +190,57 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     assert _get(f"{api}/blobs/{'0' * 16}")[0] == 404 and _get(f"{api}/blobs/..%2Fconfig.yaml")[0] in (400, 404)
     assert _get(f"{api}/sessions/someone-else")[0] == 404
 
-    dom = _chromium(f"{base}/stowage", tmp_path / "profile", "--dump-dom")
-    assert dom.returncode == 0, dom.stderr[-2000:]
-    html = dom.stdout
-    assert 'data-stowage-plot="timeline"' in html, html[-3000:]
-    assert f'data-requests="{session["requests"]}"' in html and 'data-series="sent"' in html
-    assert 'data-event="spill"' in html
-    assert f'data-stowage-session="{session["session_id"]}"' in html
-    assert f'{session["tokens_saved"]:,} tokens saved over' in html
-    assert f'data-handle="{spilled[0]["handle"]}"' in html and "harness_big_output" in html
+    # one "saved" figure, spills included: the API, /stowage in the session and `stowage status` agree
+    view = detail["status"]["view"]
+    saved = session["tokens_saved"]
+    assert saved == detail["tokens_saved"] == view["tokens_saved"] == view["view_tokens_saved"] + view["spill_tokens_saved"]
+    assert view["spill_tokens_saved"] > 0 and view["view_tokens_saved"] > 0
+    assert view["unshaped_tokens"] - view["sent_tokens"] == saved
+    assert _saved(slash) == saved, slash
+    cli_env = {k: v for k, v in home.env().items() if k != "PYTHONPATH"}  # the pip-installed CLI, any route
+    shown = subprocess.run([str(STOWAGE), "status"], env=cli_env, capture_output=True, text=True, timeout=120,
+                           stdin=subprocess.DEVNULL)
+    assert shown.returncode == 0 and _saved(shown.stdout) == saved, shown.stdout + shown.stderr
+    assert detail["saved"] in shown.stdout and detail["saved"] in slash
+    assert "view.compact_at 0.42 of the" in shown.stdout  # the key behind the trigger
 
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / f"stowage-dashboard-tab-{route}.png"
-    shot.unlink(missing_ok=True)
-    taken = _chromium(f"{base}/stowage", tmp_path / "profile2", f"--screenshot={shot}")
-    assert taken.returncode == 0 and shot.is_file() and shot.stat().st_size > 10_000, taken.stderr[-2000:]
+    plot = ARTIFACTS / f"stowage-dashboard-timeline-{route}.png"
+    with Browser() as browser:  # 1366x768, a common laptop screen
+        browser.open(f"{base}/stowage", "document.querySelector('[data-stowage-blobs] tbody tr') && "
+                                        "document.querySelector('[data-stowage-plot=\"timeline\"]')")
+        layout = browser.evaluate(LAYOUT)
+        browser.screenshot(shot)
+        svg = layout["svg"]
+        browser.screenshot(plot, clip={"x": svg["x"], "y": svg["y"], "width": svg["w"], "height": svg["h"]})
+    print(f"dashboard screenshots: {shot} {plot}")
+
+    # the data is there
+    assert layout["saved"] == saved and detail["saved"] in layout["totals"]
+    assert spilled[0]["handle"] in layout["text"] and "harness_big_output" in layout["text"]
+    # laid out for reading at 1366x768
+    assert layout["pageWidth"] <= layout["viewport"], "the page scrolls sideways"
+    assert not layout["overflow"] and layout["tablesInCard"], layout["overflow"]
+    assert layout["blobRows"], "the store browser shows no row"
+    for row in [*layout["blobRows"], *layout["figureRows"], layout["legend"]]:
+        assert row["spread"] < row["lineHeight"] / 2, f"a row wraps onto a second line: {row}"
+    # both series drawn, with strokes a reader tells apart, and both visible in the picture
+    full, sent = layout["series"]["full"], layout["series"]["sent"]
+    assert full["visible"] and sent["visible"] and full["width"] >= 1.5 and sent["width"] >= 1.5
+    assert full["stroke"] != sent["stroke"] and full["dash"] != sent["dash"]
+    scale = 1  # CSS px = image px (deviceScaleFactor 1)
+    box = (0, 0, int(svg["w"] * scale), int(svg["h"] * scale))
+    for name, line in (("full", full), ("sent", sent)):
+        pixels = count_color(plot, box, _rgb(line["stroke"]), tolerance=24)
+        assert pixels >= 150, f"the {name} series is hardly visible ({pixels} pixels of {line['stroke']})"
+    # a y axis with at least three round values, ascending upwards, readable and not overlapping
+    ticks = sorted(layout["ticks"], key=lambda t: t["value"])
+    assert len(ticks) >= 3 and len({t["value"] for t in ticks}) == len(ticks) and ticks[0]["value"] == 0
+    assert ticks[-1]["value"] >= max(max(r["full"], r["sent"]) for r in requests)
+    assert all(a["y"] > b["y"] for a, b in zip(ticks, ticks[1:])), "higher values must sit higher"
+    assert all(a["y"] >= b["bottom"] for a, b in zip(ticks, ticks[1:])), "tick labels overlap"
+    assert all(t["h"] >= 10 for t in ticks), "tick labels too small to read"
 
     # deleting from the tab's API leaves a tombstone
     code, removed = _get(f"{api}/blobs/{spilled[0]['handle']}", method="DELETE")

@@ -24,7 +24,7 @@ def _assert_stowage(result, source: str) -> None:  # noqa: ANN001
     engine = result.engine
     assert engine["class"] == "StowageContextEngine" and not engine["is_builtin"], engine
     assert engine["name"] == "stowage"
-    assert engine["module"].endswith("stowage.hermes_engine"), engine["module"]
+    assert engine["module"].endswith("stowage.host.hermes_engine"), engine["module"]
     plugin = result.plugin("stowage")
     assert plugin["source"] == source and plugin["enabled"] is True and not plugin.get("error"), plugin
 

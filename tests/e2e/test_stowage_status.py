@@ -27,7 +27,7 @@ def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
 
     scenario = warm_up(Scenario(), 5).turn("BIG now", id="big").python(
-        "from stowage.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
+        "from stowage.host.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
     result = run_scenario(home, scenario, check=True)
 
     text = result.step("slash")["result"]
@@ -36,8 +36,11 @@ def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer
     assert compactions, text
     before, after = (int(n.replace(",", "")) for n in compactions.groups())
     assert before > after > 0
-    assert "window stored as " in text and "output(s) pruned" in text
-    assert re.search(r"store failures\s+none", text) and re.search(r"next compaction\s+when a request reaches", text)
+    assert "the summarized messages are stored whole under handle " in text and "output(s) pruned" in text
+    assert re.search(r"store failures\s+none", text)
+    # the trigger names the key that decides it (the lean view is on: view.compact_at)
+    assert re.search(r"next compaction\s+when a request reaches [\d,]+ tokens \(view\.compact_at 0\.42 of the "
+                     r"[\d,]+-token window, on the request as sent\)", text), text
     assert re.search(r"tool search\s+", text)
 
     # another process reads the same figures from the session status file

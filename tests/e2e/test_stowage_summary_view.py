@@ -27,7 +27,7 @@ SUMMARY = ("## Goal\nInspect the outputs (SUMMARY-VIEW-7).\n\n## Progress\n### D
            "## Next Steps\n- go on")
 
 PREVIEW_STEP = """
-from stowage.slash_command import stowage_command
+from stowage.host.slash_command import stowage_command
 result = {"text": stowage_command("preview"), "figures": engine.preview().as_dict(),
           "threshold": engine.threshold_tokens, "summary_before": stowage_command("summary")}
 """
@@ -35,7 +35,7 @@ result = {"text": stowage_command("preview"), "figures": engine.preview().as_dic
 AFTER_STEP = """
 import json, subprocess, sys
 from pathlib import Path
-from stowage.slash_command import stowage_command
+from stowage.host.slash_command import stowage_command
 shown = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--json", "summary"], capture_output=True,
                        text=True, stdin=subprocess.DEVNULL)
 handle = json.loads(shown.stdout)["summaries"][-1]["window_handle"]

@@ -62,8 +62,8 @@ def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm
     assert extended >= 8 and 1 <= broken <= status["steps"]
 
     # What the session did is visible to `stowage status` (another process) from the store folder.
-    from stowage.cli.env import Env
-    from stowage.cli.status import status as cli_status
+    from stowage.command.env import Env
+    from stowage.command.status import status as cli_status
 
     shown = cli_status(Env.resolve(home.path, None))
     (session,) = shown.data["sessions"]  # a fresh home: this session only
@@ -122,3 +122,33 @@ def test_the_host_preflight_makes_no_summary_while_the_sent_request_fits(fake_ll
 def test_without_the_view_the_same_session_needs_a_summary(fake_llm: FakeLLMServer, make_home) -> None:
     status = _budget_session(fake_llm, make_home, {"enabled": False})
     assert status["compression_count"] >= 1 and fake_llm.matching(Match.summary_request())
+
+
+QUOTED_LINE = "line 000007: the quick brown fox jumps over the lazy dog"  # first seen in the first output
+
+
+def _quoting_session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any]) -> Any:
+    """Six turns of big outputs; every answer quotes a line the first output showed (the agent works with it)."""
+    home = stowage_home(make_home, config={"stowage": {"view": {**VIEW["view"], **view}}})
+    for i in range(6):
+        call_id = f"call_warm_{i}"
+        fake_llm.on(Match.user_turn(f"WARM-{i} "),
+                    Reply.tool(ToolCall("harness_big_output", {"chars": 16_000, "token": f"WARM{i}"}, id=call_id)))
+        fake_llm.on(Match.after_tool_result(call_id), Reply.say(f"warm {i} done; still relevant:\n{QUOTED_LINE}"))
+    run_scenario(home, warm_up(Scenario(), 6, secret_turn=None), check=True)
+    return _tool_contents(fake_llm.last_main_request())
+
+
+def test_an_output_the_agent_keeps_quoting_stays_verbatim_while_older_ones_become_stubs(
+        fake_llm: FakeLLMServer, make_home) -> None:
+    last = _quoting_session(fake_llm, make_home, {})
+    assert QUOTED_LINE in last["call_warm_0"] and not last["call_warm_0"].startswith(VIEW_STUB_PREFIX)
+    stubbed = [cid for cid, text in last.items() if text.startswith(VIEW_STUB_PREFIX)]
+    assert {"call_warm_1", "call_warm_2"} <= set(stubbed)  # younger, never quoted: stubs
+    for request in fake_llm.main_requests():
+        assert_valid_request(request)
+
+
+def test_without_quote_pins_the_quoted_output_is_stubbed_like_the_others(fake_llm: FakeLLMServer, make_home) -> None:
+    last = _quoting_session(fake_llm, make_home, {"pin_quoted": False})
+    assert last["call_warm_0"].startswith(VIEW_STUB_PREFIX)

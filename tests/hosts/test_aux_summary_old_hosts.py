@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from stowage import aux_summary
+from stowage.host import aux_summary
 
 
 class _Reply:
@@ -77,3 +77,14 @@ def test_a_host_without_the_auxiliary_client_gives_a_clear_failure(monkeypatch):
     with pytest.raises(SummaryFailure) as failure:
         aux_summary.summarize_with_aux("prompt", {})
     assert failure.value.kind == "no_provider" and "auxiliary client unavailable" in str(failure.value)
+
+
+def test_the_engine_passes_the_compactions_deadline_to_the_host_and_not_in_the_runtime(monkeypatch):
+    from stowage.context_engine.deadline import TIMEOUT_KEY
+    from stowage.host.hermes_engine import _summarize_with_deadline
+
+    calls = fake_aux_module(monkeypatch)
+    _summarize_with_deadline("prompt", {"model": "m", TIMEOUT_KEY: 1.5})
+    _summarize_with_deadline("prompt", {"model": "m", TIMEOUT_KEY: None})
+    assert calls[0]["timeout"] == 1.5 and "timeout" not in calls[1]  # None keeps Hermes's own
+    assert all(call["main_runtime"] == {"model": "m"} for call in calls)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import logging
 
-from stowage import host_support
-from stowage.host_support import assess
+from stowage.host import host_support
+from stowage.host.host_support import assess
 
 
 def test_current_host_is_fully_supported():

@@ -5,7 +5,7 @@ The checks: the manifest parses with name/version/description, a strict
 ``requires_env`` names; an import probe records every ``register_*`` call of
 ``register()``: a hook, tool or middleware registered but not declared fails;
 no clash with the host's built-in tool names; no imports of host internals
-outside the plugin glue (``plugins/stowage/``).
+outside the plugin glue (``host/``, ``cli/``).
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from pathlib import Path
 import yaml
 
 import stowage
-from stowage import manifest
+from stowage.host import manifest
 from stowage.context_engine.config_schema import KEYS
-from stowage.host_support import MIN_HERMES
+from stowage.host.host_support import MIN_HERMES
 
 ROOT = Path(__file__).resolve().parents[2]
-PLUGIN_YAML = ROOT / "plugins" / "stowage" / "plugin.yaml"
+PLUGIN_YAML = ROOT / "plugin.yaml"
 V2_FIELDS = {"name", "version", "description", "author", "kind", "requires_env", "provides_tools", "provides_hooks",
              "manifest_version", "api_version", "requires_plugins", "python_dependencies", "config_schema", "license",
              "homepage", "tags", "capabilities", "requires_hermes"}
@@ -36,7 +36,7 @@ def loaded() -> dict:
 
 
 def test_the_manifest_file_is_the_generated_one():
-    assert PLUGIN_YAML.read_text() == manifest.render(), "regenerate: python -m stowage.manifest > plugin.yaml"
+    assert PLUGIN_YAML.read_text() == manifest.render(), "regenerate: python -m stowage.host.manifest > plugin.yaml"
 
 
 def test_config_schema_is_stowages_own_schema():

@@ -70,7 +70,7 @@ def test_a_file_as_store_path_is_refused_at_start(tmp_path):
 
 @pytest.mark.parametrize("raw", [".nan", ".inf", "1e309"])
 def test_doctor_agrees_with_start_time_validation(tmp_path, raw, capsys):
-    from stowage.cli import main
+    from stowage.command import main
 
     (tmp_path / "config.yaml").write_text(f"stowage:\n  compaction:\n    target_ratio: {raw}\n")
     code = main(["--hermes-home", str(tmp_path), "--json", "doctor", "--no-verify"])

@@ -115,7 +115,7 @@ def test_lost_index_is_rebuilt_with_provenance_and_grants(tmp_path, damage, figu
 
 
 def test_cli_doctor_sees_blobs_when_the_index_is_gone(tmp_path):
-    from stowage.cli import main
+    from stowage.command import main
 
     root = tmp_path / "store"
     build(root, n=5)

@@ -10,15 +10,19 @@ model must hold the planted line's marker and none of the secrets.
 
 from __future__ import annotations
 
+import base64
 import json
 import random
+import re
 import string
 
 import pytest
 
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.summary import wrap
+from stowage.context_engine.markers import SUMMARY_MARKER
+from stowage.context_engine.messages import message_text
+from stowage.context_engine.summary import SummaryFailure, wrap
 
 pytestmark = pytest.mark.reliability
 SUMMARY = "## Goal\nG\n\n## Next Steps\n- go"
@@ -97,10 +101,53 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("netrc", "machine api.example.com login me password {S}", "FAKEpw" + r(12))
     add("pgpassword", "PGPASSWORD={S} psql", "FAKEpw" + r(10))
     add("docker-login", "docker login -u me -p {S} registry", "FAKEpw" + r(10))
+    # issue 23: structured formats that reached the summary model
+    add("pgp-private-key-block",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{S}\n=" + r(4) + "\n-----END PGP PRIVATE KEY BLOCK-----", r(64, b64))
+    add("redis-empty-user", "redis-cli -u redis://:{S}@cache.internal:6379/0 ping", "FAKEpw" + r(12))
+    add("url-password-with-at", "postgres://app:{S}@db.internal:5432/app", "FAKEpw" + r(6) + "@" + r(10))
+    add("odbc-pwd", "Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=sa;Pwd={S};Encrypt=yes", "FAKEpw" + r(12))
+    add("odbc-pwd-braced", "Server=db;UID=sa;PWD={{S}};", "FAKEpw;" + r(12))
+    add("ado-password-spaces", "Server=db;User Id=sa;Password={S};", "FAKE pw " + r(10))
+    add("vault-token-header", "curl -H 'X-Vault-Token: {S}' https://vault.internal:8200/v1/secret/db", "hvs." + r(24))
+    add("vault-token-header-plain", "curl -H 'X-Vault-Token: {S}' https://vault.internal:8200/v1/x", "FAKE" + r(20))
+    add("xml-password", "<server><id>nexus</id><username>dev</username><password>{S}</password></server>",
+        "FAKEpw" + r(12))
+    add("python-dict-password", "connect(**{'user': 'bob', 'password': '{S}'})", "FAKEpw" + r(12))
+    add("js-object-token", 'client = new Api({ token: "{S}", retries: 3 })', "FAKE" + r(20))
+    add("docker-config-auth", '{"auths": {"https://index.docker.io/v1/": {"auth": "{S}"}}}',
+        base64.b64encode(("me:FAKEpw" + r(12)).encode()).decode())
+    add("stripe-webhook-secret", "stripe listen: your webhook signing secret is {S}", "whsec_" + r(32))
+    add("shell-quoted-yaml", "echo '  password: {S}' > .env", "FAKEpw-" + r(12))
+    add("printf-yaml", "printf 'db:\\n  password: {S}\\n' > config.yml", "FAKEpw" + r(12))
+    add("cookie-header", "curl -H 'Cookie: sessionid={S}; csrftoken=abc' https://app.internal/", "FAKE" + r(24))
+    add("set-cookie", "< Set-Cookie: session={S}; Path=/; HttpOnly", "FAKE" + r(24))
+    add("json-cookie", '{"Cookie": "connect.sid={S}"}', "FAKE" + r(24))
     return items
 
 
+def leaks_in(secret: str, text: str) -> bool:
+    """The secret, or a piece of it of 8 or more characters that no other planted line holds, is in ``text``.
+
+    A partial mask leaks too (``p@ss`` masked up to its ``@``); pieces shared
+    with other lines (a fixed JWT header, a digit run) prove nothing.
+    """
+    return secret in text or any(piece in text for piece in _UNIQUE_PIECES[secret])
+
+
+def _unique_pieces(items: list[tuple[str, str, str]]) -> dict[str, list[str]]:
+    pieces: dict[str, list[str]] = {}
+    for _, line, secret in items:
+        others = [other for _, other, _ in items if other != line]
+        pieces[secret] = [piece for piece in re.split(r"[^A-Za-z0-9]+", secret)
+                          if len(piece) >= 8 and not any(piece in other for other in others)]
+    return pieces
+
+
 CORPUS = corpus()
+_UNIQUE_PIECES = _unique_pieces(CORPUS)
+# the formats a third attack found reaching the model (issue 23) start here
+FORMATS_BEFORE_ISSUE_23 = [name for name, _, _ in CORPUS].index("pgp-private-key-block")
 PLACEMENTS = ("tool_output", "tool_output_json", "tool_error_line", "arguments", "user", "assistant", "memory_context", "focus",
               "previous_summary")
 
@@ -138,20 +185,26 @@ def transcript(items, placement: str) -> tuple[list[dict], str, str | None]:
     return messages, memory, focus
 
 
-def prompts_for(items, placement: str) -> list[str]:
+def compaction(items, placement: str, reply=None) -> tuple[list[str], str]:
+    """One real compaction of the planted transcript: the prompts the model received and the history's summary.
+
+    ``reply(prompt)`` is the model's answer (default: a fixed summary); it may
+    raise to send the compaction to the fallback summary.
+    """
     prompts: list[str] = []
 
     def model(prompt: str, runtime: dict) -> str:
         prompts.append(prompt)
-        return SUMMARY
+        return reply(prompt) if reply is not None else SUMMARY
 
     engine = StowageEngineCore(load_settings({"stowage": {"compaction": {"protect_first_n": 1,
                                                                          "protect_last_n": 1}}}),
                                summary_model=model)
     engine.update_model("m", 200_000)
     messages, memory, focus = transcript(items, placement)
-    engine.compress(messages, current_tokens=1000, focus_topic=focus, force=True, memory_context=memory)
-    return prompts
+    out = engine.compress(messages, current_tokens=1000, focus_topic=focus, force=True, memory_context=memory)
+    summaries = [message_text(m) for m in out if SUMMARY_MARKER in message_text(m)]
+    return prompts, "\n".join(summaries)
 
 
 def test_planted_secrets_never_reach_the_summary_model(figures):
@@ -162,7 +215,7 @@ def test_planted_secrets_never_reach_the_summary_model(figures):
         # the focus is one line: each format gets its own compaction
         groups = [[item] for item in CORPUS] if placement == "focus" else [CORPUS]
         for items in groups:
-            prompts = prompts_for(items, placement)
+            prompts, _ = compaction(items, placement)
             text = "\n".join(prompts)
             for i, (name, _, secret) in enumerate(items):
                 planted += 1
@@ -170,11 +223,110 @@ def test_planted_secrets_never_reach_the_summary_model(figures):
                     json.dumps({"output": f"PLANT-{i}: {items[i][1]}", "exit_code": 0})) < 200
                 if f"PLANT-{i}" not in text and shown_whole:  # longer outputs appear as their size only
                     missing.append(f"{placement}/{name}")
-                if secret in text:
+                if leaks_in(secret, text):
                     leaked += 1
                     leaks.append(f"{placement}/{name}")
-    figures.update(formats=len(CORPUS), placements=len(PLACEMENTS), planted=planted, leaked=leaked,
+    formats_leaked = len({leak.split("/", 1)[1] for leak in leaks})
+    figures.update(formats=len(CORPUS), formats_issue23=len(CORPUS) - FORMATS_BEFORE_ISSUE_23,
+                   placements=len(PLACEMENTS), planted=planted, leaked=leaked, formats_leaked=formats_leaked,
                    not_in_prompt=len(missing))
-    assert len(CORPUS) >= 40
+    assert len(CORPUS) >= 70
     assert not missing, f"planted lines that never reached the prompt (the test would prove nothing): {missing[:10]}"
     assert not leaks, f"{len(leaks)} secrets reached the summary model: {leaks[:30]}"
+
+
+def test_a_summary_quoting_secrets_or_the_fallback_summary_keeps_none_in_the_history(figures):
+    """What enters the history (and the summary log) is masked too: a model reply that quotes the secrets
+    (as a model that saw them elsewhere would), and the fallback summary built from the planted window."""
+    quoted = "\n".join(f"- {line}" for _, line, _ in CORPUS)
+
+    def quoting(prompt: str) -> str:
+        return SUMMARY + "\n\n## Critical Context\n" + quoted
+
+    def failing(prompt: str) -> str:
+        raise SummaryFailure("http", "HTTP 500")
+
+    leaks: list[str] = []
+    for reply, placements in ((quoting, ("tool_output",)), (failing, ("tool_output", "user", "assistant",
+                                                                         "arguments", "tool_error_line"))):
+        for placement in placements:
+            prompts, summary = compaction(CORPUS, placement, reply)
+            assert prompts and summary, "the compaction summarized the planted window"
+            if reply is failing:
+                assert "without the summary model" in summary
+            leaks += [f"{reply.__name__}/{placement}/{name}" for name, _, secret in CORPUS if leaks_in(secret, summary)]
+    figures.update(formats=len(CORPUS), leaked_into_history=len(leaks))
+    assert not leaks, f"{len(leaks)} secrets entered the history: {leaks[:30]}"
+
+# Ordinary text near the secret formats (code, prose, URLs without credentials, git output and hashes, public
+# keys and certificates, headers that carry no secret): it must reach the summary model exactly as written.
+ORDINARY = [
+    # code
+    'password = getpass.getpass("Password: ")',
+    'def check_password(pw: str) -> bool:\n    return bcrypt.checkpw(pw, stored)',
+    'print(f"token: {token}")',
+    'log.info("token: %s", masked)',
+    'input("Password: ")',
+    "headers = {'Authorization': auth_header, 'token': token}",
+    "config = {'password': os.environ['DB_PASSWORD']}",
+    "opts = {password: process.env.DB_PASSWORD}",
+    'if (!password) { throw new Error("password: required"); }',
+    "cd $PWD && ls",
+    "PWD=/home/dev/project\nOLDPWD=/home/dev\nSHELL=/bin/bash",
+    "echo $PWD; pwd",
+    "export PATH=$PWD/bin:$PATH; make",
+    'std::string token_type = "bearer";',
+    "<passwordPolicy minLength=\"12\"/>",
+    "<token id=\"1\"><word>hello</word></token>",
+    "<tokenCount>42</tokenCount>",
+    "<keyName>primary</keyName>",
+    'Cookie handling is done by the browser; set-cookie headers are parsed on response.',
+    "the cookie: chocolate chip",
+    '"auth": "oauth2"',
+    '{"auth": "basic", "credsStore": "desktop"}',
+    '{"auths": {"ghcr.io": {}}, "credsStore": "osxkeychain"}',
+    # prose
+    "Reset your password: open the settings page and choose a new one.",
+    "The password: field must not be empty.",
+    "Use X-Request-Id and X-Forwarded-For headers for tracing.",
+    "Content-Type: application/json\nAccept: */*\nX-Request-Id: 8f14e45f",
+    "The cache-key: path plus query string.",
+    "Connection string: Server=db;Database=app;Trusted_Connection=yes;",
+    "Driver={ODBC Driver 18 for SQL Server};Server=tcp:db,1433;Database=app;Encrypt=yes;",
+    # URLs without credentials
+    "https://example.com:8443/path?q=1&page=2",
+    "redis://localhost:6379/0",
+    "postgres://db.internal:5432/app",
+    "http://[::1]:8080/health",
+    "git@github.com:org/repo.git",
+    "ssh://git@github.com/org/repo.git",
+    "mailto:someone@example.com",
+    "https://user@example.com/repo.git",
+    "see https://example.com/a:b/c@d",
+    '{"url": "http://x:1", "email": "y@z.com"}',
+    '{"url":"http://x:1","email":"y@z.com"}',
+    # git output and hashes
+    "commit 3f2a9c1b7e4d5a6f8091a2b3c4d5e6f708192a3b\nAuthor: Jane <jane@example.com>\nDate:   Mon Nov 24",
+    "Merge: a1b2c3d e4f5a6b",
+    "diff --git a/x.py b/x.py\nindex 83db48f..bf269f4 100644",
+    "sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGV1\n-----END PGP PUBLIC KEY BLOCK-----",
+    "-----BEGIN PGP SIGNATURE-----\n\niQIzBAAB\n-----END PGP SIGNATURE-----",
+    "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",
+    "whsec is the prefix Stripe uses for webhook signing secrets",
+    "max-tokens: 4096\ntemperature: 0.2",
+    "X-RateLimit-Remaining: 42",
+]
+
+
+def test_ordinary_text_reaches_the_summary_model_untouched(figures):
+    changed: list[str] = []
+    for placement in ("tool_output", "user"):
+        items = [(f"ordinary-{i}", text, "") for i, text in enumerate(ORDINARY)]
+        prompts, _ = compaction(items, placement)
+        prompt = "\n".join(prompts)
+        changed += [f"{placement}: {text!r}" for text in ORDINARY if text not in prompt]
+    figures.update(ordinary_samples=len(ORDINARY), placements=2, changed=len(changed))
+    assert len(ORDINARY) >= 40
+    assert not changed, f"{len(changed)} ordinary samples were altered on their way to the model: {changed[:10]}"
+

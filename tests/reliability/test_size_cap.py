@@ -1,38 +1,104 @@
 """The size cap holds against a live session that keeps spilling.
 
-One live session writes 37 MiB of outputs into a store capped at 1 MiB, a
-turn every few minutes.  After each write the store may exceed the cap only
-by the blobs of the current turn; everything evicted leaves a tombstone.
+The attack: one session spilling 40 outputs of about 1 MB into a store
+capped at 1 MiB left 37.4 MiB on disk, because blobs used in the last five
+minutes were never evicted.  Now the cap evicts the oldest blobs, a live
+session's included, and spares only what the session's current request
+shows verbatim or points to; the session's status says what was tombstoned.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+
 import pytest
 
 from stowage.blobstore import BlobStore, EvictedBlobError, RetentionPolicy
+from stowage.context_engine.config import load_settings
+from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.store_session.pins import HANDLE_REF
+from stowage.command.live import session_rows
 from support.clock import ManualClock
 
 pytestmark = pytest.mark.reliability
 MIB = 1 << 20
 
 
-def test_a_live_session_cannot_fill_the_disk(tmp_path, figures):
+def disk_bytes(root) -> int:
+    return sum(p.stat().st_size for p in (root / "blobs").rglob("*") if p.is_file() and len(p.name) == 64)
+
+
+def pointed_to(store: BlobStore, request: list[dict]) -> int:
+    """Bytes of the blobs a request names; each must be readable (never a tombstone)."""
+    named = {h for m in request for h in HANDLE_REF.findall(m.get("content") or "")}
+    return sum(store.stat(store.resolve(h, "busy")).size for h in named)
+
+
+def pinned_bytes(store: BlobStore) -> int:
+    """What the store spares for the session: its last request's references and what it spilled since."""
+    with store.index.read() as tx:
+        return sum(tx.get_blob(sha)["size"] for sha in tx.pins_of("busy"))
+
+
+def output(i: int) -> str:
+    line = f"output {i:02d}: " + "x" * 100 + "\n"
+    return "".join(f"{j:06d} {line}" for j in range(MIB // len(line)))  # about 1 MB, distinct per output
+
+
+def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figures, caplog):
+    settings = load_settings({"stowage": {"store": {"max_store_mb": 1}}})
+    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine.update_model("m", 200_000)
+    engine.on_session_start("busy", hermes_home=str(tmp_path))
+    messages: list[dict] = [{"role": "system", "content": "you are a test"}, {"role": "user", "content": "go"}]
+    worst, written = 0, 0
+    request: list[dict] = []
+    with caplog.at_level(logging.WARNING, logger="stowage.blobstore"):
+        for batch in range(10):  # ten tool batches of four outputs, all inside one turn (no time passes)
+            calls = [{"id": f"c{batch}-{k}", "type": "function",
+                      "function": {"name": "terminal", "arguments": json.dumps({"command": f"cat big{batch}{k}"})}}
+                     for k in range(4)]
+            messages.append({"role": "assistant", "content": None, "tool_calls": calls})
+            for k, call in enumerate(calls):
+                result = output(batch * 4 + k)
+                written += len(result)
+                preview = engine.spill_tool_result("terminal", call["function"]["arguments"], result)
+                assert preview is not None and preview != result
+                messages.append({"role": "tool", "tool_call_id": call["id"], "content": preview})
+                worst = max(worst, disk_bytes(engine.store_session.root) - pinned_bytes(engine.store_session.store))
+            request = engine.shape_request([], messages).messages  # the host's next API call
+            pinned = pointed_to(engine.store_session.store, request)  # raises if the request points to a tombstone
+    store = engine.store_session.store
+    final = disk_bytes(engine.store_session.root)
+    status = engine.get_status()["store"]["cap_evicted"]
+    rows = dict(session_rows(engine.status()))
+    figures.update(written_mib=written // MIB, cap_mib=1, worst_disk_beyond_request_mib=round(worst / MIB, 2),
+                   final_disk_mib=round(final / MIB, 2), pinned_mib=round(pinned / MIB, 2),
+                   tombstoned=status["blobs"])
+    assert worst <= MIB  # beyond what the current request points to (and new spills), the store holds its cap
+    assert final <= MIB + pinned
+    assert status["blobs"] >= 30 and status["bytes"] >= 30 * MIB * 0.9
+    assert "tombstoned" in rows["size cap"]
+    assert any("size cap" in r.getMessage() and "live sessions" in r.getMessage() for r in caplog.records)
+    first = store.resolve  # an early output is a tombstone that says why
+    with pytest.raises(EvictedBlobError) as info:
+        first(HANDLE_REF.findall(messages[3]["content"])[0], "busy")
+    assert info.value.tombstone.reason == "size-cap"
+
+
+def test_the_store_alone_holds_its_cap_against_a_live_session(tmp_path, figures):
     clock = ManualClock()
-    policy = RetentionPolicy(ttl_seconds=None, max_total_bytes=MIB, hot_seconds=300)
-    store = BlobStore(tmp_path / "store", policy, clock=clock)
+    store = BlobStore(tmp_path / "store", RetentionPolicy(ttl_seconds=None, max_total_bytes=MIB), clock=clock)
     store.mark_session_live("busy")
     written, worst_excess, handles = 0, 0, []
-    for turn in range(37):
-        clock.advance(600)  # the previous turn's outputs are now cold
-        store.mark_session_live("busy")
-        turn_bytes = 0
-        for part in range(4):
-            data = (f"turn {turn} part {part} ".encode() * 20_000)[:256 * 1024]
-            handles.append(store.put(data, session_id="busy", tool_name="terminal", kind="spill").handle)
-            written += len(data)
-            turn_bytes += len(data)
-        total = store.stats()["total_bytes"]
-        worst_excess = max(worst_excess, total - max(MIB, turn_bytes))
+    for part in range(40):  # no time passes: every blob is the current turn's
+        data = (f"part {part} ".encode() * 120_000)[:MIB - 1000]
+        put = store.put(data, session_id="busy", tool_name="terminal", kind="spill")
+        handles.append(put.handle)
+        store.pin_request("busy", [put.handle])  # the next request shows only the newest
+        written += len(data)
+        worst_excess = max(worst_excess, store.stats()["total_bytes"] - MIB)
     tombstoned = 0
     for handle in handles:
         try:
@@ -40,6 +106,6 @@ def test_a_live_session_cannot_fill_the_disk(tmp_path, figures):
         except EvictedBlobError as exc:
             tombstoned += exc.tombstone.reason == "size-cap"
     figures.update(written_mib=written // MIB, cap_mib=1, final_mib=round(store.stats()["total_bytes"] / MIB, 2),
-                   worst_excess_over_cap_or_turn=worst_excess, tombstones=tombstoned)
-    assert worst_excess <= 0
-    assert tombstoned == len(handles) - store.stats()["blob_count"]
+                   worst_excess_over_cap=worst_excess, tombstones=tombstoned)
+    assert worst_excess <= MIB - 1000  # the previous request's blob is pinned while the next one is written
+    assert tombstoned == len(handles) - store.stats()["blob_count"] == 38

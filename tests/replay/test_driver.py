@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from stowage.context_engine.replay.billing import RequestBiller, TokenMeter
-from stowage.context_engine.replay.driver import HostDriver, Observer, ReplayTarget, StandInSummarizer
+from stowage.context_engine.replay import HostDriver, Observer, ReplayTarget, StandInSummarizer
 
 
 def words(text: str) -> int:

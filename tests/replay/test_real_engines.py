@@ -60,7 +60,7 @@ def recording(middleware: Any, returned: list[Any]) -> Any:
 
 
 def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path) -> None:
-    from stowage.replay_host import FALLBACK_TOOLS, StowageHost, builtin_target
+    from stowage.host.replay_host import FALLBACK_TOOLS, StowageHost, builtin_target
 
     meter = TokenMeter()
     tools = FALLBACK_TOOLS
@@ -110,7 +110,7 @@ def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path
 def test_rough_estimates_match_the_host(session: Any) -> None:
     from agent.model_metadata import (_estimate_tools_tokens_rough, estimate_messages_tokens_rough,
                                       estimate_request_tokens_rough)
-    from stowage.replay_host import FALLBACK_TOOLS
+    from stowage.host.replay_host import FALLBACK_TOOLS
 
     messages = [m for m in session.messages if m["role"] != "system"][:200]
     rough = RoughEstimator()

@@ -103,7 +103,7 @@ def session(scoped: set[str] | None = None):
 
     tools = [{"type": "function", "function": s} for s in SCHEMAS
              if scoped is None or s["name"] in scoped]
-    ts = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}), estimate_tokens)
+    ts = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}).tool_search, estimate_tokens)
     ts.shape_request(tools, [{"role": "user", "content": "hi"}], context_length=128_000, core_names=(),
                      toolset_of=lambda _: "", registered={t["function"]["name"] for t in tools})
     return ts

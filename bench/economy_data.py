@@ -1,0 +1,37 @@
+"""Which chained sessions bench_economy replays: all trajectories, or one half of them.
+
+The halves split the trajectories by id (a stable hash, never by position),
+so a default chosen on half A can be checked on half B, which the choice
+never saw.  Every engine, in every process, replays the same sessions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Iterator
+
+from stowage.context_engine.replay import chain_sessions, read_transcripts
+
+HALVES = ("A", "B")
+
+
+def half_of(trajectory_id: str) -> str:
+    """"A" or "B", from the trajectory id alone."""
+    return HALVES[hashlib.sha256(trajectory_id.encode("utf-8")).digest()[0] & 1]
+
+
+def sessions_of(data: str, limit: int | None, chain: int, half: str = "") -> Iterator[Any]:
+    """The chained sessions of the first ``limit`` trajectories (of one half when ``half`` is A or B)."""
+    transcripts = read_transcripts(data)
+    if half:
+        transcripts = (t for t in transcripts if half_of(t.id) == half.upper())
+    if limit is not None:
+        transcripts = _first(transcripts, limit)
+    return chain_sessions(transcripts, chain=chain)
+
+
+def _first(items: Iterator[Any], count: int) -> Iterator[Any]:
+    for number, item in enumerate(items):
+        if number >= count:
+            return
+        yield item

@@ -1,0 +1,150 @@
+"""What bench_economy prints: the engines side by side, needed-while-hidden, the curve and the targets."""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any, Mapping, Sequence
+
+from stowage.context_engine.replay import PRICE_MODELS
+from stowage.context_engine.replay.totals import ratio
+
+HIDDEN_SUM_KEYS = ("outputs", "outputs_hidden", "outputs_hidden_stubbed", "outputs_used_later", "needed_while_hidden")
+EXAMPLES_PER_ENGINE = 4
+COST = f"cost_{PRICE_MODELS[0].name}"  # reads 0.1x, writes 1.25x
+
+
+def add_hidden(totals: dict[str, dict[str, Any]], session_id: str, rows: Mapping[str, Mapping[str, Any]]) -> None:
+    """Sum one session's needed-while-hidden figures into ``totals`` (label -> figures)."""
+    for label, row in rows.items():
+        total = totals.setdefault(label, {**{k: 0 for k in HIDDEN_SUM_KEYS}, "gaps": [], "examples": []})
+        for key in HIDDEN_SUM_KEYS:
+            total[key] += int(row.get(key, 0) or 0)
+        total["gaps"].extend(row.get("needed_gaps") or [])
+        room = EXAMPLES_PER_ENGINE - len(total["examples"])
+        for example in (row.get("needed_examples") or [])[:max(0, room)]:
+            total["examples"].append({**example, "session": session_id})
+
+
+def share(hidden: Mapping[str, Any]) -> float:
+    return hidden["needed_while_hidden"] / max(1, hidden["outputs"])
+
+
+def figure(total: Mapping[str, Any], key: str) -> float:
+    return float(total["cost"][key[5:]]) if key.startswith("cost_") else float(total[key])
+
+
+def _ratio_text(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}x"
+
+
+ROWS = (
+    ("billed prompt tokens (main + summary input)", "billed_tokens", "{:,.0f}"),
+    ("  main request prompt tokens", "prompt_tokens", "{:,.0f}"),
+    ("  summary request input tokens", "summary_input_tokens", "{:,.0f}"),
+    *((f"cache-aware cost, {m.name}", f"cost_{m.name}", "{:,.0f}") for m in PRICE_MODELS),
+    ("summary calls", "summary_calls", "{:,.0f}"),
+    ("compactions (boundaries)", "compactions", "{:,.0f}"),
+    ("compaction CPU seconds (inside compress)", "compaction_cpu_s", "{:,.2f}"),
+    ("peak request tokens", "peak_request_tokens", "{:,.0f}"),
+    ("requests over the window", "over_window_requests", "{:,.0f}"),
+    ("requests", "requests", "{:,.0f}"),
+    ("cache breaks right after a compaction", "cache_breaks_after_compaction", "{:,.0f}"),
+    ("cache breaks otherwise (prefix rewritten)", "cache_breaks_other", "{:,.0f}"),
+    ("tool results replaced by hooks (spill)", "hook_replaced_results", "{:,.0f}"),
+    ("summary calls prepared ahead (in the count)", "summaries_prepared", "{:,.0f}"),
+    ("  ... used by a compaction", "summaries_prepared_used", "{:,.0f}"),
+    ("replay wall seconds (engine + driver)", "wall_s", "{:,.1f}"),
+)
+
+
+def print_engines(labels: Sequence[str], totals: Mapping[str, Mapping[str, Any]], stowage: str,
+                  baselines: Sequence[str]) -> None:
+    width = 17
+    print(f"{'':46}" + "".join(f"{label:>{width}}" for label in labels)
+          + "".join(f"{'stowage/' + b.split()[-1]:>{width}}" for b in baselines))
+    for title, key, fmt in ROWS:
+        values = [figure(totals[label], key) for label in labels]
+        ratios = [ratio(figure(totals[stowage], key), figure(totals[b], key)) for b in baselines]
+        print(f"{title:46}" + "".join(f"{fmt.format(v):>{width}}" for v in values)
+              + "".join(f"{_ratio_text(r):>{width}}" for r in ratios))
+
+
+def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]]) -> None:
+    print()
+    print("needed while hidden: outputs the request did not carry verbatim (stubbed, pruned, compacted away) whose "
+          "distinctive token\n(identifier, path or code line of 6+ chars, first seen in that output, absent from the "
+          "rest of the request) the\nassistant message answering that request used")
+    width = 17
+    print(f"{'':46}" + "".join(f"{label:>{width}}" for label in labels))
+    for title, key in (("tool outputs", "outputs"), ("hidden in some request", "outputs_hidden"),
+                       ("  ... stubbed or pruned (message kept)", "outputs_hidden_stubbed"),
+                       ("used by a later assistant message", "outputs_used_later"),
+                       ("needed while hidden", "needed_while_hidden")):
+        print(f"{title:46}" + "".join(f"{hidden[label][key]:>{width},}" for label in labels))
+    print(f"{'  ... share of all outputs':46}" + "".join(f"{share(hidden[label]):>{width}.2%}" for label in labels))
+    print(f"{'  ... share of outputs used later':46}" + "".join(
+        f"{hidden[e]['needed_while_hidden'] / max(1, hidden[e]['outputs_used_later']):>{width}.1%}" for e in labels))
+    print(f"{'  ... median requests hidden before the use':46}" + "".join(
+        f"{(median(hidden[e]['gaps']) if hidden[e]['gaps'] else 0):>{width}g}" for e in labels))
+    for label in labels:
+        for example in hidden[label]["examples"]:
+            print(f"  e.g. {label}: {example['session']} request {example['request']}: a {example['tool'] or 'tool'} "
+                  f"output {example['how']} {example['hidden_for_requests']} requests earlier; the answer used "
+                  f"{example['quoted']!r}")
+
+
+def print_curve(curve: Sequence[tuple[str, str]], totals: Mapping[str, Mapping[str, Any]],
+                hidden: Mapping[str, Mapping[str, Any]], base: str, budgets: Mapping[str, float]) -> None:
+    if not curve:
+        return
+    print()
+    print(f"curve: Stowage with one setting changed (ratios to {base}; cost {COST[5:]}; needed = needed while hidden, "
+          "share of outputs)")
+    print(f"{'setting':>28} {'budget':>7} {'billed':>8} {'cost':>8} {'summaries':>10} {'(calls)':>8} "
+          f"{'needed':>8} {'peak':>8} {'over':>5}")
+    for label, note in curve:
+        total = totals[label]
+        print(f"{label:>28} {budgets.get(label, 0):>7.2f} "
+              f"{_ratio_text(ratio(figure(total, 'billed_tokens'), figure(totals[base], 'billed_tokens'))):>8} "
+              f"{_ratio_text(ratio(figure(total, COST), figure(totals[base], COST))):>8} "
+              f"{_ratio_text(ratio(total['summary_calls'], totals[base]['summary_calls'])):>10} "
+              f"{total['summary_calls']:>8,} {share(hidden[label]):>8.2%} {total['peak_request_tokens']:>8,} "
+              f"{total['over_window_requests']:>5,}{note}")
+
+
+def targets(totals: Mapping[str, Mapping[str, Any]], hidden: Mapping[str, Mapping[str, Any]], stowage: str,
+            newest: str | None, oldest: str) -> list[tuple[str, float, str, bool]]:
+    """Issue 22's targets: (what, measured, limit text, met)."""
+    checks: list[tuple[str, float, str, bool]] = []
+
+    def r(key: str, base: str) -> float:
+        value, reference = figure(totals[stowage], key), figure(totals[base], key)
+        if reference == 0:
+            return 1.0 if value == 0 else float("inf")
+        return value / reference
+
+    if newest is not None:
+        checks += [
+            (f"billed prompt tokens vs {newest}", r("billed_tokens", newest), "<= 0.45x", r("billed_tokens", newest) <= 0.45),
+            (f"cache-aware cost vs {newest}", r(COST, newest), "<= 0.55x", r(COST, newest) <= 0.55),
+            (f"summary calls vs {newest}", r("summary_calls", newest), "<= 1.00x", r("summary_calls", newest) <= 1.0),
+            (f"needed while hidden vs {newest}'s share", share(hidden[stowage]), f"<= {share(hidden[newest]):.2%}",
+             share(hidden[stowage]) <= share(hidden[newest])),
+            ("needed while hidden, share of outputs", share(hidden[stowage]), "<= 1.00%", share(hidden[stowage]) <= 0.01),
+        ]
+    checks += [
+        (f"billed prompt tokens vs {oldest}", r("billed_tokens", oldest), "<= 1.00x", r("billed_tokens", oldest) <= 1.0),
+        (f"cache-aware cost vs {oldest}", r(COST, oldest), "<= 1.00x", r(COST, oldest) <= 1.0),
+        (f"summary calls vs {oldest}", r("summary_calls", oldest), "<= 1.00x", r("summary_calls", oldest) <= 1.0),
+        (f"needed while hidden vs {oldest}'s share", share(hidden[stowage]), f"<= {share(hidden[oldest]):.2%}",
+         share(hidden[stowage]) <= share(hidden[oldest])),
+    ]
+    return checks
+
+
+def print_targets(checks: Sequence[tuple[str, float, str, bool]]) -> None:
+    print()
+    print("issue 22 targets (shipped settings unless --set was given):")
+    for what, value, limit, met in checks:
+        shown = f"{value:.2%}" if limit.endswith("%") else f"{value:.2f}x"
+        print(f"  {what:52} {shown:>9}  {limit:>10}  {'met' if met else 'NOT met'}")

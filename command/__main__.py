@@ -1,0 +1,5 @@
+"""``python -m stowage.command``."""
+
+from .main import main
+
+raise SystemExit(main())

@@ -1,0 +1,129 @@
+"""What a session's engine did, as text: ``stowage status`` (from the status files) and ``/stowage`` (live).
+
+Both read the same record, the engine's :class:`SessionStatus`: live from
+``engine.status()``, or read back from ``<store>/session-status/<session>.json``
+(files of older Stowage versions lack some figures; they read as defaults).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..context_engine.compaction_record import CompactionRecord
+from ..context_engine.plain_data import to_plain
+from ..context_engine.session_status import AheadStatus, SessionStatus
+from ..context_engine.summary_log import window_handle
+from ..context_engine.trigger import trigger_text
+from .formatting import fields, human_size
+
+
+def _n(value: Any) -> str:
+    try:
+        return f"{int(value or 0):,}"
+    except (TypeError, ValueError):
+        return "?"
+
+
+def _compaction_text(entry: CompactionRecord) -> str:
+    before, after = entry.tokens_before, entry.tokens_after
+    sizes = f"{_n(before)} -> {_n(after)} tokens" if before and after else "sizes not measured"
+    result = entry.result or "?"
+    how = {"compacted": "model summary", "fallback": "model-free fallback summary"}.get(result, result)
+    text = f"{sizes}, {how}"
+    if entry.summary_error:
+        text += f" (why: {entry.summary_error})"
+    if entry.pruned_outputs:
+        text += f"; {_n(entry.pruned_outputs)} output(s) pruned"
+    handle = window_handle(entry.window_reference)
+    if handle:
+        text += f"; the summarized messages are stored whole under handle {handle}"
+    return text
+
+
+def saved_tokens(status: SessionStatus) -> int:
+    """The one "saved" figure: tokens of the requests as sent vs the same history unshaped, spills included."""
+    return status.view.tokens_saved if status.view is not None else 0
+
+
+def saved_text(status: SessionStatus) -> str:
+    """``12,345 tokens saved over 7 requests (...)``: what status, ``/stowage`` and the dashboard all print."""
+    view = status.view
+    requests = view.requests if view is not None else 0
+    text = f"{_n(saved_tokens(status))} tokens saved over {_n(requests)} request{'' if requests == 1 else 's'}"
+    if view is None or view.unshaped_tokens is None:  # a status file from before spills were counted
+        return text + " (by the lean view)"
+    parts = [f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} tokens",
+             f"{_n(view.view_tokens_saved)} by the lean view", f"{_n(view.spill_tokens_saved)} by spilled outputs"]
+    return text + " (" + "; ".join(parts) + ")"
+
+
+def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
+    """Rows for one session: compactions, spills, savings, failures, tool search, the next trigger."""
+    rows: list[tuple[str, Any]] = []
+    last = status.last_compaction
+    rows.append(("compactions", f"{status.compression_count:,}" + (f"; last: {_compaction_text(last)}" if last else "")))
+    view = status.view
+    if view is not None and view.enabled is False:
+        rows.append(("lean view", "off"))
+    elif view is not None:
+        req = view.last_request
+        rows.append(("saved", saved_text(status)))
+        unshaped = req.get("unshaped_tokens", req.get("full_tokens"))
+        rows.append(("last request", f"{_n(req.get('sent_tokens'))} tokens sent of {_n(unshaped)} "
+                                     f"({_n(view.steps)} view step(s) so far)"))
+        if view.unstored_outputs:
+            rows.append(("", f"{_n(view.unstored_outputs)} output(s) kept verbatim: {view.last_error}"))
+    store = status.store
+    spill_text = f"{_n(store.spills)}"
+    spills = [s for s in store.recent_spills if isinstance(s, dict)]
+    if spills:
+        shown = ", ".join(f"{s.get('handle')} ({s.get('tool')}, {_n(s.get('tokens'))} tokens)" for s in spills[-5:])
+        spill_text += f"; newest: {shown}"
+    rows.append(("spills", spill_text))
+    failures = store.spill_failures + store.archive_failures
+    fail_text = (f"{_n(store.spill_failures)} spill(s), {_n(store.archive_failures)} archive(s) not stored"
+                 if failures else "none")
+    if store.error:
+        fail_text += f"; store unavailable: {store.error}"
+    elif failures and store.last_store_error:
+        fail_text += f"; last error: {store.last_store_error}"
+    rows.append(("store failures", fail_text))
+    evicted = store.cap_evicted
+    if evicted.get("blobs"):
+        rows.append(("size cap", f"{_n(evicted.get('blobs'))} of this session's stored output(s) "
+                                 f"({human_size(int(evicted.get('bytes') or 0))}) tombstoned to keep the store under "
+                                 "its cap (store.max_store_mb); their handles answer with tombstones"))
+    search = status.tool_search
+    if search is not None:
+        state = (f"active, {_n(search.deferred)} tool(s) deferred" if search.active
+                 else f"inactive ({search.reason or search.mode or 'no reason given'})")
+        rows.append(("tool search", f"{state}; {_n(search.searches)} search(es), {_n(search.calls)} bridged call(s)"))
+    if status.threshold_tokens:
+        gov = status.governor
+        why = trigger_text(to_plain(status.trigger)) if status.trigger is not None else ""
+        trigger = (f"when a request reaches {_n(status.threshold_tokens)} tokens" + (f" ({why})" if why else "")
+                   + f"; last request {_n(status.last_prompt_tokens)}")
+        if gov.backoff:
+            trigger += f"; backing off: {gov.backoff}"
+        if gov.summary_cooldown_seconds:
+            trigger += f"; summary model cooling down {gov.summary_cooldown_seconds} s (fallback summary meanwhile)"
+        rows.append(("next compaction", trigger))
+    if status.ahead is not None:
+        rows.append(("summaries ahead", _ahead_text(status.ahead)))
+    return rows
+
+
+def _ahead_text(ahead: AheadStatus) -> str:
+    """Summaries written in the background before a compaction needed them (``compaction.prepare_at``)."""
+    if not ahead.prepare_at:
+        return "off (compaction.prepare_at: 0)"
+    text = (f"{_n(ahead.prepared)} prepared, {_n(ahead.used)} used by a compaction, "
+            f"{_n(ahead.discarded)} discarded, {_n(ahead.failed)} failed; now {ahead.state or '?'}")
+    last = ahead.last or {}
+    if last.get("prepared_ahead"):
+        text += f"; the last compaction waited {_n(round(float(last.get('wait_ms') or 0)))} ms for its summary"
+    return text
+
+
+def session_text(session_id: Any, status: SessionStatus, indent: int = 2) -> list[str]:
+    return [f"{' ' * (indent - 2)}session {session_id}", fields(session_rows(status), indent=indent)]

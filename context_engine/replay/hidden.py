@@ -1,0 +1,166 @@
+"""Outputs an engine hid that the agent then needed: "needed while hidden".
+
+A tool output is *hidden* in a request when the request does not carry it
+verbatim: stubbed or pruned (the message is there with other content), or
+compacted away (the message is gone).  It was *needed while hidden* when the
+assistant message answering that request uses one of the output's
+distinctive tokens (``view/quotes.py``: an identifier, path or code line of 6+
+characters, first seen in that output) that appears nowhere in the request.
+The recorded agent saw the output whole; an agent given the request as sent
+would have had to fetch it again or guess.
+
+:class:`HiddenUseTracker` is a replay :class:`~.driver.Observer`: the k-th
+``request`` event is answered by the transcript's k-th assistant message
+(the driver makes one request per assistant message).  Plain dicts in, plain
+figures out; nothing here knows an engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+from ..view.quotes import FirstSeen, assistant_text
+from .target import Observer
+
+EXAMPLES = 3
+
+
+@dataclass
+class _Output:
+    call_id: str
+    text: str  # stripped, as the host sends it
+    tool: str
+    tokens: frozenset[str]
+    after_reply: int  # the number of assistant messages before it (it is in every later request's history)
+
+
+@dataclass
+class HiddenFigures:
+    outputs: int = 0
+    hidden: int = 0  # outputs hidden in at least one request
+    hidden_stubbed: int = 0  # ... of which some request carried the message with other content
+    used_later: int = 0  # outputs some later assistant message used (hidden or not)
+    needed_while_hidden: int = 0  # outputs used by the answer to a request that hid them
+    gaps: list[int] = field(default_factory=list)  # requests between first hidden and the use
+    examples: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"outputs": self.outputs, "outputs_hidden": self.hidden, "outputs_hidden_stubbed": self.hidden_stubbed,
+                "outputs_used_later": self.used_later, "needed_while_hidden": self.needed_while_hidden,
+                "needed_gaps": list(self.gaps), "needed_examples": list(self.examples)}
+
+
+class HiddenUseTracker(Observer):
+    """Watches one replayed session's requests; ``figures()`` after the replay."""
+
+    def __init__(self, messages: Sequence[Mapping[str, Any]], forward: Observer | None = None) -> None:
+        self.forward = forward
+        self._outputs: dict[str, _Output] = {}
+        self._replies: list[dict[str, set[str]]] = []  # per assistant message: output call id -> tokens it used
+        self._order: list[str] = []  # output call ids in transcript order
+        self._read(messages)
+        self._request = 0
+        self._first_hidden: dict[str, int] = {}
+        self._stubbed: set[str] = set()
+        self._needed: dict[str, dict[str, Any]] = {}
+
+    def _read(self, messages: Sequence[Mapping[str, Any]]) -> None:
+        first = FirstSeen()
+        names: dict[str, str] = {}
+        for message in messages:
+            role = message.get("role")
+            if role == "tool":
+                call_id = str(message.get("tool_call_id") or "")
+                text = message.get("content")
+                text = text.strip() if isinstance(text, str) else ""
+                if not call_id or call_id in self._outputs:
+                    continue
+                tokens = first.add_output(call_id, text)
+                self._outputs[call_id] = _Output(call_id, text, names.get(call_id, ""), frozenset(tokens),
+                                                 len(self._replies))
+                self._order.append(call_id)
+            elif role == "assistant":
+                words = assistant_text(message)
+                self._replies.append({key: used for key, used in first.uses(words).items()})
+                first.add_other(words)
+                for call in message.get("tool_calls") or []:
+                    if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
+                        names[str(call.get("id"))] = str(call["function"].get("name") or "")
+            else:
+                content = message.get("content")
+                first.add_other(content if isinstance(content, str) else "")
+
+    # -- events ------------------------------------------------------------
+    def event(self, name: str, **data: Any) -> None:
+        if name == "request":
+            self._on_request(data.get("request") or {})
+        if self.forward is not None:
+            self.forward.event(name, **data)
+
+    def _on_request(self, request: Mapping[str, Any]) -> None:
+        k = self._request
+        self._request += 1
+        carried: dict[str, Any] = {}
+        for message in request.get("messages") or []:
+            if isinstance(message, Mapping) and message.get("role") == "tool":
+                carried[str(message.get("tool_call_id") or "")] = message.get("content")
+        hidden_now = set()
+        for call_id in self._order:
+            output = self._outputs[call_id]
+            if output.after_reply > k:
+                break
+            content = carried.get(call_id, _ABSENT)
+            if content is _ABSENT or not _same(content, output.text):
+                hidden_now.add(call_id)
+                self._first_hidden.setdefault(call_id, k)
+                if content is not _ABSENT:
+                    self._stubbed.add(call_id)
+        if k >= len(self._replies):
+            return
+        uses = {cid: tokens for cid, tokens in self._replies[k].items() if cid in hidden_now}
+        if not uses:
+            return
+        text = _request_text(request)
+        for call_id, tokens in uses.items():
+            absent = sorted(t for t in tokens if t not in text)
+            if absent and call_id not in self._needed:
+                output = self._outputs[call_id]
+                self._needed[call_id] = {"tool": output.tool, "quoted": absent[0][:80], "request": k,
+                                         "hidden_for_requests": k - self._first_hidden[call_id],
+                                         "how": "stubbed" if call_id in carried else "compacted away"}
+
+    # -- figures -------------------------------------------------------------
+    def figures(self) -> HiddenFigures:
+        used = {cid for reply in self._replies for cid in reply}
+        needed = sorted(self._needed.values(), key=lambda n: n["request"])
+        return HiddenFigures(
+            outputs=len(self._outputs), hidden=len(self._first_hidden), hidden_stubbed=len(self._stubbed),
+            used_later=len(used), needed_while_hidden=len(needed), gaps=[n["hidden_for_requests"] for n in needed],
+            examples=needed[:EXAMPLES])
+
+
+_ABSENT = object()
+
+
+def _same(content: Any, text: str) -> bool:
+    if isinstance(content, str):
+        return content == text or content.strip() == text
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping)).strip() == text
+    return False
+
+
+def _request_text(request: Mapping[str, Any]) -> str:
+    parts = []
+    for message in request.get("messages") or []:
+        if not isinstance(message, Mapping):
+            continue
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+        if message.get("role") == "assistant":
+            parts.append(assistant_text({"tool_calls": message.get("tool_calls")}))
+    return "\n".join(parts)

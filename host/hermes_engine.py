@@ -1,0 +1,65 @@
+"""The engine as Hermes sees it: ``ContextEngine`` plus Stowage's core.
+
+Everything the host calls is implemented in the host-agnostic
+``StowageEngineCore``; this class only adds the Hermes base class (the host
+checks ``isinstance(engine, ContextEngine)``), the auxiliary-LLM summary call,
+the session registry for hooks, and the start-time config check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from agent.context_engine import ContextEngine
+
+from . import sessions
+from .aux_summary import summarize_with_aux
+from ..context_engine.config import Settings, StowageConfigError
+from ..context_engine.deadline import TIMEOUT_KEY
+from ..context_engine.engine import StowageEngineCore
+from .host_config import hermes_home
+from .tool_search_glue import dispatch_with_hermes
+
+
+def _summarize_with_deadline(prompt: str, runtime: dict[str, Any]) -> str:
+    """The aux summary call with the timeout the engine passed in the runtime (what is left of the
+    compaction's deadline; None keeps Hermes's own), never sent on to the host as part of the runtime."""
+    host_runtime = {key: value for key, value in runtime.items() if key != TIMEOUT_KEY}
+    return summarize_with_aux(prompt, host_runtime, timeout=runtime.get(TIMEOUT_KEY))
+
+
+class StowageContextEngine(StowageEngineCore, ContextEngine):
+    """Stowage, registered with Hermes under the name ``stowage``."""
+
+    def __init__(self, settings: Settings | None = None, *, config_error: StowageConfigError | None = None) -> None:
+        super().__init__(settings)
+        self.summary_model = _summarize_with_deadline
+        self.config_error = config_error
+        if config_error is None:
+            self.attach_store_home(hermes_home())
+
+    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
+                     provider: str = "", api_mode: str = "", **kwargs: Any) -> None:
+        # The first call happens while Hermes builds the agent: a bad stowage:
+        # block stops the agent with our message instead of running silently
+        # with defaults (or silently falling back to the built-in compressor).
+        if self.config_error is not None:
+            raise self.config_error
+        super().update_model(model, context_length, base_url=base_url, api_key=api_key, provider=provider,
+                             api_mode=api_mode, **kwargs)
+
+    def dispatch_underlying(self, name: str, arguments: dict[str, Any]) -> str:
+        return dispatch_with_hermes(self, name, arguments)
+
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        previous = self.session_id
+        super().on_session_start(session_id, **kwargs)
+        if self.session_id != session_id:
+            return  # another agent's session on a shared engine: its guest engine bound itself
+        if previous and previous != session_id:
+            sessions.unbind(previous, self)
+        sessions.bind(session_id, self)
+
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        super().on_session_end(session_id, messages, **kwargs)
+        sessions.unbind(session_id, self)

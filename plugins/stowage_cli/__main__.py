@@ -1,5 +1,0 @@
-"""``python -m stowage.cli``."""
-
-from .main import main
-
-raise SystemExit(main())

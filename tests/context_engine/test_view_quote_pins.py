@@ -1,0 +1,114 @@
+"""Outputs the agent keeps quoting stay verbatim; prompt-cache steps are kept (view.pin_quoted)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stowage.context_engine.config import load_settings
+from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.view.quote_pins import QuoteIndex
+from stowage.context_engine.view.render import VIEW_STUB_PREFIX
+
+VIEW = {"hot_tokens": 1000, "step_tokens": 1000, "pin_turns": 3}
+
+
+def make(home: Any, **view: Any) -> StowageEngineCore:
+    engine = StowageEngineCore(load_settings({"stowage": {"view": {**VIEW, **view}}}))
+    engine.update_model("m", 128_000)
+    engine.on_session_start("s1", hermes_home=str(home))
+    return engine
+
+
+def output(n: int, chars: int = 2400) -> str:
+    """A source listing whose only distinctive names are ``helper_<n>`` and ``src/module_<n>.py``."""
+    lines = [f"# src/module_{n}.py", f"def helper_{n}(value):"]
+    lines += [f"    total = total + {i}  # line {i} of the listing" for i in range(chars // 44)]
+    return "\n".join(lines)
+
+
+def session(steps: int, quotes: dict[int, int]) -> list[dict[str, Any]]:
+    """``steps`` tool rounds; round ``k`` in ``quotes`` runs a command naming ``helper_<quotes[k]>``."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."},
+                                      {"role": "user", "content": "Fix the parser."}]
+    for k in range(steps):
+        command = f"grep -n helper_{quotes[k]} tests" if k in quotes else f"cat part{k}"
+        messages.append({"role": "assistant", "content": f"step {k}", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "terminal",
+                                                             "arguments": json.dumps({"command": command})}}]})
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output(k)})
+    return messages
+
+
+def shape(engine: StowageEngineCore, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return engine.shape_request([], messages).messages
+
+
+def output_index(messages: list[dict[str, Any]], k: int) -> int:
+    return next(i for i, m in enumerate(messages) if m.get("tool_call_id") == f"c{k}")
+
+
+def test_an_output_the_agent_keeps_quoting_stays_verbatim_while_older_ones_become_stubs(tmp_path):
+    quotes = {k: 1 for k in range(2, 16, 2)}  # every other round names helper_1, first shown by round 1
+    messages = session(16, quotes)
+    sent = shape(make(tmp_path), messages)
+    assert sent[output_index(messages, 1)]["content"] == messages[output_index(messages, 1)]["content"]
+    for k in (0, 2, 3, 4):
+        assert sent[output_index(messages, k)]["content"].startswith(VIEW_STUB_PREFIX)
+    unpinned = shape(make(tmp_path / "b", pin_quoted=False), messages)
+    assert unpinned[output_index(messages, 1)]["content"].startswith(VIEW_STUB_PREFIX)
+
+
+def test_the_pin_ends_and_the_next_step_stubs_the_output(tmp_path):
+    messages = session(20, {2: 1})  # quoted once, early; pin_turns 3
+    sent = shape(make(tmp_path), messages)
+    assert sent[output_index(messages, 1)]["content"].startswith(VIEW_STUB_PREFIX)
+
+
+def test_a_quote_pins_only_the_output_the_token_was_first_seen_in():
+    index = QuoteIndex()
+    messages = [
+        {"role": "tool", "tool_call_id": "a", "content": "def parse_header(x): pass\n" * 30},
+        {"role": "tool", "tool_call_id": "b", "content": "parse_header is called by read_frame\n" * 30},
+        {"role": "assistant", "content": "Look at read_frame and parse_header.", "tool_calls": []},
+    ]
+    pins = index.pins(messages, lambda m: m.get("content"), lambda at: at + 10, min_chars=100)
+    assert pins == {0: [(2, 12)], 1: [(2, 12)]}
+    messages.insert(0, {"role": "user", "content": "The bug is in parse_header."})
+    pins = index.pins(messages, lambda m: m.get("content"), lambda at: at + 10, min_chars=100)
+    assert pins == {2: [(3, 13)]}  # parse_header came from the user, read_frame from output b
+
+
+@st.composite
+def quoted_sessions(draw: Any) -> tuple[int, dict[int, int]]:
+    steps = draw(st.integers(6, 16))
+    quotes = {}
+    for k in range(1, steps):
+        if draw(st.booleans()):
+            quotes[k] = draw(st.integers(0, k - 1))
+    return steps, quotes
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(quoted_sessions())
+def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_path_factory, spec):
+    steps, quotes = spec
+    messages = session(steps, quotes)
+    engine = make(tmp_path_factory.mktemp("a"))
+    previous_sent, previous_steps = None, None
+    stubbed: dict[int, str] = {}
+    for end in range(4, len(messages) + 1, 2):
+        sent = shape(engine, messages[:end])
+        for index, message in enumerate(sent):
+            if message["role"] == "tool" and message["content"].startswith(VIEW_STUB_PREFIX):
+                stubbed.setdefault(index, message["content"])
+        for index, stub in stubbed.items():  # once stubbed, stubbed with the same bytes
+            assert sent[index]["content"] == stub
+        if previous_sent is not None and engine.view.stats.steps == previous_steps:
+            assert json.dumps(sent[:len(previous_sent)]) == json.dumps(previous_sent)  # byte for byte
+        previous_sent, previous_steps = sent, engine.view.stats.steps
+    again = shape(make(tmp_path_factory.mktemp("b")), [dict(m) for m in messages])
+    assert json.dumps(again) == json.dumps(previous_sent)  # a pure function of the history

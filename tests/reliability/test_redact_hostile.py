@@ -1,0 +1,67 @@
+"""Redaction on hostile text: near-misses of every structured-format rule, 50,000 characters each.
+
+Each shape is built to make a careless pattern backtrack (long runs that
+almost open or close a match, thousands of candidate starts).  The result
+must equal the plain ``pattern.sub`` of every rule (the finders skip no
+match on long input); the time each took is printed with the figures, not
+asserted (speed lives in bench/; on a shared 2-core machine every shape ran
+in well under a second at 200,000 characters).
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from stowage.context_engine.redact import MASK, redact
+from stowage.context_engine.redact_rules import RULES
+
+pytestmark = pytest.mark.reliability
+N = 50_000
+
+HOSTILE = {
+    "conn-spaces": "pwd=" + " a" * (N // 2),
+    "conn-many-keys": "pwd=a " * (N // 6),
+    "conn-braces": "PWD={" + "}}" * (N // 2),
+    "conn-unclosed-brace": "PWD={" + "a" * N,
+    "header-segments": "x-" + "a-" * (N // 2),
+    "header-many-names": "a-token-" * (N // 8),
+    "header-colon-spaces": "X-Vault-Token:" + " " * N,
+    "cookie-pairs": "Cookie: " + "a=b;" * (N // 4),
+    "cookie-many-headers": "cookie:=" * (N // 8),
+    "xml-spaces": "<password>x" + " " * N + "y</passwordx>",
+    "xml-unclosed": "<password>" + "a " * (N // 2),
+    "xml-many-opens": "<password>a" * (N // 11),
+    "xml-long-tag": "<" + "a" * N + ">",
+    "dict-long-key": "'" + "a" * N + "password''",
+    "dict-many-keys": "'password':" * (N // 11),
+    "dict-long-identifier": "a" * N + "token: '",
+    "shell-indent": "echo '" + " " * N + "password: x",
+    "shell-escapes": "\\n" * (N // 2),
+    "shell-long-value": "echo 'token: " + "a" * N,
+    "shell-many-echo": "echo " * (N // 5),
+    "docker-auth-unclosed": '"auth": "' + "A" * N,
+    "url-many-at": "://:" + "a@" * (N // 2),
+    "url-many-schemes": "://" * (N // 3),
+    "pgp-unclosed-name": "-----BEGIN " + "A " * (N // 2),
+    "pgp-many-begins": "-----BEGIN PGP PRIVATE KEY BLOCK-----" * (N // 40),
+}
+
+
+def plain_rules(text: str) -> str:
+    for rule in RULES:
+        text = rule.pattern.sub(rule.replace, text)
+    return text
+
+
+def test_hostile_near_misses_are_redacted_exactly_as_the_plain_rules_say(figures):
+    slowest = ("", 0.0)
+    for name, text in HOSTILE.items():
+        started = time.perf_counter()
+        out = redact(text)
+        elapsed = (time.perf_counter() - started) * 1000
+        slowest = max(slowest, (name, elapsed), key=lambda pair: pair[1])
+        assert out == plain_rules(text), name
+    figures.update(shapes=len(HOSTILE), chars_each=N, slowest=f"{slowest[0]} {slowest[1]:.0f} ms")
+    assert redact(HOSTILE["pgp-many-begins"]) == MASK  # an unterminated block is masked to the end

@@ -1,0 +1,133 @@
+"""Status files and the summary log: private modes, one file per session id, hostile lines skipped.
+
+Written the way the engine writes them (``write_session_status``,
+``append_summary``) and read back the way a user does (``stowage summary``,
+``stowage status``, ``stowage doctor``, the dashboard's session list).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from stowage.blobstore import BlobStore
+from stowage.command import main
+from stowage.context_engine.session_status import SessionStatus
+from stowage.context_engine.status_file import read_session_statuses, status_path, write_session_status
+from stowage.context_engine.summary_log import append_summary, summaries_path
+
+pytestmark = pytest.mark.reliability
+DEEP = "[" * 100_000 + "]" * 100_000
+RECORD = {"compaction": 1, "at": 1_700_000_000.0, "result": "compacted", "tokens_before": 100_000,
+          "tokens_after": 6_000, "messages_before": 30, "messages_after": 9, "window_messages": 22,
+          "window_tool_outputs": 5, "pruned_outputs": 2, "fallback_used": False, "model": "gpt-x"}
+LONG_A = "gateway-session-" + "x" * 150 + "-A"
+LONG_B = "gateway-session-" + "x" * 150 + "-B"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "hermes"
+    path.mkdir()
+    monkeypatch.setenv("HERMES_HOME", str(path))
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err and "Traceback" not in out.out
+    return code, out.out, out.err
+
+
+def mode(path: Path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_folders_0700_and_files_0600_under_a_permissive_umask(home: Path, figures: dict) -> None:
+    root = home / "stowage"
+    old = os.umask(0o022)
+    try:
+        write_session_status(root, "s1", SessionStatus(compression_count=1))
+        append_summary(root, "s1", {**RECORD, "body": "B"})
+    finally:
+        os.umask(old)
+    modes = {"status_dir": mode(root / "session-status"), "summary_dir": mode(root / "session-summaries"),
+             "status_file": mode(status_path(root, "s1")), "summary_file": mode(summaries_path(root, "s1"))}
+    figures.update({key: f"{value:o}" for key, value in modes.items()})
+    assert modes == {"status_dir": 0o700, "summary_dir": 0o700, "status_file": 0o600, "summary_file": 0o600}
+
+
+@pytest.mark.parametrize("first, second", [("team:alpha", "team/alpha"), (LONG_A, LONG_B)])
+def test_ids_that_sanitize_alike_never_share_a_file(home: Path, capsys, first: str, second: str,
+                                                    figures: dict) -> None:
+    root = home / "stowage"
+    append_summary(root, first, {**RECORD, "body": "SUMMARY OF THE FIRST"})
+    append_summary(root, second, {**RECORD, "body": "SUMMARY OF THE SECOND"})
+    write_session_status(root, first, SessionStatus(compression_count=1))
+    write_session_status(root, second, SessionStatus(compression_count=2))
+    assert summaries_path(root, first) != summaries_path(root, second)
+    assert status_path(root, first) != status_path(root, second)
+    assert len(status_path(root, first).name) <= 80
+    code, out, _ = run(capsys, "summary", "--session", first)
+    assert code == 0 and "SUMMARY OF THE FIRST" in out and "SECOND" not in out
+    code, out, _ = run(capsys, "summary", "--session", second)
+    assert code == 0 and "SUMMARY OF THE SECOND" in out and "FIRST" not in out
+    ids = sorted(s.session_id for s in read_session_statuses(root, limit=10))
+    figures.update({"files": len(list((root / "session-summaries").iterdir())), "sessions": len(ids)})
+    assert ids == sorted([first, second])
+
+
+def test_a_record_of_another_session_in_the_file_is_not_shown(home: Path, capsys) -> None:
+    root = home / "stowage"
+    append_summary(root, "mine", {**RECORD, "body": "MINE"})
+    with open(summaries_path(root, "mine"), "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({**RECORD, "body": "FOREIGN", "session_id": "theirs"}) + "\n")
+    code, out, _ = run(capsys, "summary", "--session", "mine", "--all")
+    assert code == 0 and "MINE" in out and "FOREIGN" not in out
+
+
+def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: Path, capsys,
+                                                                         figures: dict) -> None:
+    root = home / "stowage"
+    BlobStore(root).put(b"an output", session_id="s1", tool_name="terminal", kind="spill")  # status needs a store
+    append_summary(root, "s1", {**RECORD, "body": "GOOD SUMMARY"})
+    with open(summaries_path(root, "s1"), "a", encoding="utf-8") as handle:
+        handle.write(DEEP + "\n")
+    append_summary(root, "s1", {**RECORD, "compaction": 2, "body": "LATER SUMMARY"})
+    write_session_status(root, "s1", SessionStatus(compression_count=3))
+    status_path(root, "s2").write_text(DEEP)  # a hostile status file beside a good one
+    os.chmod(status_path(root, "s2"), 0o600)
+    code, out, _ = run(capsys, "summary", "--session", "s1", "--all")
+    assert code == 0 and "GOOD SUMMARY" in out and "LATER SUMMARY" in out and "1 unreadable line" in out
+    code, out, _ = run(capsys, "--json", "status")
+    assert code == 0
+    assert [s["session_id"] for s in json.loads(out)["sessions"]] == ["s1"]
+    # the dashboard tab's session list is read_session_statuses(store_root, limit=50)
+    assert [s.session_id for s in read_session_statuses(root, limit=50)] == ["s1"]
+    figures.update({"hostile_lines": 2, "crashes": 0})
+
+
+def test_doctor_names_loose_modes_old_names_and_bad_files_and_repairs_modes(home: Path, capsys) -> None:
+    root = home / "stowage"
+    write_session_status(root, "s1", SessionStatus(compression_count=1))
+    append_summary(root, "s1", {**RECORD, "body": "B"})
+    os.chmod(root / "session-status", 0o755)
+    os.chmod(status_path(root, "s1"), 0o644)
+    (root / "session-summaries" / "team_alpha.jsonl").write_text(json.dumps({**RECORD, "body": "old"}) + "\n")
+    os.chmod(root / "session-summaries" / "team_alpha.jsonl", 0o600)
+    with open(summaries_path(root, "s1"), "a", encoding="utf-8") as handle:
+        handle.write(DEEP + "\n")
+    code, out, _ = run(capsys, "--json", "doctor", "--no-verify")
+    issues = json.loads(out)["issues"]
+    kinds = sorted({(i["kind"], Path(i["subject"]).name) for i in issues if "session" in i["subject"]})
+    assert ("bad-permissions", "session-status") in kinds
+    assert ("bad-permissions", status_path(root, "s1").name) in kinds
+    assert ("misnamed-session-file", "team_alpha.jsonl") in kinds
+    assert ("unreadable-session-file", summaries_path(root, "s1").name) in kinds
+    code, out, _ = run(capsys, "--json", "doctor", "--no-verify", "--repair")
+    assert mode(root / "session-status") == 0o700 and mode(status_path(root, "s1")) == 0o600

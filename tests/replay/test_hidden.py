@@ -1,0 +1,78 @@
+"""Needed while hidden: an output the request did not carry whose distinctive token the answer used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from stowage.context_engine.replay.hidden import HiddenUseTracker
+from stowage.context_engine.view.quotes import code_lines, code_tokens, quotable
+
+
+def call(cid: str, command: str) -> dict[str, Any]:
+    return {"id": cid, "type": "function", "function": {"name": "bash", "arguments": f'{{"command": "{command}"}}'}}
+
+
+TRANSCRIPT: list[dict[str, Any]] = [
+    {"role": "user", "content": "Fix the failing test."},
+    {"role": "assistant", "content": "Search first.", "tool_calls": [call("c1", "grep -rn frame src")]},
+    {"role": "tool", "tool_call_id": "c1", "content": "src/net/frames.py:12: def read_frame(sock):"},
+    {"role": "assistant", "content": "Run the tests.", "tool_calls": [call("c2", "pytest -q")]},
+    {"role": "tool", "tool_call_id": "c2", "content": "FAILED tests/test_io.py::test_short_read"},
+    {"role": "assistant", "content": "Open src/net/frames.py around read_frame.", "tool_calls": [call("c3", "ls")]},
+    {"role": "tool", "tool_call_id": "c3", "content": "README"},
+]
+
+
+def request(*messages: dict[str, Any]) -> dict[str, Any]:
+    return {"messages": list(messages)}
+
+
+def test_code_like_tokens_and_lines_not_plain_words():
+    assert code_tokens("the read_frame helper in src/net/frames.py calls self.sock.recv and parseHeader") == {
+        "read_frame", "src/net/frames.py", "self.sock.recv", "parseHeader"}
+    assert code_tokens("Between 12345 and another sentence") == set()
+    assert code_lines("src/a.py:3:    total = compute(y)\n  12\tif ready_to_go:\nplain words here\nreturn {") == {
+        "total = compute(y)", "if ready_to_go:"}
+    assert "read_frame" in quotable("def read_frame(sock):")
+
+
+def test_an_output_stubbed_when_the_answer_uses_its_token_is_needed_while_hidden():
+    tracker = HiddenUseTracker(TRANSCRIPT)
+    grep, tests = TRANSCRIPT[2], TRANSCRIPT[4]
+    stub = {"role": "tool", "tool_call_id": "c1", "content": "[stowage: old output omitted] bash -> ok"}
+    tracker.event("request", request=request(TRANSCRIPT[0]))
+    tracker.event("request", request=request(*TRANSCRIPT[:3]))
+    tracker.event("request", request=request(*TRANSCRIPT[:2], stub, TRANSCRIPT[3], tests))
+    figures = tracker.figures()
+    assert (figures.outputs, figures.hidden, figures.hidden_stubbed, figures.used_later) == (3, 1, 1, 1)
+    assert figures.needed_while_hidden == 1
+    example = figures.examples[0]
+    assert example["how"] == "stubbed" and example["request"] == 2 and example["tool"] == "bash"
+    assert example["quoted"] in {"read_frame", "src/net/frames.py"}
+    assert grep["content"]  # the transcript itself is not changed
+
+
+def test_nothing_is_needed_when_the_output_is_verbatim_or_its_token_is_elsewhere_in_the_request():
+    verbatim = HiddenUseTracker(TRANSCRIPT)
+    for k in (1, 3, 5):
+        verbatim.event("request", request=request(*TRANSCRIPT[:k]))
+    assert verbatim.figures().needed_while_hidden == 0
+
+    carried = HiddenUseTracker(TRANSCRIPT)
+    summary = {"role": "user", "content": "[CONTEXT SUMMARY] read_frame in src/net/frames.py fails on short reads"}
+    carried.event("request", request=request(TRANSCRIPT[0]))
+    carried.event("request", request=request(*TRANSCRIPT[:3]))
+    carried.event("request", request=request(summary, TRANSCRIPT[3], TRANSCRIPT[4]))  # c1 compacted away, tokens kept
+    figures = carried.figures()
+    assert figures.hidden == 1 and figures.hidden_stubbed == 0 and figures.needed_while_hidden == 0
+
+
+def test_an_output_compacted_away_is_needed_when_nothing_carries_its_token():
+    tracker = HiddenUseTracker(TRANSCRIPT)
+    tracker.event("request", request=request(TRANSCRIPT[0]))
+    tracker.event("request", request=request(*TRANSCRIPT[:3]))
+    tracker.event("request", request=request({"role": "user", "content": "[CONTEXT SUMMARY] work happened"},
+                                     TRANSCRIPT[3], TRANSCRIPT[4]))
+    figures = tracker.figures()
+    assert figures.needed_while_hidden == 1 and figures.examples[0]["how"] == "compacted away"
+    assert figures.gaps == [0]

@@ -1,0 +1,126 @@
+"""No import circles in the shipped package.
+
+Builds the import graph of every module that installs under ``stowage``
+(the host glue, the command line, context_engine, blobstore, tool_search:
+every package folder of the repository root), from the source with ``ast``: every ``import``
+anywhere in a module counts, a function-level one included (a circle that
+only works because one side imports late is still a circle), and so does
+one under ``if TYPE_CHECKING:`` (it says the two modules know each other).
+Fails with the circles it finds.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from setuptools import find_packages
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the shipped package by its dotted name (``stowage.blobstore.store``).
+
+    The repository root is the package ``stowage``; every folder under it that is a Python package ships
+    as ``stowage.<folder>`` (``setup.py``), and of the root's own files only ``__init__.py``.
+    """
+    found: dict[str, Path] = {"stowage": REPO / "__init__.py"}
+    for package in find_packages(where=str(REPO), exclude=["build*", "dist*"]):
+        folder = REPO / package.replace(".", "/")
+        for path in sorted(folder.glob("*.py")):
+            dotted = f"stowage.{package}" if path.stem == "__init__" else f"stowage.{package}.{path.stem}"
+            found[dotted] = path
+    return found
+
+
+def imports(module: str, path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``module`` imports (``from pkg import sub`` names the submodule)."""
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            subs = [f"{target}.{alias.name}" for alias in node.names if f"{target}.{alias.name}" in known]
+            out.update(subs)
+            if len(subs) < len(node.names):
+                out.add(target)
+    return {name for name in out if name in known and name != module}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                item = stack.pop()
+                on_stack.discard(item)
+                component.append(item)
+                if item == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_graph_covers_the_package():
+    found = modules()
+    for name in ("stowage", "stowage.command.main", "stowage.context_engine.engine", "stowage.blobstore.store",
+                 "stowage.blobstore.doctor", "stowage.tool_search.session"):
+        assert name in found, name
+    graph = {name: imports(name, path, set(found)) for name, path in found.items()}
+    assert "stowage.blobstore.doctor" in graph["stowage.blobstore.store"]
+
+
+def test_no_import_circles():
+    found = modules()
+    known = set(found)
+    graph = {name: imports(name, path, known) for name, path in found.items()}
+    circles = cycles(graph)
+    assert not circles, "import circles:\n" + "\n".join(" <-> ".join(c) for c in circles)
+
+
+def test_tool_search_and_blobstore_are_leaves():
+    """Neither imports the context engine, the glue or the CLI, nor each other."""
+    found = modules()
+    known = set(found)
+    for leaf, others in (("stowage.tool_search", ("stowage.blobstore",)), ("stowage.blobstore", ("stowage.tool_search",))):
+        for name, path in found.items():
+            if name != leaf and not name.startswith(leaf + "."):
+                continue
+            for target in imports(name, path, known):
+                assert target.startswith(leaf), f"{name} imports {target}"
+                assert not target.startswith(others)
+
+
+def test_a_circle_is_found():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set()}) == []

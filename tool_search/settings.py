@@ -1,0 +1,25 @@
+"""The ``stowage.tool_search`` settings section: what tool search reads, typed and frozen.
+
+It lives with tool search (not with the context engine's other sections)
+so this package imports nothing of ``context_engine``; the engine's
+settings hold one of these (``Settings.tool_search``), built from the
+validated ``tool_search`` keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ToolSearchSection:
+    enabled: str
+    threshold_pct: float
+    never_defer: tuple[str, ...]
+    preselect: bool
+    preselect_k: int
+    hybrid: bool
+    search_limit: int
+    semantic: bool
+    listing_max_tokens: int
+    listing_window_pct: float
