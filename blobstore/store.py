@@ -357,7 +357,7 @@ class BlobStore(ReadAccess):
         nothing else of theirs once sparing them all would leave it exceeded.
         """
         wanted = {str(ref).lower() for ref in refs}
-        with self._index.write() as tx:
+        with self._index.write(durable=False) as tx:  # advisory: a crash losing it costs nothing
             shas: set[str] = set()
             for ref in wanted:
                 matches = [ref] if len(ref) == 64 else tx.prefix_matches("blobs", ref, 2)
@@ -491,6 +491,9 @@ class BlobStore(ReadAccess):
         """Re-apply the logged grants to re-indexed blobs (idempotent)."""
         now = self.clock()
         for record in self._read_records(self.grants_log):
+            if isinstance(record.get("revoke"), str) and isinstance(record.get("sha"), str):
+                tx.revoke(record["sha"], record["revoke"])  # a purge took this session's claim away
+                continue
             target = record.get("target")
             if not isinstance(target, str):
                 continue
@@ -531,6 +534,7 @@ class BlobStore(ReadAccess):
                 if any(reader != session_id for reader in tx.readers(sha)):
                     tx.drop_claims(sha, session_id)
                     self._drop_records(tx, sha, session_id)
+                    self._append_record(self.grants_log, {"revoke": session_id, "sha": sha, "at": now})
                     kept.append(sha)
                 else:
                     evicted.append(evict(tx, sha, REASON_MANUAL, detail, now, self.remove_files))

@@ -52,7 +52,7 @@ def saved_text(status: SessionStatus) -> str:
     text = f"{_n(saved_tokens(status))} tokens saved over {_n(requests)} request{'' if requests == 1 else 's'}"
     if view is None or view.unshaped_tokens is None:  # a status file from before spills were counted
         return text + " (by the lean view)"
-    parts = [f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} tokens",
+    parts = [f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} history tokens",
              f"{_n(view.view_tokens_saved)} by the lean view", f"{_n(view.spill_tokens_saved)} by spilled outputs"]
     return text + " (" + "; ".join(parts) + ")"
 

@@ -2,7 +2,7 @@
 
 Users of compacting engines cannot otherwise see what the model now
 believes about the turns it no longer has.  The engine appends each summary
-to ``<store>/session-summaries/<session>.jsonl`` (see
+to ``<store>/session-summaries/<name>.jsonl`` (see
 ``context_engine/summary_log.py``); this reads it without the host.
 Formatting is a pure function of one record: files written by another
 version, or damaged, lack keys, and every figure is optional.

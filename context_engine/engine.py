@@ -75,6 +75,7 @@ class StowageEngineCore:
     compaction_log = InSession[list[CompactionRecord]]()
     request_log = InSession[list[RequestFigures]]()
     last_seen = InSession[SeenMessages | None]()
+    last_request = InSession[tuple[list[Message], list[Message]] | None]()
     last_outcome = InSession[CompactionOutcome | None]()
 
     # host-read numbers of this agent (copied with the engine)

@@ -396,6 +396,33 @@ def at_words(*words: str) -> Finder:
     return find
 
 
+def at_commands(head: str, *words: str) -> Finder:
+    """Matches of ``<command> [^\\n]*? <flag> <value>`` from each command word, trying each line once.
+
+    ``head`` is the command part of the pattern.  When the whole pattern
+    fails where ``head`` matched, every later start on that line fails too
+    (it would search the same rest of the line for the same flag), so the
+    line is skipped: hundreds of ``mysql`` words on one line cost one scan of
+    it, not one each.
+    """
+    command = re.compile(head)
+
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterator[Match[str]]:
+        text = haystack.text
+        covered = skip_to = 0
+        for at in occurrences(text, [word for word in words if haystack.has(word)]):
+            if at < covered or at < skip_to:
+                continue
+            match = pattern.match(text, at)
+            if match:
+                covered = match.end()
+                yield match
+            elif command.match(text, at):
+                line_end = text.find("\n", at)
+                skip_to = len(text) if line_end == -1 else line_end
+    return find
+
+
 def at_lowered_words(*words: str) -> Finder:
     """Matches that begin where one of ``words`` (lower case) occurs in the folded text."""
     @on_lowered_positions

@@ -15,9 +15,10 @@ import base64
 import binascii
 from re import Match
 
-from .redact_match import (MASK, Haystack, Rule, after_digits, always, at_identifier_holding, at_line_key,
-                           at_lowered_words, at_name_holding, at_words, at_words_before_space, fold_case, in_lowered, in_runs, in_text,
-                           key_before, literal_head, mask_all, mask_group, prefiltered, runs_of)
+from .redact_match import (MASK, Haystack, Rule, after_digits, always, at_commands, at_identifier_holding,
+                           at_line_key, at_lowered_words, at_name_holding, at_words, at_words_before_space,
+                           fold_case, in_lowered, in_runs, in_text, key_before, literal_head, mask_all, mask_group,
+                           prefiltered, runs_of)
 
 __all__ = ["MASK", "RULES", "Haystack", "Rule", "fold_case", "literal_head"]
 
@@ -189,9 +190,19 @@ RULES: tuple[Rule, ...] = (
     # Passwords given on a command line: mysql-family -p<password>, docker login -p <password>,
     # --password <password>, and .netrc "password <password>" after a machine entry.
     Rule(re.compile(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("-p", any_of=("mysql", "mariadb")), at_words("mysql", "mariadb")),
+         mask_group, in_text("-p", any_of=("mysql", "mariadb")),
+         at_commands(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b", "mysql", "mariadb")),
     Rule(re.compile(r"\bdocker[ \t]+login\b[^\n]*?[ \t]-p[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("login", "-p"), at_words("docker")),
+         mask_group, in_text("login", "-p"), at_commands(r"\bdocker[ \t]+login\b", "docker")),
+    # curl -u user:password, sshpass -p, redis-cli -a, ldapsearch and friends -w.
+    Rule(re.compile(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(['\"]?)[^\s:'\"]+:(?P<secret>[^\s'\"]+)\1"),
+         mask_group, in_text("curl", "-u", ":"), at_commands(r"\bcurl\b", "curl")),
+    Rule(re.compile(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+         mask_group, in_text("sshpass", "-p"), at_commands(r"\bsshpass\b", "sshpass")),
+    Rule(re.compile(r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+         mask_group, in_text("redis-cli", any_of=("-a", "--pass")), at_commands(r"\bredis-cli\b", "redis-cli")),
+    Rule(re.compile(r"\bldap[a-z]+\b[^\n]*?[ \t]-w[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+         mask_group, in_text("ldap", "-w"), at_commands(r"\bldap[a-z]+\b", "ldap")),
     Rule(re.compile(r"(?<![\w-])--password[ \t]+(['\"]?)(?P<secret>[^\s'\"-][^\s'\"]*)\1"),
          mask_group, in_text("--password"), at_words("--password")),
     Rule(re.compile(r"\bmachine[ \t]+\S+(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+password[ \t]+(?P<secret>\S+)"),
@@ -227,4 +238,9 @@ RULES: tuple[Rule, ...] = (
     # docker config.json: "auth": "<base64 of user:password>".
     Rule(re.compile(r"(?i)\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]+={0,2})\""),
          _mask_basic_pair, in_lowered('"auth"'), at_lowered_words('"auth"')),
+    # kubeconfig client-key-data (a base64 PEM private key) and .npmrc _auth (base64 user:password).
+    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_-])client-key-data\"?[ \t]*:[ \t]*\"?(?P<secret>[A-Za-z0-9+/=]{8,})"),
+         mask_group, in_lowered("client-key-data"), at_lowered_words("client-key-data")),
+    Rule(re.compile(r"(?<![A-Za-z0-9_])_auth[ \t]*=[ \t]*(?P<secret>[^\s'\"]+)"),
+         mask_group, in_text("_auth", "="), at_words("_auth")),
 )

@@ -67,6 +67,8 @@ class SessionState:
     compaction_log: list[CompactionRecord] = field(default_factory=list)
     request_log: list[RequestFigures] = field(default_factory=list)  # per request: full history and as sent
     last_seen: SeenMessages | None = None  # the newest history the engine saw, for /stowage preview
+    # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
+    last_request: tuple[list[Message], list[Message]] | None = None
     last_outcome: CompactionOutcome | None = None
 
     @classmethod
@@ -94,6 +96,7 @@ class SessionState:
         self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
         outcome = self.view.apply(messages, store)
         self.store.pin_request(outcome.messages)
+        self.last_request = (messages, outcome.messages)
         if store is None and outcome.unstored:
             self.view.stats.last_error = self.store.error or "the Stowage store is not available"
         last = self.view.stats.last
@@ -112,7 +115,7 @@ class SessionState:
         """
         self.ahead.discard("session reset")
         self.request_log = []
-        self.last_seen = None
+        self.last_seen = self.last_request = None
         self.governor.reset()
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False

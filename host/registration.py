@@ -11,6 +11,8 @@ import logging
 from typing import Any
 
 from . import sessions
+from ..context_engine.reread import reread_answer
+from .chat_note import say, spill_note
 from .hermes_engine import StowageContextEngine
 from .notice import announce_if_not_selected
 from .host_config import load_user_settings
@@ -55,12 +57,25 @@ def _prepare_ahead(session_id: str | None = None, conversation_history: Any = No
 
 def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None,
                         **_: Any) -> str | None:
-    """Replace an oversized tool result with a preview and a handle (None: keep it)."""
+    """Replace an oversized tool result with a preview and a handle, or the host's answer to a
+    re-read whose earlier output the request did not show with that output (None: keep it)."""
     engine = sessions.engine_for(session_id)
     if engine is None:
         return None  # Stowage is not the engine of this session: nobody could fetch the handle
     try:
-        return engine.spill_tool_result(tool_name, args, result)
+        shaped = engine.last_request  # (history, as sent) of the request the model answered
+        if shaped is not None:
+            earlier = reread_answer(tool_name, args, result, shaped[0], shaped[1])
+            if earlier is not None:
+                logger.info("stowage: re-read of %s answered with its earlier output (the request showed a stub)",
+                            (args or {}).get("path") if isinstance(args, dict) else "a file")
+                return earlier
+        spills = engine.store_session.spills
+        preview = engine.spill_tool_result(tool_name, args, result)
     except Exception:  # noqa: BLE001 - a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
+    if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:
+        spill = engine.store_session.recent_spills[-1]
+        say(spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle"))))
+    return preview

@@ -84,7 +84,7 @@ def replay_command(args: argparse.Namespace, env: Env) -> Outcome:
     if html is not None and (html == home / "state.db" or html.parent == home / "stowage"):
         raise CliError(f"--html {html} would overwrite Hermes's or Stowage's files; choose another path", 2, "usage")
     options = ReplayOptions(
-        hermes_home=home, source_file=Path(args.source_file).expanduser() if args.source_file else None,
+        hermes_home=home, store_root=env.store_root, source_file=Path(args.source_file).expanduser() if args.source_file else None,
         session=args.session, since=args.since, limit=args.limit, chain=args.chain, window=args.window,
         price=price_model(args.price, args.cache_read, args.cache_write), settings=_settings(args.settings),
         sweep=args.sweep, html=html, progress=not args.quiet, jobs=max(1, args.jobs))

@@ -31,6 +31,7 @@ SWEEP_GRID: dict[str, tuple[Any, ...]] = {
 @dataclass
 class ReplayOptions:
     hermes_home: Path | None = None
+    store_root: Path | None = None  # the user's Stowage store: originals of recorded previews and stubs
     source_file: Path | None = None
     session: str | None = None
     since: str | None = None

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from html import escape
 from typing import Any
 
-from .report import config_lines, saving_text
+from .report import config_lines, recorded_with_stowage_text, saving_text
 
 BUILTIN_COLOUR, STOWAGE_COLOUR = "#c0392b", "#1f6fb2"
 MAX_SESSION_PLOTS = 40
@@ -226,6 +226,7 @@ def render(report: dict[str, Any]) -> str:
 <p><b>{report['sessions_replayed']}</b> session(s) replayed ({report['sessions_skipped']} skipped) from
 {escape(report['source'])}. With Stowage: billed prompt tokens <b>{saving_text(saving['billed_tokens'])}</b>,
 cache-aware cost <b>{saving_text(saving['cost'])}</b> than Hermes's built-in compressor.</p>
+{f"<p class=warn>{escape(recorded_with_stowage_text(report))}.</p>" if recorded_with_stowage_text(report) else ""}
 <p class=note>Window {window:,} tokens. Price model {escape(price['name'])}: cache read {price['cache_read']:g}x,
 cache write {price['cache_write']:g}x the input price. Summaries: <b>{escape(report['summarizer'])}</b>.
 Request tools: {escape(report['tools']['source'])} ({report['tools']['count']} tools).</p>

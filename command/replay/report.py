@@ -99,6 +99,7 @@ def build_report(sessions: Sequence[dict[str, Any]], skipped: Sequence[dict[str,
             "session": s["session"], "title": s.get("title") or "", "started_at": s.get("started_at"),
             "recorded": s["recorded"], "recorded_rows": s.get("recorded_rows", 0),
             "host_compactions": s.get("host_compactions"), "problems": list(s.get("problems") or []),
+            "stowage_recorded": s.get("stowage_recorded") or {"ran_stowage": False},
             "engines": {"built-in": builtin, "stowage": stowage},
             "saving": {"billed_tokens": _saving(builtin["billed_tokens"], stowage["billed_tokens"]),
                        "cost": _saving(builtin["cost"], stowage["cost"])},
@@ -109,6 +110,11 @@ def build_report(sessions: Sequence[dict[str, Any]], skipped: Sequence[dict[str,
     recorded = {key: sum(s["recorded"][key] for s in out_sessions)
                 for key in ("messages", "user", "assistant", "tool", "tool_calls")}
     price = options.price
+    traces = [s["stowage_recorded"] for s in out_sessions if s["stowage_recorded"].get("ran_stowage")]
+    recorded_with_stowage = {"sessions": [s["session"] for s in out_sessions
+                                          if s["stowage_recorded"].get("ran_stowage")],
+                             "rebuilt": sum(t.get("rebuilt", 0) for t in traces),
+                             "not_rebuilt": sum(t.get("not_rebuilt", 0) for t in traces)}
     return {
         "ok": True, "partial": interrupted, "interrupted": interrupted, "source": source,
         "sessions_replayed": len(out_sessions), "sessions_skipped": len(skipped), "skipped": list(skipped),
@@ -120,7 +126,7 @@ def build_report(sessions: Sequence[dict[str, Any]], skipped: Sequence[dict[str,
         "tool_search_deferred_tokens": None, "tool_search_note": TOOL_SEARCH_NOTE,
         "settings": {"built-in": engines.builtin_settings, "stowage": engines.effective,
                      "stowage_overrides": dict(options.settings)},
-        "recorded": recorded,
+        "recorded": recorded, "recorded_with_stowage": recorded_with_stowage,
         "totals": totals,
         "saving": {"billed_tokens": _saving(totals["built-in"]["billed_tokens"], totals["stowage"]["billed_tokens"]),
                    "cost": _saving(totals["built-in"]["cost"], totals["stowage"]["cost"])},
@@ -134,6 +140,18 @@ def saving_text(value: float | None) -> str:
     if value is None:
         return "n/a"
     return f"{value:.0%} less" if value >= 0 else f"{-value:.0%} more"
+
+
+def recorded_with_stowage_text(report: dict[str, Any]) -> str:
+    """One sentence on the sessions that already ran Stowage, or "" when none did."""
+    seen = report.get("recorded_with_stowage") or {}
+    names = seen.get("sessions") or []
+    if not names:
+        return ""
+    found = seen["rebuilt"] + seen["not_rebuilt"]
+    return (f"{len(names)} session(s) were recorded with Stowage running ({', '.join(names[:5])}"
+            f"{', ...' if len(names) > 5 else ''}): {seen['rebuilt']} of {found} stored output(s) rebuilt from the "
+            f"store, {seen['not_rebuilt']} could not be (replayed as recorded, shortened)")
 
 
 def text_summary(report: dict[str, Any], html_path: str | None) -> str:
@@ -156,6 +174,9 @@ def text_summary(report: dict[str, Any], html_path: str | None) -> str:
             lines.append(f"{title:38} {'-':>14} {s['spilled_outputs']:>7,} / {s['recoverable_outputs']:<6,}")
             continue
         lines.append(f"{title:38} {b[key]:>14,.0f} {s[key]:>14,.0f}")
+    stowage_note = recorded_with_stowage_text(report)
+    if stowage_note:
+        lines.append(stowage_note)
     saving = report["saving"]
     lines.append(f"saving with stowage: billed tokens {saving_text(saving['billed_tokens'])}, cost {saving_text(saving['cost'])}")
     for item in report["skipped"]:

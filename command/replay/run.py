@@ -30,8 +30,10 @@ from typing import Any, Iterator, TextIO
 from ..env import CliError
 from .engines import Engines
 from .options import ReplayOptions
+from .rebuild import StoreFiles, StowageTrace, describe, rebuild_outputs
 from .report import build_report
-from .sources import RecordedSession, SkippedSession, SourceError, jsonl_sessions, open_state_db, parse_since
+from .sources import (RecordedSession, SkippedSession, SourceError, cap_messages, jsonl_sessions, open_state_db,
+                      parse_since)
 
 EXIT_INTERRUPTED = 130
 
@@ -85,6 +87,7 @@ class _Progress:
 
 def _replay_one(engines: Engines, item: RecordedSession) -> dict[str, Any]:
     """One session's row for the report, or ``{"failed": reason}`` (one bad session never stops the others)."""
+    trace = rebuild_from_store(item, engines.options.store_root)
     try:
         replayed = engines.replay(item)
     except Exception as exc:  # noqa: BLE001 - RecursionError and MemoryError included: the session is skipped
@@ -92,7 +95,18 @@ def _replay_one(engines: Engines, item: RecordedSession) -> dict[str, Any]:
         return {"failed": f"replay failed: {type(exc).__name__}: {detail}"}
     return {"session": item.id, "title": item.title, "started_at": item.started_at, "recorded": item.counts(),
             "recorded_rows": item.recorded_rows, "host_compactions": item.host_compactions,
-            "problems": item.problems, **replayed}
+            "problems": item.problems, "stowage_recorded": trace.as_dict(), **replayed}
+
+
+def rebuild_from_store(item: RecordedSession, store_root: Path | None) -> StowageTrace:
+    """Stowage's previews and stubs in the recorded history replaced by the originals the store still holds."""
+    trace = StowageTrace(summaries=item.stowage_summaries)
+    rebuild_outputs(item.messages, StoreFiles(store_root), trace)
+    if trace.rebuilt:
+        cap_messages(item.messages, item.problems)
+    if trace.ran_stowage:
+        item.problems.append(describe(trace))
+    return trace
 
 
 _WORKER: dict[str, Engines] = {}

@@ -35,6 +35,7 @@ from typing import Any, Callable, Iterator
 
 from ...blobstore import safe_json
 from ...context_engine.replay.chain import chain_sessions, clean_transcript, read_transcripts
+from .rebuild import is_stowage_summary
 
 KNOWN_SCHEMA = 22  # hermes_state.SCHEMA_VERSION in hermes-agent 0.19.0
 CONTENT_JSON_PREFIX = "\x00json:"  # hermes_state._CONTENT_JSON_PREFIX: non-text content stored as JSON
@@ -62,6 +63,7 @@ class RecordedSession:
     recorded_rows: int = 0  # rows read for it (state.db) or messages in the file
     host_compactions: int | None = None  # compactions Hermes made (state.db); None when unknown
     problems: list[str] = field(default_factory=list)
+    stowage_summaries: int = 0  # summary rows Stowage wrote (the session ran Stowage)
 
     def counts(self) -> dict[str, int]:
         """What the replay should see: a direct count of the messages by role."""
@@ -336,6 +338,7 @@ class StateDb:
         rows = self.conn.execute(f"SELECT * FROM messages WHERE session_id = ?{where} ORDER BY id",
                                  (session_id,)).fetchall()
         problems: list[str] = []
+        stowage_summaries = sum(1 for r in rows if isinstance(r["content"], str) and is_stowage_summary(r["content"]))
         messages, compactions = reconstruct([_row_message(r, problems) for r in rows])
         system = meta["system_prompt"] if meta is not None and "system_prompt" in meta.keys() else None
         if system:
@@ -346,7 +349,8 @@ class StateDb:
             started_at=_started_at(meta["started_at"], problems) if meta is not None else None,
             title=str((meta["title"] if meta is not None and "title" in meta.keys() else "") or ""),
             model=str((meta["model"] if meta is not None and "model" in meta.keys() else "") or ""),
-            recorded_rows=len(rows), host_compactions=compactions, problems=problems)
+            recorded_rows=len(rows), host_compactions=compactions, problems=problems,
+            stowage_summaries=stowage_summaries)
 
     def close(self) -> None:
         conn = getattr(self, "conn", None)

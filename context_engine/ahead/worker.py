@@ -164,8 +164,7 @@ class AheadSummaries:
             reason = run.error or f"no reply within the compaction's {deadline.describe()} deadline"
             logger.info("stowage: the summary prepared ahead failed (%s); writing the fallback summary", reason)
             self.last_use = {"prepared_ahead": False, "wait_ms": waited, "outcome": "failed", "error": reason}
-            if not finished:
-                run.dropped = True  # its late failure is not counted again: this compaction reports the timeout
+            if not finished:  # claimed: its late failure is not counted again, this compaction reports the timeout
                 raise SummaryFailure("timeout", f"the summary model timed out (prepared ahead, {reason})")
             raise run.failure if run.failure is not None else SummaryFailure("error", reason)
         self._count("used")

@@ -23,6 +23,7 @@ from ..config import Settings
 from ..markers import REASONING_MARK, SPILL_HEADER, BlobKind
 from ..messages import (Message, call_arguments_text, call_id, call_name, content_text, tool_calls_of, tool_result_id,
                         with_call_arguments)
+from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
 from .quote_pins import QuoteIndex
@@ -140,6 +141,7 @@ class LeanView:
         calls: dict[str, Any] = {}
         model_turns: list[int] = []
         references: list[tuple[int, str]] = []  # (position, handle) of read-back calls
+        rereads: list[tuple[int, tuple[str, str, str]]] = []  # (position, region) of the host's read_file calls
         for index, message in enumerate(messages):
             if message.__class__ is not dict or message.get("role") != "assistant":
                 continue
@@ -152,6 +154,10 @@ class LeanView:
                     handle = _handle_argument(call_arguments_text(call))
                     if handle:
                         references.append((index, handle))
+                elif call_name(call) == READ_TOOL:
+                    region = read_key(call_arguments_text(call))
+                    if region is not None:
+                        rereads.append((index, region))
         pin_span = self.settings.pin_turns
         quoted: dict[int, list[tuple[int, int]]] = {}
         if pin_span > 0 and self.settings.pin_quoted:
@@ -161,12 +167,13 @@ class LeanView:
         for index, message in enumerate(messages):
             tokens = self._count(message) if message.__class__ is dict else 0
             items.append(self._item(index, message, tokens, calls, model_turns, references, pin_span,
-                                    quoted.get(index, ())))
+                                    quoted.get(index, ()), rereads))
         return items, calls
 
     def _item(self, index: int, message: Any, tokens: int, calls: dict[str, Any], model_turns: list[int],
               references: list[tuple[int, str]], pin_span: int,
-              quoted: Sequence[tuple[int, int]] = ()) -> ViewItem:
+              quoted: Sequence[tuple[int, int]] = (),
+              rereads: Sequence[tuple[int, tuple[str, str, str]]] = ()) -> ViewItem:
         if message.__class__ is not dict:
             return ViewItem(tokens)
         role = message.get("role")
@@ -189,6 +196,11 @@ class LeanView:
             call = calls.get(tool_result_id(message))
             if call is not None and call_name(call) in READ_BACK_TOOLS:
                 pins.append((index, _after_turns(model_turns, index, pin_span)))
+            if call is not None and call_name(call) == READ_TOOL:
+                # read again: the model wants this content; the host's dedup tells it to look here
+                region = read_key(call_arguments_text(call))
+                pins += [(at, _after_turns(model_turns, at, pin_span)) for at, ref in rereads
+                         if at > index and ref == region]
             if text.startswith(SPILL_HEADER):
                 head = text[:4000]
                 pins += [(at, _after_turns(model_turns, at, pin_span)) for at, handle in references

@@ -12,7 +12,9 @@ HERMES_HOME selecting Stowage, and drives a real ``AIAgent`` of hermes-agent
 3. tool search: 60 plugin tools are deferred behind the bridges; the model
    finds one with ``stowage_tool_search`` and runs it with ``stowage_tool_call``.
 
-Prints what Stowage did at each step.
+Prints what Stowage did at each step, then runs the same scripted session
+through Hermes's built-in compressor and compares what each sent, measured
+on the requests the model server received (tiktoken, o200k_base).
 
 Run it with ``python3 run.py demo`` (sets up .venv first), which runs
 ``python -m stowage_dev.demo``: an example of driving Hermes with the harness.
@@ -90,21 +92,33 @@ def _handle(text: str) -> str:
     return found[-1] if found else "0" * 16
 
 
-def script(fake_llm: FakeLLMServer) -> None:
-    # 1. spill: a 9,000-line log, then a grep through the handle in the preview
+NIGHTLY_ANSWER = "The nightly build fails in test_parser (line 1204 of the log): expected 3, got 4."
+NOTE_ANSWER = "Posted the note through the echo tool."
+
+
+def script(fake_llm: FakeLLMServer, *, stowage: bool = True) -> None:
+    """The model's side of the session; without Stowage it does the same work with the host's own tools."""
+    # 1. spill: a 1,800-line log, then a grep through the handle in the preview
     fake_llm.on(Match.user_turn("NIGHTLY"), Reply.tool(ToolCall("read_file", {"path": "logs/nightly-full.log",
                                                                               "limit": 10000}, id="call_nightly")))
-    fake_llm.on(Match.after_tool_result("call_nightly"), lambda request: Reply.tool(ToolCall(
-        "stowage_fetch", {"handle": _handle(request.tool_results["call_nightly"]), "mode": "grep",
-                          "pattern": "FAILED", "context": 1}, id="call_grep")))
-    fake_llm.on(Match.after_tool_result("call_grep"),
-                Reply.say("The nightly build fails in test_parser (line 1204 of the log): expected 3, got 4."))
+    if stowage:
+        fake_llm.on(Match.after_tool_result("call_nightly"), lambda request: Reply.tool(ToolCall(
+            "stowage_fetch", {"handle": _handle(request.tool_results["call_nightly"]), "mode": "grep",
+                              "pattern": "FAILED", "context": 1}, id="call_grep")))
+        fake_llm.on(Match.after_tool_result("call_grep"), Reply.say(NIGHTLY_ANSWER))
+    else:  # the whole log is in the context: the model reads the line off it
+        fake_llm.on(Match.after_tool_result("call_nightly"), Reply.say(NIGHTLY_ANSWER))
     # 3. tool search: find a tool among the deferred ones and run it
-    fake_llm.on(Match.user_turn("TOOLS"), Reply.tool(ToolCall("stowage_tool_search", {"query": "echo text back"},
-                                                              id="call_search")))
-    fake_llm.on(Match.after_tool_result("call_search"), Reply.tool(ToolCall(
-        "stowage_tool_call", {"name": "harness_echo", "arguments": {"text": "parser fixed"}}, id="call_bridge")))
-    fake_llm.on(Match.after_tool_result("call_bridge"), Reply.say("Posted the note through the echo tool."))
+    if stowage:
+        fake_llm.on(Match.user_turn("TOOLS"), Reply.tool(ToolCall("stowage_tool_search", {"query": "echo text back"},
+                                                                  id="call_search")))
+        fake_llm.on(Match.after_tool_result("call_search"), Reply.tool(ToolCall(
+            "stowage_tool_call", {"name": "harness_echo", "arguments": {"text": "parser fixed"}}, id="call_bridge")))
+        fake_llm.on(Match.after_tool_result("call_bridge"), Reply.say(NOTE_ANSWER))
+    else:  # every schema is in every request: the model calls the tool directly
+        fake_llm.on(Match.user_turn("TOOLS"), Reply.tool(ToolCall("harness_echo", {"text": "parser fixed"},
+                                                                  id="call_bridge")))
+        fake_llm.on(Match.after_tool_result("call_bridge"), Reply.say(NOTE_ANSWER))
     # 2. compaction
     for run in range(LOG_FILES):
         call_id = f"call_log_{run}"
@@ -116,59 +130,82 @@ def script(fake_llm: FakeLLMServer) -> None:
     fake_llm.on(Match.user_turn("FIX"), Reply.tool(ToolCall("read_file", {"path": "logs/build-0.log", "limit": 20},
                                                             id="call_fix"), usage={"prompt_tokens": 100_000}))
     fake_llm.on(Match.after_tool_result("call_fix"), Reply.say("I will patch the loop bound in src/parser/tokens.py."))
+    fake_llm.on(Match.user_turn("What is the next step"),
+                Reply.say("Re-run the parser tests once the loop bound is patched."), times=None)
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY_REPLY), times=None)
 
 
 def describe_compaction(entry: dict[str, Any]) -> None:
     before, after = entry.get("tokens_before"), entry.get("tokens_after")
-    _line(f"  result:            {entry['result']}" + (" (forced by /compress)" if entry.get("forced") else ""))
-    _line(f"  messages:          {entry['messages_before']} -> "
-          f"{entry['messages_after'] if entry['result'] not in ('no-op', 'aborted') else 'unchanged'}")
-    if before and after:
-        _line(f"  prompt tokens:     ~{before:,} -> ~{after:,} (new list, estimated at tiktoken's measured ratio)")
-    _line(f"  phase 1 prune:     {entry['pruned_outputs']} old tool outputs staying in context -> stubs with "
-          f"retrieval handles, {entry['images_removed']} images, {entry['arguments_shrunk']} oversized arguments")
-    _line(f"  phase 2 window:    {entry['window_messages']} messages summarized ({entry['window_tool_outputs']} tool "
-          "outputs, stored whole with the window); tool calls kept with their results")
-    _line(f"  phase 3 summary:   {entry['summary_chars']} chars" + (f", focus {entry['focus_topic']!r}" if entry.get(
-        "focus_topic") else "") + (f", model failed: {entry['summary_error']}" if entry.get("summary_error") else ""))
-    _line("  phase 4 sanitize:  the list passed the strict provider check")
-    _line("  time per phase:    " + ", ".join(f"{k} {v:.1f} ms" for k, v in entry["phase_ms"].items())
-          + " (summary includes the model call)")
+    how = "forced by /compress" + (f" with focus {entry['focus_topic']!r}" if entry.get("focus_topic") else "") \
+        if entry.get("forced") else "automatic: the request crossed the trigger"
+    _line(f"  {entry['result']} ({how})")
+    sizes = f"; request ~{before:,} -> ~{after:,} tokens (Hermes's estimate, system prompt and tools included)" \
+        if before and after and entry.get("forced") else ""  # the automatic one starts from the scripted figure
+    _line(f"    history: {entry['messages_before']} -> {entry['messages_after']} messages{sizes}")
+    _line(f"    {entry['window_messages']} messages ({entry['window_tool_outputs']} tool outputs) went into a "
+          f"{entry['summary_chars']:,}-char summary and are stored whole under a handle"
+          + (f"; {entry['pruned_outputs']} older output(s) became stubs" if entry.get("pruned_outputs") else ""))
+    if entry.get("summary_error"):
+        _line(f"    the summary model failed ({entry['summary_error']}): a fallback summary took its place")
+
+
+def scenario_for(stowage: bool) -> Scenario:
+    scenario = Scenario()
+    scenario.turn("NIGHTLY read logs/nightly-full.log and find the failure", id="nightly")
+    for run in range(LOG_FILES):
+        scenario.turn(f"LOG-{run} read logs/build-{run}.log and tell me what failed", id=f"log{run}")
+    scenario.turn("FIX the parser bug now", id="fix")
+    scenario.turn("What is the next step?", id="next")
+    scenario.compress(focus="parser bug", id="manual")
+    scenario.turn("TOOLS: post a note that the parser is fixed", id="tools")
+    if stowage:
+        scenario.probe("compaction_log", id="final")
+    return scenario
+
+
+def run_session(workspace: Path, *, stowage: bool) -> tuple[Any, FakeLLMServer, HermesHome]:
+    """The scripted session through Stowage or through Hermes's built-in compressor (a fresh home and server)."""
+    fake_llm = FakeLLMServer().start()
+    extra: dict[str, Any] = {"auxiliary": {"transient_retries": 0}}
+    if stowage:
+        extra["stowage"] = {"compaction": {"target_ratio": 0.05, "protect_last_n": 4},
+                            "tool_search": {"enabled": "auto", "threshold_pct": 2}}
+    home = HermesHome(root=workspace / ("stowage-home" if stowage else "builtin-home"), base_url=fake_llm.base_url,
+                      engine="stowage" if stowage else "compressor", plugins_enabled=["stowage"] if stowage else [],
+                      extra_config=extra)
+    home.install_harness_probe()  # a plugin with 60 extra tools, to be deferred
+    write_logs(home.work_dir)
+    script(fake_llm, stowage=stowage)
+    result = run_scenario(home, scenario_for(stowage), env={"HARNESS_PROBE_DUMMY_TOOLS": "60"})
+    return result, fake_llm, home
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Stowage offline demo session")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary HERMES_HOME and print its path")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary Hermes homes and print their path")
     args = parser.parse_args(argv)
     workspace = Path(tempfile.mkdtemp(prefix="stowage-demo-"))
+    servers: list[FakeLLMServer] = []
     try:
-        with FakeLLMServer() as fake_llm:
-            home = HermesHome(root=workspace / "hermes-home", base_url=fake_llm.base_url, engine="stowage",
-                              plugins_enabled=["stowage"], extra_config={
-                                  "stowage": {"compaction": {"target_ratio": 0.05, "protect_last_n": 4},
-                                              "tool_search": {"enabled": "auto", "threshold_pct": 2}},
-                                  "auxiliary": {"transient_retries": 0}})
-            home.install_harness_probe()  # a plugin with 60 extra tools, to be deferred
-            write_logs(home.work_dir)
-            script(fake_llm)
-            scenario = Scenario()
-            scenario.turn("NIGHTLY read logs/nightly-full.log and find the failure", id="nightly")
-            scenario.probe(id="after_spill")
-            for run in range(LOG_FILES):
-                scenario.turn(f"LOG-{run} read logs/build-{run}.log and tell me what failed", id=f"log{run}")
-            scenario.turn("FIX the parser bug now", id="fix")
-            scenario.turn("What is the next step?", id="next")
-            scenario.compress(focus="parser bug", id="manual")
-            scenario.turn("TOOLS: post a note that the parser is fixed", id="tools")
-            scenario.probe("compaction_log", id="final")
-            _line("Stowage demo: a real Hermes Agent session, offline")
-            _line(f"  model: scripted OpenAI-compatible server at {fake_llm.base_url} (streams SSE)")
-            _line(f"  HERMES_HOME: {home.root}")
-            result = run_scenario(home, scenario, env={"HARNESS_PROBE_DUMMY_TOOLS": "60"})
-            result.home_events = home.probe_events() if result.ok else []
-            return report(result, fake_llm)
+        _line("Stowage demo: a real Hermes Agent session, offline (a scripted model on 127.0.0.1)")
+        _line("  running the session with Stowage ...")
+        result, fake_llm, _ = run_session(workspace, stowage=True)
+        servers.append(fake_llm)
+        status = report(result, fake_llm)
+        if status:
+            return status
+        _line("\n  running the same session with Hermes's built-in compressor, to compare ...")
+        builtin, builtin_llm, _ = run_session(workspace, stowage=False)
+        servers.append(builtin_llm)
+        if not builtin.ok:
+            _line("The built-in compressor's session failed: " + json.dumps(builtin.report.get("error"), indent=2))
+            return 1
+        compare(result, fake_llm, builtin_llm)
+        return 0
     finally:
+        for server in servers:
+            server.stop()
         if args.keep:
             _line(f"\n(kept {workspace})")
         else:
@@ -176,6 +213,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def report(result: Any, fake_llm: FakeLLMServer) -> int:
+    from stowage.command.live import saved_text
+    from stowage.context_engine.session_status import SessionStatus
+    from stowage.context_engine.trigger import trigger_text
+
     if os.environ.get("STOWAGE_DEMO_DEBUG"):
         for request in fake_llm.chat_requests():
             _line(f"  debug: #{request.index} main={request.is_main} last_user={str(request.last_user_text)[:40]!r} "
@@ -184,19 +225,21 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
         _line("The session failed: " + json.dumps(result.report.get("error"), indent=2))
         return 1
     engine = result.engine
-    _section("Engine")
-    _line(f"  context engine: {engine['class']} from {engine['module']} (name {engine['name']!r})")
-    _line(f"  plugin source:  {result.plugin('stowage')['source']}; built-in compressor in use: {engine['is_builtin']}")
     if engine["is_builtin"]:
-        _line("  Stowage is NOT running: check context.engine and plugins.enabled")
+        _line("  Stowage is NOT running: Hermes fell back to its built-in compressor (check context.engine and "
+              "plugins.enabled; `stowage doctor` says which)")
         return 1
+    source = {"entrypoint": "the pip entry point", "user": "a user plugin folder"}.get(
+        result.plugin("stowage")["source"], result.plugin("stowage")["source"])
+    _line(f"  Hermes runs Stowage as its context engine (plugin loaded from {source})")
     _section("Session")
     for step in result.steps:
         if step.get("op") == "turn":
             text = (step.get("final_response") or "").replace("\n", " ")
             _line(f"  [{step['id']:>6}] assistant: {text[:90]}")
         elif step.get("op") == "compress":
-            _line(f"  [{step['id']:>6}] /compress parser bug -> {step['messages_before']} -> {step['messages_after']} messages")
+            _line(f"  [{step['id']:>6}] /compress parser bug: {step['messages_before']} -> {step['messages_after']} "
+                  "messages")
     _section("1. Spill: a 1,800-line log never entered the context")
     spill_request = fake_llm.matching(Match.after_tool_result("call_nightly"))[0]
     preview = spill_request.tool_results["call_nightly"]
@@ -208,19 +251,17 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
     _line(textwrap.indent(grep_reply.get("text", ""), "  | "))
     status = result.step("final")["engine"]["status"]
     _section("2. Compaction")
-    _line(f"  tokenizer {status['tokenizer']}, window {status['context_length']:,} tokens, "
-          f"threshold {status['threshold_tokens']:,}, tail budget {status['tail_budget_tokens']:,}")
+    why = trigger_text(status.get("trigger") or {})
+    _line(f"  trigger: a request of {status['threshold_tokens']:,} tokens" + (f" ({why})" if why else ""))
+    _line("  (on the FIX turn the scripted provider reports 100,000 prompt tokens, to cross it)")
     log = result.step("final")["engine"]["attrs"].get("compaction_log") or []
     for number, entry in enumerate(log, 1):
         _line(f"\n  compaction {number}:")
         describe_compaction(entry)
     summaries = fake_llm.summary_requests()
-    _section("Summary requests sent to the auxiliary model")
-    for request in summaries:
-        prompt = request.messages[0]["content"]
-        flags = [name for name, present in (("iterative update", "PREVIOUS SUMMARY" in prompt),
-                                            ("focus topic", "FOCUS TOPIC" in prompt)) if present]
-        _line(f"  {len(prompt):,} chars, non-streaming, one user message" + (f"; {', '.join(flags)}" if flags else ""))
+    updates = sum(1 for r in summaries if "PREVIOUS SUMMARY" in r.messages[0]["content"])
+    _line(f"\n  the summary model was called {len(summaries)} time(s)"
+          + (f"; {updates} call(s) updated the previous summary instead of nesting it" if updates else ""))
     final = fake_llm.last_main_request()
     summary = next((m for m in final.messages if "STOWAGE CONTEXT SUMMARY" in json.dumps(m)), None)
     _section("What the model sees now (summary message, first lines)")
@@ -228,12 +269,10 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
         body = summary["content"] if isinstance(summary["content"], str) else json.dumps(summary["content"])
         _line(textwrap.indent("\n".join(body.splitlines()[:16]), "  | ", predicate=lambda _: True))
     _section("3. Lean requests: what each request carried")
-    view = status.get("view") or {}
-    last = view.get("last_request") or {}
+    _line(f"  {saved_text(SessionStatus.from_dict(status))}")
+    _line("  (saved: each request's tokens against the same history unshaped, every spilled output whole; "
+          "the figure `stowage status` and /stowage print)")
     stubs = [m for m in final.messages if m.get("role") == "tool" and str(m.get("content")).startswith("[stowage: old output")]
-    _line(f"  {view.get('requests', 0)} requests; the view left out {view.get('tokens_saved', 0):,} tokens in all "
-          f"(last request: {last.get('sent_tokens', 0):,} sent of {last.get('full_tokens', 0):,}); "
-          f"{view.get('steps', 0)} step(s) broke the prompt cache, {last.get('pinned', 0)} output(s) pinned")
     if stubs:
         _line(f"  {len(stubs)} older output(s) went as one line each, e.g.:")
         _line(f"  | {stubs[0]['content']}")
@@ -246,14 +285,36 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
     _line("  stowage_tool_search('echo text back') -> " + ", ".join(f"{h['name']} ({h['score']})" for h in hits[:3]))
     bridged = fake_llm.matching(Match.after_tool_result("call_bridge"))[0].tool_results["call_bridge"]
     _line(f"  stowage_tool_call(harness_echo) ran through Hermes's normal dispatch -> {bridged}")
-    hooks = [e for e in result_home_events(result) if e.get("tool_name") == "harness_echo"]
-    _line(f"  plugin hooks saw the real tool: {sorted({e['hook'] for e in hooks}) or 'n/a'}")
-    _line(f"\n  last request: {len(final.messages)} messages, roles {' '.join(m['role'][0] for m in final.messages)}")
     warnings = result.warnings()
-    _line(f"  host warnings: {warnings or 'none'}")
+    if warnings:
+        _line(f"\n  Hermes warned: {warnings}")
     return 0
 
 
+def measured(fake_llm: FakeLLMServer) -> dict[str, int]:
+    """What the model server received: prompt tokens (system prompt, messages, tool schemas) and summary calls."""
+    from stowage.context_engine.tokens import TokenCounter
+
+    counter = TokenCounter("o200k_base")
+    sizes = [sum(map(counter.count_message, r.messages)) + (counter.count_text(json.dumps(r.tools)) if r.tools else 0)
+             for r in fake_llm.main_requests()]
+    summaries = fake_llm.summary_requests()
+    return {"requests": len(sizes), "prompt_tokens": sum(sizes), "largest": max(sizes, default=0),
+            "summary_calls": len(summaries),
+            "summary_tokens": sum(sum(map(counter.count_message, r.messages)) for r in summaries)}
+
+
+def compare(result: Any, stowage_llm: FakeLLMServer, builtin_llm: FakeLLMServer) -> None:
+    ours, theirs = measured(stowage_llm), measured(builtin_llm)
+    _section("Stowage vs Hermes's built-in compressor, the same scripted session")
+    _line(f"  {'':34}{'Stowage':>12}{'built-in':>12}")
+    for key, label in (("requests", "requests to the model"), ("prompt_tokens", "prompt tokens sent, in all"),
+                       ("largest", "largest request, tokens"), ("summary_calls", "summary calls"),
+                       ("summary_tokens", "tokens sent to the summary model")):
+        ratio = f"   {ours[key] / theirs[key]:.2f}x" if theirs[key] and key in ("prompt_tokens", "largest") else ""
+        _line(f"  {label:34}{ours[key]:>12,}{theirs[key]:>12,}{ratio}")
+    _line("  (counted with tiktoken o200k_base on the requests the model server received; the built-in reads the "
+          "whole log into its context where Stowage spills it, and offers all 66 tool schemas in every request)")
 def result_home_events(result: Any) -> list[dict[str, Any]]:
     return getattr(result, "home_events", [])
 

@@ -334,7 +334,12 @@ class Runner:
         return True
 
     def op_turn(self, step: dict[str, Any]) -> dict[str, Any]:
-        result = self.agent.run_conversation(step["text"], conversation_history=list(self.history))
+        kwargs: dict[str, Any] = {}
+        if self.scenario.get("cli_task_id"):
+            # the hermes CLI passes its session id as task_id: per-task host
+            # state (read dedup, loop guards) then persists across turns
+            kwargs["task_id"] = self.agent.session_id
+        result = self.agent.run_conversation(step["text"], conversation_history=list(self.history), **kwargs)
         messages = result.get("messages")
         if isinstance(messages, list):
             self.history = messages

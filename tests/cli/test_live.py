@@ -26,7 +26,7 @@ def test_every_figure_is_shown():
     text = "\n".join(session_text("s1", SessionStatus.from_dict(status)))
     assert "2; last: 100,000 -> 20,000 tokens, model-free fallback summary (why: timeout after 3 s)" in text
     assert "4 output(s) pruned; the summarized messages are stored whole under handle abcdef0123456789" in text
-    assert ("12,345 tokens saved over 7 requests (sent 50,000 of 62,345 tokens; 10,000 by the lean view; "
+    assert ("12,345 tokens saved over 7 requests (sent 50,000 of 62,345 history tokens; 10,000 by the lean view; "
             "2,345 by spilled outputs)") in text
     assert "9,000 tokens sent of 31,000 (2 view step(s) so far)" in text
     assert "0123456789abcdef (terminal, 9,000 tokens)" in text

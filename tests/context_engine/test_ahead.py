@@ -318,3 +318,22 @@ def test_job_prompt_is_the_compactors(make_engine, recording_model):
     job = build_job(msgs, plan, engine.counter.estimate_message, today="2026-01-02")
     compact(msgs, plan, count=engine.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02")
     assert job is not None and model.prompts == [job.prompt]
+
+
+def test_a_dropped_preparation_that_fails_later_is_not_counted(make_engine):
+    gate, entered = threading.Event(), threading.Event()
+
+    def hanging(prompt, runtime):
+        entered.set()
+        gate.wait(30)
+        raise SummaryFailure("timeout", "late")
+
+    engine = make_engine(model=hanging)
+    near_trigger(engine)
+    engine.prepare_ahead(history())
+    assert entered.wait(30)
+    run = engine.ahead._run
+    engine.on_session_reset()  # the session moved on: its preparation is dropped
+    gate.set()
+    assert run.done.wait(30) and run.failure is not None
+    assert engine.get_status()["governor"]["summary_failures"] == 0  # another session's failure is not ours

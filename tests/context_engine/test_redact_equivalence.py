@@ -52,6 +52,9 @@ FRAGMENTS = [
     "cookie", "sessionid=", "<password>", "</password>", "<apiKey>", "</apiKey>", "<", ">", "</", "'password'",
     "'", "{'", "': '", "echo ", "echo '", "printf ", "echo -e \"", "\\n", "\\", '"auth"', '"auth": "',
     "dXNlcjpwYXNz", "==", "%", "$", "getpass(", "a.b(",
+    # command-line passwords and kubeconfig / npmrc
+    "curl ", " -u ", "--user=", "me:pw", "sshpass ", " -p", "redis-cli ", " -a ", "ldapsearch ", " -w ", "mysql ",
+    "docker login", "client-key-data", "client-key-data: ", "_auth", "_auth=",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 

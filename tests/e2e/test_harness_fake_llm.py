@@ -43,7 +43,7 @@ def test_default_reply_non_streaming(fake_llm: FakeLLMServer) -> None:
 
 def test_streaming_text_and_usage_chunk(fake_llm: FakeLLMServer) -> None:
     long_text = "streamed " * 20
-    fake_llm.on(Match.main(), Reply.say(long_text, usage={"prompt_tokens": 100_000}))
+    fake_llm.on(Match.where(lambda r: r.stream, "streamed"), Reply.say(long_text, usage={"prompt_tokens": 100_000}))
     stream = client(fake_llm).chat.completions.create(
         model="fake-model", messages=user("go"), stream=True, stream_options={"include_usage": True}
     )
@@ -68,7 +68,8 @@ def test_streaming_parallel_tool_calls(fake_llm: FakeLLMServer) -> None:
         Reply.tool(ToolCall("terminal", {"command": "echo " + "x" * 60}), ToolCall("read_file", {"path": "a"}, id="call_fixed")),
     )
     chunks = list(
-        client(fake_llm).chat.completions.create(model="fake-model", messages=user("TOOLS"), stream=True)
+        client(fake_llm).chat.completions.create(model="fake-model", stream=True,
+                                                 messages=[{"role": "system", "content": "agent"}, *user("TOOLS")])
     )
     calls: dict[int, dict[str, str]] = {}
     for chunk in chunks:
@@ -137,7 +138,8 @@ def test_rules_are_ordered_one_shot_or_repeating(fake_llm: FakeLLMServer) -> Non
 
 
 def test_matchers_on_tool_results_and_turn_start(fake_llm: FakeLLMServer) -> None:
-    transcript = [
+    transcript = [  # the agent loop always sends its system prompt (a bare streamed user message is aux)
+        {"role": "system", "content": "agent"},
         {"role": "user", "content": "MARK"},
         {"role": "assistant", "content": None, "tool_calls": [
             {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
@@ -147,7 +149,7 @@ def test_matchers_on_tool_results_and_turn_start(fake_llm: FakeLLMServer) -> Non
     fake_llm.on(Match.user_turn("MARK"), Reply.say("turn start"))
     c = client(fake_llm)
     kw = {"model": "fake-model", "stream": True}
-    first = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(messages=transcript[:1], **kw) if ch.choices)
+    first = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(messages=transcript[:2], **kw) if ch.choices)
     second = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(messages=transcript, **kw) if ch.choices)
     assert (first, second) == ("turn start", "got tool")
     last = fake_llm.last_main_request()

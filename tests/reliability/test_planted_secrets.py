@@ -123,6 +123,12 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("cookie-header", "curl -H 'Cookie: sessionid={S}; csrftoken=abc' https://app.internal/", "FAKE" + r(24))
     add("set-cookie", "< Set-Cookie: session={S}; Path=/; HttpOnly", "FAKE" + r(24))
     add("json-cookie", '{"Cookie": "connect.sid={S}"}', "FAKE" + r(24))
+    add("curl-user", "curl -u admin:{S} https://api.internal/v1/items", "FAKEpw" + r(12))
+    add("sshpass", "sshpass -p '{S}' ssh deploy@web1 uptime", "FAKEpw" + r(12))
+    add("redis-cli-a", "redis-cli -h cache -a {S} ping", "FAKEpw" + r(12))
+    add("ldap-w", "ldapsearch -x -D cn=admin,dc=example,dc=org -w {S} -b dc=example,dc=org", "FAKEpw" + r(12))
+    add("kubeconfig-client-key-data", "users:\n- name: admin\n  user:\n    client-key-data: {S}", r(64, b64))
+    add("npmrc-auth", "//registry.example.com/:_auth={S}", base64.b64encode(("me:FAKEpw" + r(10)).encode()).decode())
     return items
 
 

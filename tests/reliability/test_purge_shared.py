@@ -67,10 +67,18 @@ def test_purging_one_session_keeps_what_another_live_session_holds(home, capsys,
         store.resolve(shared_a.handle, "A")
     assert store.stat(shared_b.sha256).size == len(SHARED)
     assert all(p.session_id != "A" for p in store.stat(shared_b.sha256).provenance)
-    # A rebuilt index (from the provenance records on disk) must not give A its claim back.
+    # A2 was granted a blob B holds too; purging A2 takes its grant away.
+    store.grant(shared_b.handle, "A2")
+    store.mark_session_ended("A2")
+    assert main(["purge", "--session", "A2", "--yes"]) == 0
+    capsys.readouterr()
+    store.mark_session_live("A2")
+    # A rebuilt index (from the provenance records and the grants log on disk) gives neither its claim back.
     store.rebuild_index()
     with pytest.raises(ForeignHandleError):
         store.resolve(shared_a.handle, "A")
+    with pytest.raises(ForeignHandleError):
+        store.resolve(shared_b.handle, "A2")
     lost = 0 if "shared build log line" in fetch(root, "B", shared_b.handle)["text"] else len(SHARED)
 
     # Once B and A2 are purged too, nobody holds the bytes: they go.
