@@ -65,6 +65,8 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
     view = status.view
     if view is not None and view.enabled is False:
         rows.append(("lean view", "off"))
+        if view.requests:
+            rows.append(("saved", saved_text(status)))
     elif view is not None:
         req = view.last_request
         rows.append(("saved", saved_text(status)))

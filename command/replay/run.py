@@ -32,7 +32,8 @@ from .engines import Engines
 from .options import ReplayOptions
 from .rebuild import StoreFiles, StowageTrace, describe, rebuild_outputs
 from .report import build_report
-from .sources import (RecordedSession, SkippedSession, SourceError, cap_messages, jsonl_sessions, open_state_db,
+from .hygiene import cap_messages
+from .sources import (RecordedSession, SkippedSession, SourceError, jsonl_sessions, open_state_db,
                       parse_since)
 
 EXIT_INTERRUPTED = 130

@@ -11,12 +11,9 @@ Both sources are streamed one session at a time and never written to:
   line, the shared data set's format), read with
   :func:`stowage.context_engine.replay.chain.read_transcripts`.
 
-A recorded session is turned back into the conversation that happened.  With
-Hermes's in-place compaction (``archive_and_compact``) the summarized rows stay
-on disk (``active = 0, compacted = 1``) and the compacted set is inserted after
-them (head copies, the summary, tail copies); :func:`reconstruct` drops the
-inserted summary and copies, so the replay sees every message once, and counts
-the compactions Hermes made.  Rewound rows (``active = 0, compacted = 0``) are
+A recorded session is turned back into the conversation that happened
+(:mod:`.reconstruct` undoes Hermes's in-place compactions) and made
+replayable (:mod:`.hygiene`).  Rewound rows (``active = 0, compacted = 0``) are
 left out: the user took them back.  Each problem found in a session (orphan
 tool results, unanswered calls, non-text content) is named, and the session
 is still replayed with the offending parts dropped.
@@ -24,23 +21,22 @@ is still replayed with the offending parts dropped.
 
 from __future__ import annotations
 
-import json
 import shutil
 import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 from ...blobstore import safe_json
-from ...context_engine.replay.chain import chain_sessions, clean_transcript, read_transcripts
+from ...context_engine.replay.chain import chain_sessions, read_transcripts
+from .hygiene import cap_messages, tidy
 from .rebuild import is_stowage_summary
+from .reconstruct import reconstruct
 
 KNOWN_SCHEMA = 22  # hermes_state.SCHEMA_VERSION in hermes-agent 0.19.0
 CONTENT_JSON_PREFIX = "\x00json:"  # hermes_state._CONTENT_JSON_PREFIX: non-text content stored as JSON
-MAX_MESSAGE_CHARS = 2_000_000  # about 500k tokens: past any window, and a few copies stay far under a gigabyte
-SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY", "[PRIOR CONTEXT", "[STOWAGE CONTEXT SUMMARY")
 
 
 class SourceError(Exception):
@@ -93,109 +89,6 @@ def parse_since(text: str) -> float:
     return moment.timestamp()
 
 
-# -- message hygiene ---------------------------------------------------------------------------------
-def _text_content(content: Any, problems: list[str], where: str) -> Any:
-    """Text, or a list of text parts; other parts (images, audio, files) are named and replaced by a marker."""
-    if content is None or isinstance(content, str):
-        return content or ""
-    if isinstance(content, list):
-        kept: list[Any] = []
-        dropped = 0
-        for part in content:
-            if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
-                kept.append({"type": "text", "text": part["text"]})
-            elif isinstance(part, str):
-                kept.append({"type": "text", "text": part})
-            else:
-                dropped += 1
-        if dropped:
-            problems.append(f"{where}: {dropped} non-text content part(s) (image/file) replaced by a marker")
-            kept.append({"type": "text", "text": f"[{dropped} non-text part(s) not replayed]"})
-        return kept
-    problems.append(f"{where}: content of type {type(content).__name__} read as text")
-    return json.dumps(content, ensure_ascii=False, default=str)
-
-
-def tidy(messages: list[dict[str, Any]], problems: list[str]) -> list[dict[str, Any]]:
-    """A valid conversation (see ``chain.clean_transcript``), naming what had to be dropped."""
-    for index, message in enumerate(messages):
-        message["content"] = _text_content(message.get("content"), problems, f"message {index + 1}")
-    call_ids = {str(c.get("id")) for m in messages if m.get("role") == "assistant"
-                for c in (m.get("tool_calls") or []) if isinstance(c, dict)}
-    result_ids = {str(m.get("tool_call_id")) for m in messages if m.get("role") == "tool"}
-    cleaned = clean_transcript(messages)
-    orphans = sum(1 for m in messages if m.get("role") == "tool") - sum(1 for m in cleaned if m["role"] == "tool")
-    if orphans:
-        problems.append(f"{orphans} tool result(s) without a matching call (orphans) left out")
-    unanswered = len(call_ids - result_ids)
-    if unanswered:
-        problems.append(f"{unanswered} tool call(s) without a result left out")
-    return cleaned
-
-
-def _is_summary(content: Any) -> bool:
-    text = content if isinstance(content, str) else json.dumps(content, default=str) if content else ""
-    text = text.lstrip()
-    return text.startswith(SUMMARY_PREFIXES) or any(p in text[:20000] for p in SUMMARY_PREFIXES[:2])
-
-
-def _key(message: dict[str, Any]) -> str:
-    return json.dumps([message.get("role"), message.get("content"), message.get("tool_call_id"),
-                       message.get("tool_calls")], sort_keys=True, default=str)
-
-
-BLOCK_GAP_S = 0.001  # rows one compaction inserts are stamped microseconds apart; appends are milliseconds apart
-
-
-def _block(rows: list[dict[str, Any]], index: int) -> tuple[int, int]:
-    """The run of rows written with the compaction's summary row (by their timestamps), as [start, end)."""
-    def stamp(i: int) -> float | None:
-        value = rows[i].get("_ts")
-        return float(value) if isinstance(value, (int, float)) else None
-
-    def close(a: int, b: int) -> bool:
-        first, second = stamp(a), stamp(b)
-        return first is not None and second is not None and 0 <= second - first < BLOCK_GAP_S
-
-    start = end = index
-    while start > 0 and close(start - 1, start):
-        start -= 1
-    while end + 1 < len(rows) and close(end, end + 1):
-        end += 1
-    return start, end + 1
-
-
-def reconstruct(rows: list[dict[str, Any]],
-                is_summary: Callable[[Any], bool] = _is_summary) -> tuple[list[dict[str, Any]], int]:
-    """The conversation as it happened from a session's rows in id order, and the compactions found.
-
-    A compaction shows as a block of rows written in one transaction (their
-    timestamps microseconds apart) holding a summary row: copies of the
-    protected head, the summary, copies of the kept tail, and possibly the
-    turn's new user message (a compaction before the turn writes it first).
-    The summary and the copies (rows seen before) are dropped; a row new to the
-    session is kept.
-    """
-    summaries = [i for i, row in enumerate(rows) if is_summary(row.get("content"))]
-    in_block: set[int] = set()
-    for index in summaries:
-        start, end = _block(rows, index)
-        in_block.update(range(start, end))
-    out: list[dict[str, Any]] = []
-    seen: set[str] = set()
-    summary_set = set(summaries)
-    for index, row in enumerate(rows):
-        row.pop("_ts", None)
-        if index in summary_set:
-            continue
-        key = _key(row)
-        if index in in_block and key in seen:
-            continue
-        seen.add(key)
-        out.append(row)
-    return out, len(summaries)
-
-
 # -- state.db ----------------------------------------------------------------------------------------
 def _row_message(row: sqlite3.Row, problems: list[str]) -> dict[str, Any]:
     """One stored row as a message; a part that is not readable JSON (too deep, too long, junk) is named and
@@ -235,33 +128,6 @@ def _started_at(value: Any, problems: list[str]) -> float | None:
         problems.append(f"start time {str(value)[:40]!r} is not a date; shown blank")
         return None
     return seconds
-
-
-def cap_messages(messages: list[dict[str, Any]], problems: list[str],
-                 limit: int = MAX_MESSAGE_CHARS) -> list[dict[str, Any]]:
-    """Text over ``limit`` characters cut to it (named): a replay holds a few copies of each message, so one
-    huge message must not cost gigabytes; a request this large is over any window anyway."""
-    for index, message in enumerate(messages):
-        content = message.get("content")
-        if isinstance(content, str) and len(content) > limit:
-            message["content"] = content[:limit] + f"\n[cut for the replay: {len(content):,} characters]"
-            problems.append(f"message {index + 1}: {len(content):,} characters cut to {limit:,} for the replay")
-        elif isinstance(content, list):
-            for part in content:
-                text = part.get("text") if isinstance(part, dict) else None
-                if isinstance(text, str) and len(text) > limit:
-                    part["text"] = text[:limit] + f"\n[cut for the replay: {len(text):,} characters]"
-                    problems.append(f"message {index + 1}: a part of {len(text):,} characters cut to {limit:,}")
-        for call in message.get("tool_calls") or []:
-            function = call.get("function") if isinstance(call, dict) else None
-            if not isinstance(function, dict):
-                continue
-            arguments = function.get("arguments")
-            if isinstance(arguments, str) and len(arguments) > limit:
-                function["arguments"] = "{}"
-                problems.append(f"message {index + 1}: tool-call arguments of {len(arguments):,} characters "
-                                "not replayed")
-    return messages
 
 
 class StateDb:

@@ -66,6 +66,7 @@ from typing import Any, Mapping, Sequence
 
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter, message_key
 from .compaction import after_boundary, compress_kwargs, ensure_user_turn, supported_kwargs, version_tuple
+from .hooks import apply_llm_request_middleware, transform_tool_result
 from .rough import RoughEstimator
 from .target import Observer, ReplayTarget, SessionResult
 from .wire import call_arguments, text_of, tool_calls_of, wire_message
@@ -293,47 +294,29 @@ class _Run:
         self.emit("usage", prompt_tokens=bill.tokens)
 
     def apply_middlewares(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Hermes's ``apply_llm_request_middleware``: each sees the current request, a dict result replaces it."""
         if not self.target.middlewares:
             return request
-        original = {**request, "messages": list(request["messages"])}
-        current = request
-        changed = False
-        for middleware in self.target.middlewares:
-            try:
-                result = middleware(request={**current, "messages": list(current.get("messages") or [])},
-                                    original_request=original, task_id="replay", turn_id=f"turn-{self.turn}",
-                                    api_request_id=f"req-{self.api_calls}", session_id=self.target.session_id,
-                                    platform="cli", model=self.target.model, provider="custom", base_url="",
-                                    api_mode="chat_completions", api_call_count=self.api_calls)
-            except Exception:  # noqa: BLE001 - the host logs and goes on with the current request
-                self.result.middleware_errors += 1
-                continue
-            if isinstance(result, dict) and isinstance(result.get("request"), dict):
-                current = result["request"]
-                changed = True
-        if changed:
-            self.result.middleware_changed += 1
-        return current
+        sent, changed, errors = apply_llm_request_middleware(
+            self.target.middlewares, request, task_id="replay", turn_id=f"turn-{self.turn}",
+            api_request_id=f"req-{self.api_calls}", session_id=self.target.session_id, platform="cli",
+            model=self.target.model, provider="custom", base_url="", api_mode="chat_completions",
+            api_call_count=self.api_calls)
+        self.result.middleware_errors += errors
+        self.result.middleware_changed += int(changed)
+        return sent
 
     def tool_result(self, message: dict[str, Any]) -> dict[str, Any]:
         call_id = str(message.get("tool_call_id") or "")
         name, raw_args = self.calls_by_id.get(call_id, ("", None))
-        args = call_arguments(raw_args)
-        result = message.get("content")
-        for hook in self.target.tool_result_hooks:
-            try:
-                replaced = hook(tool_name=name, args=args, result=result, task_id="replay",
-                                session_id=self.target.session_id, tool_call_id=call_id,
-                                turn_id=f"turn-{self.turn}", api_request_id=f"req-{self.api_calls}",
-                                duration_ms=0, status="ok", error_type=None, error_message=None)
-            except Exception:  # noqa: BLE001 - fail-open, like the host
-                continue
-            if isinstance(replaced, str):
-                self.result.hook_replaced_results += 1
-                self.emit("tool_result_replaced", tool_call_id=call_id)
-                return {**message, "content": replaced}
-        return message
+        replaced = transform_tool_result(
+            self.target.tool_result_hooks, tool_name=name, args=call_arguments(raw_args),
+            result=message.get("content"), task_id="replay", session_id=self.target.session_id,
+            tool_call_id=call_id, turn_id=f"turn-{self.turn}", api_request_id=f"req-{self.api_calls}")
+        if replaced is None:
+            return message
+        self.result.hook_replaced_results += 1
+        self.emit("tool_result_replaced", tool_call_id=call_id)
+        return {**message, "content": replaced}
 
     def post_tool_check(self) -> None:
         engine = self.engine

@@ -1,7 +1,9 @@
 """Keep what compaction removes: the blob-store side of the ``Archive`` protocol.
 
 Phase 1 hands each pruned tool output here; it is stored byte for byte and
-the stub the model sees carries its handle and a one-line gist.  The window a
+the stub the model sees carries its handle and a one-line gist.  Every put
+here is pinned for the session's next request (the store's size cap must not
+take what the compacted history is about to point to).  The window a
 summary replaces is stored whole as JSON lines (one message per line, keys in
 their original order), and the summary carries that handle.  If the store
 cannot write, the default stub is used and the failure is counted, so a full
@@ -98,7 +100,7 @@ class StoreArchive:
         try:
             handle = keep_bytes(self.store, encode_text(output.content), session_id=self._session_id(),
                                 tool_name=output.tool_name, tool_args=argument_gist(output.arguments),
-                                kind=BlobKind.PRUNED, content_type="text")
+                                kind=BlobKind.PRUNED, content_type="text", pin=True)
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
@@ -112,7 +114,7 @@ class StoreArchive:
         try:
             handle = keep_bytes(self.store, encode_text(arguments), session_id=self._session_id(),
                                 tool_name=tool_name, tool_args="arguments", kind=BlobKind.ARGUMENTS,
-                                content_type="json")
+                                content_type="json", pin=True)
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
@@ -128,7 +130,7 @@ class StoreArchive:
         count, session_id = len(window), self._session_id()
         future = self._submit(lambda: self.store.put(
             encode_window(window), session_id=session_id, tool_name="compaction", tool_args=f"{count} messages",
-            kind=BlobKind.WINDOW, content_type="jsonl"))
+            kind=BlobKind.WINDOW, content_type="jsonl", pin=True))
 
         def reference() -> str | None:
             try:

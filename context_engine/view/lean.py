@@ -136,6 +136,15 @@ class LeanView:
         self._record(outcome)
         return outcome
 
+    def measure(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
+        """With the view off nothing is stubbed; the figures still count what spilling saved."""
+        items, _ = self._measure(messages)
+        full = sum(item.tokens for item in items)
+        outcome = ViewOutcome(list(messages), full, full, ViewPlan(),
+                              spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0)
+        self._record(outcome)
+        return outcome
+
     # -- measuring -----------------------------------------------------------
     def _measure(self, messages: list[Message]) -> tuple[list[ViewItem], dict[str, Any]]:
         calls: dict[str, Any] = {}

@@ -14,7 +14,7 @@ import pytest
 from stowage.command import main
 from stowage.command.replay.options import sweep_configs
 from stowage.command.replay.report import config_lines
-from stowage.command.replay.sources import reconstruct
+from stowage.command.replay.reconstruct import reconstruct
 from stowage_dev.transcripts import make_transcript
 
 pytest.importorskip("agent.context_compressor")

@@ -224,3 +224,41 @@ def test_the_trigger_names_the_key_that_decides_it(tmp_path):
     flat = {"view.enabled": True, "view.compact_at": 0.42, "compaction.threshold": 0.75, "compaction.target_ratio": 0.2}
     assert governing(flat) == {"view.enabled": True, "view.compact_at": 0.42}
     assert "view.compact_at" not in governing({**flat, "view.enabled": False})
+
+
+def test_a_read_file_call_pins_the_earlier_reads_of_its_region(tmp_path):
+    """The host's dedup answer refers the model to the earlier read: the view keeps that read in the request
+    while the re-read is recent (an output stubbed before the re-read stays stubbed: the prompt cache)."""
+    def read(n: int, path: str, body: str | None = None) -> list[dict[str, Any]]:
+        call = {"id": f"r{n}", "type": "function",
+                "function": {"name": "read_file", "arguments": json.dumps({"path": path})}}
+        text = body or "".join(f"{path} line {i}: some content here\n" for i in range(200))
+        return [{"role": "assistant", "content": f"read {n}", "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": f"r{n}", "content": text}]
+
+    head = history(0) + read(0, "a.py") + read(1, "b.py")
+    fillers = history(2)[2:]  # within the pin (pin_turns 3)
+    plain = {m.get("tool_call_id"): m["content"]
+             for m in shape(make(tmp_path, step_tokens=2000), head + fillers) if m["role"] == "tool"}
+    assert plain["r0"].startswith(VIEW_STUB_PREFIX) and plain["r1"].startswith(VIEW_STUB_PREFIX)
+    again = head + read(2, "a.py", '{"status": "unchanged"}') + fillers
+    sent = {m.get("tool_call_id"): m["content"]
+            for m in shape(make(tmp_path / "2", step_tokens=2000), again) if m["role"] == "tool"}
+    assert not sent["r0"].startswith(VIEW_STUB_PREFIX)  # a.py was read again: its earlier read is pinned
+    assert sent["r1"].startswith(VIEW_STUB_PREFIX)  # b.py was not
+
+
+def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):
+    from stowage.command.live import session_rows
+
+    engine = make(tmp_path, enabled=False)
+    big = "".join(f"row {i}: value {i * 7}\n" for i in range(6000))
+    messages = history(1)
+    messages[-1]["content"] = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big)
+    assert shape(engine, messages) == messages  # nothing shaped but the spill the history already holds
+    status = engine.get_status()
+    view = status["view"]
+    assert view["enabled"] is False and view["requests"] == 1 and view["view_tokens_saved"] == 0
+    assert view["tokens_saved"] == view["spill_tokens_saved"] > 0.9 * engine.counter.count_text(big) - 2000
+    rows = dict(session_rows(engine.status()))
+    assert rows["lean view"] == "off" and rows["saved"].startswith(f"{view['tokens_saved']:,} tokens saved over 1 request")

@@ -7,6 +7,7 @@ Written the way the engine writes them (``write_session_status``,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import stat
@@ -107,8 +108,13 @@ def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: P
     code, out, _ = run(capsys, "--json", "status")
     assert code == 0
     assert [s["session_id"] for s in json.loads(out)["sessions"]] == ["s1"]
-    # the dashboard tab's session list is read_session_statuses(store_root, limit=50)
-    assert [s.session_id for s in read_session_statuses(root, limit=50)] == ["s1"]
+    # the dashboard tab's session list, through the dashboard's own API module (loaded as the dashboard loads it)
+    spec = importlib.util.spec_from_file_location("stowage_dashboard_api_under_test",
+                                                  Path(__file__).resolve().parents[2] / "dashboard" / "plugin_api.py")
+    assert spec is not None and spec.loader is not None
+    api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(api)
+    assert [s.session_id for s in api._statuses(type("Env", (), {"store_root": root})())] == ["s1"]
     figures.update({"hostile_lines": 2, "crashes": 0})
 
 
@@ -131,3 +137,20 @@ def test_doctor_names_loose_modes_old_names_and_bad_files_and_repairs_modes(home
     assert ("unreadable-session-file", summaries_path(root, "s1").name) in kinds
     code, out, _ = run(capsys, "--json", "doctor", "--no-verify", "--repair")
     assert mode(root / "session-status") == 0o700 and mode(status_path(root, "s1")) == 0o600
+
+
+def test_purge_removes_the_session_from_an_old_shared_file_and_spares_the_other(home: Path, capsys) -> None:
+    root = home / "stowage"
+    store = BlobStore(root)
+    store.put(b"output of alpha", session_id="team:alpha", tool_name="terminal", kind="spill")
+    store.close()
+    old = root / "session-summaries" / "team_alpha.jsonl"  # the name both ids got before names were hashed
+    old.parent.mkdir(parents=True)
+    old.write_text(json.dumps({**RECORD, "body": "ALPHA COLON", "session_id": "team:alpha"}) + "\n"
+                   + json.dumps({**RECORD, "body": "ALPHA SLASH", "session_id": "team/alpha"}) + "\n")
+    append_summary(root, "team:alpha", {**RECORD, "body": "ALPHA NEW"})
+    code, _, _ = run(capsys, "purge", "--session", "team:alpha", "--yes", "--force")  # put() marks it live
+    assert code == 0
+    assert not summaries_path(root, "team:alpha").exists()
+    left = old.read_text()
+    assert "ALPHA COLON" not in left and "ALPHA SLASH" in left

@@ -32,7 +32,7 @@ def disk_bytes(root) -> int:
 def pointed_to(store: BlobStore, request: list[dict]) -> int:
     """Bytes of the blobs a request names; each must be readable (never a tombstone)."""
     named = {h for m in request for h in HANDLE_REF.findall(m.get("content") or "")}
-    return sum(store.stat(store.resolve(h, "busy")).size for h in named)
+    return sum(store.stat(store.resolve(h)).size for h in named)
 
 
 def pinned_bytes(store: BlobStore) -> int:
@@ -109,3 +109,37 @@ def test_the_store_alone_holds_its_cap_against_a_live_session(tmp_path, figures)
                    worst_excess_over_cap=worst_excess, tombstones=tombstoned)
     assert worst_excess <= MIB - 1000  # the previous request's blob is pinned while the next one is written
     assert tombstoned == len(handles) - store.stats()["blob_count"] == 38
+
+
+def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_points_to(tmp_path, figures):
+    """Hosts before 0.17 have no request middleware: the history is the request, pinned as it grows.
+
+    Until a compaction every spilled output is pointed to by its preview in the history; after it, the
+    store spares only what the compacted history points to, and the next write brings the store back down.
+    """
+    settings = load_settings({"stowage": {"store": {"max_store_mb": 1}, "view": {"enabled": False}}})
+    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nRead the outputs.")
+    engine.update_model("m", 200_000)
+    engine.on_session_start("old-host", hermes_home=str(tmp_path))
+    messages: list[dict] = [{"role": "system", "content": "you are a test"}]
+    for i in range(6):
+        call = {"id": f"c{i}", "type": "function", "function": {"name": "terminal", "arguments": f'{{"n": {i}}}'}}
+        preview = engine.spill_tool_result("terminal", call["function"]["arguments"], output(i))
+        messages += [{"role": "user", "content": f"read output {i}"},
+                     {"role": "assistant", "content": None, "tool_calls": [call]},
+                     {"role": "tool", "tool_call_id": call["id"], "content": preview},
+                     {"role": "assistant", "content": f"output {i} read"}]
+    store = engine.store_session.store
+    before = store.stats()["total_bytes"]
+    for handle in {h for m in messages for h in HANDLE_REF.findall(m.get("content") or "")}:
+        store.resolve(handle, "old-host")  # the history points to every output: none may be gone
+    compacted = engine.compress(messages, current_tokens=150_000, force=True)
+    assert compacted is not messages
+    engine.spill_tool_result("terminal", '{"n": 99}', output(99))  # the next write enforces the cap
+    pinned = pointed_to(store, compacted)
+    after = store.stats()["total_bytes"]
+    figures.update(outputs_mib=6, before_compaction_mib=round(before / MIB, 2),
+                   after_mib=round(after / MIB, 2), compacted_history_points_to_mib=round(pinned / MIB, 2))
+    assert before >= 6 * MIB * 0.9
+    assert after <= MIB + pinned + MIB  # the cap, what the compacted history points to, the new output
+    assert after < before  # what only the summarized window pointed to was released
