@@ -213,7 +213,7 @@ def test_the_trigger_names_the_key_that_decides_it(tmp_path):
 
     engine = make(tmp_path)
     assert engine.get_status()["trigger"]["key"] == "view.compact_at"
-    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.42)
+    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.5)
     plain = StowageEngineCore(load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"threshold": 0.6}}}))
     plain.update_model("m", 100_000)
     assert plain.get_status()["trigger"] == {"key": "compaction.threshold", "share": 0.6, "tokens": 60_000,

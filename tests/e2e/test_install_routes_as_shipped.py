@@ -9,7 +9,8 @@
 In each, one ``hermes chat -q`` session in which the scripted model's requests
 show Stowage at work (a spilled output's preview, older outputs as stubs), then
 the route's ``stowage doctor`` exits 0.  A user-plugin copy whose import fails
-prints one line in the terminal at start, and doctor exits 1 naming the cause.
+prints one line in the terminal at start, and doctor exits 1 naming the cause;
+once fixed, a session later, doctor and status no longer report the old failure.
 """
 
 from __future__ import annotations
@@ -211,3 +212,14 @@ def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_l
                             text=True, timeout=300)
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert "No module named 'hermes_plugins.stowage.context_engine.ahead'" in doctor.stdout + doctor.stderr
+
+    # fixed: a good copy, one session; the earlier failure and fallback in agent.log are history, not current
+    home.install_stowage_user_plugin("copy")
+    again = run_cli(home, "chat", "-q", "HELLO", "-Q")
+    assert again.returncode == 0 and again.probe["engine"]["class"] == "StowageContextEngine", again.output
+    assert not [line for line in again.output.splitlines() if "failed to load" in line]
+    for command in (["doctor", "--no-verify"], ["status"]):
+        checked = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--hermes-home", str(home.path),
+                                  *command], env=env, cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "would not load" not in checked.stdout and "host-fell-back" not in checked.stdout, checked.stdout
