@@ -228,7 +228,7 @@ def prepare_ahead(engine: "StowageEngineCore", messages: Any) -> None:
                 return
             state.counter.calibrate(messages[-CALIBRATION_MESSAGES:])  # as compress() does: the same window
             job = build_job(messages, compaction_plan(engine), state.counter.estimate_message)
-        except Exception:  # noqa: BLE001 - preparing ahead must never cost the turn anything
+        except Exception:  # preparing ahead must never cost the turn anything
             logger.exception("stowage: could not prepare the next summary ahead")
             return
         if job is not None:

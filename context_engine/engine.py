@@ -20,6 +20,8 @@ import threading
 import time
 from typing import Any, Callable
 
+from ..tool_search import BRIDGE_NAMES
+from ..tool_search.session import ShapedRequest, ToolSearchSession
 from . import compaction_run
 from .ahead import AheadSummaries
 from .compaction_record import CompactionRecord
@@ -35,12 +37,10 @@ from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
 from .status_file import write_session_status
 from .store_session.session import StoreSession
-from .trigger import trigger_key
 from .thresholds import as_int, default_share, model_threshold, tail_budget_tokens, threshold_tokens
 from .tokens import TokenCounter
+from .trigger import trigger_key
 from .view import LeanView
-from ..tool_search import BRIDGE_NAMES
-from ..tool_search.session import ShapedRequest, ToolSearchSession
 
 logger = logging.getLogger(__name__)
 
@@ -251,7 +251,7 @@ class StowageEngineCore:
         """Newer hosts: the user's status line before an automatic compaction, saying what Stowage will do."""
         try:
             return compaction_run.status_line(self, context)
-        except Exception:  # noqa: BLE001 - a status line must never break a compaction
+        except Exception:  # a status line must never break a compaction
             logger.debug("stowage: status message failed", exc_info=True)
             return default_message
 
@@ -341,7 +341,7 @@ class StowageEngineCore:
             return None
         try:
             lean = self.state.lean(request_messages)
-        except Exception:  # noqa: BLE001 - the host would log it; say why ourselves and send unchanged
+        except Exception:  # the host would log it; say why ourselves and send unchanged
             logger.exception("stowage: the lean view failed; the request goes unchanged")
             return None
         return lean if lean != request_messages else None
@@ -422,7 +422,7 @@ class StowageEngineCore:
         """Leave this session's figures where ``stowage status`` in another process reads them."""
         try:
             status = self.status()
-        except Exception:  # noqa: BLE001 - figures must never cost the session anything
+        except Exception:  # figures must never cost the session anything
             logger.exception("stowage: could not gather the session status")
             return
         write_session_status(self.store_session.root, self.session_id, status)

@@ -5,8 +5,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .plain_data import from_plain
-from .session_status import (COMPACTIONS_SHOWN, AheadStatus, GovernorStatus, SessionStatus, StoreStatus,
-                             SummaryState, ToolSearchStatus, TriggerStatus, ViewStatus)
+from .session_status import (
+    COMPACTIONS_SHOWN,
+    AheadStatus,
+    GovernorStatus,
+    SessionStatus,
+    StoreStatus,
+    SummaryState,
+    ToolSearchStatus,
+    TriggerStatus,
+    ViewStatus,
+)
 from .trigger import trigger_status
 
 if TYPE_CHECKING:

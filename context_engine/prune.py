@@ -10,25 +10,25 @@ for one carrying a retrieval handle without this module knowing about it.
 from __future__ import annotations
 
 import json
-from itertools import chain
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
+from .markers import IMAGE_PLACEHOLDER
 from .messages import (
     Message,
     call_arguments_text,
     call_id,
     call_name,
     content_parts,
+    content_text,
     is_image_part,
     role_of,
-    content_text,
     tool_calls_of,
     tool_result_id,
     with_call_arguments,
 )
-from .markers import IMAGE_PLACEHOLDER
 from .stubs import PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]

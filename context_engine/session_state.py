@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ..tool_search.session import ToolSearchSession
 from .ahead import AheadSummaries
 from .compaction_record import CompactionRecord
 from .compactor import CompactionOutcome
@@ -30,7 +31,6 @@ from .store_session.session import StoreSession
 from .thresholds import as_int
 from .tokens import TokenCounter
 from .view import LeanView, ViewSettings
-from ..tool_search.session import ToolSearchSession
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class SessionState:
         """The view off: the request goes as the host built it, and what spilling saved is still counted."""
         try:
             self.view.measure(messages, self.store if self.store.store is not None else None)
-        except Exception:  # noqa: BLE001 - figures must never cost the session anything
+        except Exception:  # figures must never cost the session anything
             logger.exception("stowage: could not measure the request")
             return
         self._log_request()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
+
 from .session_files import STATUS_FOLDER, read_json, session_path, write_json
 from .session_status import SessionStatus
 

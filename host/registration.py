@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from . import sessions
 from ..context_engine.reread import reread_answer
+from . import sessions
 from .chat_note import say, spill_note
 from .hermes_engine import StowageContextEngine
-from .notice import announce_if_not_selected
 from .host_config import load_user_settings
 from .host_support import check_host
+from .notice import announce_if_not_selected
 from .slash_command import register_slash_command
 from .tool_search_glue import register_tool_search
 
@@ -79,7 +79,7 @@ def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = Non
                 return earlier
         spills = engine.store_session.spills
         preview = engine.spill_tool_result(tool_name, args, result)
-    except Exception:  # noqa: BLE001 - a spill bug must never lose a tool result
+    except Exception:  # a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
     if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:

@@ -21,13 +21,13 @@ from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
 from ..config import Settings
-from .fetch_tools import FetchLimits, FetchTools
-from .archive import StoreArchive, encode_text, keep_bytes, record_output
-from .pins import request_refs
-from .spill import SpillPolicy, spill_result
-from .settings import retention_policy, store_root
 from ..markers import BlobKind
 from ..stubs import argument_gist
+from .archive import StoreArchive, encode_text, keep_bytes, record_output
+from .fetch_tools import FetchLimits, FetchTools
+from .pins import request_refs
+from .settings import retention_policy, store_root
+from .spill import SpillPolicy, spill_result
 
 logger = logging.getLogger(__name__)
 

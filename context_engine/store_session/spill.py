@@ -24,8 +24,8 @@ from ...blobstore.presentation.sniff import sniff
 from ...blobstore.presentation.unescape import TextView, extract_text_views, salvage_text_views
 from ..config_sections import SpillSection
 from ..markers import SPILL_HEADER, BlobKind
-from .archive import encode_text
 from ..stubs import argument_gist
+from .archive import encode_text
 
 logger = logging.getLogger(__name__)
 

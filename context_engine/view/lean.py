@@ -21,8 +21,16 @@ from typing import Any, Callable, Protocol, Sequence
 
 from ..config import Settings
 from ..markers import REASONING_MARK, SPILL_HEADER, BlobKind
-from ..messages import (Message, call_arguments_text, call_id, call_name, content_text, tool_calls_of, tool_result_id,
-                        with_call_arguments)
+from ..messages import (
+    Message,
+    call_arguments_text,
+    call_id,
+    call_name,
+    content_text,
+    tool_calls_of,
+    tool_result_id,
+    with_call_arguments,
+)
 from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
