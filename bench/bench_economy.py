@@ -250,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
                 newer_notes.append(error or f"{running.host.label}: no rows for {len(missing)} session(s)")
                 continue
             newer_labels.append(running.host.label)
+            newer_notes.append(economy_hosts.options_line(running))
             for session in rows_of_sessions:
                 session["rows"][running.host.label] = rows[session["session"]]
         for session in rows_of_sessions:

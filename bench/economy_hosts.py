@@ -112,10 +112,18 @@ def collect(running: Running) -> tuple[dict[str, dict[str, Any]], str | None]:
         if line.startswith("{"):
             record = json.loads(line)
             rows[record["session"]] = record["row"]
+    errors = running.errors.read_text(encoding="utf-8", errors="replace").strip().splitlines()
     if code != 0:
-        tail = running.errors.read_text(encoding="utf-8", errors="replace").strip().splitlines()
-        return rows, f"{running.host.label} worker failed (exit {code}): {tail[-1] if tail else 'no output'}"
+        return rows, f"{running.host.label} worker failed (exit {code}): {errors[-1] if errors else 'no output'}"
     return rows, None
+
+
+def options_line(running: Running) -> str:
+    """The worker's first stderr line: the options the host's compressor was built with."""
+    for line in running.errors.read_text(encoding="utf-8", errors="replace").splitlines():
+        if "built-in options:" in line:
+            return line.strip()
+    return f"{running.host.label}: options not reported"
 
 
 # -- the worker (inside the host's venv) -------------------------------------------------

@@ -72,8 +72,8 @@ def print_engines(labels: Sequence[str], totals: Mapping[str, Mapping[str, Any]]
 def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]]) -> None:
     print()
     print("needed while hidden: outputs the request did not carry verbatim (stubbed, pruned, compacted away) whose "
-          "distinctive token\n(identifier, path or code line of 6+ chars, first seen in that output, absent from the "
-          "rest of the request) the\nassistant message answering that request used")
+          "distinctive token\n(identifier or path of 6+ chars, or code line of 12+, first seen in that output, absent from "
+          "the rest of the request) the\nassistant message answering that request used")
     width = 17
     print(f"{'':46}" + "".join(f"{label:>{width}}" for label in labels))
     for title, key in (("tool outputs", "outputs"), ("hidden in some request", "outputs_hidden"),

@@ -25,10 +25,15 @@ from typing import Any, Mapping
 
 import yaml
 
+from ..host.load_failure import fix_for
+
 ENGINE = "stowage"
 PLUGIN_KEY = "stowage"
 ENTRY_POINT_GROUP = "hermes_agent.plugins"
 FALLBACK = re.compile(r"Context engine '(?P<name>[^']*)' not found\s*\W+\s*falling back to built-in compressor")
+LOAD_FAILED = re.compile(r"Failed to load plugin '(?P<name>[^']*)': (?P<cause>.*)$")
+# what the host logs when Stowage does run: a fallback or load failure logged before one of these is fixed
+RUNNING = re.compile(r"Using context engine: (?P<name>\S+)|Plugin '(?P<plugin>[^']*)' registered context engine")
 LOG_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 LOG_TAIL_BYTES = 2 * 1024 * 1024
 HOST_MAX_BYTES_DEFAULT = 50_000  # hermes_cli/config.py DEFAULT_CONFIG["tool_output"]["max_bytes"] (0.19.0)
@@ -162,19 +167,43 @@ def read_fallbacks(log_path: Path) -> dict[str, Any]:
     except OSError as exc:
         info["error"] = f"cannot read {log_path}: {exc}"
         return info
+    info["load_failures"] = []
     for line in text.splitlines():
-        match = FALLBACK.search(line)
-        if not match:
+        running = RUNNING.search(line)
+        if running and ENGINE in (running.group("name"), running.group("plugin")):
+            # Stowage ran after these: they are history, not the current state
+            info["fallbacks"].clear()
+            info["load_failures"].clear()
             continue
-        stamp = LOG_TIME.match(line)
-        when = None
-        if stamp:
-            try:
-                when = time.mktime(time.strptime(stamp.group(1).replace("T", " "), "%Y-%m-%d %H:%M:%S"))
-            except (ValueError, OverflowError):
-                when = None
-        info["fallbacks"].append({"engine": match.group("name"), "time": when, "line": line.strip()[:300]})
+        failed = LOAD_FAILED.search(line)
+        if failed and failed.group("name") == PLUGIN_KEY:
+            info["load_failures"].append({"cause": failed.group("cause").strip()[:300], "time": _log_time(line),
+                                          "line": line.strip()[:300]})
+            continue
+        match = FALLBACK.search(line)
+        if match:
+            info["fallbacks"].append({"engine": match.group("name"), "time": _log_time(line),
+                                      "line": line.strip()[:300]})
     return info
+
+
+def _log_time(line: str) -> float | None:
+    stamp = LOG_TIME.match(line)
+    if not stamp:
+        return None
+    try:
+        return time.mktime(time.strptime(stamp.group(1).replace("T", " "), "%Y-%m-%d %H:%M:%S"))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _reinstall_hint(active: str | None, folders: list[dict[str, Any]]) -> str:
+    if active == "entry point":
+        return "pip install --force-reinstall <the Stowage wheel or checkout> into Hermes's Python"
+    if any((Path(f["path"]) / ".git").exists() for f in folders):
+        return f"hermes plugins update {PLUGIN_KEY}"
+    return "hermes plugins install <the Stowage git URL> --force, or python3 plugins/install_user_plugin.py " \
+           "from a checkout"
 
 
 def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str, str] | None = None,
@@ -226,8 +255,9 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
                 "not-installed", PLUGIN_KEY,
                 f"no install route Hermes discovers: no {ENTRY_POINT_GROUP} entry point named {PLUGIN_KEY!r} in "
                 f"{where}" + (" (it could not be asked)" if ep.get("found") is None else "")
-                + f", and no complete user-plugin folder under {hermes_home / 'plugins'}. Fix: `pip install "
-                f"stowage` into Hermes's Python, or `python3 plugins/install_user_plugin.py` from a Stowage "
+                + f", and no complete user-plugin folder under {hermes_home / 'plugins'}. Fix: `hermes plugins install "
+                f"<the Stowage git URL> --enable`, or `pip install <the Stowage wheel or checkout>` into Hermes's "
+                f"Python (hermes-stowage once published), or `python3 plugins/install_user_plugin.py` from a "
                 f"checkout"))
         cap, set_by_user = host_max_bytes(raw)
         if cap < ENOUGH_MAX_BYTES:
@@ -252,6 +282,13 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
             stale += 1
         else:
             current += 1
+    if wants_stowage and log.get("load_failures"):
+        last_failure = log["load_failures"][-1]
+        problems.append(_problem(
+            "plugin-load-failed", str(log["path"]),
+            f"Hermes could not import the Stowage plugin and ran its built-in compressor: {last_failure['cause']} "
+            f"(agent.log: {last_failure['line']}). Fix: "
+            + fix_for(last_failure["cause"], ep.get("python") or sys.executable, _reinstall_hint(active, folders))))
     failures = [p for p in problems if not p.get("advisory")]
     if current and not failures:
         last = [fb for fb in log["fallbacks"] if fb["engine"].strip().lower() == ENGINE][-1]
@@ -275,5 +312,6 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
             "plugins_enabled": enabled, "plugins_disabled": disabled, "active_route": active,
             "entry_point": ep, "user_plugin_folders": folders,
             "agent_log": {"path": log["path"], "exists": log["exists"], "error": log["error"],
-                          "stowage_fallbacks": current, "stale_fallbacks": stale},
+                          "stowage_fallbacks": current, "stale_fallbacks": stale,
+                          "load_failures": len(log.get("load_failures", []))},
             "problems": problems}

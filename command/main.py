@@ -10,6 +10,7 @@
     stowage purge --session ID | --older-than DAYS [--yes] [--force]
     stowage gc [--dry-run]               apply retention now (or preview it)
     stowage doctor [--repair] [--no-verify]
+    stowage dashboard enable|disable     the dashboard tab for a pip install
     stowage replay [--session ID] [--since DATE] [--limit N] [--from FILE] [--sweep] [--html PATH]
                                          what Stowage would have done on recorded sessions
 
@@ -96,6 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(sub, "doctor", "verify hashes, sidecars and index; check config and tokenizer")
     p.add_argument("--repair", action="store_true", help="fix what is safe to fix (quarantine corrupt blobs, ...)")
     p.add_argument("--no-verify", dest="verify", action="store_false", help="skip rehashing every blob (faster)")
+    p = command(sub, "dashboard", "link the dashboard tab where Hermes's dashboard looks (pip installs), or unlink it")
+    p.add_argument("action", choices=("enable", "disable"))
     p = command(sub, "replay", "replay recorded sessions through Hermes's built-in compressor and Stowage, "
                                "offline, and report what each would have billed")
     add_replay_arguments(p)
@@ -123,6 +126,10 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
         return purge(env, session=args.session, older_than=args.older_than, yes=args.yes, force=args.force)
     if command == "replay":
         return replay_command(args, env)
+    if command == "dashboard":
+        from .dashboard import dashboard
+
+        return dashboard(env, args.action)
     if command == "blobs":
         action = args.blob_command
         if action == "ls":

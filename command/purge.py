@@ -16,8 +16,7 @@ from typing import Any, Callable
 
 from ..blobstore import HandleError
 from ..blobstore.retention import live_protected
-from ..context_engine.status_file import status_path
-from ..context_engine.summary_log import summaries_path
+from ..context_engine.session_files import forget_session
 from .env import CliError, Env, Outcome
 from .formatting import human_size
 
@@ -133,9 +132,8 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
     else:
         tombs = store.evict_many(shas, detail=detail) if shas else []
     if session is not None:
-        try:
-            status_path(env.store_root, session).unlink(missing_ok=True)
-            summaries_path(env.store_root, session).unlink(missing_ok=True)  # summaries quote the session too
+        try:  # the status file and the summaries (they quote the session), old-style shared files included
+            forget_session(env.store_root, session)
         except OSError:
             pass
     removed = [{"handle": store.short_handle(t.sha256), "sha256": t.sha256, "size": t.size,

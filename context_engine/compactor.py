@@ -37,7 +37,7 @@ Summarizer = Callable[[str], str]
 
 
 class Archive(Protocol):
-    """Where content leaving the window is kept (the blob store, issue 3)."""
+    """Where content leaving the window is kept: the store session's archive (store_session/archive.py)."""
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
         """Keep a pruned tool output; return its replacement text (None = default stub)."""

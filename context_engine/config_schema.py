@@ -123,7 +123,7 @@ KEYS: tuple[Key, ...] = (
     Key("view.condense_reasoning", BOOLEAN, True,
         "Outside the hot zone, an assistant message that led to tool calls is sent as its first 200 characters and "
         "a handle (its calls and their outcomes stay; answers to the user are never condensed)."),
-    Key("view.compact_at", NUMBER, 0.42,
+    Key("view.compact_at", NUMBER, 0.5,
         "With the view on, automatic compaction starts when the request as sent reaches this share of the window "
         "(compaction.threshold applies with the view off).", 0.1, 0.95),
     # -- tokenizer ------------------------------------------------------------

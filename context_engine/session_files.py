@@ -84,6 +84,43 @@ def read_json_lines(path: Path, session_id: str | None = None) -> tuple[list[dic
     return records, bad
 
 
+def legacy_path(store_root: Path, folder: str, session_id: str, suffix: str) -> Path:
+    """Where a Stowage that named files by the cut, sanitized id wrote this session's file (shared by lookalikes)."""
+    return Path(store_root) / folder / f"{_UNSAFE.sub('_', session_id)[:120]}{suffix}"
+
+
+def forget_session(store_root: Path, session_id: str) -> int:
+    """Remove the session's status file and summary log, and its records from an old-style shared file.
+
+    Another session's records in an old-style file stay; returns how many files were removed or rewritten."""
+    changed = 0
+    for folder, suffix in ((STATUS_FOLDER, ".json"), (SUMMARY_FOLDER, ".jsonl")):
+        path = session_path(store_root, folder, session_id, suffix)
+        if path.is_file():
+            path.unlink()
+            changed += 1
+        old = legacy_path(store_root, folder, session_id, suffix)
+        if old == path or not old.is_file():
+            continue
+        if suffix == ".json":
+            data = read_json(old)
+            if data is not None and data.get("session_id") == session_id:
+                old.unlink()
+                changed += 1
+            continue
+        records, _ = read_json_lines(old)
+        others = [r for r in records if r.get("session_id") != session_id]
+        if len(others) == len(records):
+            continue
+        if others:
+            write_durable(old, "".join(json.dumps(r, default=str, ensure_ascii=False) + "\n" for r in others)
+                          .encode("utf-8"), old.parent, sync=False)
+        else:
+            old.unlink()
+        changed += 1
+    return changed
+
+
 @dataclass(frozen=True)
 class FileProblem:
     """One thing wrong with the per-session files (the CLI's doctor reports them)."""

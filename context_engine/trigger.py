@@ -57,7 +57,7 @@ def trigger_status(key: str, share: float, threshold_tokens: int, context_length
 
 
 def trigger_text(trigger: Mapping[str, Any]) -> str:
-    """``view.compact_at 0.42 of the 128,000-token window, on the request as sent``."""
+    """``view.compact_at 0.5 of the 128,000-token window, on the request as sent``."""
     key, share, window = trigger.get("key"), trigger.get("share"), trigger.get("context_length")
     if not isinstance(key, str) or not isinstance(share, (int, float)):
         return ""

@@ -1,4 +1,9 @@
-"""``plugin.yaml`` (manifest v2) generated from Stowage's own tables.
+"""``plugin.yaml`` generated from Stowage's own tables.
+
+It declares ``manifest_version: 1`` and carries the v2 fields: the
+installers of 0.19.0 and 0.20.1 refuse any version above 1 (``hermes plugins
+install``), while 0.22's reads the v2 fields whatever the declared version
+(an absent or lower version is never refused).
 
 ``config_schema`` comes from ``context_engine/config_schema.py`` and
 ``requires_hermes`` from ``host_support.MIN_HERMES``, so neither can drift
@@ -45,7 +50,7 @@ def config_schema() -> dict[str, dict[str, Any]]:
 
 def manifest() -> dict[str, Any]:
     return {
-        "manifest_version": 2,
+        "manifest_version": 1,  # see the module docstring
         "name": "stowage",
         "version": __version__,
         "description": "Stowage context engine: lossless compaction, spill store and tool search",

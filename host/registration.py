@@ -28,7 +28,7 @@ def register_plugin(ctx: Any) -> None:
     if error is not None:
         logger.error("%s", error)
     engine = StowageContextEngine(settings, config_error=error)
-    engine.host_support = check_host().as_status()
+    engine.host.support = check_host().as_status()
     ctx.register_context_engine(engine)
     register_hook = getattr(ctx, "register_hook", None)
     if callable(register_hook):
@@ -40,6 +40,13 @@ def register_plugin(ctx: Any) -> None:
         register_hook("transform_tool_result", _spill_large_result)
     register_tool_search(ctx, engine)
     register_slash_command(ctx)
+    register_cli = getattr(ctx, "register_cli_command", None)
+    if callable(register_cli):
+        # `hermes stowage doctor` etc.: the command on the routes that install no console script (git clone,
+        # user-plugin folder)
+        register_cli("stowage", help="Stowage's command line (status, doctor, summary, blobs, gc, purge, replay)",
+                     setup_fn=_cli_setup, handler_fn=_cli_run,
+                     description="The `stowage` command, run by Hermes's Python: hermes stowage doctor")
     announce_if_not_selected()
 
 
@@ -70,12 +77,27 @@ def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = Non
                 logger.info("stowage: re-read of %s answered with its earlier output (the request showed a stub)",
                             (args or {}).get("path") if isinstance(args, dict) else "a file")
                 return earlier
-        spills = engine.lossless.spills
+        spills = engine.store_session.spills
         preview = engine.spill_tool_result(tool_name, args, result)
     except Exception:  # noqa: BLE001 - a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
-    if preview is not None and engine.lossless.spills > spills and engine.lossless.recent_spills:
-        spill = engine.lossless.recent_spills[-1]
+    if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:
+        spill = engine.store_session.recent_spills[-1]
         say(spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle"))))
     return preview
+
+
+def _cli_setup(parser: Any) -> None:
+    import argparse
+
+    parser.add_argument("stowage_args", nargs=argparse.REMAINDER, metavar="COMMAND ...",
+                        help="a stowage command and its options, e.g. doctor, status --json")
+
+
+def _cli_run(args: Any) -> None:
+    import sys
+
+    from ..command import main
+
+    sys.exit(main(list(getattr(args, "stowage_args", None) or [])))

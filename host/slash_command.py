@@ -92,9 +92,9 @@ def _live_sessions() -> str:
         if engine is None:
             continue
         try:
-            figures = engine.get_status()
+            figures = engine.status()
         except Exception:  # noqa: BLE001 - status is best effort
-            logger.exception("stowage: get_status failed")
+            logger.exception("stowage: the session status failed")
             continue
         lines += session_text(f"{session_id} (live)", figures)
     return ("\nthis process\n" + "\n".join(lines)) if lines else ""
@@ -115,7 +115,7 @@ def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
     if not live:
         outcome = summary(env, None, show_all)
         return "no Stowage session is running in this process; the newest session in the store:\n" + outcome.text
-    return "\n\n".join(summaries_for(engine.lossless.root or env.store_root, sid, show_all) for sid, engine in live)
+    return "\n\n".join(summaries_for(engine.store_session.root or env.store_root, sid, show_all) for sid, engine in live)
 
 
 def _previews() -> str:

@@ -67,8 +67,8 @@ def shape_llm_request(request: Any = None, session_id: str | None = None, **_: A
                                                                  for t in tools)
     try:
         core, toolset_of, registered = _host_tables() if chat_tools else (frozenset(), lambda _: None, frozenset())
-        shaped = engine.shape_request(tools if chat_tools else [], list(request["messages"]), core_names=core,
-                                      toolset_of=toolset_of, registered=registered)
+        shaped = engine.shape_request(tools if chat_tools and isinstance(tools, list) else [], list(request["messages"]),
+                                      core_names=core, toolset_of=toolset_of, registered=registered)
     except Exception:  # noqa: BLE001 - never break a request over tool search or the view
         logger.exception("stowage: could not shape the request; sending it unchanged")
         return None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "stowage"
-ROOT_FILES = ("__init__.py", "plugin.yaml")
+ROOT_FILES = ("__init__.py", "plugin.yaml", "launcher.py")
 DATA_FOLDERS = ("dashboard",)
 _IGNORE = ("__pycache__", "*.pyc", "*.egg-info")
 

@@ -168,7 +168,11 @@ def _sessions_table(report: dict[str, Any]) -> str:
     for s in report["sessions"]:
         b, w = s["engines"]["built-in"], s["engines"]["stowage"]
         recorded = "" if s["host_compactions"] is None else f" ({s['host_compactions']})"
-        rows.append(f"<tr><td class=id>{escape(s['session'])}</td><td>{_when(s['started_at'])}</td>"
+        seen = s.get("stowage_recorded") or {}
+        ran = (f"<br><span class=note>ran Stowage: {seen.get('rebuilt', 0)} of "
+               f"{seen.get('rebuilt', 0) + seen.get('not_rebuilt', 0)} outputs rebuilt</span>"
+               if seen.get("ran_stowage") else "")
+        rows.append(f"<tr><td class=id>{escape(s['session'])}{ran}</td><td>{_when(s['started_at'])}</td>"
                     f"<td>{_n(s['recorded']['messages'])}</td><td>{_n(b['billed_tokens'])}</td>"
                     f"<td>{_n(w['billed_tokens'])}</td><td>{_n(b['cost'])}</td><td>{_n(w['cost'])}</td>"
                     f"<td>{saving_text(s['saving']['cost'])}</td>"

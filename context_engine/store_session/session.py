@@ -144,6 +144,12 @@ class StoreSession:
         self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
         self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
 
+    def relocated(self) -> "StoreSession":
+        """A new session's store session for another agent: the same store, none of this session's figures."""
+        other = StoreSession(self.settings, store=self._store)
+        other.root, other.error = self.root, self.error
+        return other
+
     def attach(self, hermes_home: Path | str) -> None:
         """Use the store under ``hermes_home`` (or ``store.path``)."""
         if self._store is None:

@@ -233,12 +233,14 @@ def run_scenario(
     timeout: float = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
     check: bool = False,
+    python: str | None = None,
 ) -> DriverResult:
     """Run the driver in a fresh subprocess in *home* and return its report.
 
     With ``check=True`` a failed run raises :class:`ScenarioError`.  The
     driver ends with ``os._exit`` (no atexit handlers) unless *env* sets
-    ``STOWAGE_HARNESS_CLEAN_EXIT=1``.
+    ``STOWAGE_HARNESS_CLEAN_EXIT=1``.  *python* runs the driver in another
+    venv (one with hermes-agent and stowage_dev installed).
     """
     data = scenario.to_dict() if isinstance(scenario, Scenario) else dict(scenario)
     run_dir = home.root / "runs"
@@ -250,7 +252,7 @@ def run_scenario(
     attempts_before = len(home.network_attempts())
     started = time.perf_counter()
     proc = subprocess.run(
-        [PYTHON, DRIVER, str(scenario_path), str(report_path)],
+        [python or PYTHON, DRIVER, str(scenario_path), str(report_path)],
         env=home.env(env),
         cwd=home.work_dir,
         capture_output=True,
@@ -317,14 +319,15 @@ def run_cli(
     input: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     env: Mapping[str, str] | None = None,
+    hermes: str | None = None,
 ) -> CliResult:
-    """Run the real ``hermes`` console script in *home* (stdin closed unless *input*)."""
+    """Run the real ``hermes`` console script in *home* (stdin closed unless *input*; *hermes*: another venv's)."""
     run_dir = home.root / "runs"
     run_dir.mkdir(exist_ok=True)
     probe_path = run_dir / f"cli-probe-{time.time_ns()}.json"
     started = time.perf_counter()
     proc = subprocess.run(
-        [HERMES, *args],
+        [hermes or HERMES, *args],
         env=home.env({"STOWAGE_HARNESS_CLI_PROBE": str(probe_path), **(env or {})}),
         cwd=home.work_dir,
         capture_output=True,

@@ -122,3 +122,49 @@ def test_the_hosts_terminal_cap_is_advice_with_the_fix(home, capsys):
     if "does NOT load offline" not in out:  # the advice alone never fails doctor
         assert rc == 0
     assert "host-truncates-output" in out and "advice" in out and "longer than 20,000 chars" in out
+
+
+def _log(home: Path, *lines: str) -> None:
+    (home / "logs").mkdir(exist_ok=True)
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(time.time() + 60))
+    with (home / "logs" / "agent.log").open("a", encoding="utf-8") as handle:
+        handle.writelines(f"{stamp},1 INFO hermes: {line}\n" for line in lines)
+
+
+def test_a_failed_plugin_import_is_an_error_with_the_hosts_cause_and_the_fix(home):
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    _log(home, "Failed to load plugin 'stowage': No module named 'tiktoken'",
+         "Context engine 'stowage' not found \u2014 falling back to built-in compressor")
+    (problem,) = failures(home)
+    assert problem["kind"] == "plugin-load-failed" and "No module named 'tiktoken'" in problem["detail"]
+    assert "/usr/bin/python3 -m pip install 'tiktoken>=0.7'" in problem["detail"]  # the one-line command, verbatim
+    ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
+    assert not ident["selected"] and "would not load" in ident["running"]
+
+
+def test_a_fallback_that_a_later_session_fixed_is_history(home):
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    _log(home, "Failed to load plugin 'stowage': No module named 'stowage.context_engine.ahead'",
+         "Context engine 'stowage' not found \u2014 falling back to built-in compressor")
+    assert kinds(home) == ["plugin-load-failed"]
+    _log(home, "Plugin 'stowage' registered context engine: stowage", "Using context engine: stowage")
+    ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
+    assert failures(home) == [] and ident["selected"] and ident["running"] == "stowage (via the entry point)"
+
+
+def test_the_fix_for_each_kind_of_load_failure():
+    from stowage.host.load_failure import fix_for
+
+    assert "-m pip install 'tiktoken>=0.7' 'bpe-openai>=0.1.4'" in fix_for("No module named 'tiktoken'", "py", "R")
+    assert fix_for("No module named 'hermes_plugins.stowage.host'", "py", "R").endswith("reinstall it: R")
+    assert "does not parse" in fix_for("SyntaxError: invalid syntax (engine.py, line 3)", "py", "R")
+
+
+def test_the_requirements_the_fix_installs_are_the_distributions():
+    import tomllib
+
+    from stowage.host.load_failure import REQUIREMENTS
+
+    root = Path(__file__).resolve().parents[2]
+    with (root / "pyproject.toml").open("rb") as handle:
+        assert sorted(REQUIREMENTS.values()) == sorted(tomllib.load(handle)["project"]["dependencies"])

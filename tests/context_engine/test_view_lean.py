@@ -114,7 +114,7 @@ def test_a_store_that_fails_to_write_keeps_outputs_verbatim(tmp_path, monkeypatc
     def broken(*args: Any, **kwargs: Any) -> str:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine.lossless, "handle_for", broken)
+    monkeypatch.setattr(engine.store_session, "handle_for", broken)
     messages = history(12)
     assert shape(engine, messages) == messages
     assert "No space left" in engine.get_status()["view"]["last_error"]
@@ -213,7 +213,7 @@ def test_the_trigger_names_the_key_that_decides_it(tmp_path):
 
     engine = make(tmp_path)
     assert engine.get_status()["trigger"]["key"] == "view.compact_at"
-    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.42)
+    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.5)
     plain = StowageEngineCore(load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"threshold": 0.6}}}))
     plain.update_model("m", 100_000)
     assert plain.get_status()["trigger"] == {"key": "compaction.threshold", "share": 0.6, "tokens": 60_000,
@@ -246,3 +246,19 @@ def test_a_read_file_call_pins_the_earlier_reads_of_its_region(tmp_path):
             for m in shape(make(tmp_path / "2", step_tokens=2000), again) if m["role"] == "tool"}
     assert not sent["r0"].startswith(VIEW_STUB_PREFIX)  # a.py was read again: its earlier read is pinned
     assert sent["r1"].startswith(VIEW_STUB_PREFIX)  # b.py was not
+
+
+def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):
+    from stowage.command.live import session_rows
+
+    engine = make(tmp_path, enabled=False)
+    big = "".join(f"row {i}: value {i * 7}\n" for i in range(6000))
+    messages = history(1)
+    messages[-1]["content"] = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big)
+    assert shape(engine, messages) == messages  # nothing shaped but the spill the history already holds
+    status = engine.get_status()
+    view = status["view"]
+    assert view["enabled"] is False and view["requests"] == 1 and view["view_tokens_saved"] == 0
+    assert view["tokens_saved"] == view["spill_tokens_saved"] > 0.9 * engine.counter.count_text(big) - 2000
+    rows = dict(session_rows(engine.status()))
+    assert rows["lean view"] == "off" and rows["saved"].startswith(f"{view['tokens_saved']:,} tokens saved over 1 request")

@@ -57,3 +57,39 @@ def test_a_single_query_keeps_stdout_for_the_answer(fake_llm: FakeLLMServer, mak
     assert result.returncode == 0, result.stderr[-3000:]
     assert "huge output inspected" in result.stdout
     assert "stowage: stored" not in result.stdout + result.stderr
+
+
+def test_compress_sizes_in_stowage_summary_match_what_hermes_printed(fake_llm: FakeLLMServer, make_home) -> None:
+    """``/compress`` in the interactive chat: ``stowage summary`` reports the sizes on Hermes's own basis."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.e2e.stowage_session import script_warm_up
+
+    home = stowage_home(make_home)
+    script_warm_up(fake_llm, 4)
+    fake_llm.on(Match.summary_request(), Reply.say("## Goal\nInspect the outputs.\n\n## Next Steps\n- go on"),
+                times=None)
+    with InteractiveChat(home) as chat:
+        assert chat.read_until("❯", 120), chat.text[-3000:]
+        for i in range(4):
+            chat.type(f"WARM-{i} please inspect the big output")
+            assert chat.read_until(f"warm {i} done", 120), chat.text[-3000:]
+        chat.type("/compress")
+        assert chat.read_until("Approx request size", 180), chat.text[-3000:]
+        chat.read_until(None, 2)
+        printed = re.search(r"Approx request size: ~([\d,]+) → ~([\d,]+) tokens", chat.text)
+    assert printed, chat.text[-3000:]
+    hermes_before, hermes_after = (int(n.replace(",", "")) for n in printed.groups())
+    env = {k: v for k, v in home.env().items() if k != "PYTHONPATH"}
+    shown = subprocess.run([str(Path(sys.executable).with_name("stowage")), "summary"], env={**os.environ, **env},
+                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    sizes = re.search(r"tokens\s+([\d,]+) -> ([\d,]+) tokens", shown.stdout)
+    assert shown.returncode == 0 and sizes, shown.stdout + shown.stderr
+    ours_before, ours_after = (int(n.replace(",", "")) for n in sizes.groups())
+    print(f"hermes printed ~{hermes_before:,} -> ~{hermes_after:,}; stowage summary {ours_before:,} -> {ours_after:,}")
+    assert ours_before == hermes_before
+    # both "after" figures count the system prompt and the tool schemas (each with its own estimator)
+    assert abs(ours_after - hermes_after) <= 0.15 * hermes_after, (ours_after, hermes_after)

@@ -45,8 +45,8 @@ def record(make_home, fake_llm: FakeLLMServer, engine: str):  # noqa: ANN001, AN
     return home
 
 
-def replay(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
-    code = main([*args, "replay", "--json", "--no-html", "--quiet"])
+def replay(capsys: pytest.CaptureFixture[str], *args: str, html: str = "") -> dict[str, Any]:
+    code = main([*args, "replay", "--json", "--quiet", *(["--html", html] if html else ["--no-html"])])
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "Traceback" not in captured.err
@@ -66,7 +66,8 @@ def test_a_stowage_recording_replays_like_a_plain_one(make_home, fake_llm: FakeL
     assert "[stowage: preview of a large tool output" in recorded.read_bytes().decode("utf-8", "replace")
 
     base = replay(capsys, "--hermes-home", str(plain.path))
-    rebuilt = replay(capsys, "--hermes-home", str(with_stowage.path))
+    page = tmp_path / "report.html"
+    rebuilt = replay(capsys, "--hermes-home", str(with_stowage.path), html=str(page))
     empty = tmp_path / "empty-store"
     empty.mkdir()
     shortened = replay(capsys, "--hermes-home", str(with_stowage.path), "--store", str(empty))
@@ -76,6 +77,9 @@ def test_a_stowage_recording_replays_like_a_plain_one(make_home, fake_llm: FakeL
     assert seen["sessions"] == [s["session"] for s in rebuilt["sessions"]] and len(seen["sessions"]) == 1
     assert seen["rebuilt"] == BIG_TURNS * OUTPUTS_PER_TURN and seen["not_rebuilt"] == 0
     assert "recorded with Stowage" in " ".join(rebuilt["sessions"][0]["problems"])
+    text = page.read_text(encoding="utf-8")
+    assert "1 session(s) were recorded with Stowage running" in text
+    assert f"ran Stowage: {seen['rebuilt']} of {seen['rebuilt']} outputs rebuilt" in text
     assert shortened["recorded_with_stowage"]["not_rebuilt"] == BIG_TURNS * OUTPUTS_PER_TURN
     assert shortened["recorded_with_stowage"]["rebuilt"] == 0
 

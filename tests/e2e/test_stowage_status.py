@@ -39,7 +39,7 @@ def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer
     assert "the summarized messages are stored whole under handle " in text and "output(s) pruned" in text
     assert re.search(r"store failures\s+none", text)
     # the trigger names the key that decides it (the lean view is on: view.compact_at)
-    assert re.search(r"next compaction\s+when a request reaches [\d,]+ tokens \(view\.compact_at 0\.42 of the "
+    assert re.search(r"next compaction\s+when a request reaches [\d,]+ tokens \(view\.compact_at 0\.5 of the "
                      r"[\d,]+-token window, on the request as sent\)", text), text
     assert re.search(r"tool search\s+", text)
 

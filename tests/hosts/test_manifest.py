@@ -52,7 +52,7 @@ def test_config_schema_is_stowages_own_schema():
 
 def test_manifest_fields():
     data = loaded()
-    assert data["manifest_version"] == 2 and set(data) <= V2_FIELDS
+    assert data["manifest_version"] == 1 and set(data) <= V2_FIELDS  # 0.19/0.20 installers refuse 2
     assert all(isinstance(data[f], str) and data[f] for f in ("name", "version", "description"))
     assert data["version"] == stowage.__version__
     assert re.fullmatch(r">=\d+\.\d+\.\d+", data["requires_hermes"]) and data["requires_hermes"] == f">={MIN_HERMES}"

@@ -1,0 +1,225 @@
+"""Every documented install route, as a user gets it, through the real ``hermes`` CLI.
+
+* **wheel**: the wheel built from this tree, installed (not editable) into a
+  clean venv next to hermes-agent 0.19.0; every module of the tree must import
+  from the installed copy (a wheel missing one fails here);
+* **git**: ``hermes plugins install file://<clean clone> --enable``;
+* **copy** / **link**: ``plugins/install_user_plugin.py`` (a copy, or a symlink to the checkout).
+
+In each, one ``hermes chat -q`` session in which the scripted model's requests
+show Stowage at work (a spilled output's preview, older outputs as stubs), then
+the route's ``stowage doctor`` exits 0.  A user-plugin copy whose import fails
+prints one line in the terminal at start, and doctor exits 1 naming the cause;
+once fixed, a session later, doctor and status no longer report the old failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from stowage.context_engine.view.render import VIEW_STUB_PREFIX
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.hermes_home import REPO_ROOT, STOWAGE_DIST, HermesHome, _user_plugin_installer
+from stowage_dev.runner import CliResult, run_cli
+from stowage_dev.tempdirs import scratch_dir
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+HOST = "hermes-agent==0.19.0"
+CONFIG = {"stowage": {"spill": {"threshold_tokens": 6000}, "view": {"hot_tokens": 1000, "step_tokens": 500}}}
+PREVIEW = "[stowage: preview of a large tool output"
+
+
+def _bin(venv_dir: Path, name: str) -> str:
+    return str(venv_dir / ("Scripts" if os.name == "nt" else "bin") / name)
+
+
+@pytest.fixture(scope="module")
+def wheel_venv() -> Iterator[Path]:
+    """A clean venv with hermes-agent 0.19.0 and the wheel built from this tree (pip's cache is reused)."""
+    for root in scratch_dir("stowage-wheel-"):
+        dist = root / "dist"
+        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(REPO_ROOT)],
+                       check=True, timeout=900)
+        wheel = next(dist.glob("hermes_stowage-*.whl"))
+        target = root / "venv"
+        venv.EnvBuilder(with_pip=True).create(target)
+        subprocess.run([_bin(target, "python"), "-m", "pip", "install", "--quiet", str(wheel), HOST],
+                       check=True, timeout=1800)
+        yield target
+
+
+def _tree_modules() -> list[str]:
+    """Every module of the tree that ships, as ``stowage.<dotted path>``."""
+    modules = ["stowage"]
+    for folder in _user_plugin_installer().package_folders():
+        for path in sorted((REPO_ROOT / folder).rglob("*.py")):
+            parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+            if "__pycache__" in parts or parts[-1] == "__main__":
+                continue
+            modules.append(".".join(("stowage", *(parts[:-1] if parts[-1] == "__init__" else parts))))
+    return modules
+
+
+IMPORT_ALL = """
+import importlib, json, sys
+out = {}
+for name in json.loads(sys.argv[1]):
+    try:
+        out[name] = importlib.import_module(name).__file__
+    except Exception as exc:
+        out[name] = f"FAILED {type(exc).__name__}: {exc}"
+print(json.dumps(out))
+"""
+
+
+def test_the_wheel_holds_every_module_and_the_plugin_files(wheel_venv: Path) -> None:
+    modules = _tree_modules()
+    assert {"stowage.context_engine.ahead", "stowage.host.registration", "stowage.command.main"} <= set(modules)
+    proc = subprocess.run([_bin(wheel_venv, "python"), "-c", IMPORT_ALL, json.dumps(modules)], cwd=wheel_venv,
+                          capture_output=True, text=True, timeout=300, check=True)
+    files = json.loads(proc.stdout)
+    failed = {name: f for name, f in files.items() if f is None or f.startswith("FAILED")}
+    assert not failed, failed
+    site = {str(Path(f).resolve()).split("site-packages")[0] for f in files.values()}
+    assert len(site) == 1 and str(wheel_venv.resolve()) in site.pop()  # all from the installed copy, none from here
+    package = Path(files["stowage"]).parent
+    for data in ("plugin.yaml", "dashboard/manifest.json", "dashboard/dist/index.js", "dashboard/plugin_api.py"):
+        assert (package / data).is_file(), data
+    assert not (package / "run.py").exists() and not (package / "tests").exists()
+
+
+def _script_session(fake_llm: FakeLLMServer) -> None:
+    """One user turn: a large output (spilled), then three medium ones; older ones reach the model as stubs."""
+    fake_llm.on(Match.user_turn("ROUTE"), Reply.tool(
+        ToolCall("harness_big_output", {"chars": 60_000, "token": "BIG"}, id="call_0")))
+    for i in range(1, 4):
+        fake_llm.on(Match.after_tool_result(f"call_{i - 1}"), Reply.tool(
+            ToolCall("harness_big_output", {"chars": 12_000, "token": f"MID{i}"}, id=f"call_{i}")))
+    fake_llm.on(Match.after_tool_result("call_3"), Reply.say("route checked"))
+
+
+def _assert_stowage_at_work(fake_llm: FakeLLMServer, chat: CliResult) -> None:
+    assert chat.returncode == 0, chat.output
+    assert "route checked" in chat.stdout
+    assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
+    assert fake_llm.matching(Match.after_tool_result("call_0"))[0].tool_results["call_0"].startswith(PREVIEW)
+    last = fake_llm.matching(Match.after_tool_result("call_3"))[-1].tool_results
+    assert any(text.startswith(VIEW_STUB_PREFIX) for cid, text in last.items() if cid in ("call_1", "call_2")), last
+    assert "failed to load" not in chat.stderr
+
+
+def _home(make_home, route: str) -> HermesHome:  # noqa: ANN001
+    home = make_home(engine="stowage", plugins=["stowage"], config=CONFIG)
+    home.install_harness_probe()
+    if route in ("copy", "link"):
+        home.install_stowage_user_plugin("copy" if route == "copy" else "symlink")
+    elif route == "git":
+        if not (REPO_ROOT / ".git").exists() or shutil.which("git") is None:
+            pytest.skip("the git route needs a git checkout and git")
+        clone = home.root / "clone"
+        subprocess.run(["git", "clone", "--quiet", str(REPO_ROOT), str(clone)], check=True, timeout=300)
+        home.hide_distribution(STOWAGE_DIST)
+        home.plugins_enabled.remove("stowage")  # the installer's --enable adds it
+        home.write_config()
+        installed = run_cli(home, "plugins", "install", f"file://{clone}", "--enable")
+        assert installed.returncode == 0, installed.output
+        assert "enabled" in installed.output and (home.plugins_dir / "stowage" / "plugin.yaml").is_file()
+        assert "stowage" in home.read_config()["plugins"]["enabled"]
+    return home
+
+
+def test_the_wheel_in_a_clean_venv_runs_a_stowage_session(fake_llm: FakeLLMServer, make_home,
+                                                          wheel_venv: Path) -> None:
+    home = _home(make_home, "wheel")
+    _script_session(fake_llm)
+
+    chat = run_cli(home, "chat", "-q", "ROUTE please", "-Q", hermes=_bin(wheel_venv, "hermes"))
+
+    _assert_stowage_at_work(fake_llm, chat)
+    assert chat.probe["engine"]["module"] == "stowage.host.hermes_engine"
+    doctor = subprocess.run([_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "doctor", "--no-verify"],
+                            env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+    assert doctor.returncode == 0, doctor.stdout + doctor.stderr
+    # the dashboard tab: linked where Hermes's dashboard looks, found by its discovery, its API on the package
+    linked = subprocess.run([_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "dashboard", "enable"],
+                            env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+    assert linked.returncode == 0, linked.stdout + linked.stderr
+    found = subprocess.run([_bin(wheel_venv, "python"), "-c", DASHBOARD_PROBE], env=home.env(), cwd=home.work_dir,
+                           capture_output=True, text=True, timeout=300)
+    assert found.returncode == 0, found.stdout + found.stderr
+    tab = json.loads(found.stdout.strip().splitlines()[-1])
+    assert tab["name"] == "stowage" and tab["has_api"] and tab["active"], tab
+    assert tab["core"].startswith(str(wheel_venv)) and tab["core"].endswith("stowage/__init__.py"), tab
+
+
+DASHBOARD_PROBE = """
+import importlib.util, json
+from hermes_cli.web_server import _discover_dashboard_plugins
+from hermes_cli.plugins_cmd import _get_enabled_set
+(tab,) = [p for p in _discover_dashboard_plugins() if p["name"] == "stowage"]
+spec = importlib.util.spec_from_file_location("stowage_tab_api", tab["_dir"] + "/" + tab["_api_file"])
+api = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(api)
+print(json.dumps({"name": tab["name"], "has_api": tab["has_api"], "active": "stowage" in _get_enabled_set(),
+                  "core": api._core().__file__}))
+"""
+
+
+@pytest.mark.parametrize("route", ["git", "copy", "link"])
+def test_a_plugin_folder_route_runs_a_stowage_session(fake_llm: FakeLLMServer, make_home, route: str) -> None:
+    home = _home(make_home, route)
+    _script_session(fake_llm)
+
+    chat = run_cli(home, "chat", "-q", "ROUTE please", "-Q")
+
+    _assert_stowage_at_work(fake_llm, chat)
+    assert chat.probe["engine"]["module"] == "hermes_plugins.stowage.host.hermes_engine"
+    # the route's `stowage` command: a host CLI subcommand, and the launcher in the plugin folder
+    doctor = run_cli(home, "stowage", "doctor", "--no-verify")
+    assert doctor.returncode == 0 and "stowage" in doctor.stdout, doctor.output
+    launcher = subprocess.run([sys.executable, str(home.plugins_dir / "stowage" / "launcher.py"), "status"],
+                              env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+    assert launcher.returncode == 0, launcher.stdout + launcher.stderr
+
+
+def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_llm: FakeLLMServer,
+                                                                          make_home) -> None:
+    home = _home(make_home, "copy")
+    shutil.rmtree(home.plugins_dir / "stowage" / "context_engine" / "ahead")  # the module the 0.1.0 wheel lacked
+    fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi"))
+
+    chat = run_cli(home, "chat", "-q", "HELLO", "-Q")
+
+    assert chat.returncode == 0 and "hi" in chat.stdout, chat.output
+    said = [line for line in chat.output.splitlines() if line.startswith("stowage:")]
+    assert len(said) == 1, chat.output
+    assert "failed to load (No module named 'hermes_plugins.stowage.context_engine.ahead')" in said[0]
+    assert "Fix:" in said[0]
+    # the pip-installed command of this venv examines that home (the user folder is what Hermes loaded there)
+    env = {k: v for k, v in home.env().items() if k != "STOWAGE_HARNESS_HIDE_DISTS"}
+    doctor = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--hermes-home", str(home.path),
+                             "doctor", "--no-verify"], env=env, cwd=home.work_dir, capture_output=True,
+                            text=True, timeout=300)
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert "No module named 'hermes_plugins.stowage.context_engine.ahead'" in doctor.stdout + doctor.stderr
+
+    # fixed: a good copy, one session; the earlier failure and fallback in agent.log are history, not current
+    home.install_stowage_user_plugin("copy")
+    again = run_cli(home, "chat", "-q", "HELLO", "-Q")
+    assert again.returncode == 0 and again.probe["engine"]["class"] == "StowageContextEngine", again.output
+    assert not [line for line in again.output.splitlines() if "failed to load" in line]
+    for command in (["doctor", "--no-verify"], ["status"]):
+        checked = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--hermes-home", str(home.path),
+                                  *command], env=env, cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        assert "would not load" not in checked.stdout and "host-fell-back" not in checked.stdout, checked.stdout
