@@ -1,13 +1,10 @@
-"""The engine: the host contract mapped onto compaction, host-agnostic.
+"""The engine: the host contract (``host_contract.HostEngine``) mapped onto compaction, host-agnostic.
 
-:class:`StowageEngineCore` implements every method and attribute a Hermes
-host calls or reads (``host_contract.HostCalls`` lists them), and delegates
-the work to rooms: the session's state (``session_state``), the compaction
-run and its record (``compaction_run``, ``compaction_record``), the numbers
-(``thresholds``), the status (``session_status``), the sharing rules of old
-hosts (``shared_engine``).  It imports nothing from Hermes: the summary model
-and the archive are injected; the plugin's ``StowageContextEngine`` adds the
-``ContextEngine`` base class and the auxiliary-LLM call.
+Each call delegates to a room: the session (``session_state``), the compaction
+run and its record (``compaction_run``), the numbers (``thresholds``), the
+status (``engine_status``), the sharing rules of old hosts (``shared_engine``).
+Nothing here imports Hermes: the host glue's ``StowageContextEngine`` adds the
+``ContextEngine`` base class and the summary call.
 """
 
 from __future__ import annotations
@@ -37,7 +34,7 @@ from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
 from .status_file import write_session_status
 from .store_session.session import StoreSession
-from .thresholds import as_int, default_share, model_threshold, tail_budget_tokens, threshold_tokens
+from .thresholds import as_int, default_share, defer_preflight, model_threshold, tail_budget_tokens, threshold_tokens
 from .tokens import TokenCounter
 from .trigger import trigger_key
 from .view import LeanView
@@ -47,6 +44,7 @@ logger = logging.getLogger(__name__)
 # (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] (deadline.py) is the call's
 # timeout in seconds (what is left of the compaction's deadline), or None for the host's own.
 SummaryModel = Callable[[str, dict[str, Any]], str]
+
 
 class StowageEngineCore:
     """Compaction policy and host-visible state for one agent."""
@@ -169,13 +167,10 @@ class StowageEngineCore:
 
     @routed
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
-        """Newer hosts: the decision and, when compaction is blocked, why.
+        """Newer hosts: the decision and why compaction is blocked: ``once_per_turn``, ``backoff:<why>``.
 
-        Below the threshold the answer is ``(False, None)``: the host shows any
-        reason as a "compaction blocked" warning.  Reasons, in the built-in's
-        ``name:detail`` style: ``once_per_turn``, ``backoff:<why>``.  The
-        summary model's cooldown does not block a compaction (it uses the
-        fallback summary); the status line reports it.
+        ``(False, None)`` below the threshold (the host shows a reason as a warning).  The
+        summary model's cooldown blocks nothing (the fallback summary is used).
         """
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
         if tokens <= 0 or not self.threshold_tokens or tokens < self.threshold_tokens:
@@ -186,21 +181,11 @@ class StowageEngineCore:
         return (False, f"backoff:{backoff}") if backoff is not None else (True, None)
 
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
-        """Skip the rough pre-turn estimate while the provider's real count is pending.
-
-        Right after a compaction the host's rough estimate can stay over the
-        threshold although the real prompt fits; acting on it compacts again
-        for nothing.  The next API call reports the real count, and a real
-        overflow still reaches ``compress`` through the host's recovery.
-        """
-        if self.awaiting_real_usage_after_compression:
-            return True
-        last = self.view.stats.last
-        if not self.view.settings.enabled or not last or not self.threshold_tokens or self.host.selects_context:
-            return False  # a host that calls select_context (0.20+) estimates the selected request: already lean
-        # Older hosts estimate the whole history; what is sent is leaner by what
-        # the view saved on the last request (it only grows until a compaction).
-        return as_int(rough_tokens) - int(last.get("saved_tokens") or 0) < self.threshold_tokens
+        """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
+        stay over the threshold although the real prompt fits) or the view leaves out what puts it over."""
+        return self.awaiting_real_usage_after_compression or defer_preflight(
+            as_int(rough_tokens), self.threshold_tokens, self.view.stats.last,
+            view_enabled=self.view.settings.enabled, host_selects_context=self.host.selects_context)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         return compaction_run.has_content(self.settings, messages)
@@ -210,13 +195,8 @@ class StowageEngineCore:
     def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
                  force: bool = False, memory_context: str = "", *, bypass_cooldown: bool = False,
                  **extra: Any) -> list[Message]:
-        """One compaction; returns the input list itself when nothing changed.
-
-        Thread-safe: newer hosts run it on a worker thread with a private
-        snapshot; one compaction runs at a time per engine and the caller's
-        list is never mutated.  ``bypass_cooldown`` (after a proven overflow)
-        tries the summary model even while it cools down.
-        """
+        """One compaction (one at a time; the caller's list is never mutated); the input list itself when nothing
+        changed.  ``bypass_cooldown`` (after a proven overflow) tries the summary model even while it cools down."""
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
         with self._lock:
@@ -227,12 +207,8 @@ class StowageEngineCore:
 
     @routed
     def record_completed_compaction(self, used_fallback: bool = False, **_: Any) -> None:
-        """Host callback after a compaction boundary commits; arms the verdict.
-
-        0.20+ also pass ``feasibility_skip``; unknown keywords are accepted (a
-        TypeError here discards the compacted transcript on 0.20.1 and crashes
-        the turn on 0.22.2).
-        """
+        """After a compaction boundary commits: arms the verdict.  0.20+ pass ``feasibility_skip`` (a TypeError
+        here discards the compacted transcript on 0.20.1 and crashes the turn on 0.22.2)."""
         self.governor.verify_pending = True
 
     @routed
@@ -352,7 +328,7 @@ class StowageEngineCore:
         if guest is not None:
             guest.on_session_start(session_id, **kwargs)
             return
-        self._log_host_limits_once()
+        self.host.log_limits_once(self.tool_search.mode)
         previous = self.session_id
         self.session_id = session_id
         self.sharing.owner_started()
@@ -364,17 +340,6 @@ class StowageEngineCore:
             return  # same conversation continues after our own compaction
         if previous is not None and previous != session_id:
             self.state.reset_for_new_session()
-
-    def _log_host_limits_once(self) -> None:
-        """Said again once the host's own log is set up (plugin discovery logs to stderr only)."""
-        if self.host.unavailable_logged:
-            return
-        self.host.unavailable_logged = True
-        if self.host.tool_search_unavailable and self.tool_search.mode != "off":
-            logger.warning("stowage: %s", self.host.tool_search_unavailable)
-        support = self.host.support
-        if support is not None and (support.unavailable or not support.supported):
-            logger.warning("stowage: %s", support.note)
 
     def on_session_end(self, session_id: str, messages: list[Message] | None = None, **_: Any) -> None:
         guest = self.sharing.end_guest(session_id)

@@ -13,10 +13,13 @@ without them raises TypeError inside the host's loop.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 from .session_status import HostStatus
+
+logger = logging.getLogger("stowage.context_engine.engine")  # where these notes were always logged
 
 Message = dict[str, Any]
 
@@ -31,6 +34,16 @@ class HostFacts:
     turn_clock: bool = False  # the host calls on_turn_complete (newer hosts)
     compress_gets_memory: bool = False  # a prompt prepared ahead without the memory context never matches
     unavailable_logged: bool = False
+
+    def log_limits_once(self, tool_search_mode: str) -> None:
+        """What this host cannot do, said at the first session start, once the host's own log is set up."""
+        if self.unavailable_logged:
+            return
+        self.unavailable_logged = True
+        if self.tool_search_unavailable and tool_search_mode != "off":
+            logger.warning("stowage: %s", self.tool_search_unavailable)
+        if self.support is not None and (self.support.unavailable or not self.support.supported):
+            logger.warning("stowage: %s", self.support.note)
 
 
 @dataclass(frozen=True)

@@ -68,6 +68,20 @@ def model_threshold(table: Any, model: str, provider: str, context_length: int) 
     return value if value <= 1 else min(1.0, value / context_length)
 
 
+def defer_preflight(rough_tokens: int, threshold: int, last_request: dict[str, Any], *, view_enabled: bool,
+                    host_selects_context: bool) -> bool:
+    """Whether the host's rough pre-turn estimate is over the threshold only by what the view leaves out.
+
+    Older hosts estimate the whole history; what is sent is leaner by what
+    the view saved on the last request (it only grows until a compaction).
+    A host that calls select_context (0.20+) estimates the selected request:
+    already lean, nothing to subtract.
+    """
+    if not view_enabled or not last_request or not threshold or host_selects_context:
+        return False
+    return rough_tokens - int(last_request.get("saved_tokens") or 0) < threshold
+
+
 def as_int(value: Any) -> int:
     """A host figure as an int (None, garbage and strings that are not numbers read as 0)."""
     try:

@@ -19,7 +19,7 @@ from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.store_session.pins import HANDLE_REF
 from stowage.command.live import session_rows
-from support.clock import ManualClock
+from stowage_dev.clock import ManualClock
 
 pytestmark = pytest.mark.reliability
 MIB = 1 << 20
