@@ -18,7 +18,6 @@ import importlib.util
 import sys
 from pathlib import Path
 
-
 NAME = "stowage_plugin_folder"
 
 

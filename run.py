@@ -2,7 +2,8 @@
 """One entry point that sets up what it needs, then runs the job.
 
     python3 run.py demo     # a real Hermes session with Stowage, offline
-    python3 run.py test     # static checks, then the whole test suite (extra args go to pytest)
+    python3 run.py test     # static checks, then the whole test suite (extra args go to pytest);
+                            # naming tests (run.py test tests/x.py::t) or --no-check skips the checks
     python3 run.py check    # the static checks only: ruff and mypy on the package
     python3 run.py bench    # the benchmarks, Stowage vs built-in Hermes
     python3 run.py hosts    # the end-to-end smoke and the contract test on every Hermes of the matrix
@@ -282,6 +283,16 @@ def _table(columns: list[tuple[str, dict[str, str]]]) -> str:
     return "\n".join(lines)
 
 
+def selects_tests(args: list[str]) -> bool:
+    """True when pytest arguments name tests (a file, folder or node id): a focused run skips the static checks."""
+    for arg in args:
+        if arg.startswith("-"):
+            continue
+        if "::" in arg or (ROOT / arg).exists():
+            return True
+    return False
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("demo", "test", "check", "bench", "setup", "hosts"):
         print(__doc__)
@@ -296,7 +307,12 @@ def main(argv: list[str]) -> int:
     if job == "check":
         return check(python, env)
     if job == "test":
-        status = check(python, env)
+        if "--no-check" in rest or selects_tests(rest):
+            print("run.py: static checks skipped (tests selected); `python3 run.py check` runs them", flush=True)
+            status = 0
+        else:
+            status = check(python, env)
+        rest = [arg for arg in rest if arg != "--no-check"]
         return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env) or status
     if job == "hosts":
         return hosts(python, env, rest)

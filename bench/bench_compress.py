@@ -79,7 +79,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
         engine.update_model("bench-model", 128_000)
         if store:
             engine.on_session_start("bench-session", hermes_home=tempfile.mkdtemp(prefix="stowage-bench-store-"))
-            _ = engine.lossless.store  # open the store outside the timed region
+            _ = engine.store_session.store  # open the store outside the timed region
         return engine
 
     def prepare(engine: Any, messages: list[dict[str, Any]]) -> None:
@@ -88,7 +88,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
         from stowage.context_engine.store_session.archive import record_output
         for message in messages:
             if message.get("role") == "tool" and len(message["content"]) >= 200:
-                record_output(engine.lossless.store, message["content"], tool_name=message.get("name", ""),
+                record_output(engine.store_session.store, message["content"], tool_name=message.get("name", ""),
                               arguments="{}", session_id="bench-session")
     make.prepare = prepare  # type: ignore[attr-defined]
     return make

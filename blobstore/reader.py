@@ -12,7 +12,8 @@ import codecs
 import hashlib
 import io
 import os
-from itertools import count as counter, islice
+from itertools import count as counter
+from itertools import islice
 from pathlib import Path
 from typing import Any, Generator, Iterator
 

@@ -22,8 +22,8 @@ import errno
 import hashlib
 import json
 import logging
-import re
 import os
+import re
 import secrets
 import sqlite3
 import threading
@@ -37,8 +37,15 @@ from typing import Callable, Iterable
 from . import safe_json
 from .access import ReadAccess
 from .doctor import DoctorReport, run_doctor
-from .errors import (AmbiguousHandleError, EvictedBlobError, ForeignHandleError, StoreError,
-                     StoreIndexError, StoreWriteError, UnknownHandleError)
+from .errors import (
+    AmbiguousHandleError,
+    EvictedBlobError,
+    ForeignHandleError,
+    StoreError,
+    StoreIndexError,
+    StoreWriteError,
+    UnknownHandleError,
+)
 from .fsutil import FILE_MODE, append_line, ensure_dir, fsync_dir, remove_quietly, write_durable
 from .handles import MIN_HANDLE_LEN, common_prefix_len, normalize_handle, require_sha
 from .index import Index, Tx

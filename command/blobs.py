@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import base64
 import sys
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Iterator
 
 from ..blobstore import BlobInfo, EvictedBlobError, Tombstone
 from ..blobstore.errors import REASON_TEXT
@@ -122,7 +122,7 @@ def parse_line_range(spec: str) -> tuple[int, int | None]:
     return start, end
 
 
-def _selected_lines(store, sha: str, start: int, end: int | None):  # noqa: ANN001
+def _selected_lines(store: Any, sha: str, start: int, end: int | None) -> Iterator[str]:
     for number, text in enumerate(store.iter_lines(sha, start), start):
         if end is not None and number > end:
             break

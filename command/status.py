@@ -13,6 +13,7 @@ from typing import Any
 from ..blobstore import StoreError
 from ..context_engine import session_files
 from ..context_engine.markers import BlobKind
+from ..context_engine.session_status import SessionStatus
 from ..context_engine.status_file import read_session_statuses
 from .env import Env, Outcome
 from .formatting import counts, fields, human_duration, human_size, table
@@ -93,19 +94,20 @@ def status(env: Env) -> Outcome:
         if st["quarantined"]:
             rows.append(("quarantined", f"{st['quarantined']:,} file(s) in {env.store_root / 'quarantine'}"))
     tok_rows = [("backend", tok["backend"]), ("source", tok["source"] + (f" ({tok['detail']})" if tok["detail"] else ""))]
-    data["sessions"] = read_session_statuses(env.store_root) if st["exists"] else []
+    sessions = read_session_statuses(env.store_root) if st["exists"] else []
+    data["sessions"] = [session.as_dict() for session in sessions]
     text = "\n".join(["Stowage status", fields(rows), _limits_text(data["retention"]), "tokenizer", fields(tok_rows),
-                      *_sessions_text(data["sessions"])])
+                      *_sessions_text(sessions)])
     return Outcome(data, text)
 
 
-def _sessions_text(sessions: list[dict[str, Any]]) -> list[str]:
+def _sessions_text(sessions: list[SessionStatus]) -> list[str]:
     """What each of the newest sessions did (the engine writes these figures at each turn's end)."""
     if not sessions:
         return []
     lines = ["recent sessions"]
     for session in sessions:
-        lines += session_text(session.get("session_id"), session, indent=4)
+        lines += session_text(session.session_id, session, indent=4)
     return lines
 
 

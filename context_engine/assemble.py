@@ -18,8 +18,19 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .messages import (SUMMARY_FLAG, Message, call_arguments_text, call_id, content_parts, has_content,
-                       json_object_problem, leading_system_count, role_of, tool_calls_of, tool_result_id)
+from .messages import (
+    SUMMARY_FLAG,
+    Message,
+    call_arguments_text,
+    call_id,
+    content_parts,
+    has_content,
+    json_object_problem,
+    leading_system_count,
+    role_of,
+    tool_calls_of,
+    tool_result_id,
+)
 
 REMOVED_CALL_NOTE = "(tool call removed during context compaction)"
 CONTINUE_NOTE = "(continuing the conversation)"

@@ -21,8 +21,18 @@ from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .deadline import SummaryDeadline
 from .fallback import build_fallback
 from .markers import FailureKind
-from .messages import (Message, call_id, call_name, is_real_user_turn, is_summary, last_index, message_text, role_of,
-                       summary_positions, tool_calls_of)
+from .messages import (
+    Message,
+    call_id,
+    call_name,
+    is_real_user_turn,
+    is_summary,
+    last_index,
+    message_text,
+    role_of,
+    summary_positions,
+    tool_calls_of,
+)
 from .prune import PruneResult, PruneSettings, prune, shrink_json_arguments
 from .stubs import PrunedOutput, default_stub
 from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
@@ -37,7 +47,7 @@ Summarizer = Callable[[str], str]
 
 
 class Archive(Protocol):
-    """Where content leaving the window is kept (the blob store, issue 3)."""
+    """Where content leaving the window is kept: the store session's archive (store_session/archive.py)."""
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
         """Keep a pruned tool output; return its replacement text (None = default stub)."""
@@ -184,7 +194,7 @@ def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
     def render(output: PrunedOutput) -> str:
         try:
             text = archive.render_pruned(output)
-        except Exception:  # noqa: BLE001 - a failing store must not break compaction
+        except Exception:  # a failing store must not break compaction
             logger.warning("stowage: archive failed for a pruned output; using a plain stub", exc_info=True)
             text = None
         return text if text is not None else default_stub(output)
@@ -198,7 +208,7 @@ def _argument_cutter(archive: Archive | None) -> Callable[[str, str, int], str] 
     def cut(tool_name: str, arguments: str, max_chars: int) -> str:
         try:
             text = archive.cut_arguments(tool_name, arguments, max_chars)
-        except Exception:  # noqa: BLE001 - a failing store must not break compaction
+        except Exception:  # a failing store must not break compaction
             logger.warning("stowage: archive failed for oversized arguments; cutting them plainly", exc_info=True)
             text = None
         return text if text is not None else shrink_json_arguments(arguments, max_chars)
@@ -322,7 +332,7 @@ def _start_window(archive: Archive | None, window: list[Message]) -> Callable[[]
         return lambda: None
     try:
         wait = archive.keep_window(window)
-    except Exception:  # noqa: BLE001 - a failing store must not break compaction
+    except Exception:  # a failing store must not break compaction
         logger.warning("stowage: could not store the summarized window", exc_info=True)
         return lambda: None
     answer: list[str | None] = []
@@ -331,7 +341,7 @@ def _start_window(archive: Archive | None, window: list[Message]) -> Callable[[]
         if not answer:
             try:
                 answer.append(wait())
-            except Exception:  # noqa: BLE001
+            except Exception:
                 logger.warning("stowage: could not store the summarized window", exc_info=True)
                 answer.append(None)
         return answer[0]

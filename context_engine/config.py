@@ -15,10 +15,18 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from .config_sections import (SECTION_TYPES, CompactionSection, SpillSection, StoreSection, TokenizerSection,
-                              ToolSearchSection, ViewSection, build_section, section_values)
-from .config_schema import (BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, KEYS_BY_PATH, NUMBER, SECTIONS, STRING, STRINGS,
-                            Key)
+from .config_schema import BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, KEYS_BY_PATH, NUMBER, SECTIONS, STRING, STRINGS, Key
+from .config_sections import (
+    SECTION_TYPES,
+    CompactionSection,
+    SpillSection,
+    StoreSection,
+    TokenizerSection,
+    ToolSearchSection,
+    ViewSection,
+    build_section,
+    section_values,
+)
 
 INHERITED_TAIL_FLOOR_CAP = 8
 

@@ -13,8 +13,17 @@ import json
 import re
 from typing import Any, Iterator
 
-from .messages import (Message, call_arguments_text, call_id, call_name, is_real_user_turn, message_text, role_of,
-                       tool_calls_of, tool_result_id)
+from .messages import (
+    Message,
+    call_arguments_text,
+    call_id,
+    call_name,
+    is_real_user_turn,
+    message_text,
+    role_of,
+    tool_calls_of,
+    tool_result_id,
+)
 from .redact import redact
 from .stubs import argument_gist, outcome_of
 from .summary import remainder_after_summary

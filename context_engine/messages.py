@@ -56,7 +56,7 @@ def is_image_part(part: Any) -> bool:
     return isinstance(part, dict) and part.get("type") in IMAGE_PART_TYPES
 
 
-def text_of(content: Any, *, image_placeholder: str = "[image]") -> str:
+def content_text(content: Any, *, image_placeholder: str = "[image]") -> str:
     """Concatenated text of a message content; images become a placeholder."""
     if isinstance(content, str):
         return content
@@ -79,7 +79,7 @@ def message_text(message: Any) -> str:
     """The textual content of a message (no tool-call arguments)."""
     if not isinstance(message, dict):
         return ""
-    return text_of(message.get("content"))
+    return content_text(message.get("content"))
 
 
 def has_content(message: Any) -> bool:

@@ -10,25 +10,25 @@ for one carrying a retrieval handle without this module knowing about it.
 from __future__ import annotations
 
 import json
-from itertools import chain
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
+from .markers import IMAGE_PLACEHOLDER
 from .messages import (
     Message,
     call_arguments_text,
     call_id,
     call_name,
     content_parts,
+    content_text,
     is_image_part,
     role_of,
-    text_of,
     tool_calls_of,
     tool_result_id,
     with_call_arguments,
 )
-from .markers import IMAGE_PLACEHOLDER
 from .stubs import PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]
@@ -104,7 +104,7 @@ class _History:
                 continue
             if message.get("role") == "tool":
                 content = message.get("content")
-                size = len(content) if content.__class__ is str else len(text_of(content))
+                size = len(content) if content.__class__ is str else len(content_text(content))
                 if size >= min_chars:
                     self._by_length.setdefault(size, []).append(index)
             elif message.get("tool_calls"):
@@ -118,7 +118,7 @@ class _History:
         for index in reversed(self._by_length.get(len(text), ())):
             message = self._messages[index]
             content = message.get("content")
-            if (content if content.__class__ is str else text_of(content)) == text:
+            if (content if content.__class__ is str else content_text(content)) == text:
                 return tool_result_id(message)
         return None
 
@@ -126,7 +126,7 @@ class _History:
 def _prune_tool_result(result: PruneResult, index: int, message: Message, history: _History,
                        settings: PruneSettings, render: StubRenderer) -> None:
     content = message.get("content")
-    text = content if content.__class__ is str else text_of(content)
+    text = content if content.__class__ is str else content_text(content)
     if len(text) < settings.min_chars or is_stub(text):
         return
     cid = tool_result_id(message)

@@ -10,15 +10,35 @@ characters, so a hostile text costs no more than a long one.
 
 from __future__ import annotations
 
-import re
 import base64
 import binascii
+import re
 from re import Match
 
-from .redact_match import (MASK, Haystack, Rule, after_digits, always, at_commands, at_identifier_holding,
-                           at_line_key, at_lowered_words, at_name_holding, at_words, at_words_before_space,
-                           fold_case, in_lowered, in_runs, in_text, key_before, literal_head, mask_all, mask_group,
-                           prefiltered, runs_of)
+from .redact_match import (
+    MASK,
+    Haystack,
+    Rule,
+    after_digits,
+    always,
+    at_commands,
+    at_identifier_holding,
+    at_line_key,
+    at_lowered_words,
+    at_name_holding,
+    at_words,
+    at_words_before_space,
+    fold_case,
+    in_lowered,
+    in_runs,
+    in_text,
+    key_before,
+    literal_head,
+    mask_all,
+    mask_group,
+    prefiltered,
+    runs_of,
+)
 
 __all__ = ["MASK", "RULES", "Haystack", "Rule", "fold_case", "literal_head"]
 

@@ -21,8 +21,16 @@ import json
 import os
 from typing import Any
 
-from .messages import Message, call_arguments_text, call_id, call_name, message_text, role_of, tool_calls_of, \
-    tool_result_id
+from .messages import (
+    Message,
+    call_arguments_text,
+    call_id,
+    call_name,
+    message_text,
+    role_of,
+    tool_calls_of,
+    tool_result_id,
+)
 
 READ_TOOL = "read_file"
 # the start of the host's third-time answer (tools/file_tools.py, 0.13.0 to 0.22.2)

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import Any
 
 from .session_files import STATUS_FOLDER, read_json, session_path, write_json
+from .session_status import SessionStatus
 
 logger = logging.getLogger(__name__)
 
@@ -26,23 +26,23 @@ def status_path(store_root: Path, session_id: str) -> Path:
     return session_path(store_root, FOLDER, session_id, ".json")
 
 
-def write_session_status(store_root: Path | None, session_id: str | None, data: dict[str, Any]) -> None:
+def write_session_status(store_root: Path | None, session_id: str | None, status: SessionStatus) -> None:
     if store_root is None or not session_id:
         return
     path = status_path(store_root, session_id)
     try:
-        write_json(path, {**data, "session_id": session_id, "updated_at": time.time()})
+        write_json(path, {**status.as_dict(), "session_id": session_id, "updated_at": time.time()})
     except OSError as exc:
         logger.warning("stowage: could not write the session status file %s: %s", path, exc)
 
 
-def read_session_status(store_root: Path, session_id: str) -> dict[str, Any] | None:
+def read_session_status(store_root: Path, session_id: str) -> SessionStatus | None:
     """One session's figures, or None (no file, unreadable, or a file of another session)."""
     data = read_json(status_path(store_root, session_id))
-    return data if data is not None and data.get("session_id") == session_id else None
+    return SessionStatus.from_dict(data) if data is not None and data.get("session_id") == session_id else None
 
 
-def read_session_statuses(store_root: Path, limit: int = 5) -> list[dict[str, Any]]:
+def read_session_statuses(store_root: Path, limit: int = 5) -> list[SessionStatus]:
     """The newest ``limit`` session status files (corrupt, hostile or unreadable ones skipped)."""
     folder = Path(store_root) / FOLDER
     dated = []
@@ -55,11 +55,11 @@ def read_session_statuses(store_root: Path, limit: int = 5) -> list[dict[str, An
     except OSError:
         return []
     dated.sort(key=lambda item: item[0], reverse=True)
-    statuses: list[dict[str, Any]] = []
+    statuses: list[SessionStatus] = []
     for _, path in dated:
         if len(statuses) >= limit:
             break
         data = read_json(path)
         if data is not None and isinstance(data.get("session_id"), str):
-            statuses.append(data)
+            statuses.append(SessionStatus.from_dict(data))
     return statuses

@@ -12,7 +12,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
-from .markers import DUPLICATE_PREFIX, PRUNED_PREFIX, STUB_PREFIXES  # noqa: F401 - re-exported
+from .markers import DUPLICATE_PREFIX, PRUNED_PREFIX, STUB_PREFIXES  # re-exported
 
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
 _ERROR_FIELD = re.compile(r'"(error)"\s*:\s*("(?:[^"\\]|\\.){1,200}")')

@@ -21,7 +21,8 @@ from typing import Any
 
 from ..blobstore import safe_json
 from .session_files import SUMMARY_FOLDER, append_json_line, read_json, read_json_lines, session_path
-from .status_file import FOLDER as STATUS_FOLDER, status_path
+from .status_file import FOLDER as STATUS_FOLDER
+from .status_file import status_path
 
 logger = logging.getLogger(__name__)
 

@@ -127,7 +127,7 @@ class TokenCounter:
             if check_cache and _message_key(message) in self._cache:
                 continue
             content = message.get("content") if isinstance(message, dict) else None
-            text = content if isinstance(content, str) and content else _text_of(message)
+            text = content if isinstance(content, str) and content else _billed_text(message)
             if len(text) >= 64:
                 middle = len(text) // 2
                 chunks.append(text[max(0, middle - CALIBRATION_CHARS // 2): middle + CALIBRATION_CHARS // 2])
@@ -201,14 +201,14 @@ def _text_pieces(content: Any, calls: list[dict[str, Any]]) -> list[str]:
     return pieces
 
 
-def _text_of(message: Mapping[str, Any]) -> str:
+def _billed_text(message: Mapping[str, Any]) -> str:
     """All the text of a message that costs tokens, joined."""
     pieces = _text_pieces(message.get("content"), tool_calls_of(message))
     return pieces[0] if len(pieces) == 1 else "".join(pieces)
 
 
 def _text_length(content: Any, calls: list[dict[str, Any]]) -> int:
-    """``len(_text_of(message))`` without building the joined string."""
+    """``len(_billed_text(message))`` without building the joined string."""
     return sum(map(len, _text_pieces(content, calls)))
 
 

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from .markers import OUTPUT_NOT_SHOWN
 from .messages import (
     Message,
     call_arguments_text,
@@ -24,7 +25,6 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
-from .markers import OUTPUT_NOT_SHOWN
 from .redact import redact, redact_many
 from .stubs import is_stub, outcome_of
 

@@ -21,8 +21,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
-from .messages import (call_arguments_text, call_id, has_content, json_object_problem, role_of, tool_calls_of,
-                       tool_result_id)
+from .messages import (
+    call_arguments_text,
+    call_id,
+    has_content,
+    json_object_problem,
+    role_of,
+    tool_calls_of,
+    tool_result_id,
+)
 
 KNOWN_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 PROFILES = ("openai", "strict")

@@ -84,22 +84,16 @@ def _handle_error(exc: Exception) -> HTTPException:
                                                          "ForeignHandleError") else 400, str(exc))
 
 
-def _statuses(env: Any, limit: int = 50) -> list[dict[str, Any]]:
+def _statuses(env: Any, limit: int = 50) -> list[Any]:
+    """The newest sessions' ``SessionStatus`` records (the status files the engine writes)."""
     return _sub("context_engine.status_file").read_session_statuses(env.store_root, limit=limit)
 
 
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
-
-
-def _summary(status: dict[str, Any]) -> dict[str, Any]:
-    store = _dict(status.get("store"))
-    requests = status.get("requests")
-    requests = requests if isinstance(requests, list) else []
+def _summary(status: Any) -> dict[str, Any]:
     live = _sub("command.live")  # the figures `stowage status` and /stowage print, from the same function
-    return {"session_id": status.get("session_id"), "updated_at": status.get("updated_at"),
-            "compactions": status.get("compression_count") or 0, "tokens_saved": live.saved_tokens(status),
-            "saved": live.saved_text(status), "requests": len(requests), "spills": store.get("spills") or 0}
+    return {"session_id": status.session_id, "updated_at": status.updated_at,
+            "compactions": status.compression_count, "tokens_saved": live.saved_tokens(status),
+            "saved": live.saved_text(status), "requests": len(status.requests), "spills": status.store.spills}
 
 
 @router.get("/sessions")
@@ -115,10 +109,10 @@ def session(session_id: str) -> dict[str, Any]:
     """One session's timeline: tokens per request (full history and sent), compactions, spills, totals."""
     with _Env() as env:
         for status in _statuses(env, limit=1000):
-            if status.get("session_id") == session_id:
+            if status.session_id == session_id:
                 live = _sub("command.live")
                 lines = live.session_rows(status)
-                return {"session_id": session_id, "status": status, "tokens_saved": live.saved_tokens(status),
+                return {"session_id": session_id, "status": status.as_dict(), "tokens_saved": live.saved_tokens(status),
                         "saved": live.saved_text(status), "rows": [[label, str(value)] for label, value in lines]}
     raise HTTPException(404, f"unknown session {session_id!r}: no status file in this Hermes home's store")
 

@@ -43,7 +43,7 @@ def summarize_with_aux(prompt: str, runtime: dict[str, Any], *, timeout: float |
                                 messages=[{"role": "user", "content": prompt}], **kwargs)
     except SummaryFailure:
         raise
-    except Exception as exc:  # noqa: BLE001 - classified below
+    except Exception as exc:  # classified below
         raise classify(exc) from exc
     return _content_of(response)
 
@@ -60,7 +60,7 @@ def _interrupt_protection(module: Any) -> Any:
     if callable(guard):
         try:
             return guard()
-        except Exception:  # noqa: BLE001 - a broken guard must not cost the summary
+        except Exception:  # a broken guard must not cost the summary
             logger.debug("aux_interrupt_protection unusable; summarizing without it", exc_info=True)
     return contextlib.nullcontext()
 

@@ -47,6 +47,6 @@ def say(line: str) -> bool:
             return False
         printer(line)
         return True
-    except Exception:  # noqa: BLE001 - a note must never cost the session anything
+    except Exception:  # a note must never cost the session anything
         logger.debug("stowage: could not print the chat note", exc_info=True)
         return False

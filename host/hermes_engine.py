@@ -12,11 +12,11 @@ from typing import Any
 
 from agent.context_engine import ContextEngine
 
-from . import sessions
-from .aux_summary import summarize_with_aux
 from ..context_engine.config import Settings, StowageConfigError
 from ..context_engine.deadline import TIMEOUT_KEY
 from ..context_engine.engine import StowageEngineCore
+from . import sessions
+from .aux_summary import summarize_with_aux
 from .host_config import hermes_home
 from .tool_search_glue import dispatch_with_hermes
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass, field
 from importlib import metadata
 
+from ..context_engine.session_status import HostStatus
+
 logger = logging.getLogger(__name__)
 
 MIN_HERMES = "0.13.0"
@@ -67,9 +69,10 @@ class HostSupport:
     missing: list[str] = field(default_factory=list)
     note: str = ""
 
-    def as_status(self) -> dict[str, object]:
-        return {"hermes": self.version or "unknown", "supported": self.supported, "minimum": MIN_HERMES,
-                "unavailable": list(self.missing), "note": self.note}
+    def as_status(self) -> HostStatus:
+        """The engine's record of it (in every session's status)."""
+        return HostStatus(hermes=self.version or "unknown", supported=self.supported, minimum=MIN_HERMES,
+                          unavailable=list(self.missing), note=self.note)
 
 
 def assess(version: str | None) -> HostSupport:

@@ -10,13 +10,13 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from . import sessions
 from ..context_engine.reread import reread_answer
+from . import sessions
 from .chat_note import say, spill_note
 from .hermes_engine import StowageContextEngine
-from .notice import announce_if_not_selected
 from .host_config import load_user_settings
 from .host_support import check_host
+from .notice import announce_if_not_selected
 from .slash_command import register_slash_command
 from .tool_search_glue import register_tool_search
 
@@ -28,7 +28,7 @@ def register_plugin(ctx: Any) -> None:
     if error is not None:
         logger.error("%s", error)
     engine = StowageContextEngine(settings, config_error=error)
-    engine.host_support = check_host().as_status()
+    engine.host.support = check_host().as_status()
     ctx.register_context_engine(engine)
     register_hook = getattr(ctx, "register_hook", None)
     if callable(register_hook):
@@ -77,13 +77,13 @@ def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = Non
                 logger.info("stowage: re-read of %s answered with its earlier output (the request showed a stub)",
                             (args or {}).get("path") if isinstance(args, dict) else "a file")
                 return earlier
-        spills = engine.lossless.spills
+        spills = engine.store_session.spills
         preview = engine.spill_tool_result(tool_name, args, result)
-    except Exception:  # noqa: BLE001 - a spill bug must never lose a tool result
+    except Exception:  # a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
-    if preview is not None and engine.lossless.spills > spills and engine.lossless.recent_spills:
-        spill = engine.lossless.recent_spills[-1]
+    if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:
+        spill = engine.store_session.recent_spills[-1]
         say(spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle"))))
     return preview
 

@@ -88,6 +88,7 @@ def hermes_tool_schemas() -> tuple[list[dict[str, Any]], str]:
     if _TOOLS_CACHE is None:
         try:
             import logging
+
             from model_tools import get_tool_definitions
 
             previous = logging.root.manager.disable

@@ -9,27 +9,30 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..context_engine.engine import StowageEngineCore
 
 _lock = threading.Lock()
-_engines: dict[str, "weakref.ReferenceType[Any]"] = {}
+_engines: dict[str, "weakref.ReferenceType[StowageEngineCore]"] = {}
 
 
-def bind(session_id: str | None, engine: Any) -> None:
+def bind(session_id: str | None, engine: "StowageEngineCore") -> None:
     if not session_id:
         return
     with _lock:
         _engines[session_id] = weakref.ref(engine)
 
 
-def unbind(session_id: str | None, engine: Any) -> None:
+def unbind(session_id: str | None, engine: "StowageEngineCore") -> None:
     with _lock:
         ref = _engines.get(session_id or "")
         if ref is not None and ref() in (engine, None):
             del _engines[session_id or ""]
 
 
-def engine_for(session_id: str | None) -> Any | None:
+def engine_for(session_id: str | None) -> "StowageEngineCore | None":
     with _lock:
         ref = _engines.get(session_id or "")
     return ref() if ref is not None else None

@@ -83,8 +83,8 @@ def _engine_here(config_path: Path) -> str:
 
 def _live_sessions() -> str:
     """Live figures of this process's sessions: compactions, spills with handles, savings, failures, triggers."""
-    from . import sessions
     from ..command.live import session_text
+    from . import sessions
 
     lines: list[str] = []
     for session_id in sessions.live_session_ids():
@@ -92,9 +92,9 @@ def _live_sessions() -> str:
         if engine is None:
             continue
         try:
-            figures = engine.get_status()
-        except Exception:  # noqa: BLE001 - status is best effort
-            logger.exception("stowage: get_status failed")
+            figures = engine.status()
+        except Exception:  # status is best effort
+            logger.exception("stowage: the session status failed")
             continue
         lines += session_text(f"{session_id} (live)", figures)
     return ("\nthis process\n" + "\n".join(lines)) if lines else ""
@@ -115,7 +115,7 @@ def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
     if not live:
         outcome = summary(env, None, show_all)
         return "no Stowage session is running in this process; the newest session in the store:\n" + outcome.text
-    return "\n\n".join(summaries_for(engine.lossless.root or env.store_root, sid, show_all) for sid, engine in live)
+    return "\n\n".join(summaries_for(engine.store_session.root or env.store_root, sid, show_all) for sid, engine in live)
 
 
 def _previews() -> str:
@@ -128,7 +128,7 @@ def _previews() -> str:
     for sid, engine in live:
         try:
             preview = engine.preview()
-        except Exception as exc:  # noqa: BLE001 - a dry run must not crash the session
+        except Exception as exc:  # a dry run must not crash the session
             logger.exception("stowage: preview failed")
             texts.append(f"session {sid}: preview failed: {type(exc).__name__}: {exc}")
             continue
@@ -154,7 +154,7 @@ def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes
         result = _run(words, env)
     except (CliError, StoreError) as exc:
         return f"stowage: {exc}"
-    except Exception as exc:  # noqa: BLE001 - a slash command must not crash the session
+    except Exception as exc:  # a broken install must not crash the session
         logger.exception("/stowage failed")
         return f"stowage: unexpected error: {type(exc).__name__}: {exc}"
     finally:

@@ -27,9 +27,9 @@ import json
 import logging
 from typing import Any
 
-from . import sessions
+from ..tool_search import CALL_NAME, BridgeError
 from ..tool_search.session import HOST_BRIDGE_NAMES
-from ..tool_search import BridgeError, CALL_NAME
+from . import sessions
 
 logger = logging.getLogger(__name__)
 
@@ -67,9 +67,9 @@ def shape_llm_request(request: Any = None, session_id: str | None = None, **_: A
                                                                  for t in tools)
     try:
         core, toolset_of, registered = _host_tables() if chat_tools else (frozenset(), lambda _: None, frozenset())
-        shaped = engine.shape_request(tools if chat_tools else [], list(request["messages"]), core_names=core,
-                                      toolset_of=toolset_of, registered=registered)
-    except Exception:  # noqa: BLE001 - never break a request over tool search or the view
+        shaped = engine.shape_request(tools if chat_tools and isinstance(tools, list) else [], list(request["messages"]),
+                                      core_names=core, toolset_of=toolset_of, registered=registered)
+    except Exception:  # never break a request over tool search or the view
         logger.exception("stowage: could not shape the request; sending it unchanged")
         return None
     new_tools = shaped.tools if chat_tools else tools
@@ -90,7 +90,7 @@ def unwrap_bridge_calls(request: Any = None, next_call: Any = None, session_id: 
     try:
         for call in _tool_calls(response):
             _unwrap(engine, call)
-    except Exception:  # noqa: BLE001 - the engine's dispatcher handles what is left
+    except Exception:  # the engine's dispatcher handles what is left
         logger.exception("stowage: could not unwrap bridged tool calls")
     return response
 

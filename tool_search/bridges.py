@@ -17,8 +17,7 @@ import json
 import re
 from typing import Any, Mapping
 
-from .batch import (MAX_CALLS, MAX_NAME_CHARS, MAX_NAMES, MAX_QUERIES, MAX_QUERY_CHARS, BatchError, Slot,
-                    string_slots)
+from .batch import MAX_CALLS, MAX_NAME_CHARS, MAX_NAMES, MAX_QUERIES, MAX_QUERY_CHARS, BatchError, Slot, string_slots
 from .cache import IndexCache, default_cache
 from .catalog import Catalog, ToolEntry
 from .index import Hit

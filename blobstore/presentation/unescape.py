@@ -69,7 +69,7 @@ def is_json_string_literal(text: str) -> bool:
             return False
         _, end = scanstring(s, 1, False)
         return end == len(s)
-    except Exception:
+    except Exception:  # noqa: BLE001 - json's private scanstring raises more than ValueError
         return False
 
 
@@ -81,7 +81,7 @@ def unescape_json_string(text: str) -> str | None:
             return None
         value, end = scanstring(s, 1, False)
         return value if end == len(s) else None
-    except Exception:
+    except Exception:  # noqa: BLE001 - json's private scanstring raises more than ValueError
         return None
 
 
@@ -201,5 +201,5 @@ def extract_text_views(
                 text, min_chars=min_chars, require_newline=require_newline, max_views=max_views
             )
         return text_views_in(doc, min_chars=min_chars, require_newline=require_newline, max_views=max_views)
-    except Exception:
+    except Exception:  # noqa: BLE001 - finding views is best effort: the bytes are stored whole anyway
         return []

@@ -15,7 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-
 __all__ = [
     "JsonPathError",
     "Segment",

@@ -94,7 +94,7 @@ def replay_command(args: argparse.Namespace, env: Env) -> Outcome:
         raise
     except KeyboardInterrupt as exc:  # before the first session: nothing to report
         raise CliError("interrupted before any session was replayed", 130, "interrupted") from exc
-    except Exception as exc:  # noqa: BLE001 - never a traceback to the user
+    except Exception as exc:  # never a traceback to the user
         raise CliError(f"replay failed: {type(exc).__name__}: {exc}", 1, "replay_failed") from exc
     if html is not None:
         try:

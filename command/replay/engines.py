@@ -54,8 +54,8 @@ class Engines:
 
     def __init__(self, options: ReplayOptions, home: Path | None = None) -> None:
         try:
-            from ...host import replay_host
             from ...context_engine.replay import HostDriver, StandInSummarizer, TokenMeter
+            from ...host import replay_host
         except ImportError as exc:  # pragma: no cover - the package always ships the glue
             raise CliError(f"stowage replay cannot load its engines ({exc})", 1, "no_host") from exc
         self.host_module = replay_host

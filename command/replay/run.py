@@ -29,12 +29,11 @@ from typing import Any, Iterator, TextIO
 
 from ..env import CliError
 from .engines import Engines
+from .hygiene import cap_messages
 from .options import ReplayOptions
 from .rebuild import StoreFiles, StowageTrace, describe, rebuild_outputs
 from .report import build_report
-from .hygiene import cap_messages
-from .sources import (RecordedSession, SkippedSession, SourceError, jsonl_sessions, open_state_db,
-                      parse_since)
+from .sources import RecordedSession, SkippedSession, SourceError, jsonl_sessions, open_state_db, parse_since
 
 EXIT_INTERRUPTED = 130
 

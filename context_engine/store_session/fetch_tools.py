@@ -121,7 +121,7 @@ class FetchTools:
             reply = {"error": str(exc)}
         except RecursionError:
             reply = {"error": "the content is nested too deeply to walk here; use mode=range or mode=grep"}
-        except Exception as exc:  # noqa: BLE001 - the model gets an answer, never a traceback
+        except Exception as exc:  # the model gets an answer, never a traceback
             log.warning("stowage: %s failed on %s: %r", name, describe_input(args, 200), exc, exc_info=True)
             reply = {"error": f"{name} could not answer this request ({type(exc).__name__}); "
                               "try other arguments or another mode", "code": "internal_error"}

@@ -16,7 +16,7 @@ import hashlib
 import re
 from typing import Any, Iterator
 
-from ..messages import Message, call_arguments_text, text_of, tool_calls_of
+from ..messages import Message, call_arguments_text, content_text, tool_calls_of
 
 HANDLE_REF = re.compile(r"handle[\s:=\"']{1,3}([0-9a-f]{16,64})(?![0-9a-f])")
 MIN_STORED_CHARS = 200  # shorter texts are never stored on their own
@@ -24,7 +24,7 @@ MIN_STORED_CHARS = 200  # shorter texts are never stored on their own
 
 def _texts(message: Message) -> Iterator[str]:
     content = message.get("content")
-    text = content if isinstance(content, str) else text_of(content) if content else ""
+    text = content if isinstance(content, str) else content_text(content) if content else ""
     if text:
         yield text
     for call in tool_calls_of(message):

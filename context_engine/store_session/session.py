@@ -21,13 +21,13 @@ from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
 from ..config import Settings
-from .fetch_tools import FetchLimits, FetchTools
-from .archive import StoreArchive, encode_text, keep_bytes, record_output
-from .pins import request_refs
-from .spill import SpillPolicy, spill_result
-from .settings import retention_policy, store_root
 from ..markers import BlobKind
 from ..stubs import argument_gist
+from .archive import StoreArchive, encode_text, keep_bytes, record_output
+from .fetch_tools import FetchLimits, FetchTools
+from .pins import request_refs
+from .settings import retention_policy, store_root
+from .spill import SpillPolicy, spill_result
 
 logger = logging.getLogger(__name__)
 
@@ -143,6 +143,12 @@ class StoreSession:
         self.tool_calls = 0
         self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
         self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
+
+    def relocated(self) -> "StoreSession":
+        """A new session's store session for another agent: the same store, none of this session's figures."""
+        other = StoreSession(self.settings, store=self._store)
+        other.root, other.error = self.root, self.error
+        return other
 
     def attach(self, hermes_home: Path | str) -> None:
         """Use the store under ``hermes_home`` (or ``store.path``)."""

@@ -16,15 +16,16 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Callable
 
 from ...blobstore import BlobStore, StoreError
 from ...blobstore.presentation.excerpt import build_excerpt
 from ...blobstore.presentation.sniff import sniff
 from ...blobstore.presentation.unescape import TextView, extract_text_views, salvage_text_views
+from ..config_sections import SpillSection
 from ..markers import SPILL_HEADER, BlobKind
-from .archive import encode_text
 from ..stubs import argument_gist
+from .archive import encode_text
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ class SpillPolicy:
     excerpt_chars: int = 2000
 
     @classmethod
-    def from_settings(cls, spill: Any) -> "SpillPolicy":
+    def from_settings(cls, spill: SpillSection) -> "SpillPolicy":
         return cls(spill.enabled, spill.threshold_tokens, dict(spill.per_tool), tuple(spill.never_spill),
                    spill.excerpt_chars)
 

@@ -19,9 +19,18 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
+from ..config import Settings
 from ..markers import REASONING_MARK, SPILL_HEADER, BlobKind
-from ..messages import (Message, call_arguments_text, call_id, call_name, text_of, tool_calls_of, tool_result_id,
-                        with_call_arguments)
+from ..messages import (
+    Message,
+    call_arguments_text,
+    call_id,
+    call_name,
+    content_text,
+    tool_calls_of,
+    tool_result_id,
+    with_call_arguments,
+)
 from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
 from .plan import ViewItem, ViewPlan, plan_view
@@ -35,7 +44,7 @@ STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more t
 _MEMO_LIMIT = 8192
 
 
-class Keeper(Protocol):
+class StoreHandles(Protocol):
     """Where the view confirms (or puts) the bytes a stub points to."""
 
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
@@ -57,7 +66,7 @@ class ViewSettings:
     pin_quoted: bool = True
 
     @classmethod
-    def from_settings(cls, settings: Any) -> "ViewSettings":
+    def from_settings(cls, settings: Settings) -> "ViewSettings":
         view = settings.view
         return cls(view.enabled, view.hot_tokens, view.step_tokens, view.pin_turns,
                    max(view.min_chars, settings.compaction.prune_min_chars), settings.compaction.max_tool_args_chars,
@@ -120,27 +129,27 @@ class LeanView:
         self._quotes = QuoteIndex()
         self._last_steps = 0
 
-    def apply(self, messages: list[Message], keeper: Keeper | None) -> ViewOutcome:
+    def apply(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
         """The request's messages with the view applied (the input list is not changed)."""
         items, calls = self._measure(messages)
         full = sum(item.tokens for item in items)
         plan = plan_view(items, hot_tokens=self.settings.hot_tokens, step_tokens=self.settings.step_tokens)
         outcome = ViewOutcome(list(messages), full, full, plan,
-                              spill_tokens=_spill_tokens(messages, items, keeper) if keeper is not None else 0)
-        if keeper is not None:
+                              spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0)
+        if store_session is not None:
             for index in plan.stubbed:
-                self._stub(outcome, index, calls, keeper)
+                self._stub(outcome, index, calls, store_session)
         elif plan.stubbed:
             outcome.unstored = len(plan.stubbed)
         self._record(outcome)
         return outcome
 
-    def measure(self, messages: list[Message], keeper: Keeper | None) -> ViewOutcome:
+    def measure(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
         """With the view off nothing is stubbed; the figures still count what spilling saved."""
         items, _ = self._measure(messages)
         full = sum(item.tokens for item in items)
         outcome = ViewOutcome(list(messages), full, full, ViewPlan(),
-                              spill_tokens=_spill_tokens(messages, items, keeper) if keeper is not None else 0)
+                              spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0)
         self._record(outcome)
         return outcome
 
@@ -221,15 +230,15 @@ class LeanView:
                 and len(content) > REASONING_HEAD_CHARS + 4 * STUB_TOKENS + 80 and REASONING_MARK not in content)
 
     # -- rendering -------------------------------------------------------------
-    def _stub(self, outcome: ViewOutcome, index: int, calls: dict[str, Any], keeper: Keeper) -> None:
+    def _stub(self, outcome: ViewOutcome, index: int, calls: dict[str, Any], store_session: StoreHandles) -> None:
         message = outcome.messages[index]
         if message.get("role") == "tool":
-            self._stub_output(outcome, index, message, calls, keeper)
+            self._stub_output(outcome, index, message, calls, store_session)
         else:
-            self._condense_call_message(outcome, index, message, keeper)
+            self._condense_call_message(outcome, index, message, store_session)
 
     def _stub_output(self, outcome: ViewOutcome, index: int, message: Message, calls: dict[str, Any],
-                     keeper: Keeper) -> None:
+                     store_session: StoreHandles) -> None:
         text = _plain_text(message.get("content")) or ""
         call = calls.get(tool_result_id(message))
         name = call_name(call) if call is not None else (message.get("name") or "")
@@ -241,7 +250,7 @@ class LeanView:
             if name in READ_BACK_TOOLS:
                 handle = None
             else:
-                handle = self._keep(keeper, text, kind=BlobKind.OUTPUT, tool_name=name, arguments=arguments)
+                handle = self._keep(store_session, text, kind=BlobKind.OUTPUT, tool_name=name, arguments=arguments)
                 if handle is None:
                     outcome.unstored += 1
                     return
@@ -255,7 +264,7 @@ class LeanView:
         outcome.stubbed_outputs += 1
         outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
-    def _condense_call_message(self, outcome: ViewOutcome, index: int, message: Message, keeper: Keeper) -> None:
+    def _condense_call_message(self, outcome: ViewOutcome, index: int, message: Message, store_session: StoreHandles) -> None:
         """An older assistant message with tool calls: reasoning condensed, oversized arguments cut."""
         replaced = dict(message)
         content = message.get("content")
@@ -263,7 +272,7 @@ class LeanView:
             key = ("reasoning", "", content)
             condensed = self._memo.get(key)
             if condensed is None:
-                handle = self._keep(keeper, content, kind=BlobKind.REASONING, tool_name="assistant", arguments="")
+                handle = self._keep(store_session, content, kind=BlobKind.REASONING, tool_name="assistant", arguments="")
                 if handle is not None:
                     condensed = condensed_reasoning(content, handle)
                     self._remember(key, condensed)
@@ -280,7 +289,7 @@ class LeanView:
                 key = ("arguments", call_name(call), arguments)
                 cut = self._memo.get(key)
                 if cut is None:
-                    handle = self._keep(keeper, arguments, kind=BlobKind.ARGUMENTS, tool_name=call_name(call),
+                    handle = self._keep(store_session, arguments, kind=BlobKind.ARGUMENTS, tool_name=call_name(call),
                                         arguments="")
                     if handle is None:
                         outcome.unstored += 1
@@ -297,9 +306,9 @@ class LeanView:
             outcome.messages[index] = replaced
             outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
-    def _keep(self, keeper: Keeper, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
+    def _keep(self, store_session: StoreHandles, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         try:
-            return keeper.handle_for(text, kind=kind, tool_name=tool_name, arguments=arguments)
+            return store_session.handle_for(text, kind=kind, tool_name=tool_name, arguments=arguments)
         except Exception as exc:  # noqa: BLE001 - a store failure keeps the output verbatim
             self.stats.last_error = f"{type(exc).__name__}: {exc}"
             logger.warning("stowage: the view could not store an output; it stays verbatim (%s)", exc)
@@ -341,9 +350,9 @@ class LeanView:
                 "unstored_outputs": s.unstored, "last_error": s.last_error, "last_request": dict(s.last)}
 
 
-def _spill_tokens(messages: list[Message], items: list[ViewItem], keeper: Keeper) -> int:
+def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session: StoreHandles) -> int:
     """What spilling took out of this history: each known preview's original tokens minus its own."""
-    known = getattr(keeper, "spilled_tokens", None)
+    known = getattr(store_session, "spilled_tokens", None)
     if known is None:
         return 0
     total = 0
@@ -365,7 +374,7 @@ def _plain_text(content: Any) -> str | None:
     if isinstance(content, list) and content and all(
             isinstance(p, dict) and p.get("type") in ("text", None) and isinstance(p.get("text"), str)
             for p in content):
-        return text_of(content)
+        return content_text(content)
     return None
 
 

@@ -214,6 +214,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(result: Any, fake_llm: FakeLLMServer) -> int:
     from stowage.command.live import saved_text
+    from stowage.context_engine.session_status import SessionStatus
     from stowage.context_engine.trigger import trigger_text
 
     if os.environ.get("STOWAGE_DEMO_DEBUG"):
@@ -268,7 +269,7 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
         body = summary["content"] if isinstance(summary["content"], str) else json.dumps(summary["content"])
         _line(textwrap.indent("\n".join(body.splitlines()[:16]), "  | ", predicate=lambda _: True))
     _section("3. Lean requests: what each request carried")
-    _line(f"  {saved_text(status)}")
+    _line(f"  {saved_text(SessionStatus.from_dict(status))}")
     _line("  (saved: each request's tokens against the same history unshaped, every spilled output whole; "
           "the figure `stowage status` and /stowage print)")
     stubs = [m for m in final.messages if m.get("role") == "tool" and str(m.get("content")).startswith("[stowage: old output")]

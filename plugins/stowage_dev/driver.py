@@ -35,6 +35,7 @@ The report (JSON) is described in :func:`main`.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import io
 import json
 import logging
@@ -121,6 +122,8 @@ def _jsonable(value: Any, depth: int = 0) -> Any:
         return [_jsonable(v, depth + 1) for v in value]
     if isinstance(value, Path):
         return str(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value), depth + 1)
     return repr(value)
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from stowage.blobstore import (BlobStore, EvictedBlobError, RetentionPolicy,
                                UnknownHandleError)
-from support.clock import ManualClock
+from stowage_dev.clock import ManualClock
 
 HOUR, DAY = 3600.0, 86400.0
 

@@ -14,7 +14,7 @@ import pytest
 
 from stowage.blobstore import (BlobStore, EvictedBlobError, RetentionPolicy, StoreWriteError,
                                UnknownHandleError)
-from support.clock import ManualClock
+from stowage_dev.clock import ManualClock
 
 
 @pytest.fixture

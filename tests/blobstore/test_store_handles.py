@@ -8,7 +8,7 @@ from stowage.blobstore import (AmbiguousHandleError, BlobStore, EvictedBlobError
                                ForeignHandleError, HandleError, MalformedHandleError,
                                PathLikeHandleError, UnknownHandleError)
 from stowage.blobstore import errors
-from support.clock import ManualClock
+from stowage_dev.clock import ManualClock
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from stowage.command.live import session_rows, session_text
+from stowage.context_engine.session_status import SessionStatus
 
 
 def test_every_figure_is_shown():
@@ -22,7 +23,7 @@ def test_every_figure_is_shown():
         "tool_search": {"active": False, "reason": "too few tools", "searches": 0, "calls": 0},
         "governor": {"backoff": None, "summary_cooldown_seconds": 55.0},
     }
-    text = "\n".join(session_text("s1", status))
+    text = "\n".join(session_text("s1", SessionStatus.from_dict(status)))
     assert "2; last: 100,000 -> 20,000 tokens, model-free fallback summary (why: timeout after 3 s)" in text
     assert "4 output(s) pruned; the summarized messages are stored whole under handle abcdef0123456789" in text
     assert ("12,345 tokens saved over 7 requests (sent 50,000 of 62,345 history tokens; 10,000 by the lean view; "
@@ -38,23 +39,23 @@ def test_every_figure_is_shown():
 def test_a_status_file_from_before_spills_were_counted_says_what_it_counts():
     from stowage.command.live import saved_text
 
-    assert saved_text({"view": {"tokens_saved": 500, "requests": 1}}) == "500 tokens saved over 1 request (by the lean view)"
+    assert saved_text(SessionStatus.from_dict({"view": {"tokens_saved": 500, "requests": 1}})) == "500 tokens saved over 1 request (by the lean view)"
 
 
 def test_summaries_prepared_ahead_are_shown():
     ahead = {"prepare_at": 0.9, "prepared": 3, "used": 2, "discarded": 1, "failed": 0, "state": "idle",
              "last": {"prepared_ahead": True, "wait_ms": 0.27, "outcome": "used"}}
-    rows = dict(session_rows({"ahead": ahead}))
+    rows = dict(session_rows(SessionStatus.from_dict({"ahead": ahead})))
     assert rows["summaries ahead"] == ("3 prepared, 2 used by a compaction, 1 discarded, 0 failed; now idle; "
                                        "the last compaction waited 0 ms for its summary")
-    assert dict(session_rows({"ahead": {"prepare_at": 0}}))["summaries ahead"].startswith("off")
-    assert "summaries ahead" not in dict(session_rows({}))
+    assert dict(session_rows(SessionStatus.from_dict({"ahead": {"prepare_at": 0}})))["summaries ahead"].startswith("off")
+    assert "summaries ahead" not in dict(session_rows(SessionStatus.from_dict({})))
 
 
 def test_an_old_or_empty_status_file_still_prints():
-    rows = dict(session_rows({}))
+    rows = dict(session_rows(SessionStatus.from_dict({})))
     assert rows["compactions"] == "0" and rows["store failures"] == "none"
-    assert session_rows({"view": {"enabled": False}, "compression_count": "x?"}) is not None
+    assert session_rows(SessionStatus.from_dict({"view": {"enabled": False}, "compression_count": "x?"})) is not None
 
 
 def test_doctor_reports_progress_on_large_stores(filled):

@@ -8,6 +8,7 @@ from stowage.blobstore import BlobStore
 from stowage.command import main
 from stowage.command.env import Env
 from stowage.command.purge import purge
+from stowage.context_engine.session_status import SessionStatus
 from stowage.context_engine.status_file import status_path, write_session_status
 from stowage.context_engine.store_session.fetch_tools import FetchLimits, FetchTools
 
@@ -62,7 +63,7 @@ def test_purge_a_session_asks_and_leaves_tombstones(filled, capsys):
 
 
 def test_purge_of_a_live_session_is_refused_unless_forced(filled, capsys):
-    write_session_status(filled.root, "s-live", {"engine": "stowage"})
+    write_session_status(filled.root, "s-live", SessionStatus())
     assert main(["purge", "--session", "s-live", "--yes"]) == 1
     assert "is live" in capsys.readouterr().err and filled.store.stat(filled.log_sha)
     assert main(["--json", "purge", "--session", "s-live", "--yes", "--force"]) == 0

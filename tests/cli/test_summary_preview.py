@@ -10,6 +10,7 @@ import pytest
 from stowage.command import main
 from stowage.command.preview import preview_text
 from stowage.command.summary import summary_header, summary_text
+from stowage.context_engine.session_status import SessionStatus
 from stowage.context_engine.status_file import write_session_status
 from stowage.context_engine.summary_log import append_summary, summaries_path
 from stowage.host.slash_command import stowage_command
@@ -73,7 +74,7 @@ def test_cli_newest_session_latest_and_all(home, capsys):
 def test_cli_no_session_unknown_session_and_no_compaction(home, capsys):
     code, out, err = run(capsys, "summary")
     assert code == 1 and "no Stowage session has run" in err and "Traceback" not in err
-    write_session_status(store_of(home), "quiet", {"compression_count": 0})
+    write_session_status(store_of(home), "quiet", SessionStatus(compression_count=0))
     code, out, err = run(capsys, "summary")
     assert code == 0 and out.strip() == "session quiet: no compaction yet, so no summary"
     code, out, err = run(capsys, "summary", "--session", "nope")
@@ -130,7 +131,7 @@ def test_slash_summary_and_preview_without_a_live_session(home):
 
 class _Engine:
     def __init__(self, root, preview):
-        self.lossless = type("L", (), {"root": root})()
+        self.store_session = type("L", (), {"root": root})()
         self._preview = preview
 
     def preview(self):

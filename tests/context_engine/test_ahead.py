@@ -17,6 +17,7 @@ from stowage.context_engine.compactor import compact
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
 from stowage_dev.transcripts import make_transcript, tool_output
+from stowage.context_engine.compaction_run import compaction_plan
 
 NEWEST = "Please rename parse_header() to parse_head() everywhere."
 
@@ -313,7 +314,7 @@ def test_job_prompt_is_the_compactors(make_engine, recording_model):
     model = recording_model()
     engine = make_engine(model=model)
     msgs = history()
-    plan = engine._plan(msgs)
+    plan = compaction_plan(engine)
     job = build_job(msgs, plan, engine.counter.estimate_message, today="2026-01-02")
     compact(msgs, plan, count=engine.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02")
     assert job is not None and model.prompts == [job.prompt]

@@ -8,7 +8,8 @@ import random
 
 import pytest
 
-from stowage.context_engine.engine import COOLDOWN_REASON, StowageEngineCore
+from stowage.context_engine.compaction_run import COOLDOWN_REASON
+from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.messages import (SUMMARY_MARKER, is_real_user_turn, is_summary, last_index,
                                              message_text)
 from stowage.context_engine.summary import SummaryFailure
@@ -74,7 +75,7 @@ def test_compaction_shrinks_returns_valid_list_and_sets_flags(make_engine, recor
     newest = last_index(out, is_real_user_turn)
     assert message_text(out[newest]) == NEWEST
     log = engine.compaction_log[-1]
-    assert log["result"] == "compacted" and log["tokens_after"] < log["tokens_before"]
+    assert log.result == "compacted" and log.tokens_after < log.tokens_before
     status = engine.get_status()
     assert status["compression_count"] == 1 and status["engine"] == "stowage"
 
@@ -425,8 +426,8 @@ def test_focus_topic_and_memory_context_reach_the_prompt(make_engine, recording_
     prompt = model.prompts[0]
     assert 'FOCUS TOPIC: "database migrations"' in prompt
     assert "User prefers PostgreSQL 16." in prompt
-    assert engine.compaction_log[-1]["focus_topic"] == "database migrations"
-    assert engine.compaction_log[-1]["forced"] is True
+    assert engine.compaction_log[-1].focus_topic == "database migrations"
+    assert engine.compaction_log[-1].forced is True
 
 
 def test_prompt_is_redacted(make_engine, recording_model):
@@ -439,18 +440,20 @@ def test_prompt_is_redacted(make_engine, recording_model):
 
 
 def test_deepcopy_gives_independent_engine(make_engine, recording_model):
+    """A copy (another agent's engine) shares the settings and model binding and starts its own session."""
     model = recording_model()
     engine = make_engine(model=model)
     engine.compress(history())
     clone = copy.deepcopy(engine)
     assert clone.summary_model is engine.summary_model and clone.settings is engine.settings
     assert clone.governor is not engine.governor and clone.counter is not engine.counter
-    assert clone.compression_count == 1
-    clone.end_turn()
+    assert clone.threshold_tokens == engine.threshold_tokens and clone.runtime == engine.runtime
+    assert clone.compression_count == 0 and not clone.compaction_log  # the other agent's session is not copied
     clone.compress(add_turn(history(), random.Random(1), n_calls=10), force=True)
-    assert clone.compression_count == 2 and engine.compression_count == 1
+    assert clone.compression_count == 1 and engine.compression_count == 1
+    clone.end_turn()
     assert clone.governor.turn != engine.governor.turn
-    assert len(engine.compaction_log) == 1 and len(clone.compaction_log) == 2
+    assert len(engine.compaction_log) == 1 and len(clone.compaction_log) == 1
     fresh = copy.deepcopy(make_engine())
     assert fresh.compress(history()) is not None and fresh.compression_count == 1
 
@@ -525,6 +528,6 @@ def test_compaction_sizes_are_both_on_the_hosts_basis(make_engine, recording_mod
     out = engine.compress(msgs, current_tokens=current)
     log = engine.compaction_log[-1]
     estimate = engine.counter.estimate_message  # calibrated by the compaction: the same scale for both lists
-    assert log["tokens_before"] == current
-    assert log["tokens_after"] == sum(map(estimate, out)) + current - sum(map(estimate, msgs))
-    assert overhead < log["tokens_after"] < log["tokens_before"]
+    assert log.tokens_before == current
+    assert log.tokens_after == sum(map(estimate, out)) + current - sum(map(estimate, msgs))
+    assert overhead < log.tokens_after < log.tokens_before

@@ -40,23 +40,23 @@ def test_a_review_agent_started_mid_session_moves_nothing_of_the_main_session(tm
     eng = shared_engine(tmp_path)
     eng.update_from_response({"prompt_tokens": 5000, "completion_tokens": 10})
     assert eng.spill_tool_result("terminal", {}, big(400)) is not None
-    store_before = eng.lossless.session_id
+    store_before = eng.store_session.session_id
 
     def review() -> Any:
         eng.on_session_start("review", hermes_home=str(tmp_path), platform="cli")
         eng.update_from_response({"prompt_tokens": 90_000, "completion_tokens": 5})
         eng.on_session_reset()
-        guest = eng._routed()
+        guest = eng.sharing.engine_here(eng)
         eng.on_session_end("review", [])
         return guest
 
     guest = on_thread(review)
     assert guest is not eng and guest.session_id == "review"
-    assert eng.session_id == "main" and eng.lossless.session_id == store_before
+    assert eng.session_id == "main" and eng.store_session.session_id == store_before
     assert eng.last_prompt_tokens == 5000
     # spill keeps working for the main session after the review agent finished
     assert eng.spill_tool_result("terminal", {}, big(500)) is not None
-    assert not eng._guests
+    assert not eng.sharing.has_guests
 
 
 def test_the_guest_has_its_own_store_session_and_counters(tmp_path):
@@ -65,31 +65,31 @@ def test_the_guest_has_its_own_store_session_and_counters(tmp_path):
     def review() -> tuple[Any, Any]:
         eng.on_session_start("review", hermes_home=str(tmp_path))
         eng.update_from_response({"prompt_tokens": 777})
-        return eng._routed(), eng._routed().lossless
+        return eng.sharing.engine_here(eng), eng.sharing.engine_here(eng).store_session
 
     guest, store = on_thread(review)
     assert guest.last_prompt_tokens == 777 and eng.last_prompt_tokens == 0
-    assert store is not eng.lossless and store.session_id == "review"
-    assert eng._routed() is eng  # the main thread still talks to the owner
+    assert store is not eng.store_session and store.session_id == "review"
+    assert eng.sharing.engine_here(eng) is eng  # the main thread still talks to the owner
 
 
 def test_the_owner_thread_moving_to_a_new_session_is_not_a_guest(tmp_path):
     eng = shared_engine(tmp_path)
     eng.on_session_start("next")
-    assert eng.session_id == "next" and not eng._guests
+    assert eng.session_id == "next" and not eng.sharing.has_guests
 
 
 def test_a_compaction_continuation_is_the_same_session(tmp_path):
     eng = shared_engine(tmp_path)
     on_thread(lambda: eng.on_session_start("main-2", old_session_id="main", boundary_reason="compression"))
-    assert eng.session_id == "main-2" and not eng._guests
+    assert eng.session_id == "main-2" and not eng.sharing.has_guests
 
 
 def test_after_the_main_session_ends_the_next_session_owns_the_engine(tmp_path):
     eng = shared_engine(tmp_path)
     eng.on_session_end("main", [])
     on_thread(lambda: eng.on_session_start("later", hermes_home=str(tmp_path)))
-    assert eng.session_id == "later" and not eng._guests
+    assert eng.session_id == "later" and not eng.sharing.has_guests
 
 
 def test_a_host_that_copies_the_engine_never_makes_guests(tmp_path):
@@ -97,4 +97,4 @@ def test_a_host_that_copies_the_engine_never_makes_guests(tmp_path):
     mine = copy.deepcopy(registered)
     mine.on_session_start("a", hermes_home=str(tmp_path))
     on_thread(lambda: mine.on_session_start("b", hermes_home=str(tmp_path)))
-    assert mine.session_id == "b" and not mine._guests
+    assert mine.session_id == "b" and not mine.sharing.has_guests

@@ -12,6 +12,7 @@ from stowage.context_engine.summary import unwrap
 from stowage.context_engine.summary_log import (append_summary, newest_session, read_summaries, summaries_path,
                                                 window_handle)
 from stowage_dev.transcripts import make_transcript
+from stowage.context_engine.compaction_run import compaction_plan
 
 NEWEST = "Now rename parse_header() to parse_head() and rerun the suite."
 
@@ -26,7 +27,7 @@ def test_each_compaction_appends_the_summary_as_inserted(make_engine, tmp_path):
     engine.on_session_start("sess-1", hermes_home=str(tmp_path))
     msgs = history()
     out = engine.compress(msgs, current_tokens=engine.counter.count_messages(msgs))
-    records, bad = read_summaries(engine.lossless.root, "sess-1")
+    records, bad = read_summaries(engine.store_session.root, "sess-1")
     assert bad == 0 and len(records) == 1
     record = records[0]
     inserted = unwrap(message_text(next(m for m in out if is_summary(m))))
@@ -34,16 +35,16 @@ def test_each_compaction_appends_the_summary_as_inserted(make_engine, tmp_path):
     assert record["session_id"] == "sess-1" and record["compaction"] == 1 and record["result"] == "compacted"
     assert record["model"] == "test-model" and record["fallback_used"] is False
     assert record["tokens_before"] > record["tokens_after"] > 0
-    assert record["window_messages"] == engine.compaction_log[-1]["window_messages"] > 0
+    assert record["window_messages"] == engine.compaction_log[-1].window_messages > 0
     assert record["window_handle"] and record["window_handle"] in record["body"]
-    assert engine.lossless.store.stat(engine.lossless.store.resolve(record["window_handle"]))
+    assert engine.store_session.store.stat(engine.store_session.store.resolve(record["window_handle"]))
 
 
 def test_a_store_less_engine_writes_nothing_and_never_fails(make_engine):
     engine = make_engine()
     msgs = history()
     assert engine.compress(msgs, current_tokens=engine.counter.count_messages(msgs)) is not msgs
-    assert engine.lossless.root is None
+    assert engine.store_session.root is None
 
 
 def test_reader_skips_damaged_lines_and_finds_the_newest_session(tmp_path):
@@ -72,7 +73,7 @@ def test_preview_chooses_the_window_compaction_chooses(make_engine):
     preview = engine.preview()
     assert preview is not None and preview.source == "request" and preview.system_messages == 1
     conversation = msgs[1:]
-    outcome = compact(conversation, engine._plan(conversation), count=engine.counter.estimate_message,
+    outcome = compact(conversation, compaction_plan(engine), count=engine.counter.estimate_message,
                       summarize=lambda prompt: "## Goal\nx\n\n## Next Steps\n- y")
     assert preview.messages == len(conversation) == outcome.stats.messages_before
     assert preview.window_messages == outcome.stats.window_messages > 0
@@ -96,7 +97,7 @@ def test_preview_before_any_history_and_after_a_reset(make_engine):
 def test_preview_of_a_short_history_summarizes_nothing(make_engine):
     seen = SeenMessages([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], 5.0, "request")
     engine = make_engine()
-    preview = preview_compaction(seen, engine._plan(seen.messages), count=engine.counter.estimate_message,
+    preview = preview_compaction(seen, compaction_plan(engine), count=engine.counter.estimate_message,
                                  last_prompt_tokens=10, threshold_tokens=100, would_compact=False,
                                  reason="below_threshold:10<100", compactions_so_far=0)
     assert preview.window_messages == 0 and preview.window_first == 0 and preview.summary_budget_tokens == 0
@@ -112,7 +113,7 @@ def test_preview_matches_the_engines_own_next_compaction(make_engine, tmp_path):
     preview = engine.preview()
     out = engine.compress(msgs[1:], current_tokens=engine.threshold_tokens + 1)
     log = engine.compaction_log[-1]
-    assert (preview.window_messages, preview.pruned_outputs) == (log["window_messages"], log["pruned_outputs"])
+    assert (preview.window_messages, preview.pruned_outputs) == (log.window_messages, log.pruned_outputs)
     # afterwards the preview describes the compacted history, not the one before it
     after = engine.preview()
     assert after.source == "compaction" and after.messages == len(out) and after.compactions_so_far == 1

@@ -114,7 +114,7 @@ def test_a_store_that_fails_to_write_keeps_outputs_verbatim(tmp_path, monkeypatc
     def broken(*args: Any, **kwargs: Any) -> str:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine.lossless, "handle_for", broken)
+    monkeypatch.setattr(engine.store_session, "handle_for", broken)
     messages = history(12)
     assert shape(engine, messages) == messages
     assert "No space left" in engine.get_status()["view"]["last_error"]
@@ -260,5 +260,5 @@ def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):
     view = status["view"]
     assert view["enabled"] is False and view["requests"] == 1 and view["view_tokens_saved"] == 0
     assert view["tokens_saved"] == view["spill_tokens_saved"] > 0.9 * engine.counter.count_text(big) - 2000
-    rows = dict(session_rows(status))
+    rows = dict(session_rows(engine.status()))
     assert rows["lean view"] == "off" and rows["saved"].startswith(f"{view['tokens_saved']:,} tokens saved over 1 request")

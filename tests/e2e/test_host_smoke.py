@@ -42,7 +42,7 @@ worker = threading.Thread(target=review)
 worker.start()
 worker.join()
 result = {"shared": box["shared"], "review_session": box["session"], "engine_session": engine.session_id,
-          "main_session": agent.session_id, "store_session": engine.lossless.session_id}
+          "main_session": agent.session_id, "store_session": engine.store_session.session_id}
 """
 END_REVIEW = """
 import threading

@@ -39,4 +39,4 @@ def test_check_host_logs_its_note(monkeypatch, caplog):
     monkeypatch.setattr(host_support, "installed_version", lambda: "0.13.0")
     with caplog.at_level(logging.INFO, logger=host_support.__name__):
         support = host_support.check_host()
-    assert support.as_status()["hermes"] == "0.13.0"
+    assert support.as_status().hermes == "0.13.0"

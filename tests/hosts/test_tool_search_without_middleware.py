@@ -14,9 +14,9 @@ def test_no_bridges_and_a_clear_status_without_middleware(hermes_home, recording
     assert not names & set(BRIDGE_NAMES)
     status = engine.get_status()["tool_search"]
     assert status["available"] is False and "needs 0.17.0" in status["reason"]
-    assert not engine._unavailable_logged
+    assert not engine.host.unavailable_logged
     engine.on_session_start("s1", hermes_home=str(hermes_home))  # said again once the host's log is set up
-    assert engine._unavailable_logged
+    assert engine.host.unavailable_logged
 
 
 def test_bridges_are_offered_where_the_host_has_middleware(hermes_home, recording_ctx):

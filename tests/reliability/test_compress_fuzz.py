@@ -140,7 +140,7 @@ def test_compress_output_is_strictly_valid_and_nothing_is_lost(tmp_path_factory,
     problems = strict_problems(out)
     STATS["strict_failures"] += bool(problems)
     assert not problems, problems[:5]
-    store = engine.lossless.store
+    store = engine.store_session.store
     texts = recoverable_texts(store, "fuzz", out)
     lost = []
     for m in messages:

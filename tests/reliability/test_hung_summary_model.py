@@ -47,13 +47,13 @@ def test_a_hung_summary_model_costs_one_deadline_and_one_call(figures):
         governor = engine.get_status()["governor"]
     finally:
         release.set()
-    figures.update(compactions=len(engine.compaction_log), model_calls=len(calls), fallback=sum(e["result"] == "fallback"
+    figures.update(compactions=len(engine.compaction_log), model_calls=len(calls), fallback=sum(e.result == "fallback"
                                                                         for e in engine.compaction_log),
-                   first_waited_ms=first_log["ahead_wait_ms"], deadline_ms=int(DEADLINE * 1000),
+                   first_waited_ms=first_log.ahead_wait_ms, deadline_ms=int(DEADLINE * 1000),
                    governor_failures=governor["summary_failures"])
     assert len(calls) == 1 and calls[0] == DEADLINE  # the prepared call, given the configured deadline
-    assert first_log["result"] == "fallback" and first_log["summary_calls"] == 0
-    assert first_log["summary_error"].startswith("timeout")
+    assert first_log.result == "fallback" and first_log.summary_calls == 0
+    assert first_log.summary_error.startswith("timeout")
     assert "without the summary model" in json.dumps(first)
     assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0  # counted once
-    assert engine.compaction_log[-1]["summary_calls"] == 0  # the later compaction did not call the hung model
+    assert engine.compaction_log[-1].summary_calls == 0  # the later compaction did not call the hung model

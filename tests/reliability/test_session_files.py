@@ -17,6 +17,7 @@ import pytest
 
 from stowage.blobstore import BlobStore
 from stowage.command import main
+from stowage.context_engine.session_status import SessionStatus
 from stowage.context_engine.status_file import read_session_statuses, status_path, write_session_status
 from stowage.context_engine.summary_log import append_summary, summaries_path
 
@@ -52,7 +53,7 @@ def test_folders_0700_and_files_0600_under_a_permissive_umask(home: Path, figure
     root = home / "stowage"
     old = os.umask(0o022)
     try:
-        write_session_status(root, "s1", {"turns": 1})
+        write_session_status(root, "s1", SessionStatus(compression_count=1))
         append_summary(root, "s1", {**RECORD, "body": "B"})
     finally:
         os.umask(old)
@@ -68,8 +69,8 @@ def test_ids_that_sanitize_alike_never_share_a_file(home: Path, capsys, first: s
     root = home / "stowage"
     append_summary(root, first, {**RECORD, "body": "SUMMARY OF THE FIRST"})
     append_summary(root, second, {**RECORD, "body": "SUMMARY OF THE SECOND"})
-    write_session_status(root, first, {"turns": 1})
-    write_session_status(root, second, {"turns": 2})
+    write_session_status(root, first, SessionStatus(compression_count=1))
+    write_session_status(root, second, SessionStatus(compression_count=2))
     assert summaries_path(root, first) != summaries_path(root, second)
     assert status_path(root, first) != status_path(root, second)
     assert len(status_path(root, first).name) <= 80
@@ -77,7 +78,7 @@ def test_ids_that_sanitize_alike_never_share_a_file(home: Path, capsys, first: s
     assert code == 0 and "SUMMARY OF THE FIRST" in out and "SECOND" not in out
     code, out, _ = run(capsys, "summary", "--session", second)
     assert code == 0 and "SUMMARY OF THE SECOND" in out and "FIRST" not in out
-    ids = sorted(s["session_id"] for s in read_session_statuses(root, limit=10))
+    ids = sorted(s.session_id for s in read_session_statuses(root, limit=10))
     figures.update({"files": len(list((root / "session-summaries").iterdir())), "sessions": len(ids)})
     assert ids == sorted([first, second])
 
@@ -99,7 +100,7 @@ def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: P
     with open(summaries_path(root, "s1"), "a", encoding="utf-8") as handle:
         handle.write(DEEP + "\n")
     append_summary(root, "s1", {**RECORD, "compaction": 2, "body": "LATER SUMMARY"})
-    write_session_status(root, "s1", {"turns": 3})
+    write_session_status(root, "s1", SessionStatus(compression_count=3))
     status_path(root, "s2").write_text(DEEP)  # a hostile status file beside a good one
     os.chmod(status_path(root, "s2"), 0o600)
     code, out, _ = run(capsys, "summary", "--session", "s1", "--all")
@@ -113,13 +114,13 @@ def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: P
     assert spec is not None and spec.loader is not None
     api = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(api)
-    assert [s["session_id"] for s in api._statuses(type("Env", (), {"store_root": root})())] == ["s1"]
+    assert [s.session_id for s in api._statuses(type("Env", (), {"store_root": root})())] == ["s1"]
     figures.update({"hostile_lines": 2, "crashes": 0})
 
 
 def test_doctor_names_loose_modes_old_names_and_bad_files_and_repairs_modes(home: Path, capsys) -> None:
     root = home / "stowage"
-    write_session_status(root, "s1", {"turns": 1})
+    write_session_status(root, "s1", SessionStatus(compression_count=1))
     append_summary(root, "s1", {**RECORD, "body": "B"})
     os.chmod(root / "session-status", 0o755)
     os.chmod(status_path(root, "s1"), 0o644)

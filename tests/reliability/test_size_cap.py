@@ -19,7 +19,7 @@ from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.store_session.pins import HANDLE_REF
 from stowage.command.live import session_rows
-from support.clock import ManualClock
+from stowage_dev.clock import ManualClock
 
 pytestmark = pytest.mark.reliability
 MIB = 1 << 20
@@ -66,13 +66,13 @@ def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figu
                 preview = engine.spill_tool_result("terminal", call["function"]["arguments"], result)
                 assert preview is not None and preview != result
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": preview})
-                worst = max(worst, disk_bytes(engine.lossless.root) - pinned_bytes(engine.lossless.store))
+                worst = max(worst, disk_bytes(engine.store_session.root) - pinned_bytes(engine.store_session.store))
             request = engine.shape_request([], messages).messages  # the host's next API call
-            pinned = pointed_to(engine.lossless.store, request)  # raises if the request points to a tombstone
-    store = engine.lossless.store
-    final = disk_bytes(engine.lossless.root)
+            pinned = pointed_to(engine.store_session.store, request)  # raises if the request points to a tombstone
+    store = engine.store_session.store
+    final = disk_bytes(engine.store_session.root)
     status = engine.get_status()["store"]["cap_evicted"]
-    rows = dict(session_rows(engine.get_status()))
+    rows = dict(session_rows(engine.status()))
     figures.update(written_mib=written // MIB, cap_mib=1, worst_disk_beyond_request_mib=round(worst / MIB, 2),
                    final_disk_mib=round(final / MIB, 2), pinned_mib=round(pinned / MIB, 2),
                    tombstoned=status["blobs"])
@@ -129,7 +129,7 @@ def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_
                      {"role": "assistant", "content": None, "tool_calls": [call]},
                      {"role": "tool", "tool_call_id": call["id"], "content": preview},
                      {"role": "assistant", "content": f"output {i} read"}]
-    store = engine.lossless.store
+    store = engine.store_session.store
     before = store.stats()["total_bytes"]
     for handle in {h for m in messages for h in HANDLE_REF.findall(m.get("content") or "")}:
         store.resolve(handle, "old-host")  # the history points to every output: none may be gone

@@ -1,0 +1,165 @@
+"""One agent's session state: everything an engine holds for the session it serves.
+
+The host deep-copies the registered engine for every agent (0.18.0+), and a
+shared engine on older hosts makes a guest engine for another agent.  What
+such a copy gets is defined here, by construction: :meth:`SessionState.for_another_agent`
+is a fresh instance (the store *location* and the tokenizer carried over,
+nothing of the session), so a new per-session attribute added to this class
+is per session without anyone listing it.  What a copy shares is what lives
+on the engine object itself (settings, the summary model, the host's facts,
+the model binding).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ..tool_search.session import ToolSearchSession
+from .ahead import AheadSummaries
+from .compaction_record import CompactionRecord
+from .compactor import CompactionOutcome
+from .config import Settings
+from .governor import Governor, GovernorPolicy
+from .messages import Message
+from .preview import SeenMessages
+from .session_status import RequestFigures
+from .store_session.session import StoreSession
+from .thresholds import as_int
+from .tokens import TokenCounter
+from .view import LeanView, ViewSettings
+
+logger = logging.getLogger(__name__)
+
+REQUEST_LOG = 400  # requests kept for the dashboard's timeline (oldest dropped)
+
+
+@dataclass
+class CompactionFlags:
+    """What the last ``compress()`` did, as the host reads it (the engine's ``_last_*`` attributes)."""
+
+    made_progress: bool = False
+    aborted: bool = False
+    summary_error: str | None = None
+    fallback_used: bool = False
+    aux_failure_model: str | None = None
+    aux_failure_error: str | None = None
+
+
+@dataclass
+class SessionState:
+    store: StoreSession  # the session's use of the blob store: spill, archive, fetch tools
+    counter: TokenCounter
+    tool_search: ToolSearchSession
+    view: LeanView
+    governor: Governor
+    ahead: AheadSummaries  # the next summary, written ahead
+    session_id: str | None = None
+    # host-read figures (the engine exposes them under these names)
+    last_prompt_tokens: int = 0
+    last_completion_tokens: int = 0
+    last_total_tokens: int = 0
+    # the host's preflight log line reads it when the preflight is deferred (0.19.0 turn_context.py)
+    last_real_prompt_tokens: int = 0
+    compression_count: int = 0
+    awaiting_real_usage_after_compression: bool = False
+    flags: CompactionFlags = field(default_factory=CompactionFlags)
+    compaction_log: list[CompactionRecord] = field(default_factory=list)
+    request_log: list[RequestFigures] = field(default_factory=list)  # per request: full history and as sent
+    last_seen: SeenMessages | None = None  # the newest history the engine saw, for /stowage preview
+    # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
+    last_request: tuple[list[Message], list[Message]] | None = None
+    last_outcome: CompactionOutcome | None = None
+
+    @classmethod
+    def new(cls, settings: Settings, *, counter: TokenCounter | None = None,
+            store: StoreSession | None = None) -> "SessionState":
+        c = settings.compaction
+        if counter is None:
+            counter = TokenCounter(settings.tokenizer.encoding, allow_download=settings.tokenizer.allow_download)
+        return cls(
+            store=store if store is not None else StoreSession(settings),
+            counter=counter,
+            tool_search=ToolSearchSession(settings.tool_search, counter.count_text),
+            view=LeanView(ViewSettings.from_settings(settings), counter.count_message),
+            governor=Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds)),
+            # a compaction waits for a running preparation within its one summary deadline
+            ahead=AheadSummaries())
+
+    def for_another_agent(self, settings: Settings) -> "SessionState":
+        """A fresh state for another agent's engine: the same store folder and tokenizer, nothing else."""
+        return SessionState.new(settings, counter=copy.deepcopy(self.counter), store=self.store.relocated())
+
+    def lean(self, messages: list[Message]) -> list[Message]:
+        """One request as the lean view sends it; its figures go to the request log."""
+        store = self.store if self.store.store is not None else None
+        self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
+        outcome = self.view.apply(messages, store)
+        self.store.pin_request(outcome.messages)
+        self.last_request = (messages, outcome.messages)
+        if store is None and outcome.unstored:
+            self.view.stats.last_error = self.store.error or "the Stowage store is not available"
+        self._log_request()
+        return outcome.messages
+
+    def measure_unshaped(self, messages: list[Message]) -> None:
+        """The view off: the request goes as the host built it, and what spilling saved is still counted."""
+        try:
+            self.view.measure(messages, self.store if self.store.store is not None else None)
+        except Exception:  # figures must never cost the session anything
+            logger.exception("stowage: could not measure the request")
+            return
+        self._log_request()
+
+    def _log_request(self) -> None:
+        last = self.view.stats.last
+        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
+        self.request_log.append(RequestFigures(at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")),
+                                               sent=as_int(last.get("sent_tokens"))))
+        del self.request_log[:-REQUEST_LOG]
+
+    def reset_for_new_session(self) -> None:
+        """A new conversation on this agent (another session id, or the host's reset).
+
+        The store session, tool search and the compaction log carry on; the
+        host-read token figures and ``compression_count`` are reset by the
+        host's ``on_session_reset`` only.
+        """
+        self.ahead.discard("session reset")
+        self.request_log = []
+        self.last_seen = self.last_request = None
+        self.governor.reset()
+        self.flags = CompactionFlags()
+        self.awaiting_real_usage_after_compression = False
+        self.last_outcome = None
+        self.view = LeanView(self.view.settings, self.counter.count_message)
+
+
+T = TypeVar("T")
+
+
+class InSession(Generic[T]):
+    """An engine attribute kept in its :class:`SessionState` (a path ``flags.aborted``: in its flags).
+
+    The host reads and writes these on the engine object; keeping them in the
+    state is what makes a copy start with fresh ones.
+    """
+
+    def __init__(self, path: str = "") -> None:
+        self.path = path
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.path = self.path or name
+
+    def __get__(self, engine: Any, owner: Any = None) -> T:
+        if engine is None:
+            return self  # type: ignore[return-value]  # class access (the host's hasattr probes)
+        holder, _, name = self.path.rpartition(".")
+        return getattr(engine.state.flags if holder else engine.state, name)
+
+    def __set__(self, engine: Any, value: T) -> None:
+        holder, _, name = self.path.rpartition(".")
+        setattr(engine.state.flags if holder else engine.state, name, value)

@@ -1,0 +1,99 @@
+"""One engine object shared between agents (Hermes before 0.18.0): owner, guests, routing.
+
+Hosts 0.13.0 to 0.17.0 hand the registered engine object itself to every
+agent: the main agent, the background skill-review agent, subagents, gateway
+sessions.  The first session to start on it owns it; another session
+starting while the owner's is live (and not a compaction continuing it) gets
+a *guest* engine of its own (a copy: its own session state, see
+``session_state``).  The owner's session, store and counters never move.
+
+The host's engine calls carry no session id, so agents are told apart by
+thread: the review agent and subagents are built and run on their own.  The
+owner's own thread starting a new session is the owner moving on.  Host
+calls made on a thread where a guest started reach that guest
+(:func:`routed`).  On 0.18.0+ every engine is a copy of its own
+(``agent_copy``) and none of this applies.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from typing import Any, Callable, Generic, TypeVar
+
+logger = logging.getLogger(__name__)
+
+E = TypeVar("E")
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class SharedEngine(Generic[E]):
+    """The sharing state of one engine object; never copied (a copy gets a new one)."""
+
+    def __init__(self, *, agent_copy: bool = False) -> None:
+        self.agent_copy = agent_copy  # a copy belongs to one agent: no guests
+        self._lock = threading.Lock()
+        self._guests: dict[str, E] = {}  # session id -> guest engine
+        self._guest_threads: dict[int, str] = {}  # thread ident -> session id of the guest started there
+        self._owner_live = False
+        self._owner_thread: int | None = None
+
+    @property
+    def has_guests(self) -> bool:
+        return bool(self._guests)
+
+    def guest_for_start(self, owner_session: str | None, session_id: str, kwargs: dict[str, Any],
+                        make_guest: Callable[[], E]) -> E | None:
+        """The guest engine a starting session gets, or None when the owner itself takes the session."""
+        if self.agent_copy or not session_id:
+            return None
+        with self._lock:
+            guest = self._guests.get(session_id)
+            if guest is None:
+                continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
+                same_agent = self._owner_thread == threading.get_ident()
+                if not self._owner_live or owner_session in (None, session_id) or continuing or same_agent:
+                    return None
+                guest = make_guest()
+                self._guests[session_id] = guest
+                logger.info("stowage: this Hermes shares one engine between agents; session state kept apart "
+                            "per agent")
+            self._guest_threads[threading.get_ident()] = session_id
+            return guest
+
+    def owner_started(self) -> None:
+        self._owner_live = True
+        self._owner_thread = threading.get_ident()
+
+    def owner_ended(self) -> None:
+        self._owner_live = False
+
+    def end_guest(self, session_id: str) -> E | None:
+        """The guest of ``session_id``, forgotten (None when the session is not a guest's)."""
+        with self._lock:
+            guest = self._guests.pop(session_id, None)
+            if guest is not None:
+                self._guest_threads = {t: s for t, s in self._guest_threads.items() if s != session_id}
+        return guest
+
+    def engine_here(self, owner: E) -> E:
+        """The engine of the agent calling now: a guest started on this thread, else the owner."""
+        if not self._guests:
+            return owner
+        with self._lock:
+            sid = self._guest_threads.get(threading.get_ident())
+            return self._guests.get(sid or "", owner)
+
+
+def routed(method: F) -> F:
+    """A host-called method that reaches the calling agent's guest engine, if it has one."""
+
+    @functools.wraps(method)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        target = self.sharing.engine_here(self)
+        if target is not self:
+            return getattr(target, method.__name__)(*args, **kwargs)
+        return method(self, *args, **kwargs)
+
+    return call  # type: ignore[return-value]

@@ -1,0 +1,90 @@
+"""When a session compacts and how much a compaction keeps: the engine's numbers, as pure functions."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .config import Settings
+from .view import ViewSettings
+
+logger = logging.getLogger(__name__)
+
+MIN_TAIL_TOKENS = 1000
+
+
+def default_share(settings: Settings) -> float:
+    """The share of the window that triggers a compaction.
+
+    With the lean view on, requests are measured as sent, and the working
+    budget is the view's own (chosen by bench/bench_economy.py).
+    """
+    view = ViewSettings.from_settings(settings)
+    return settings.view.compact_at if view.enabled else settings.compaction.threshold
+
+
+def threshold_tokens(context_length: int, share: float) -> int:
+    return int(context_length * share)
+
+
+def tail_budget_tokens(settings: Settings, view: ViewSettings, threshold: int) -> int:
+    """The tokens of newest history a compaction keeps verbatim."""
+    if view.enabled:
+        # What the view sends verbatim anyway; older turns of a longer tail
+        # would only go out as stubs, so the summary may as well cover them.
+        return max(MIN_TAIL_TOKENS, view.hot_tokens)
+    return max(MIN_TAIL_TOKENS, int(threshold * settings.compaction.target_ratio))
+
+
+def model_threshold(table: Any, model: str, provider: str, context_length: int) -> float | None:
+    """``compression.model_thresholds`` (newer hosts): the share for ``model``, or None.
+
+    The longest matching ``substr`` or ``provider:substr`` wins (the
+    provider-qualified key on a tie).  A value up to 1 is a share of the
+    window, a larger one a token count; anything else is ignored with a note.
+    """
+    if not isinstance(table, dict) or not table:
+        return None
+    best: tuple[tuple[int, bool], Any] | None = None  # (match length, provider-qualified), value
+    lowered_model, lowered_provider = (model or "").lower(), (provider or "").lower()
+    for raw_key, value in table.items():
+        key = str(raw_key).lower()
+        want_provider, sep, substr = key.partition(":")
+        if sep and want_provider != lowered_provider:
+            continue
+        needle = substr if sep else key
+        rank = (len(needle), bool(sep))
+        if needle and needle in lowered_model and (best is None or rank > best[0]):
+            best = (rank, value)
+    if best is None:
+        return None
+    try:
+        value = float(best[1])
+    except (TypeError, ValueError):
+        logger.warning("stowage: compression.model_thresholds value %r is not a number; ignored", best[1])
+        return None
+    if value <= 0 or (1 < value and not context_length):
+        return None
+    return value if value <= 1 else min(1.0, value / context_length)
+
+
+def defer_preflight(rough_tokens: int, threshold: int, last_request: dict[str, Any], *, view_enabled: bool,
+                    host_selects_context: bool) -> bool:
+    """Whether the host's rough pre-turn estimate is over the threshold only by what the view leaves out.
+
+    Older hosts estimate the whole history; what is sent is leaner by what
+    the view saved on the last request (it only grows until a compaction).
+    A host that calls select_context (0.20+) estimates the selected request:
+    already lean, nothing to subtract.
+    """
+    if not view_enabled or not last_request or not threshold or host_selects_context:
+        return False
+    return rough_tokens - int(last_request.get("saved_tokens") or 0) < threshold
+
+
+def as_int(value: Any) -> int:
+    """A host figure as an int (None, garbage and strings that are not numbers read as 0)."""
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
