@@ -18,6 +18,11 @@ ENGINE = "stowage"
 _announced = False
 
 
+def doctor_command() -> str:
+    """How this install runs doctor: the console script of a pip install, the host subcommand of a plugin folder."""
+    return "hermes stowage doctor" if __name__.startswith("hermes_plugins.") else "stowage doctor"
+
+
 def not_selected_notice(raw_config: Any) -> str | None:
     """The notice for this config, or None when Stowage is the selected engine."""
     context = raw_config.get("context") if isinstance(raw_config, dict) else None
@@ -28,10 +33,10 @@ def not_selected_notice(raw_config: Any) -> str | None:
     if engine.strip().lower() == ENGINE:
         return (f"stowage: the Stowage plugin is loaded but context.engine is {engine!r}; Hermes matches engine "
                 f"names exactly and runs its built-in compressor. Fix: set `context: {{engine: {ENGINE}}}` in "
-                f"config.yaml (run `stowage doctor` to check)")
+                f"config.yaml (run `{doctor_command()}` to check)")
     return (f"stowage: the Stowage plugin is loaded but not selected (context.engine is {engine!r}): this session "
             f"runs {'the built-in compressor' if engine == 'compressor' else repr(engine)}. To use Stowage, set "
-            f"`context: {{engine: {ENGINE}}}` in config.yaml (run `stowage doctor` to check)")
+            f"`context: {{engine: {ENGINE}}}` in config.yaml (run `{doctor_command()}` to check)")
 
 
 def announce_if_not_selected() -> None:
