@@ -44,9 +44,13 @@ def _say_load_failed(exc: BaseException) -> None:
         from .host.load_failure import terminal_line
 
         folder = Path(__file__).resolve().parent
-        reinstall = ("hermes plugins update stowage" if (folder / ".git").exists() and __name__ != "stowage"
-                     else f"{sys.executable} -m pip install --force-reinstall <the Stowage wheel or checkout>" if __name__ == "stowage"
-                     else "python3 plugins/install_user_plugin.py (from a Stowage checkout)")
+        reinstall = (
+            "hermes plugins update stowage"
+            if (folder / ".git").exists() and __name__ != "stowage"
+            else f"{sys.executable} -m pip install --force-reinstall <the Stowage wheel or checkout>"
+            if __name__ == "stowage"
+            else "python3 plugins/install_user_plugin.py (from a Stowage checkout)"
+        )
         print(terminal_line(exc, sys.executable, reinstall), file=sys.stderr, flush=True)
     except Exception:  # noqa: BLE001 - never hide the original failure behind our own
         print(f"stowage: the Stowage plugin failed to load: {exc!r}", file=sys.stderr, flush=True)

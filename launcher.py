@@ -23,8 +23,9 @@ NAME = "stowage_plugin_folder"
 
 def main(argv: list[str]) -> int:
     folder = Path(__file__).resolve().parent
-    spec = importlib.util.spec_from_file_location(NAME, folder / "__init__.py",
-                                                  submodule_search_locations=[str(folder)])
+    spec = importlib.util.spec_from_file_location(
+        NAME, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
     if spec is None or spec.loader is None:
         print(f"stowage: cannot load the plugin folder {folder}", file=sys.stderr)
         return 1
@@ -38,8 +39,10 @@ def main(argv: list[str]) -> int:
         describe, fix_for = failure.describe, failure.fix_for
 
         cause = describe(exc)
-        print(f"stowage: cannot run ({cause}). Fix: {fix_for(cause, sys.executable, 'hermes plugins update stowage')}",
-              file=sys.stderr)
+        print(
+            f"stowage: cannot run ({cause}). Fix: {fix_for(cause, sys.executable, 'hermes plugins update stowage')}",
+            file=sys.stderr,
+        )
         return 1
     return run(argv)
 

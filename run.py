@@ -105,17 +105,21 @@ def _npm_install() -> None:
     """The npm MCP reference servers, used only by the MCP tool-search tests: skipped without npm."""
     npm = shutil.which("npm")
     if npm is None:
-        print("npm not found: skipping the MCP reference servers. Everything else works (the demo too); the MCP "
-              "tool-search tests are skipped until Node.js 18+ and npm are installed and `python3 run.py setup` "
-              "runs again.", flush=True)
+        print(
+            "npm not found: skipping the MCP reference servers. Everything else works (the demo too); the MCP "
+            "tool-search tests are skipped until Node.js 18+ and npm are installed and `python3 run.py setup` "
+            "runs again.",
+            flush=True,
+        )
         return
     NPM_DIR.mkdir(parents=True, exist_ok=True)
     _run([npm, "install", "--silent", "--no-audit", "--no-fund", "--prefix", str(NPM_DIR), *NPM_PACKAGES])
 
 
 def _user_plugin_installer():  # noqa: ANN202 - a module loaded from its file
-    spec = importlib.util.spec_from_file_location("stowage_install_user_plugin",
-                                                  ROOT / "plugins" / "install_user_plugin.py")
+    spec = importlib.util.spec_from_file_location(
+        "stowage_install_user_plugin", ROOT / "plugins" / "install_user_plugin.py"
+    )
     assert spec is not None and spec.loader is not None
     installer = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(installer)
@@ -123,15 +127,29 @@ def _user_plugin_installer():  # noqa: ANN202 - a module loaded from its file
 
 
 def check(python: str, env: dict[str, str]) -> int:
-    """ruff on the shipped files and setup.py, then mypy on ``stowage`` laid out as it installs (symlinks in .venv)."""
+    """ruff (lint on the shipped files and setup.py, format on the tree), then mypy on ``stowage`` laid out as it installs (symlinks in .venv)."""
     installer = _user_plugin_installer()
     shipped = [name for name in installer.shipped_entries() if name.endswith(".py") or (ROOT / name).is_dir()]
     status = subprocess.call([python, "-m", "ruff", "check", *shipped, "setup.py"], cwd=ROOT, env=env)
+    # the whole tree (tests, bench and the harness too) as `ruff format` writes it
+    status |= subprocess.call([python, "-m", "ruff", "format", "--check", "--quiet", "."], cwd=ROOT, env=env)
     layout = VENV / "mypy-layout"
     installer.build_tree(layout / "stowage", link=True)  # layout/stowage/{__init__.py,context_engine,...}
-    status |= subprocess.call([python, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-                               "--cache-dir", str(VENV / ".mypy_cache"), "-p", "stowage"],
-                              cwd=layout, env=env)
+    status |= subprocess.call(
+        [
+            python,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(VENV / ".mypy_cache"),
+            "-p",
+            "stowage",
+        ],
+        cwd=layout,
+        env=env,
+    )
     if status:
         print("static checks failed (ruff / mypy above)", flush=True)
     return status
@@ -157,7 +175,10 @@ COMPAT_DOC = ROOT / "docs" / "compatibility.md"
 TABLE_BEGIN, TABLE_END = "<!-- hosts table: begin (python3 run.py hosts --write-doc) -->", "<!-- hosts table: end -->"
 SMOKE_ROWS: tuple[tuple[str, str], ...] = (
     ("test_stowage_is_the_running_engine_and_knows_the_host", "Stowage is the running engine"),
-    ("test_a_large_output_is_spilled_even_after_a_review_agent_starts", "spill, with a review agent started mid-session"),
+    (
+        "test_a_large_output_is_spilled_even_after_a_review_agent_starts",
+        "spill, with a review agent started mid-session",
+    ),
     ("test_a_large_terminal_output_is_spilled", "spill of a 28 KB terminal output"),
     ("test_a_large_terminal_output_is_spilled_in_the_cli", "the same through the real CLI"),
     ("test_a_genuine_compaction_asks_the_summary_model", "compaction with a real summary request, result kept"),
@@ -191,8 +212,19 @@ def setup_hosts(base_python: str) -> None:
             continue
         if not _host_python(label).exists():
             venv.EnvBuilder(with_pip=True).create(host_venv(label))
-        cmd = [str(_host_python(label)), "-m", "pip", "install", "--quiet", requirement,
-               "-e", str(ROOT), "-e", str(DEV), "pytest>=8"]
+        cmd = [
+            str(_host_python(label)),
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            requirement,
+            "-e",
+            str(ROOT),
+            "-e",
+            str(DEV),
+            "pytest>=8",
+        ]
         print("+ " + " ".join(cmd), flush=True)
         pending.append((label, stamp, wanted, subprocess.Popen(cmd)))
     failed = [label for label, _, _, proc in pending if proc.wait() != 0]
@@ -217,8 +249,13 @@ def hosts(python: str, env: dict[str, str], rest: list[str]) -> int:
         report, log = folder / "smoke.xml", folder / "smoke.log"
         report.unlink(missing_ok=True)
         with log.open("w") as out:
-            code = subprocess.call([interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SMOKE,
-                                    f"--junitxml={report}"], cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+            code = subprocess.call(
+                [interpreter, "-m", "pytest", "-q", "-p", "no:cacheprovider", *SMOKE, f"--junitxml={report}"],
+                cwd=ROOT,
+                env=env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
         outcomes: dict[str, str] = {}
         if report.is_file():
             for case in ET.parse(report).iter("testcase"):

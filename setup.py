@@ -43,9 +43,4 @@ class BuildPy(build_py):
 
 if __name__ == "__main__":  # setuptools runs this file as __main__; a plain import (a plugin loader walking
     # the linked checkout) does nothing
-    setup(
-        packages=packages(),
-        package_dir={PACKAGE: "."},
-        package_data={PACKAGE: DATA},
-        cmdclass={"build_py": BuildPy},
-    )
+    setup(packages=packages(), package_dir={PACKAGE: "."}, package_data={PACKAGE: DATA}, cmdclass={"build_py": BuildPy})

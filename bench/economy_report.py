@@ -21,7 +21,7 @@ def add_hidden(totals: dict[str, dict[str, Any]], session_id: str, rows: Mapping
             total[key] += int(row.get(key, 0) or 0)
         total["gaps"].extend(row.get("needed_gaps") or [])
         room = EXAMPLES_PER_ENGINE - len(total["examples"])
-        for example in (row.get("needed_examples") or [])[:max(0, room)]:
+        for example in (row.get("needed_examples") or [])[: max(0, room)]:
             total["examples"].append({**example, "session": session_id})
 
 
@@ -57,63 +57,99 @@ ROWS = (
 )
 
 
-def print_engines(labels: Sequence[str], totals: Mapping[str, Mapping[str, Any]], stowage: str,
-                  baselines: Sequence[str]) -> None:
+def print_engines(
+    labels: Sequence[str], totals: Mapping[str, Mapping[str, Any]], stowage: str, baselines: Sequence[str]
+) -> None:
     width = 17
-    print(f"{'':46}" + "".join(f"{label:>{width}}" for label in labels)
-          + "".join(f"{'stowage/' + b.split()[-1]:>{width}}" for b in baselines))
+    print(
+        f"{'':46}"
+        + "".join(f"{label:>{width}}" for label in labels)
+        + "".join(f"{'stowage/' + b.split()[-1]:>{width}}" for b in baselines)
+    )
     for title, key, fmt in ROWS:
         values = [figure(totals[label], key) for label in labels]
         ratios = [ratio(figure(totals[stowage], key), figure(totals[b], key)) for b in baselines]
-        print(f"{title:46}" + "".join(f"{fmt.format(v):>{width}}" for v in values)
-              + "".join(f"{_ratio_text(r):>{width}}" for r in ratios))
+        print(
+            f"{title:46}"
+            + "".join(f"{fmt.format(v):>{width}}" for v in values)
+            + "".join(f"{_ratio_text(r):>{width}}" for r in ratios)
+        )
 
 
 def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]]) -> None:
     print()
-    print("needed while hidden: outputs the request did not carry verbatim (stubbed, pruned, compacted away) whose "
-          "distinctive token\n(identifier or path of 6+ chars, or code line of 12+, first seen in that output, absent from "
-          "the rest of the request) the\nassistant message answering that request used")
+    print(
+        "needed while hidden: outputs the request did not carry verbatim (stubbed, pruned, compacted away) whose "
+        "distinctive token\n(identifier or path of 6+ chars, or code line of 12+, first seen in that output, absent from "
+        "the rest of the request) the\nassistant message answering that request used"
+    )
     width = 17
     print(f"{'':46}" + "".join(f"{label:>{width}}" for label in labels))
-    for title, key in (("tool outputs", "outputs"), ("hidden in some request", "outputs_hidden"),
-                       ("  ... stubbed or pruned (message kept)", "outputs_hidden_stubbed"),
-                       ("used by a later assistant message", "outputs_used_later"),
-                       ("needed while hidden", "needed_while_hidden")):
+    for title, key in (
+        ("tool outputs", "outputs"),
+        ("hidden in some request", "outputs_hidden"),
+        ("  ... stubbed or pruned (message kept)", "outputs_hidden_stubbed"),
+        ("used by a later assistant message", "outputs_used_later"),
+        ("needed while hidden", "needed_while_hidden"),
+    ):
         print(f"{title:46}" + "".join(f"{hidden[label][key]:>{width},}" for label in labels))
     print(f"{'  ... share of all outputs':46}" + "".join(f"{share(hidden[label]):>{width}.2%}" for label in labels))
-    print(f"{'  ... share of outputs used later':46}" + "".join(
-        f"{hidden[e]['needed_while_hidden'] / max(1, hidden[e]['outputs_used_later']):>{width}.1%}" for e in labels))
-    print(f"{'  ... median requests hidden before the use':46}" + "".join(
-        f"{(median(hidden[e]['gaps']) if hidden[e]['gaps'] else 0):>{width}g}" for e in labels))
+    print(
+        f"{'  ... share of outputs used later':46}"
+        + "".join(
+            f"{hidden[e]['needed_while_hidden'] / max(1, hidden[e]['outputs_used_later']):>{width}.1%}" for e in labels
+        )
+    )
+    print(
+        f"{'  ... median requests hidden before the use':46}"
+        + "".join(f"{(median(hidden[e]['gaps']) if hidden[e]['gaps'] else 0):>{width}g}" for e in labels)
+    )
     for label in labels:
         for example in hidden[label]["examples"]:
-            print(f"  e.g. {label}: {example['session']} request {example['request']}: a {example['tool'] or 'tool'} "
-                  f"output {example['how']} {example['hidden_for_requests']} requests earlier; the answer used "
-                  f"{example['quoted']!r}")
+            print(
+                f"  e.g. {label}: {example['session']} request {example['request']}: a {example['tool'] or 'tool'} "
+                f"output {example['how']} {example['hidden_for_requests']} requests earlier; the answer used "
+                f"{example['quoted']!r}"
+            )
 
 
-def print_curve(curve: Sequence[tuple[str, str]], totals: Mapping[str, Mapping[str, Any]],
-                hidden: Mapping[str, Mapping[str, Any]], base: str, budgets: Mapping[str, float]) -> None:
+def print_curve(
+    curve: Sequence[tuple[str, str]],
+    totals: Mapping[str, Mapping[str, Any]],
+    hidden: Mapping[str, Mapping[str, Any]],
+    base: str,
+    budgets: Mapping[str, float],
+) -> None:
     if not curve:
         return
     print()
-    print(f"curve: Stowage with one setting changed (ratios to {base}; cost {COST[5:]}; needed = needed while hidden, "
-          "share of outputs)")
-    print(f"{'setting':>28} {'budget':>7} {'billed':>8} {'cost':>8} {'summaries':>10} {'(calls)':>8} "
-          f"{'needed':>8} {'peak':>8} {'over':>5}")
+    print(
+        f"curve: Stowage with one setting changed (ratios to {base}; cost {COST[5:]}; needed = needed while hidden, "
+        "share of outputs)"
+    )
+    print(
+        f"{'setting':>28} {'budget':>7} {'billed':>8} {'cost':>8} {'summaries':>10} {'(calls)':>8} "
+        f"{'needed':>8} {'peak':>8} {'over':>5}"
+    )
     for label, note in curve:
         total = totals[label]
-        print(f"{label:>28} {budgets.get(label, 0):>7.2f} "
-              f"{_ratio_text(ratio(figure(total, 'billed_tokens'), figure(totals[base], 'billed_tokens'))):>8} "
-              f"{_ratio_text(ratio(figure(total, COST), figure(totals[base], COST))):>8} "
-              f"{_ratio_text(ratio(total['summary_calls'], totals[base]['summary_calls'])):>10} "
-              f"{total['summary_calls']:>8,} {share(hidden[label]):>8.2%} {total['peak_request_tokens']:>8,} "
-              f"{total['over_window_requests']:>5,}{note}")
+        print(
+            f"{label:>28} {budgets.get(label, 0):>7.2f} "
+            f"{_ratio_text(ratio(figure(total, 'billed_tokens'), figure(totals[base], 'billed_tokens'))):>8} "
+            f"{_ratio_text(ratio(figure(total, COST), figure(totals[base], COST))):>8} "
+            f"{_ratio_text(ratio(total['summary_calls'], totals[base]['summary_calls'])):>10} "
+            f"{total['summary_calls']:>8,} {share(hidden[label]):>8.2%} {total['peak_request_tokens']:>8,} "
+            f"{total['over_window_requests']:>5,}{note}"
+        )
 
 
-def targets(totals: Mapping[str, Mapping[str, Any]], hidden: Mapping[str, Mapping[str, Any]], stowage: str,
-            newest: str | None, oldest: str) -> list[tuple[str, float, str, bool]]:
+def targets(
+    totals: Mapping[str, Mapping[str, Any]],
+    hidden: Mapping[str, Mapping[str, Any]],
+    stowage: str,
+    newest: str | None,
+    oldest: str,
+) -> list[tuple[str, float, str, bool]]:
     """Issue 22's targets: (what, measured, limit text, met)."""
     checks: list[tuple[str, float, str, bool]] = []
 
@@ -125,19 +161,42 @@ def targets(totals: Mapping[str, Mapping[str, Any]], hidden: Mapping[str, Mappin
 
     if newest is not None:
         checks += [
-            (f"billed prompt tokens vs {newest}", r("billed_tokens", newest), "<= 0.45x", r("billed_tokens", newest) <= 0.45),
+            (
+                f"billed prompt tokens vs {newest}",
+                r("billed_tokens", newest),
+                "<= 0.45x",
+                r("billed_tokens", newest) <= 0.45,
+            ),
             (f"cache-aware cost vs {newest}", r(COST, newest), "<= 0.55x", r(COST, newest) <= 0.55),
             (f"summary calls vs {newest}", r("summary_calls", newest), "<= 1.00x", r("summary_calls", newest) <= 1.0),
-            (f"needed while hidden vs {newest}'s share", share(hidden[stowage]), f"<= {share(hidden[newest]):.2%}",
-             share(hidden[stowage]) <= share(hidden[newest])),
-            ("needed while hidden, share of outputs", share(hidden[stowage]), "<= 1.00%", share(hidden[stowage]) <= 0.01),
+            (
+                f"needed while hidden vs {newest}'s share",
+                share(hidden[stowage]),
+                f"<= {share(hidden[newest]):.2%}",
+                share(hidden[stowage]) <= share(hidden[newest]),
+            ),
+            (
+                "needed while hidden, share of outputs",
+                share(hidden[stowage]),
+                "<= 1.00%",
+                share(hidden[stowage]) <= 0.01,
+            ),
         ]
     checks += [
-        (f"billed prompt tokens vs {oldest}", r("billed_tokens", oldest), "<= 1.00x", r("billed_tokens", oldest) <= 1.0),
+        (
+            f"billed prompt tokens vs {oldest}",
+            r("billed_tokens", oldest),
+            "<= 1.00x",
+            r("billed_tokens", oldest) <= 1.0,
+        ),
         (f"cache-aware cost vs {oldest}", r(COST, oldest), "<= 1.00x", r(COST, oldest) <= 1.0),
         (f"summary calls vs {oldest}", r("summary_calls", oldest), "<= 1.00x", r("summary_calls", oldest) <= 1.0),
-        (f"needed while hidden vs {oldest}'s share", share(hidden[stowage]), f"<= {share(hidden[oldest]):.2%}",
-         share(hidden[stowage]) <= share(hidden[oldest])),
+        (
+            f"needed while hidden vs {oldest}'s share",
+            share(hidden[stowage]),
+            f"<= {share(hidden[oldest]):.2%}",
+            share(hidden[stowage]) <= share(hidden[oldest]),
+        ),
     ]
     return checks
 

@@ -33,13 +33,22 @@ CACHE_DIR = Path(os.environ.get("STOWAGE_BENCH_CACHE", Path.home() / ".cache" / 
 
 # Single-turn categories whose ground truth names exactly one distinct function.
 QUERY_CATEGORIES = (
-    "simple_python", "simple_java", "simple_javascript", "multiple",
-    "live_simple", "live_multiple", "parallel", "live_parallel",
+    "simple_python",
+    "simple_java",
+    "simple_javascript",
+    "multiple",
+    "live_simple",
+    "live_multiple",
+    "parallel",
+    "live_parallel",
 )
 # Every single-turn category's function docs go into the catalog (distractors too).
 CATALOG_CATEGORIES = QUERY_CATEGORIES + (
-    "parallel_multiple", "live_parallel_multiple", "irrelevance",
-    "live_irrelevance", "live_relevance",
+    "parallel_multiple",
+    "live_parallel_multiple",
+    "irrelevance",
+    "live_irrelevance",
+    "live_relevance",
 )
 
 
@@ -65,7 +74,11 @@ def offered_catalogs(ds: "Dataset") -> list[tuple[list[dict[str, Any]], list[Que
     slot = {f["name"]: i for i, f in enumerate(ds.functions)}
     groups: dict[str, list[Query]] = {}
     for q in ds.queries:
-        key = "" if q.offered is None or q.offered == ds.functions[slot[q.answer]] else json.dumps(q.offered, sort_keys=True)
+        key = (
+            ""
+            if q.offered is None or q.offered == ds.functions[slot[q.answer]]
+            else json.dumps(q.offered, sort_keys=True)
+        )
         groups.setdefault(key, []).append(q)
     out: list[tuple[list[dict[str, Any]], list[Query]]] = []
     for key, qs in groups.items():
@@ -118,8 +131,17 @@ def _locate() -> _WheelReader:
     found = glob.glob(pattern)
     if not found:
         CACHE_DIR.mkdir(parents=True, exist_ok=True)
-        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
-               f"{BFCL_PACKAGE}=={BFCL_VERSION}", "-d", str(CACHE_DIR)]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            f"{BFCL_PACKAGE}=={BFCL_VERSION}",
+            "-d",
+            str(CACHE_DIR),
+        ]
         print("fetching dataset:", " ".join(cmd), file=sys.stderr)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         found = glob.glob(pattern)
@@ -135,8 +157,7 @@ def _user_text(question: Any) -> str:
 
 
 def _bare(fn: dict[str, Any]) -> dict[str, Any]:
-    return {"name": fn["name"], "description": fn.get("description", ""),
-            "parameters": fn.get("parameters", {})}
+    return {"name": fn["name"], "description": fn.get("description", ""), "parameters": fn.get("parameters", {})}
 
 
 def load_bfcl() -> Dataset:

@@ -171,8 +171,9 @@ class ReadAccess:
         with self.open_reader(sha) as rd:
             return _reader.read_lines(rd, first_line, count)
 
-    def read_window(self, sha: str, start: int = 1, count: int = 100, *, offset: int = 0,
-                    max_bytes: int = 64 * 1024) -> LineWindow:
+    def read_window(
+        self, sha: str, start: int = 1, count: int = 100, *, offset: int = 0, max_bytes: int = 64 * 1024
+    ) -> LineWindow:
         """Up to ``count`` lines from 1-based ``start`` (character ``offset`` in it), at most ``max_bytes`` of text.
 
         A viewer's read: a one-line 8 MB blob comes back cut, with where to continue.
@@ -189,8 +190,9 @@ class ReadAccess:
         with self.open_reader(sha) as rd:
             return _reader.read_chars(rd, start, count)
 
-    def iter_numbered_lines(self, sha: str, start_line: int = 1, *,
-                            max_line_bytes: int | None = None) -> Iterator[tuple[int, str]]:
+    def iter_numbered_lines(
+        self, sha: str, start_line: int = 1, *, max_line_bytes: int | None = None
+    ) -> Iterator[tuple[int, str]]:
         """``(line_number, text)`` pairs to the end (see ``reader.iter_numbered_lines``)."""
         rd = self.open_reader(sha)
 
@@ -211,8 +213,9 @@ class ReadAccess:
 
         return generate()
 
-    def iter_line_batches(self, sha: str, start_line: int = 1, *,
-                          max_line_bytes: int | None = None) -> Iterator[tuple[int, list[str], bool]]:
+    def iter_line_batches(
+        self, sha: str, start_line: int = 1, *, max_line_bytes: int | None = None
+    ) -> Iterator[tuple[int, list[str], bool]]:
         """Fastest full scan: ``(first_line_number, texts, is_piece)`` per decoded chunk.
 
         Non-piece batches hold consecutive whole lines numbered from

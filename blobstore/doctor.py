@@ -88,8 +88,7 @@ class _Doctor:
         self.report = DoctorReport(str(store.root), repair, verify)
         self.progress: Callable[[int, int, int], None] | None = None
 
-    def issue(self, kind: str, severity: str, subject: str, detail: str,
-              fix: Any = None) -> None:
+    def issue(self, kind: str, severity: str, subject: str, detail: str, fix: Any = None) -> None:
         item = DoctorIssue(kind, severity, subject, detail, repairable=fix is not None)
         self.report.issues.append(item)
         if self.repair and fix is not None:
@@ -127,14 +126,25 @@ class _Doctor:
                 st.replay_grants(tx)
         trashed = self.check_trash(rows, blobs)
         for sha in self.confirm_missing(set(rows) - set(blobs) - trashed):
-            self.issue("missing-blob", ERROR, sha, "indexed but its file is missing",
-                       lambda sha=sha: self.fix_missing(sha))
+            self.issue(
+                "missing-blob", ERROR, sha, "indexed but its file is missing", lambda sha=sha: self.fix_missing(sha)
+            )
         for sha in sorted(set(sidecars) - set(blobs) - set(rows)):
-            self.issue("orphan-sidecar", WARNING, self.rel(sidecars[sha]), "sidecar without a blob",
-                       lambda sha=sha: self.fix_orphan_sidecar(sha))
+            self.issue(
+                "orphan-sidecar",
+                WARNING,
+                self.rel(sidecars[sha]),
+                "sidecar without a blob",
+                lambda sha=sha: self.fix_orphan_sidecar(sha),
+            )
         for sha in sorted(set(self.records) - set(blobs) - set(rows)):
-            self.issue("orphan-record", WARNING, self.rel(self.records[sha]), "provenance record without a blob",
-                       lambda sha=sha: self.fix_orphan_record(sha))
+            self.issue(
+                "orphan-record",
+                WARNING,
+                self.rel(self.records[sha]),
+                "provenance record without a blob",
+                lambda sha=sha: self.fix_orphan_record(sha),
+            )
         self.check_index()
         return self.report
 
@@ -148,9 +158,13 @@ class _Doctor:
                 self.report.bytes_checked += off.size
                 if off.sha256 != sha:
                     self.issue("corrupt-blob", ERROR, sha, f"content hashes to {off.sha256[:16]}")
-        self.issue("index-unreadable", ERROR, "index.sqlite3",
-                   f"{why}; {len(blobs):,} blob files are on disk and can be re-indexed from their records",
-                   self.fix_rebuild)
+        self.issue(
+            "index-unreadable",
+            ERROR,
+            "index.sqlite3",
+            f"{why}; {len(blobs):,} blob files are on disk and can be re-indexed from their records",
+            self.fix_rebuild,
+        )
         if self.repair and self.report.issues[-1].repaired:  # check the rebuilt store like any other
             again = _Doctor(self.store, self.repair, self.verify, self.temp_grace).run()
             self.report.issues += [i for i in again.issues if i.kind != "stale-temp"]
@@ -162,9 +176,13 @@ class _Doctor:
             return []
         st = self.store
         with st.index.write() as tx:
-            return sorted(sha for sha in candidates if tx.get_blob(sha) is not None
-                          and not st.blob_path(sha).exists()
-                          and not any(st.trash_dir.glob(f"{sha}-*")))
+            return sorted(
+                sha
+                for sha in candidates
+                if tx.get_blob(sha) is not None
+                and not st.blob_path(sha).exists()
+                and not any(st.trash_dir.glob(f"{sha}-*"))
+            )
 
     def check_mode(self, path: Path, want: int) -> None:
         try:
@@ -172,8 +190,13 @@ class _Doctor:
         except FileNotFoundError:
             return
         if mode != want:
-            self.issue("bad-permissions", WARNING, self.rel(path) or ".",
-                       f"mode {mode:o}, expected {want:o}", lambda: _chmod(path, want))
+            self.issue(
+                "bad-permissions",
+                WARNING,
+                self.rel(path) or ".",
+                f"mode {mode:o}, expected {want:o}",
+                lambda: _chmod(path, want),
+            )
 
     def check_temps(self) -> None:
         now = time.time()
@@ -186,10 +209,18 @@ class _Doctor:
             if young or temp_in_use(path):
                 self.report.temp_in_progress += 1
                 continue
-            what = "temp file left by an interrupted write" if path.name.endswith(TEMP_SUFFIX) \
+            what = (
+                "temp file left by an interrupted write"
+                if path.name.endswith(TEMP_SUFFIX)
                 else "unexpected file in tmp/"
-            self.issue("stale-temp", WARNING, self.rel(path), what,
-                       lambda path=path: not temp_in_use(path) and remove_quietly(path))
+            )
+            self.issue(
+                "stale-temp",
+                WARNING,
+                self.rel(path),
+                what,
+                lambda path=path: not temp_in_use(path) and remove_quietly(path),
+            )
 
     def check_trash(self, rows: dict[str, Row], blobs: dict[str, Path]) -> set[str]:
         """Trash entries: interrupted evictions (restore) or leftovers (delete)."""
@@ -198,13 +229,21 @@ class _Doctor:
             sha = path.name[:64]
             if sha in rows and sha not in blobs and _SHA.fullmatch(sha):
                 interrupted.add(sha)
-                self.issue("interrupted-eviction", WARNING, sha,
-                           "indexed blob sits in trash/ after an eviction that did not commit",
-                           lambda sha=sha: self.fix_interrupted(sha))
+                self.issue(
+                    "interrupted-eviction",
+                    WARNING,
+                    sha,
+                    "indexed blob sits in trash/ after an eviction that did not commit",
+                    lambda sha=sha: self.fix_interrupted(sha),
+                )
             else:
-                self.issue("trash-leftover", WARNING, self.rel(path),
-                           "evicted blob file not yet deleted",
-                           lambda path=path: self.fix_trash(path))
+                self.issue(
+                    "trash-leftover",
+                    WARNING,
+                    self.rel(path),
+                    "evicted blob file not yet deleted",
+                    lambda path=path: self.fix_trash(path),
+                )
         return interrupted
 
     def walk(self) -> tuple[dict[str, Path], dict[str, Path]]:
@@ -231,8 +270,7 @@ class _Doctor:
         return blobs, sidecars
 
     def stray(self, path: Path) -> None:
-        self.issue("stray-file", WARNING, self.rel(path), "unexpected entry in blobs/",
-                   lambda: self.quarantine(path))
+        self.issue("stray-file", WARNING, self.rel(path), "unexpected entry in blobs/", lambda: self.quarantine(path))
 
     def check_blob(self, sha: str, path: Path, row: Row | None, tombstoned: bool, has_side: bool) -> None:
         st = self.store
@@ -249,22 +287,40 @@ class _Doctor:
                 return
             self.report.bytes_checked += off.size
             if off.sha256 != sha:
-                self.issue("corrupt-blob", ERROR, sha, f"content hashes to {off.sha256[:16]}",
-                           lambda: self.fix_corrupt(sha, path, stat))
+                self.issue(
+                    "corrupt-blob",
+                    ERROR,
+                    sha,
+                    f"content hashes to {off.sha256[:16]}",
+                    lambda: self.fix_corrupt(sha, path, stat),
+                )
                 return
         if row is None:
             if tombstoned:
-                self.issue("evicted-leftover", WARNING, sha, "file of an evicted blob is still on disk",
-                           lambda: self.fix_leftover(sha))
+                self.issue(
+                    "evicted-leftover",
+                    WARNING,
+                    sha,
+                    "file of an evicted blob is still on disk",
+                    lambda: self.fix_leftover(sha),
+                )
             else:
-                self.issue("orphan-blob", WARNING, sha, "valid blob file with no index row",
-                           lambda: self.fix_orphan(sha, off))
+                self.issue(
+                    "orphan-blob", WARNING, sha, "valid blob file with no index row", lambda: self.fix_orphan(sha, off)
+                )
             return  # the repair (re-index or delete) takes care of the sidecar too
-        if row["size"] != stat.st_size or (off is not None and (
-                row["line_count"], row["char_count"], bool(row["is_utf8"]))
-                != (off.line_count, off.char_count, off.is_utf8)):
-            self.issue("metadata-mismatch", ERROR, sha, "index metadata disagrees with the file",
-                       (lambda: self.fix_metadata(sha, off)) if off is not None else None)
+        if row["size"] != stat.st_size or (
+            off is not None
+            and (row["line_count"], row["char_count"], bool(row["is_utf8"]))
+            != (off.line_count, off.char_count, off.is_utf8)
+        ):
+            self.issue(
+                "metadata-mismatch",
+                ERROR,
+                sha,
+                "index metadata disagrees with the file",
+                (lambda: self.fix_metadata(sha, off)) if off is not None else None,
+            )
         side = st.sidecar_path(sha)
         problem = "missing" if not has_side else None
         if problem is None:
@@ -277,8 +333,7 @@ class _Doctor:
             except (SidecarError, OSError) as exc:
                 problem = str(exc)
         if problem:
-            self.issue("bad-sidecar", WARNING, sha, f"sidecar {problem}",
-                       lambda: self.fix_sidecar(sha, off))
+            self.issue("bad-sidecar", WARNING, sha, f"sidecar {problem}", lambda: self.fix_sidecar(sha, off))
 
     def check_index(self) -> None:
         try:
@@ -288,12 +343,21 @@ class _Doctor:
         except StoreIndexError as exc:
             result, dangling = str(exc), 0
         if result != "ok":
-            self.issue("index-integrity", ERROR, "index.sqlite3",
-                       f"{result}; `--repair` rebuilds the index from the blob files and their records",
-                       self.fix_rebuild)
+            self.issue(
+                "index-integrity",
+                ERROR,
+                "index.sqlite3",
+                f"{result}; `--repair` rebuilds the index from the blob files and their records",
+                self.fix_rebuild,
+            )
         if dangling:
-            self.issue("dangling-rows", WARNING, "index.sqlite3",
-                       f"{dangling} provenance/grant/pin rows for blobs that are gone", self.fix_dangling)
+            self.issue(
+                "dangling-rows",
+                WARNING,
+                "index.sqlite3",
+                f"{dangling} provenance/grant/pin rows for blobs that are gone",
+                self.fix_dangling,
+            )
 
     # -- repairs (each re-checks its condition under the write lock) ---------------------
     def fix_missing(self, sha: str) -> bool:
@@ -308,8 +372,11 @@ class _Doctor:
         st = self.store
         with st.index.write() as tx:
             now_stat = path.stat()
-            if (now_stat.st_ino, now_stat.st_size, now_stat.st_mtime_ns) != \
-                    (stat.st_ino, stat.st_size, stat.st_mtime_ns):
+            if (now_stat.st_ino, now_stat.st_size, now_stat.st_mtime_ns) != (
+                stat.st_ino,
+                stat.st_size,
+                stat.st_mtime_ns,
+            ):
                 return False  # replaced meanwhile (a re-put heals corrupt blobs)
             self.quarantine(path)
             if tx.get_blob(sha) is not None:
@@ -401,9 +468,13 @@ def _chmod(path: Path, mode: int) -> bool:
     return True
 
 
-def run_doctor(store: Maintainable, repair: bool = False, verify: bool = True,
-               temp_grace_seconds: float = 5.0,
-               progress: Callable[[int, int, int], None] | None = None) -> DoctorReport:
+def run_doctor(
+    store: Maintainable,
+    repair: bool = False,
+    verify: bool = True,
+    temp_grace_seconds: float = 5.0,
+    progress: Callable[[int, int, int], None] | None = None,
+) -> DoctorReport:
     """Check the store; with ``repair``, fix what is safe.  See module docstring.
 
     ``progress(done, total, bytes_checked)`` is called as blob files are checked (large stores take a while).

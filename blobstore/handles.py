@@ -36,17 +36,13 @@ def normalize_handle(raw: object) -> str:
     lowered = text.lower()
     for pos, ch in enumerate(lowered):
         if ch not in _HEX:
-            raise MalformedHandleError(
-                raw, "non-hex", f"character {ch!r} at position {pos} is not hexadecimal"
-            )
+            raise MalformedHandleError(raw, "non-hex", f"character {ch!r} at position {pos} is not hexadecimal")
     if len(lowered) < MIN_HANDLE_LEN:
         raise MalformedHandleError(
             raw, "too-short", f"it has {len(lowered)} characters, at least {MIN_HANDLE_LEN} are needed"
         )
     if len(lowered) > FULL_LEN:
-        raise MalformedHandleError(
-            raw, "too-long", f"it has {len(lowered)} characters, a SHA-256 has only {FULL_LEN}"
-        )
+        raise MalformedHandleError(raw, "too-long", f"it has {len(lowered)} characters, a SHA-256 has only {FULL_LEN}")
     return lowered
 
 
@@ -54,9 +50,7 @@ def require_sha(raw: object) -> str:
     """Validate a full 64-hex SHA-256 (what ``resolve`` returns) for the read APIs."""
     text = normalize_handle(raw)
     if len(text) != FULL_LEN:
-        raise MalformedHandleError(
-            raw, "not-full", "read APIs take the full 64-character hash returned by resolve()"
-        )
+        raise MalformedHandleError(raw, "not-full", "read APIs take the full 64-character hash returned by resolve()")
     return text
 
 

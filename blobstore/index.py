@@ -94,8 +94,17 @@ class Tx:
         self.execute(
             "INSERT OR REPLACE INTO blobs(sha,size,line_count,char_count,is_utf8,content_type,"
             "created_at,last_access,last_fetch,fetch_count,sidecar_seal) VALUES(?,?,?,?,?,?,?,?,NULL,0,?)",
-            (off.sha256, off.size, off.line_count, off.char_count, int(off.is_utf8),
-             content_type, now, now, off.seal().hex()),
+            (
+                off.sha256,
+                off.size,
+                off.line_count,
+                off.char_count,
+                int(off.is_utf8),
+                content_type,
+                now,
+                now,
+                off.seal().hex(),
+            ),
         )
 
     def sidecar_seal(self, sha: str) -> str | None:
@@ -117,8 +126,7 @@ class Tx:
 
     def record_fetch(self, sha: str, now: float) -> bool:
         cur = self.execute(
-            "UPDATE blobs SET fetch_count=fetch_count+1, last_fetch=?, "
-            "last_access=max(last_access, ?) WHERE sha=?",
+            "UPDATE blobs SET fetch_count=fetch_count+1, last_fetch=?, last_access=max(last_access, ?) WHERE sha=?",
             (now, now, sha),
         )
         return cur.rowcount > 0
@@ -150,8 +158,9 @@ class Tx:
         return out
 
     # -- provenance, grants, sessions --------------------------------------------
-    def add_provenance(self, sha: str, session_id: str | None, tool_name: str,
-                       tool_args: str, kind: str, now: float) -> None:
+    def add_provenance(
+        self, sha: str, session_id: str | None, tool_name: str, tool_args: str, kind: str, now: float
+    ) -> None:
         args = clip_args(tool_args)
         cur = self.execute(
             "UPDATE provenance SET count=count+1, last_at=? WHERE sha=? AND session_id IS ? "
@@ -168,13 +177,17 @@ class Tx:
     def provenance(self, sha: str) -> list[Provenance]:
         rows = self.execute(
             "SELECT session_id,tool_name,tool_args,kind,first_at,last_at,count FROM provenance "
-            "WHERE sha=? ORDER BY last_at DESC, id DESC", (sha,))
+            "WHERE sha=? ORDER BY last_at DESC, id DESC",
+            (sha,),
+        )
         return [Provenance(*row) for row in rows]
 
     def readers(self, sha: str) -> list[str]:
         rows = self.execute(
             "SELECT session_id FROM provenance WHERE sha=? AND session_id IS NOT NULL "
-            "UNION SELECT session_id FROM grants WHERE sha=?", (sha, sha))
+            "UNION SELECT session_id FROM grants WHERE sha=?",
+            (sha, sha),
+        )
         return [r[0] for r in rows]
 
     def can_read(self, sha: str, session_id: str) -> bool:
@@ -186,8 +199,7 @@ class Tx:
         return bool(row[0])
 
     def grant(self, sha: str, session_id: str, now: float) -> None:
-        self.execute("INSERT OR IGNORE INTO grants(sha,session_id,granted_at) VALUES(?,?,?)",
-                     (sha, session_id, now))
+        self.execute("INSERT OR IGNORE INTO grants(sha,session_id,granted_at) VALUES(?,?,?)", (sha, session_id, now))
 
     def grant_session(self, source: str, target: str, now: float) -> int:
         cur = self.execute(
@@ -203,8 +215,7 @@ class Tx:
             "INSERT INTO sessions(id,first_seen,last_seen,live) VALUES(?,?,?,?) "
             "ON CONFLICT(id) DO UPDATE SET last_seen=max(last_seen, excluded.last_seen), "
             "live=coalesce(?, live)",
-            (session_id, now, now, 1 if live is None else int(live),
-             None if live is None else int(live)),
+            (session_id, now, now, 1 if live is None else int(live), None if live is None else int(live)),
         )
 
     def session_row(self, session_id: str) -> tuple[bool, float] | None:
@@ -214,15 +225,24 @@ class Tx:
 
     def produced_by(self, session_id: str) -> list[str]:
         """Stored blobs ``session_id`` produced (not those only granted to it)."""
-        return [r[0] for r in self.execute(
-            "SELECT DISTINCT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=?",
-            (session_id,))]
+        return [
+            r[0]
+            for r in self.execute(
+                "SELECT DISTINCT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=?",
+                (session_id,),
+            )
+        ]
 
     def held_by(self, session_id: str) -> list[str]:
         """Stored blobs ``session_id`` produced or was granted."""
-        return [r[0] for r in self.execute(
-            "SELECT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=? UNION "
-            "SELECT g.sha FROM grants g JOIN blobs b ON b.sha=g.sha WHERE g.session_id=?", (session_id, session_id))]
+        return [
+            r[0]
+            for r in self.execute(
+                "SELECT p.sha FROM provenance p JOIN blobs b ON b.sha=p.sha WHERE p.session_id=? UNION "
+                "SELECT g.sha FROM grants g JOIN blobs b ON b.sha=g.sha WHERE g.session_id=?",
+                (session_id, session_id),
+            )
+        ]
 
     def revoke(self, sha: str, session_id: str) -> None:
         """Take back a grant of ``sha`` to ``session_id``."""
@@ -239,7 +259,9 @@ class Tx:
             "SELECT p.sha FROM provenance p JOIN sessions s ON s.id=p.session_id "
             "WHERE s.live=1 AND s.last_seen>=? UNION "
             "SELECT g.sha FROM grants g JOIN sessions s ON s.id=g.session_id "
-            "WHERE s.live=1 AND s.last_seen>=?", (seen_since, seen_since))
+            "WHERE s.live=1 AND s.last_seen>=?",
+            (seen_since, seen_since),
+        )
         return {r[0] for r in rows}
 
     def prune_sessions(self, seen_before: float) -> int:
@@ -247,17 +269,21 @@ class Tx:
         return self.execute(
             "DELETE FROM sessions WHERE last_seen<? AND NOT EXISTS(SELECT 1 FROM provenance p "
             "WHERE p.session_id=sessions.id) AND NOT EXISTS(SELECT 1 FROM grants g "
-            "WHERE g.session_id=sessions.id)", (seen_before,)).rowcount
+            "WHERE g.session_id=sessions.id)",
+            (seen_before,),
+        ).rowcount
 
     # -- pins: what the sessions' current requests show or point to ----------------
     def set_pins(self, session_id: str, shas: Iterable[str]) -> None:
         """Replace ``session_id``'s pins (only stored blobs are kept); only the difference is written."""
         wanted, current = set(shas), self.pins_of(session_id)
-        self.conn.executemany("DELETE FROM pins WHERE session_id=? AND sha=?",
-                              [(session_id, sha) for sha in current - wanted])
+        self.conn.executemany(
+            "DELETE FROM pins WHERE session_id=? AND sha=?", [(session_id, sha) for sha in current - wanted]
+        )
         self.conn.executemany(
             "INSERT OR IGNORE INTO pins(session_id, sha) SELECT ?, sha FROM blobs WHERE sha=?",
-            [(session_id, sha) for sha in wanted - current])
+            [(session_id, sha) for sha in wanted - current],
+        )
 
     def add_pin(self, session_id: str, sha: str) -> None:
         self.execute("INSERT OR IGNORE INTO pins(session_id, sha) VALUES(?,?)", (session_id, sha))
@@ -270,18 +296,23 @@ class Tx:
 
     def pinned(self, seen_since: float) -> set[str]:
         """Shas pinned by a session flagged live and seen since ``seen_since``."""
-        rows = self.execute("SELECT p.sha FROM pins p JOIN sessions s ON s.id=p.session_id "
-                            "WHERE s.live=1 AND s.last_seen>=?", (seen_since,))
+        rows = self.execute(
+            "SELECT p.sha FROM pins p JOIN sessions s ON s.id=p.session_id WHERE s.live=1 AND s.last_seen>=?",
+            (seen_since,),
+        )
         return {r[0] for r in rows}
 
     # -- scans for retention and the doctor ---------------------------------------
     def lru_blobs(self, used_before: float | None = None) -> list[sqlite3.Row]:
         """``sha, size, last_access, last_fetch`` of blobs, least recently used first."""
         if used_before is None:
-            return self.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
-                                "ORDER BY last_access, created_at, sha").fetchall()
-        return self.execute("SELECT sha,size,last_access,last_fetch FROM blobs "
-                            "WHERE last_access<? ORDER BY last_access, sha", (used_before,)).fetchall()
+            return self.execute(
+                "SELECT sha,size,last_access,last_fetch FROM blobs ORDER BY last_access, created_at, sha"
+            ).fetchall()
+        return self.execute(
+            "SELECT sha,size,last_access,last_fetch FROM blobs WHERE last_access<? ORDER BY last_access, sha",
+            (used_before,),
+        ).fetchall()
 
     def created_before(self, cutoff: float) -> list[str]:
         return [r[0] for r in self.execute("SELECT sha FROM blobs WHERE created_at<?", (cutoff,))]
@@ -298,10 +329,13 @@ class Tx:
 
     def dangling_rows(self) -> int:
         """Provenance and grant rows whose blob is gone."""
-        return int(self.execute(
-            "SELECT (SELECT count(*) FROM provenance WHERE sha NOT IN (SELECT sha FROM blobs))"
-            " + (SELECT count(*) FROM grants WHERE sha NOT IN (SELECT sha FROM blobs))"
-            " + (SELECT count(*) FROM pins WHERE sha NOT IN (SELECT sha FROM blobs))").fetchone()[0])
+        return int(
+            self.execute(
+                "SELECT (SELECT count(*) FROM provenance WHERE sha NOT IN (SELECT sha FROM blobs))"
+                " + (SELECT count(*) FROM grants WHERE sha NOT IN (SELECT sha FROM blobs))"
+                " + (SELECT count(*) FROM pins WHERE sha NOT IN (SELECT sha FROM blobs))"
+            ).fetchone()[0]
+        )
 
     def delete_dangling(self) -> None:
         for table in ("provenance", "grants", "pins"):
@@ -317,10 +351,21 @@ class Tx:
             "INSERT OR REPLACE INTO tombstones(sha,size,content_type,evicted_at,reason,detail,"
             "tool_name,tool_args,session_id,kind,created_at,sessions,origins) "
             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (t.sha256, t.size, t.content_type, t.evicted_at, t.reason, t.detail, t.tool_name,
-             t.tool_args, t.session_id, t.kind, t.created_at,
-             json.dumps(list(t.sessions[:MAX_TOMBSTONE_SESSIONS])),
-             json.dumps([o.to_dict() for o in t.origins[:MAX_TOMBSTONE_SESSIONS]])),
+            (
+                t.sha256,
+                t.size,
+                t.content_type,
+                t.evicted_at,
+                t.reason,
+                t.detail,
+                t.tool_name,
+                t.tool_args,
+                t.session_id,
+                t.kind,
+                t.created_at,
+                json.dumps(list(t.sessions[:MAX_TOMBSTONE_SESSIONS])),
+                json.dumps([o.to_dict() for o in t.origins[:MAX_TOMBSTONE_SESSIONS]]),
+            ),
         )
 
     def delete_tombstone(self, sha: str) -> None:
@@ -336,7 +381,9 @@ class Tx:
         """``(count, bytes)`` of tombstones with ``reason`` that ``session_id`` could read."""
         row = self.execute(
             "SELECT count(*), coalesce(sum(size),0) FROM tombstones t WHERE reason=? AND "
-            "EXISTS(SELECT 1 FROM json_each(t.sessions) WHERE value=?)", (reason, session_id)).fetchone()
+            "EXISTS(SELECT 1 FROM json_each(t.sessions) WHERE value=?)",
+            (reason, session_id),
+        ).fetchone()
         return int(row[0]), int(row[1])
 
     # -- reporting -----------------------------------------------------------
@@ -344,29 +391,35 @@ class Tx:
         one = lambda sql, *p: self.execute(sql, p).fetchone()  # noqa: E731
         count, total, fetches, fetched = one(
             "SELECT count(*), coalesce(sum(size),0), coalesce(sum(fetch_count),0), "
-            "coalesce(sum(fetch_count>0),0) FROM blobs")
+            "coalesce(sum(fetch_count>0),0) FROM blobs"
+        )
         sessions, live = one("SELECT count(*), coalesce(sum(live),0) FROM sessions")
-        by_kind = dict(self.execute(
-            "SELECT kind, count(DISTINCT sha) FROM provenance GROUP BY kind").fetchall())
-        by_type = dict(self.execute(
-            "SELECT content_type, count(*) FROM blobs GROUP BY content_type").fetchall())
-        reasons = dict(self.execute(
-            "SELECT reason, count(*) FROM tombstones GROUP BY reason").fetchall())
+        by_kind = dict(self.execute("SELECT kind, count(DISTINCT sha) FROM provenance GROUP BY kind").fetchall())
+        by_type = dict(self.execute("SELECT content_type, count(*) FROM blobs GROUP BY content_type").fetchall())
+        reasons = dict(self.execute("SELECT reason, count(*) FROM tombstones GROUP BY reason").fetchall())
         return {
-            "total_bytes": int(total), "blob_count": int(count),
-            "tombstones": sum(reasons.values()), "tombstones_by_reason": reasons,
-            "sessions": int(sessions), "live_sessions": int(live),
-            "by_kind": by_kind, "by_content_type": by_type,
-            "fetch_total": int(fetches), "fetched_blobs": int(fetched),
+            "total_bytes": int(total),
+            "blob_count": int(count),
+            "tombstones": sum(reasons.values()),
+            "tombstones_by_reason": reasons,
+            "sessions": int(sessions),
+            "live_sessions": int(live),
+            "by_kind": by_kind,
+            "by_content_type": by_type,
+            "fetch_total": int(fetches),
+            "fetched_blobs": int(fetched),
         }
 
-    def list_blobs(self, session_id: str | None, kind: str | None, content_type: str | None,
-                   limit: int) -> list[sqlite3.Row]:
+    def list_blobs(
+        self, session_id: str | None, kind: str | None, content_type: str | None, limit: int
+    ) -> list[sqlite3.Row]:
         where, params = [], []
         if session_id is not None:
-            where.append("(EXISTS(SELECT 1 FROM provenance p WHERE p.sha=b.sha AND "
-                         "p.session_id=?) OR EXISTS(SELECT 1 FROM grants g WHERE g.sha=b.sha "
-                         "AND g.session_id=?))")
+            where.append(
+                "(EXISTS(SELECT 1 FROM provenance p WHERE p.sha=b.sha AND "
+                "p.session_id=?) OR EXISTS(SELECT 1 FROM grants g WHERE g.sha=b.sha "
+                "AND g.session_id=?))"
+            )
             params += [session_id, session_id]
         if kind is not None:
             where.append("EXISTS(SELECT 1 FROM provenance p WHERE p.sha=b.sha AND p.kind=?)")
@@ -381,10 +434,17 @@ class Tx:
 
 def _tombstone(row: sqlite3.Row) -> Tombstone:
     return Tombstone(
-        sha256=row["sha"], size=row["size"], content_type=row["content_type"],
-        evicted_at=row["evicted_at"], reason=row["reason"], detail=row["detail"],
-        tool_name=row["tool_name"], tool_args=row["tool_args"], session_id=row["session_id"],
-        kind=row["kind"], created_at=row["created_at"],
+        sha256=row["sha"],
+        size=row["size"],
+        content_type=row["content_type"],
+        evicted_at=row["evicted_at"],
+        reason=row["reason"],
+        detail=row["detail"],
+        tool_name=row["tool_name"],
+        tool_args=row["tool_args"],
+        session_id=row["session_id"],
+        kind=row["kind"],
+        created_at=row["created_at"],
         sessions=tuple(json.loads(row["sessions"] or "[]")),
         origins=tuple(Provenance(**o) for o in json.loads(row["origins"] or "[]")),
     )

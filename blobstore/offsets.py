@@ -108,9 +108,7 @@ class Offsets:
             len(self.line_idx),
             len(self.char_off),
         )
-        body = b"".join(
-            (header, self.digests, _u64(self.line_idx), _u64(self.line_off), _u64(self.char_off))
-        )
+        body = b"".join((header, self.digests, _u64(self.line_idx), _u64(self.line_off), _u64(self.char_off)))
         return body + hashlib.sha256(body).digest()
 
     def seal(self) -> bytes:
@@ -125,8 +123,9 @@ class Offsets:
         body, seal = data[:-_TRAILER], data[-_TRAILER:]
         if hashlib.sha256(body).digest() != seal:
             raise SidecarError("sidecar checksum mismatch")
-        (magic, raw_sha, size, lines, chars, utf8, chunk_size, spacing, char_step,
-         n_chunks, n_lines, n_chars) = _HEADER.unpack_from(body)
+        (magic, raw_sha, size, lines, chars, utf8, chunk_size, spacing, char_step, n_chunks, n_lines, n_chars) = (
+            _HEADER.unpack_from(body)
+        )
         if magic != _MAGIC:
             raise SidecarError("unknown sidecar format")
         if raw_sha.hex() != sha256:
@@ -144,8 +143,20 @@ class Offsets:
         line_off = _u64_from(body[pos : pos + 8 * n_lines])
         pos += 8 * n_lines
         char_off = _u64_from(body[pos : pos + 8 * n_chars])
-        return cls(sha256, size, lines, chars, bool(utf8), chunk_size, digests,
-                   line_idx, line_off, char_off, char_step, spacing)
+        return cls(
+            sha256,
+            size,
+            lines,
+            chars,
+            bool(utf8),
+            chunk_size,
+            digests,
+            line_idx,
+            line_off,
+            char_off,
+            char_step,
+            spacing,
+        )
 
 
 class StreamIndexer:
@@ -155,8 +166,9 @@ class StreamIndexer:
     digests line up with the offsets a reader will later verify.
     """
 
-    def __init__(self, chunk_size: int = CHUNK_SIZE, line_spacing: int | None = None,
-                 char_step: int | None = None) -> None:
+    def __init__(
+        self, chunk_size: int = CHUNK_SIZE, line_spacing: int | None = None, char_step: int | None = None
+    ) -> None:
         self.chunk_size = chunk_size
         self.line_spacing = line_spacing or LINE_SPACING
         self.char_step = char_step or CHAR_STEP

@@ -117,8 +117,7 @@ def _pieces(data: bytes, limit: int | None, line_no: int) -> tuple[list[Batch], 
     return out, data
 
 
-def iter_line_batches(reader: BlobReader, start_line: int = 1,
-                      max_line_bytes: int | None = None) -> Iterator[Batch]:
+def iter_line_batches(reader: BlobReader, start_line: int = 1, max_line_bytes: int | None = None) -> Iterator[Batch]:
     """Yield ``(first_line_number, texts, is_piece)`` batches from 1-based ``start_line``.
 
     Batching lets a whole chunk be decoded and split in C, which is what makes
@@ -191,8 +190,9 @@ def iter_line_batches(reader: BlobReader, start_line: int = 1,
         yield line_no, [rest.decode("utf-8", "replace")], False
 
 
-def iter_numbered_lines(reader: BlobReader, start_line: int = 1,
-                        max_line_bytes: int | None = None) -> Iterator[tuple[int, str]]:
+def iter_numbered_lines(
+    reader: BlobReader, start_line: int = 1, max_line_bytes: int | None = None
+) -> Iterator[tuple[int, str]]:
     """Yield ``(line_number, text)`` from 1-based ``start_line`` to the end.
 
     Lines are split on ``\\n``; the terminator (and a ``\\r`` before it) is

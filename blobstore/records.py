@@ -91,8 +91,13 @@ class Tombstone(_Dictable):
         """
         for origin in self.origins:
             if origin.session_id == session_id:
-                return replace(self, tool_name=origin.tool_name, tool_args=origin.tool_args,
-                               session_id=origin.session_id, kind=origin.kind)
+                return replace(
+                    self,
+                    tool_name=origin.tool_name,
+                    tool_args=origin.tool_args,
+                    session_id=origin.session_id,
+                    kind=origin.kind,
+                )
         return self
 
 

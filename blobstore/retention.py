@@ -128,17 +128,28 @@ class _Planner:
         if against_live and sha in self.live:
             self.report.evicted_live += 1
         prov = self.tx.provenance(sha)
-        self.report.evicted.append(Eviction(sha, row["size"], reason, detail, row["last_access"],
-                                            prov[0].tool_name if prov else "",
-                                            prov[0].session_id if prov else None))
+        self.report.evicted.append(
+            Eviction(
+                sha,
+                row["size"],
+                reason,
+                detail,
+                row["last_access"],
+                prov[0].tool_name if prov else "",
+                prov[0].session_id if prov else None,
+            )
+        )
 
     def run(self) -> GcReport:
         policy, now, report = self.policy, self.now, self.report
         if policy.ttl_seconds is not None:
             ttl = policy.ttl_seconds
             for row in self.tx.lru_blobs(used_before=now - ttl):
-                self.consider(row, REASON_TTL, f"last used {human_duration(now - row['last_access'])} ago; "
-                                               f"retention TTL is {human_duration(ttl)}")
+                self.consider(
+                    row,
+                    REASON_TTL,
+                    f"last used {human_duration(now - row['last_access'])} ago; retention TTL is {human_duration(ttl)}",
+                )
         cap = policy.max_total_bytes
         if cap is not None and self.total > cap:
             detail = f"store held {human_bytes(report.total_bytes_before)}, cap is {human_bytes(cap)}"
@@ -188,8 +199,7 @@ def make_tombstone(tx: Tx, sha: str, reason: str, detail: str, now: float) -> To
     )
 
 
-def evict(tx: Tx, sha: str, reason: str, detail: str, now: float,
-          remove_files: Callable[[Tx, str], None]) -> Tombstone:
+def evict(tx: Tx, sha: str, reason: str, detail: str, now: float, remove_files: Callable[[Tx, str], None]) -> Tombstone:
     """Replace a blob by its tombstone (index rows and files)."""
     tomb = make_tombstone(tx, sha, reason, detail, now)
     tx.insert_tombstone(tomb)
@@ -198,8 +208,7 @@ def evict(tx: Tx, sha: str, reason: str, detail: str, now: float,
     return tomb
 
 
-def apply(tx: Tx, report: GcReport, policy: RetentionPolicy,
-          remove_files: Callable[[Tx, str], None]) -> GcReport:
+def apply(tx: Tx, report: GcReport, policy: RetentionPolicy, remove_files: Callable[[Tx, str], None]) -> GcReport:
     """Carry out a planned pass inside the caller's write transaction."""
     now = report.now
     for ev in report.evicted:

@@ -82,8 +82,9 @@ def read_file(path: Path, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_CH
     return loads(data, max_depth=max_depth, max_chars=max_chars)
 
 
-def iter_lines(path: Path, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_CHARS
-               ) -> Iterator[tuple[int, Any | JsonRejected]]:
+def iter_lines(
+    path: Path, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_CHARS
+) -> Iterator[tuple[int, Any | JsonRejected]]:
     """(line number, value or the :class:`JsonRejected` naming why) per non-blank line of a JSONL file.
 
     A bad line never ends the reading: the caller decides what to do with it.
@@ -93,8 +94,9 @@ def iter_lines(path: Path, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_C
         yield from iter_lines_of(handle, max_depth=max_depth, max_chars=max_chars)
 
 
-def iter_lines_of(handle: Any, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_CHARS
-                  ) -> Iterator[tuple[int, Any | JsonRejected]]:
+def iter_lines_of(
+    handle: Any, *, max_depth: int = MAX_DEPTH, max_chars: int = MAX_CHARS
+) -> Iterator[tuple[int, Any | JsonRejected]]:
     """:func:`iter_lines` over an open binary (or text) file object."""
     number = 0
     while True:

@@ -92,9 +92,16 @@ class BlobStore(ReadAccess):
     ``clock`` is injectable so retention can be tested without sleeping.
     """
 
-    def __init__(self, root: str | os.PathLike, policy: RetentionPolicy | None = None, *,
-                 cross_session_reads: bool = False, clock: Callable[[], float] = time.time,
-                 busy_timeout: float = 30.0, chunk_size: int = CHUNK_SIZE) -> None:
+    def __init__(
+        self,
+        root: str | os.PathLike,
+        policy: RetentionPolicy | None = None,
+        *,
+        cross_session_reads: bool = False,
+        clock: Callable[[], float] = time.time,
+        busy_timeout: float = 30.0,
+        chunk_size: int = CHUNK_SIZE,
+    ) -> None:
         self.root = Path(root).absolute()
         self.policy = policy or RetentionPolicy()
         self.cross_session_reads = cross_session_reads
@@ -108,8 +115,7 @@ class BlobStore(ReadAccess):
         self.index_path = self.root / "index.sqlite3"
         self.grants_log = self.root / "grants.jsonl"
         try:
-            for folder in (self.root, self.blobs_dir, self.tmp_dir, self.trash_dir,
-                           self.quarantine_dir):
+            for folder in (self.root, self.blobs_dir, self.tmp_dir, self.trash_dir, self.quarantine_dir):
                 ensure_dir(folder)
             if not self.index_path.exists():
                 os.close(os.open(self.index_path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
@@ -131,9 +137,16 @@ class BlobStore(ReadAccess):
         return self
 
     def __reduce__(self):
-        return _restore, ({"root": str(self.root), "policy": self.policy,
-                           "cross_session_reads": self.cross_session_reads, "clock": self.clock,
-                           "busy_timeout": self.busy_timeout, "chunk_size": self.chunk_size},)
+        return _restore, (
+            {
+                "root": str(self.root),
+                "policy": self.policy,
+                "cross_session_reads": self.cross_session_reads,
+                "clock": self.clock,
+                "busy_timeout": self.busy_timeout,
+                "chunk_size": self.chunk_size,
+            },
+        )
 
     def __repr__(self) -> str:
         return f"BlobStore({str(self.root)!r})"
@@ -164,11 +177,22 @@ class BlobStore(ReadAccess):
             why = _ERRNO_TEXT[exc.errno]
         else:
             why = str(exc) or type(exc).__name__
-        return (f"could not write to the blob store at {self.root}: {why}. Nothing was "
-                "stored; keep the output inline instead")
+        return (
+            f"could not write to the blob store at {self.root}: {why}. Nothing was "
+            "stored; keep the output inline instead"
+        )
 
-    def put(self, data: PutData, *, session_id: str | None = None, tool_name: str = "",
-            tool_args: str = "", kind: str = "blob", content_type: str = "text", pin: bool = False) -> PutResult:
+    def put(
+        self,
+        data: PutData,
+        *,
+        session_id: str | None = None,
+        tool_name: str = "",
+        tool_args: str = "",
+        kind: str = "blob",
+        content_type: str = "text",
+        pin: bool = False,
+    ) -> PutResult:
         """Store ``data`` (bytes, str, binary file or iterable of bytes) and return its handle.
 
         ``kind`` is the caller's label for why the bytes were stored (Stowage
@@ -202,8 +226,9 @@ class BlobStore(ReadAccess):
                 if not had_side or row is None:  # self-checking and rebuildable: no own fsync
                     write_durable(side, off.to_bytes(), self.tmp_dir, sync=False)
                 if not had_blob:
-                    tx.on_rollback(lambda: (remove_quietly(blob), remove_quietly(side),
-                                            remove_quietly(self.record_path(sha))))
+                    tx.on_rollback(
+                        lambda: (remove_quietly(blob), remove_quietly(side), remove_quietly(self.record_path(sha)))
+                    )
                 replace = row is None or intact is None or _inode(blob) != intact
                 if replace:  # (a copy read intact may have been evicted or replaced meanwhile)
                     staged.sync()
@@ -217,9 +242,17 @@ class BlobStore(ReadAccess):
                     if not had_side:
                         tx.set_sidecar_seal(off)
                 tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now)
-                self._append_record(self.record_path(sha), {
-                    "session_id": session_id, "tool_name": tool_name, "tool_args": tool_args,
-                    "kind": kind, "content_type": content_type, "at": now})
+                self._append_record(
+                    self.record_path(sha),
+                    {
+                        "session_id": session_id,
+                        "tool_name": tool_name,
+                        "tool_args": tool_args,
+                        "kind": kind,
+                        "content_type": content_type,
+                        "at": now,
+                    },
+                )
                 if session_id is not None:
                     tx.touch_session(session_id, now, None)
                     if pin:
@@ -236,10 +269,17 @@ class BlobStore(ReadAccess):
             staged.discard()  # the stored copy stays; ours was never renamed
         self.forget(sha)
         evicted = self._enforce(exclude=(sha,))
-        return PutResult(sha, handle, off.size, off.line_count,
-                         off.char_count if off.is_utf8 else None, off.is_utf8,
-                         row["content_type"] if row is not None else content_type,
-                         row is not None, evicted)
+        return PutResult(
+            sha,
+            handle,
+            off.size,
+            off.line_count,
+            off.char_count if off.is_utf8 else None,
+            off.is_utf8,
+            row["content_type"] if row is not None else content_type,
+            row is not None,
+            evicted,
+        )
 
     def _enforce(self, exclude: tuple[str, ...]) -> tuple[str, ...]:
         """Retention after a write; failures are logged, never raised into ``put``."""
@@ -250,8 +290,7 @@ class BlobStore(ReadAccess):
             if not report.evicted and not report.tombstones_expired:
                 return ()
             with self._index.write() as tx:
-                report = apply(tx, plan(tx, self.policy, now, exclude), self.policy,
-                               self.remove_files)
+                report = apply(tx, plan(tx, self.policy, now, exclude), self.policy, self.remove_files)
             self._log_cap(report)
             return tuple(e.sha256 for e in report.evicted)
         except (OSError, StoreError) as exc:
@@ -268,9 +307,14 @@ class BlobStore(ReadAccess):
         pending[2] += report.evicted_live
         if time.monotonic() - self._cap_logged_at < CAP_LOG_INTERVAL_S:
             return
-        log.warning("blob store size cap: tombstoned %d blob(s) (%s), %d of them held by live sessions but not "
-                    "in their current requests; %s over the cap remain", pending[0], human_bytes(pending[1]),
-                    pending[2], human_bytes(report.over_cap_bytes))
+        log.warning(
+            "blob store size cap: tombstoned %d blob(s) (%s), %d of them held by live sessions but not "
+            "in their current requests; %s over the cap remain",
+            pending[0],
+            human_bytes(pending[1]),
+            pending[2],
+            human_bytes(report.over_cap_bytes),
+        )
         self._cap_pending, self._cap_logged_at = [0, 0, 0], time.monotonic()
 
     def remove_files(self, tx: Tx, sha: str) -> None:
@@ -321,8 +365,7 @@ class BlobStore(ReadAccess):
 
     @staticmethod
     def _short_handle(tx: Tx, sha: str) -> str:
-        longest = max((common_prefix_len(sha, other) for other in tx.neighbours(sha)
-                       if other != sha), default=0)
+        longest = max((common_prefix_len(sha, other) for other in tx.neighbours(sha) if other != sha), default=0)
         return sha[: max(MIN_HANDLE_LEN, longest + 1)]
 
     def short_handle(self, sha: str) -> str:
@@ -342,8 +385,9 @@ class BlobStore(ReadAccess):
     def grant_session(self, source_session: str, target_session: str) -> int:
         """Grant ``target_session`` every blob ``source_session`` can read (session rotation)."""
         with self._index.write() as tx:
-            self._append_record(self.grants_log, {"source": source_session, "target": target_session,
-                                                  "at": self.clock()})
+            self._append_record(
+                self.grants_log, {"source": source_session, "target": target_session, "at": self.clock()}
+            )
             return tx.grant_session(source_session, target_session, self.clock())
 
     def mark_session_live(self, session_id: str) -> None:
@@ -389,12 +433,17 @@ class BlobStore(ReadAccess):
     def _info(self, tx: Tx, row: sqlite3.Row, provenance: bool = True) -> BlobInfo:
         sha = row["sha"]
         return BlobInfo(
-            sha256=sha, handle=self._short_handle(tx, sha), size=row["size"],
+            sha256=sha,
+            handle=self._short_handle(tx, sha),
+            size=row["size"],
             line_count=row["line_count"],
             char_count=row["char_count"] if row["is_utf8"] else None,
-            is_utf8=bool(row["is_utf8"]), content_type=row["content_type"],
-            created_at=row["created_at"], last_access=row["last_access"],
-            last_fetch=row["last_fetch"], fetch_count=row["fetch_count"],
+            is_utf8=bool(row["is_utf8"]),
+            content_type=row["content_type"],
+            created_at=row["created_at"],
+            last_access=row["last_access"],
+            last_fetch=row["last_fetch"],
+            fetch_count=row["fetch_count"],
             provenance=tuple(tx.provenance(sha)) if provenance else (),
         )
 
@@ -407,8 +456,9 @@ class BlobStore(ReadAccess):
                 return self._info(tx, row)
         raise self._gone(sha) or UnknownHandleError(sha)
 
-    def list_blobs(self, session_id: str | None = None, limit: int = 100, kind: str | None = None,
-                   content_type: str | None = None) -> list[BlobInfo]:
+    def list_blobs(
+        self, session_id: str | None = None, limit: int = 100, kind: str | None = None, content_type: str | None = None
+    ) -> list[BlobInfo]:
         """Most recently used first; ``session_id`` limits to blobs that session can read."""
         with self._index.read() as tx:
             rows = tx.list_blobs(session_id, kind, content_type, limit)
@@ -465,8 +515,14 @@ class BlobStore(ReadAccess):
         for r in records:
             session = r.get("session_id") if isinstance(r.get("session_id"), str) else None
             at = r["at"] if isinstance(r.get("at"), (int, float)) else created
-            tx.add_provenance(sha, session, _text_field(r, "tool_name"), _text_field(r, "tool_args"),
-                              _text_field(r, "kind", "spill"), at)
+            tx.add_provenance(
+                sha,
+                session,
+                _text_field(r, "tool_name"),
+                _text_field(r, "tool_args"),
+                _text_field(r, "kind", "spill"),
+                at,
+            )
         self.forget(sha)
         return True
 
@@ -562,22 +618,30 @@ class BlobStore(ReadAccess):
         """Operator removal of several blobs in one transaction: all of them, or (on an error) none."""
         with self._index.write() as tx:
             now = self.clock()
-            return [evict(tx, require_sha(sha), reason, detail, now, self.remove_files)
-                    for sha in dict.fromkeys(shas) if tx.get_blob(require_sha(sha)) is not None]
+            return [
+                evict(tx, require_sha(sha), reason, detail, now, self.remove_files)
+                for sha in dict.fromkeys(shas)
+                if tx.get_blob(require_sha(sha)) is not None
+            ]
 
     def evict_in(self, tx: Tx, sha: str, reason: str, detail: str) -> Tombstone:
         """Inside the caller's write transaction: replace a blob by its tombstone (the doctor's repairs)."""
         return evict(tx, sha, reason, detail, self.clock(), self.remove_files)
 
-    def doctor(self, repair: bool = False, *, verify: bool = True, temp_grace_seconds: float = 5.0,
-               progress: Callable[[int, int, int], None] | None = None) -> DoctorReport:
+    def doctor(
+        self,
+        repair: bool = False,
+        *,
+        verify: bool = True,
+        temp_grace_seconds: float = 5.0,
+        progress: Callable[[int, int, int], None] | None = None,
+    ) -> DoctorReport:
         """Check (and with ``repair`` fix) blobs, sidecars, temp files and the index.
 
         ``verify`` rehashes every blob; temp files younger than
         ``temp_grace_seconds`` are assumed to belong to a write in progress.
         """
-        return run_doctor(self, repair=repair, verify=verify,
-                          temp_grace_seconds=temp_grace_seconds, progress=progress)
+        return run_doctor(self, repair=repair, verify=verify, temp_grace_seconds=temp_grace_seconds, progress=progress)
 
 
 def _inode(path: Path) -> int | None:

@@ -38,7 +38,7 @@ def _fit(text: str, room: int) -> str:
     data = text.encode("utf-8", "surrogatepass")
     if len(data) <= room:
         return text
-    return data[:max(0, room)].decode("utf-8", "ignore")
+    return data[: max(0, room)].decode("utf-8", "ignore")
 
 
 def read_window(reader: BlobReader, start: int, offset: int, max_lines: int, max_bytes: int) -> LineWindow:
@@ -71,7 +71,8 @@ def read_window(reader: BlobReader, start: int, offset: int, max_lines: int, max
             if is_piece:
                 continue
             if line - start + 1 >= max_lines:
-                return LineWindow("".join(parts), start, offset, line, False,
-                                  line + 1 if line < total_lines else None, 0)
+                return LineWindow(
+                    "".join(parts), start, offset, line, False, line + 1 if line < total_lines else None, 0
+                )
             line, column = line + 1, 0
     return LineWindow("".join(parts), start, offset, max(start, min(line, total_lines)), False, None, 0)

@@ -75,8 +75,7 @@ def rechunk(data: PutData, size: int = CHUNK_SIZE) -> Iterator[bytes]:
         return _from_file(data, size)  # type: ignore[arg-type]
     if isinstance(data, Iterable):
         return _from_iterable(data, size)
-    raise TypeError(f"put() accepts bytes, a binary file or an iterable of bytes, "
-                    f"not {type(data).__name__}")
+    raise TypeError(f"put() accepts bytes, a binary file or an iterable of bytes, not {type(data).__name__}")
 
 
 @dataclass

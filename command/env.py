@@ -51,7 +51,9 @@ class NoStoreError(CliError):
         super().__init__(
             f"no Stowage store at {root} ({source}): nothing has been stored yet. Stowage creates it the "
             "first time it spills or prunes a tool output; use --store or --hermes-home to look elsewhere",
-            code=1, kind="no_store")
+            code=1,
+            kind="no_store",
+        )
 
 
 def default_hermes_home() -> Path:
@@ -111,8 +113,11 @@ class Env:
         if store:
             root, source = Path(store).expanduser().absolute(), "--store"
         else:
-            located = settings if settings is not None else \
-                load_settings({"stowage": {"store": {"path": _raw_store_path(raw)}}})
+            located = (
+                settings
+                if settings is not None
+                else load_settings({"stowage": {"store": {"path": _raw_store_path(raw)}}})
+            )
             root = store_root(located, home)
             source = "stowage.store.path" if located.store.path else "default: $HERMES_HOME/stowage"
         return cls(home, config_path, settings, error, root, source)
@@ -135,8 +140,11 @@ class Env:
         if self._store is None:
             if not self.store_exists():
                 raise NoStoreError(self.store_root, self.store_source)
-            self._store = BlobStore(self.store_root, self.policy,
-                                    cross_session_reads=bool(self.effective_settings.store.cross_session_reads))
+            self._store = BlobStore(
+                self.store_root,
+                self.policy,
+                cross_session_reads=bool(self.effective_settings.store.cross_session_reads),
+            )
         return self._store
 
     def close(self) -> None:
@@ -147,25 +155,35 @@ class Env:
     def require_valid_config(self, action: str) -> None:
         """Refuse actions whose meaning depends on the configured limits."""
         if self.config_error is not None:
-            raise CliError(f"refusing to {action} with an invalid configuration:\n{self.config_error}",
-                           code=1, kind="config_error")
+            raise CliError(
+                f"refusing to {action} with an invalid configuration:\n{self.config_error}", code=1, kind="config_error"
+            )
 
     def config_info(self) -> dict[str, Any]:
         error = self.config_error
-        return {"path": str(self.config_path), "exists": self.config_path.is_file(), "valid": error is None,
-                "problems": list(error.problems) if error else [], "error": str(error) if error else None}
+        return {
+            "path": str(self.config_path),
+            "exists": self.config_path.is_file(),
+            "valid": error is None,
+            "problems": list(error.problems) if error else [],
+            "error": str(error) if error else None,
+        }
 
     def tokenizer_info(self) -> dict[str, Any]:
         """The backend Stowage would count tokens with, and how its encoding was found."""
         tok = self.effective_settings.tokenizer
         counter = TokenCounter(tok.encoding, allow_download=tok.allow_download)
         loaded = counter.loaded
-        return {"encoding": tok.encoding, "allow_download": tok.allow_download, "backend": counter.backend,
-                "source": loaded.source, "detail": loaded.detail}
+        return {
+            "encoding": tok.encoding,
+            "allow_download": tok.allow_download,
+            "backend": counter.backend,
+            "source": loaded.source,
+            "detail": loaded.detail,
+        }
 
     def tokenizer_offline(self) -> dict[str, Any]:
         """Whether the encoding loads with downloads forbidden (air-gapped hosts, CI)."""
         name = self.effective_settings.tokenizer.encoding
         loaded = load_encoding(name, allow_download=False)
-        return {"encoding": name, "ok": loaded.encoding is not None, "source": loaded.source,
-                "detail": loaded.detail}
+        return {"encoding": name, "ok": loaded.encoding is not None, "source": loaded.source, "detail": loaded.detail}

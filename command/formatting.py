@@ -11,8 +11,9 @@ import time
 from typing import Any, Iterable, Sequence
 
 # Keys of store records that hold epoch seconds; JSON shows them as ISO 8601 UTC.
-TIME_KEYS = frozenset({"created_at", "last_access", "last_fetch", "evicted_at", "first_at", "last_at",
-                       "now", "granted_at"})
+TIME_KEYS = frozenset(
+    {"created_at", "last_access", "last_fetch", "evicted_at", "first_at", "last_at", "now", "granted_at"}
+)
 
 
 def human_size(n: float | None) -> str:
@@ -56,8 +57,12 @@ def iso_time(ts: float | None) -> str | None:
 def jsonable(value: Any) -> Any:
     """Deep copy of ``value`` with epoch fields (see :data:`TIME_KEYS`) turned into ISO times."""
     if isinstance(value, dict):
-        return {k: iso_time(v) if k in TIME_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool)
-                else jsonable(v) for k, v in value.items()}
+        return {
+            k: iso_time(v)
+            if k in TIME_KEYS and isinstance(v, (int, float)) and not isinstance(v, bool)
+            else jsonable(v)
+            for k, v in value.items()
+        }
     if isinstance(value, (list, tuple)):
         return [jsonable(v) for v in value]
     return value
@@ -72,7 +77,9 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Iterable
     right_set = set(right)
 
     def line(cells: Sequence[str]) -> str:
-        parts = [c.rjust(w) if i in right_set else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))]
+        parts = [
+            c.rjust(w) if i in right_set else c.ljust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=False))
+        ]
         return (" " * indent + "  ".join(parts)).rstrip()
 
     return "\n".join([line(list(headers))] + [line(row) for row in body])

@@ -53,8 +53,14 @@ def host_max_bytes(raw: Mapping[str, Any]) -> tuple[int, bool]:
 
 
 def _problem(kind: str, subject: str, detail: str, severity: str = "error") -> dict[str, Any]:
-    return {"kind": kind, "severity": severity, "subject": subject, "detail": detail, "repairable": False,
-            "repaired": False}
+    return {
+        "kind": kind,
+        "severity": severity,
+        "subject": subject,
+        "detail": detail,
+        "repairable": False,
+        "repaired": False,
+    }
 
 
 def _names(value: Any) -> list[str] | None:
@@ -134,11 +140,14 @@ def _entry_point_here() -> bool:
 
 def _entry_point_in(python: str) -> bool | None:
     """Whether ``python`` sees the entry point (None: could not ask it)."""
-    code = ("import importlib.metadata as m; print(any(e.name == %r for e in m.entry_points(group=%r)))"
-            % (PLUGIN_KEY, ENTRY_POINT_GROUP))
+    code = "import importlib.metadata as m; print(any(e.name == %r for e in m.entry_points(group=%r)))" % (
+        PLUGIN_KEY,
+        ENTRY_POINT_GROUP,
+    )
     try:
-        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=30,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [python, "-c", code], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     out = proc.stdout.strip()
@@ -177,13 +186,15 @@ def read_fallbacks(log_path: Path) -> dict[str, Any]:
             continue
         failed = LOAD_FAILED.search(line)
         if failed and failed.group("name") == PLUGIN_KEY:
-            info["load_failures"].append({"cause": failed.group("cause").strip()[:300], "time": _log_time(line),
-                                          "line": line.strip()[:300]})
+            info["load_failures"].append(
+                {"cause": failed.group("cause").strip()[:300], "time": _log_time(line), "line": line.strip()[:300]}
+            )
             continue
         match = FALLBACK.search(line)
         if match:
-            info["fallbacks"].append({"engine": match.group("name"), "time": _log_time(line),
-                                      "line": line.strip()[:300]})
+            info["fallbacks"].append(
+                {"engine": match.group("name"), "time": _log_time(line), "line": line.strip()[:300]}
+            )
     return info
 
 
@@ -202,12 +213,19 @@ def _reinstall_hint(active: str | None, folders: list[dict[str, Any]]) -> str:
         return "pip install --force-reinstall <the Stowage wheel or checkout> into Hermes's Python"
     if any((Path(f["path"]) / ".git").exists() for f in folders):
         return f"hermes plugins update {PLUGIN_KEY}"
-    return "hermes plugins install <the Stowage git URL> --force, or python3 plugins/install_user_plugin.py " \
-           "from a checkout"
+    return (
+        "hermes plugins install <the Stowage git URL> --force, or python3 plugins/install_user_plugin.py "
+        "from a checkout"
+    )
 
 
-def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str, str] | None = None,
-                   route: dict[str, Any] | None = None) -> dict[str, Any]:
+def check_identity(
+    hermes_home: Path,
+    config_path: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    route: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """What Hermes would run, and every reason it would not run Stowage (``problems``)."""
     environ = os.environ if environ is None else environ
     raw, read_error = read_host_config(config_path)
@@ -221,8 +239,9 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
     folders = user_plugin_folders(hermes_home)
     ep = entry_point_route() if route is None else route
     # Hermes discovers user folders first and entry points last: on one key, the entry point wins.
-    active = "entry point" if ep.get("found") else ("user plugin folder" if any(f["complete"] for f in folders)
-                                                      else None)
+    active = (
+        "entry point" if ep.get("found") else ("user plugin folder" if any(f["complete"] for f in folders) else None)
+    )
     log = read_fallbacks(hermes_home / "logs" / "agent.log")
     problems: list[dict[str, Any]] = []
     selected = engine == ENGINE
@@ -230,49 +249,75 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
     if read_error:
         problems.append(_problem("host-config-unreadable", str(config_path), read_error))
     if wants_stowage and not selected:
-        problems.append(_problem(
-            "engine-name-case", f"context.engine: {engine}",
-            f"Hermes matches engine names exactly, so {engine!r} falls back to the built-in compressor. "
-            f"Fix: set `context: {{engine: {ENGINE}}}` in {config_path} (or `hermes config set context.engine "
-            f"{ENGINE}`)"))
+        problems.append(
+            _problem(
+                "engine-name-case",
+                f"context.engine: {engine}",
+                f"Hermes matches engine names exactly, so {engine!r} falls back to the built-in compressor. "
+                f"Fix: set `context: {{engine: {ENGINE}}}` in {config_path} (or `hermes config set context.engine "
+                f"{ENGINE}`)",
+            )
+        )
     if wants_stowage:
         if PLUGIN_KEY in disabled:
-            problems.append(_problem(
-                "plugin-disabled", f"plugins.disabled: {PLUGIN_KEY}",
-                f"the plugin is in plugins.disabled, which always wins: Hermes falls back to the built-in "
-                f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or remove {PLUGIN_KEY} from "
-                f"plugins.disabled in {config_path})"))
+            problems.append(
+                _problem(
+                    "plugin-disabled",
+                    f"plugins.disabled: {PLUGIN_KEY}",
+                    f"the plugin is in plugins.disabled, which always wins: Hermes falls back to the built-in "
+                    f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or remove {PLUGIN_KEY} from "
+                    f"plugins.disabled in {config_path})",
+                )
+            )
         elif enabled is None or PLUGIN_KEY not in enabled:
             what = "plugins.enabled is missing" if enabled is None else f"{PLUGIN_KEY} is not in plugins.enabled"
-            problems.append(_problem(
-                "plugin-not-enabled", "plugins.enabled",
-                f"{what}: Hermes loads no third-party plugin that is not enabled, and falls back to the built-in "
-                f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or add it to plugins.enabled in "
-                f"{config_path})"))
+            problems.append(
+                _problem(
+                    "plugin-not-enabled",
+                    "plugins.enabled",
+                    f"{what}: Hermes loads no third-party plugin that is not enabled, and falls back to the built-in "
+                    f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or add it to plugins.enabled in "
+                    f"{config_path})",
+                )
+            )
         if active is None:
             where = f"the Python of `hermes` ({ep.get('python')})" if ep.get("python") else "this Python"
-            problems.append(_problem(
-                "not-installed", PLUGIN_KEY,
-                f"no install route Hermes discovers: no {ENTRY_POINT_GROUP} entry point named {PLUGIN_KEY!r} in "
-                f"{where}" + (" (it could not be asked)" if ep.get("found") is None else "")
-                + f", and no complete user-plugin folder under {hermes_home / 'plugins'}. Fix: `hermes plugins install "
-                f"<the Stowage git URL> --enable`, or `pip install <the Stowage wheel or checkout>` into Hermes's "
-                f"Python (hermes-stowage once published), or `python3 plugins/install_user_plugin.py` from a "
-                f"checkout"))
+            problems.append(
+                _problem(
+                    "not-installed",
+                    PLUGIN_KEY,
+                    f"no install route Hermes discovers: no {ENTRY_POINT_GROUP} entry point named {PLUGIN_KEY!r} in "
+                    f"{where}"
+                    + (" (it could not be asked)" if ep.get("found") is None else "")
+                    + f", and no complete user-plugin folder under {hermes_home / 'plugins'}. "
+                    "Fix: `hermes plugins install "
+                    f"<the Stowage git URL> --enable`, or `pip install <the Stowage wheel or checkout>` into Hermes's "
+                    f"Python (hermes-stowage once published), or `python3 plugins/install_user_plugin.py` from a "
+                    f"checkout",
+                )
+            )
         cap, set_by_user = host_max_bytes(raw)
         if cap < ENOUGH_MAX_BYTES:
             problem = _problem(
-                "host-truncates-output", f"tool_output.max_bytes: {cap:,}" + ("" if set_by_user else " (default)"),
+                "host-truncates-output",
+                f"tool_output.max_bytes: {cap:,}" + ("" if set_by_user else " (default)"),
                 f"Hermes cuts terminal outputs longer than {cap:,} chars (keeping the head and the tail) before "
                 f"Stowage sees them, so Stowage stores only what is left. Stowage spills large outputs to its store "
                 f"and shows a preview, so the cut is no longer needed. Fix: set `tool_output: {{max_bytes: "
-                f"{SUGGESTED_MAX_BYTES}}}` in {config_path}", severity="warning")
+                f"{SUGGESTED_MAX_BYTES}}}` in {config_path}",
+                severity="warning",
+            )
             problem["advisory"] = True  # shown, but not a failure: the host works as designed
             problems.append(problem)
         if environ.get("HERMES_SAFE_MODE") not in (None, "", "0"):
-            problems.append(_problem("safe-mode", "HERMES_SAFE_MODE",
-                                     "HERMES_SAFE_MODE is set: Hermes discovers no plugin at all. Fix: unset it",
-                                     severity="warning"))
+            problems.append(
+                _problem(
+                    "safe-mode",
+                    "HERMES_SAFE_MODE",
+                    "HERMES_SAFE_MODE is set: Hermes discovers no plugin at all. Fix: unset it",
+                    severity="warning",
+                )
+            )
     config_mtime = config_path.stat().st_mtime if config_path.is_file() else 0.0
     stale = current = 0
     for fb in log["fallbacks"]:
@@ -284,19 +329,27 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
             current += 1
     if wants_stowage and log.get("load_failures"):
         last_failure = log["load_failures"][-1]
-        problems.append(_problem(
-            "plugin-load-failed", str(log["path"]),
-            f"Hermes could not import the Stowage plugin and ran its built-in compressor: {last_failure['cause']} "
-            f"(agent.log: {last_failure['line']}). Fix: "
-            + fix_for(last_failure["cause"], ep.get("python") or sys.executable, _reinstall_hint(active, folders))))
+        problems.append(
+            _problem(
+                "plugin-load-failed",
+                str(log["path"]),
+                f"Hermes could not import the Stowage plugin and ran its built-in compressor: {last_failure['cause']} "
+                f"(agent.log: {last_failure['line']}). Fix: "
+                + fix_for(last_failure["cause"], ep.get("python") or sys.executable, _reinstall_hint(active, folders)),
+            )
+        )
     failures = [p for p in problems if not p.get("advisory")]
     if current and not failures:
         last = [fb for fb in log["fallbacks"] if fb["engine"].strip().lower() == ENGINE][-1]
-        problems.append(_problem(
-            "host-fell-back", str(log["path"]),
-            f"Hermes logged a fallback after the config was last changed: {last['line']}. The config looks right, "
-            f"so the install is the likely cause: check that `hermes plugins list` shows {PLUGIN_KEY} enabled "
-            f"and that Stowage is installed in the Python `hermes` runs"))
+        problems.append(
+            _problem(
+                "host-fell-back",
+                str(log["path"]),
+                f"Hermes logged a fallback after the config was last changed: {last['line']}. The config looks right, "
+                f"so the install is the likely cause: check that `hermes plugins list` shows {PLUGIN_KEY} enabled "
+                f"and that Stowage is installed in the Python `hermes` runs",
+            )
+        )
     if log["error"]:
         problems.append(_problem("agent-log-unreadable", log["path"], log["error"], severity="warning"))
     failures = [p for p in problems if not p.get("advisory")]
@@ -308,10 +361,22 @@ def check_identity(hermes_home: Path, config_path: Path, *, environ: Mapping[str
         running = f"Hermes's built-in compressor: context.engine is {engine!r}, not {ENGINE!r}"
         if engine not in ("compressor", ""):
             running = f"{engine!r} (not Stowage): context.engine is {engine!r}"
-    return {"engine_configured": engine, "selected": selected and not failures, "running": running,
-            "plugins_enabled": enabled, "plugins_disabled": disabled, "active_route": active,
-            "entry_point": ep, "user_plugin_folders": folders,
-            "agent_log": {"path": log["path"], "exists": log["exists"], "error": log["error"],
-                          "stowage_fallbacks": current, "stale_fallbacks": stale,
-                          "load_failures": len(log.get("load_failures", []))},
-            "problems": problems}
+    return {
+        "engine_configured": engine,
+        "selected": selected and not failures,
+        "running": running,
+        "plugins_enabled": enabled,
+        "plugins_disabled": disabled,
+        "active_route": active,
+        "entry_point": ep,
+        "user_plugin_folders": folders,
+        "agent_log": {
+            "path": log["path"],
+            "exists": log["exists"],
+            "error": log["error"],
+            "stowage_fallbacks": current,
+            "stale_fallbacks": stale,
+            "load_failures": len(log.get("load_failures", [])),
+        },
+        "problems": problems,
+    }

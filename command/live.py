@@ -52,8 +52,11 @@ def saved_text(status: SessionStatus) -> str:
     text = f"{_n(saved_tokens(status))} tokens saved over {_n(requests)} request{'' if requests == 1 else 's'}"
     if view is None or view.unshaped_tokens is None:  # a status file from before spills were counted
         return text + " (by the lean view)"
-    parts = [f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} history tokens",
-             f"{_n(view.view_tokens_saved)} by the lean view", f"{_n(view.spill_tokens_saved)} by spilled outputs"]
+    parts = [
+        f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} history tokens",
+        f"{_n(view.view_tokens_saved)} by the lean view",
+        f"{_n(view.spill_tokens_saved)} by spilled outputs",
+    ]
     return text + " (" + "; ".join(parts) + ")"
 
 
@@ -61,7 +64,9 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
     """Rows for one session: compactions, spills, savings, failures, tool search, the next trigger."""
     rows: list[tuple[str, Any]] = []
     last = status.last_compaction
-    rows.append(("compactions", f"{status.compression_count:,}" + (f"; last: {_compaction_text(last)}" if last else "")))
+    rows.append(
+        ("compactions", f"{status.compression_count:,}" + (f"; last: {_compaction_text(last)}" if last else ""))
+    )
     view = status.view
     if view is not None and view.enabled is False:
         rows.append(("lean view", "off"))
@@ -71,8 +76,12 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         req = view.last_request
         rows.append(("saved", saved_text(status)))
         unshaped = req.get("unshaped_tokens", req.get("full_tokens"))
-        rows.append(("last request", f"{_n(req.get('sent_tokens'))} tokens sent of {_n(unshaped)} "
-                                     f"({_n(view.steps)} view step(s) so far)"))
+        rows.append(
+            (
+                "last request",
+                f"{_n(req.get('sent_tokens'))} tokens sent of {_n(unshaped)} ({_n(view.steps)} view step(s) so far)",
+            )
+        )
         if view.unstored_outputs:
             rows.append(("", f"{_n(view.unstored_outputs)} output(s) kept verbatim: {view.last_error}"))
     store = status.store
@@ -83,8 +92,11 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         spill_text += f"; newest: {shown}"
     rows.append(("spills", spill_text))
     failures = store.spill_failures + store.archive_failures
-    fail_text = (f"{_n(store.spill_failures)} spill(s), {_n(store.archive_failures)} archive(s) not stored"
-                 if failures else "none")
+    fail_text = (
+        f"{_n(store.spill_failures)} spill(s), {_n(store.archive_failures)} archive(s) not stored"
+        if failures
+        else "none"
+    )
     if store.error:
         fail_text += f"; store unavailable: {store.error}"
     elif failures and store.last_store_error:
@@ -92,19 +104,30 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
     rows.append(("store failures", fail_text))
     evicted = store.cap_evicted
     if evicted.get("blobs"):
-        rows.append(("size cap", f"{_n(evicted.get('blobs'))} of this session's stored output(s) "
-                                 f"({human_size(int(evicted.get('bytes') or 0))}) tombstoned to keep the store under "
-                                 "its cap (store.max_store_mb); their handles answer with tombstones"))
+        rows.append(
+            (
+                "size cap",
+                f"{_n(evicted.get('blobs'))} of this session's stored output(s) "
+                f"({human_size(int(evicted.get('bytes') or 0))}) tombstoned to keep the store under "
+                "its cap (store.max_store_mb); their handles answer with tombstones",
+            )
+        )
     search = status.tool_search
     if search is not None:
-        state = (f"active, {_n(search.deferred)} tool(s) deferred" if search.active
-                 else f"inactive ({search.reason or search.mode or 'no reason given'})")
+        state = (
+            f"active, {_n(search.deferred)} tool(s) deferred"
+            if search.active
+            else f"inactive ({search.reason or search.mode or 'no reason given'})"
+        )
         rows.append(("tool search", f"{state}; {_n(search.searches)} search(es), {_n(search.calls)} bridged call(s)"))
     if status.threshold_tokens:
         gov = status.governor
         why = trigger_text(to_plain(status.trigger)) if status.trigger is not None else ""
-        trigger = (f"when a request reaches {_n(status.threshold_tokens)} tokens" + (f" ({why})" if why else "")
-                   + f"; last request {_n(status.last_prompt_tokens)}")
+        trigger = (
+            f"when a request reaches {_n(status.threshold_tokens)} tokens"
+            + (f" ({why})" if why else "")
+            + f"; last request {_n(status.last_prompt_tokens)}"
+        )
         if gov.backoff:
             trigger += f"; backing off: {gov.backoff}"
         if gov.summary_cooldown_seconds:
@@ -119,8 +142,10 @@ def _ahead_text(ahead: AheadStatus) -> str:
     """Summaries written in the background before a compaction needed them (``compaction.prepare_at``)."""
     if not ahead.prepare_at:
         return "off (compaction.prepare_at: 0)"
-    text = (f"{_n(ahead.prepared)} prepared, {_n(ahead.used)} used by a compaction, "
-            f"{_n(ahead.discarded)} discarded, {_n(ahead.failed)} failed; now {ahead.state or '?'}")
+    text = (
+        f"{_n(ahead.prepared)} prepared, {_n(ahead.used)} used by a compaction, "
+        f"{_n(ahead.discarded)} discarded, {_n(ahead.failed)} failed; now {ahead.state or '?'}"
+    )
     last = ahead.last or {}
     if last.get("prepared_ahead"):
         text += f"; the last compaction waited {_n(round(float(last.get('wait_ms') or 0)))} ms for its summary"

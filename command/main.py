@@ -48,18 +48,29 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     given before the subcommand.
     """
     default = (lambda value: argparse.SUPPRESS) if suppress else (lambda value: value)
-    parser.add_argument("--hermes-home", metavar="PATH", default=default(None),
-                        help="Hermes home folder (default: $HERMES_HOME or ~/.hermes)")
-    parser.add_argument("--store", metavar="PATH", default=default(None),
-                        help="blob store folder (default: stowage.store.path, else $HERMES_HOME/stowage)")
-    parser.add_argument("--json", action="store_true", default=default(False),
-                        help="machine-readable output (absolute UTC times)")
+    parser.add_argument(
+        "--hermes-home",
+        metavar="PATH",
+        default=default(None),
+        help="Hermes home folder (default: $HERMES_HOME or ~/.hermes)",
+    )
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        default=default(None),
+        help="blob store folder (default: stowage.store.path, else $HERMES_HOME/stowage)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", default=default(False), help="machine-readable output (absolute UTC times)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="stowage", description="Inspect and maintain the Stowage blob store.",
-        epilog="Exit status: 0 ok, 1 failure or problems remain, 2 bad usage or bad handle.")
+        prog="stowage",
+        description="Inspect and maintain the Stowage blob store.",
+        epilog="Exit status: 0 ok, 1 failure or problems remain, 2 bad usage or bad handle.",
+    )
     _global_options(parser, suppress=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
@@ -84,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("handle", help="blob handle: 16 to 64 hex characters")
     p.add_argument("--lines", metavar="A:B", help="only lines A to B (1-based, inclusive; A: or :B allowed)")
     p.add_argument("--force", action="store_true", help="write binary content even to a terminal")
-    p = command(blob_sub, "rm", "delete blobs, leaving tombstones that explain them (nothing is removed if one "
-                                "handle is bad)")
+    p = command(
+        blob_sub, "rm", "delete blobs, leaving tombstones that explain them (nothing is removed if one handle is bad)"
+    )
     p.add_argument("handles", nargs="+", metavar="HANDLE", help="blob handles: 16 to 64 hex characters")
     p = command(sub, "purge", "delete one session's stored outputs, or all stored more than DAYS ago")
     p.add_argument("--session", metavar="ID", help="every blob this session produced")
@@ -99,8 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", dest="verify", action="store_false", help="skip rehashing every blob (faster)")
     p = command(sub, "dashboard", "link the dashboard tab where Hermes's dashboard looks (pip installs), or unlink it")
     p.add_argument("action", choices=("enable", "disable"))
-    p = command(sub, "replay", "replay recorded sessions through Hermes's built-in compressor and Stowage, "
-                               "offline, and report what each would have billed")
+    p = command(
+        sub,
+        "replay",
+        "replay recorded sessions through Hermes's built-in compressor and Stowage, "
+        "offline, and report what each would have billed",
+    )
     add_replay_arguments(p)
     return parser
 

@@ -48,11 +48,20 @@ def rm(env: Env, handles: list[str]) -> Outcome:
         shas.append(store.resolve(handle))  # HandleError (exit 2) before anything is removed
     sizes = {sha: store.stat(sha).size for sha in shas}
     tombs = store.evict_many(shas, detail="removed with `stowage blobs rm`")
-    removed = [{"handle": store.short_handle(t.sha256), "sha256": t.sha256, "size": t.size,
-                "tool_name": t.tool_name, "session_id": t.session_id} for t in tombs]
+    removed = [
+        {
+            "handle": store.short_handle(t.sha256),
+            "sha256": t.sha256,
+            "size": t.size,
+            "tool_name": t.tool_name,
+            "session_id": t.session_id,
+        }
+        for t in tombs
+    ]
     total = sum(sizes.values())
-    lines = [f"removed {store.short_handle(t.sha256)} ({human_size(t.size)}, {t.tool_name or 'unknown tool'})"
-             for t in tombs]
+    lines = [
+        f"removed {store.short_handle(t.sha256)} ({human_size(t.size)}, {t.tool_name or 'unknown tool'})" for t in tombs
+    ]
     lines.append(f"{len(removed)} blob(s), {human_size(total)} removed; each handle now answers with a tombstone")
     return Outcome({"removed": removed, "bytes": total}, "\n".join(lines))
 
@@ -80,8 +89,16 @@ def _older_than(env: Env, days: float) -> tuple[list[str], list[str]]:
     return [s for s in shas if s not in protected], [s for s in shas if s in protected]
 
 
-def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool, force: bool,
-          ask: Callable[[str], bool] = _ask_terminal, interactive: Callable[[], bool] = can_ask) -> Outcome:
+def purge(
+    env: Env,
+    *,
+    session: str | None,
+    older_than: float | None,
+    yes: bool,
+    force: bool,
+    ask: Callable[[str], bool] = _ask_terminal,
+    interactive: Callable[[], bool] = can_ask,
+) -> Outcome:
     """Remove one session's outputs, or everything stored more than N days ago."""
     if (session is None) == (older_than is None):
         raise CliError("purge needs exactly one of --session ID or --older-than DAYS", EXIT_USAGE, "usage")
@@ -94,11 +111,19 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
     if session is not None:
         state = _session_state(env, session)
         if state is None:
-            raise CliError(f"unknown session {session!r}: the store holds nothing it produced "
-                           "(`stowage status` lists recent sessions)", EXIT_USAGE, "unknown_session")
+            raise CliError(
+                f"unknown session {session!r}: the store holds nothing it produced "
+                "(`stowage status` lists recent sessions)",
+                EXIT_USAGE,
+                "unknown_session",
+            )
         if state["live"] and not force:
-            raise CliError(f"session {session!r} is live: its agent may still fetch these outputs. Purge it after "
-                           "it ends, or add --force", 1, "live_session")
+            raise CliError(
+                f"session {session!r} is live: its agent may still fetch these outputs. Purge it after "
+                "it ends, or add --force",
+                1,
+                "live_session",
+            )
         shas, shared, what = state["shas"], state["shared"], f"session {session!r}"
         detail = f"purged with `stowage purge --session {session}`"
     else:
@@ -119,11 +144,17 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
         summary += f"; {shared} blob(s) another session also holds stay for it"
     if (shas or shared) and not yes:
         if not interactive():
-            raise CliError(f"would remove {summary}; refusing without --yes (stdin is not a terminal to ask on)",
-                           1, "needs_confirmation")
+            raise CliError(
+                f"would remove {summary}; refusing without --yes (stdin is not a terminal to ask on)",
+                1,
+                "needs_confirmation",
+            )
         if not ask(f"Remove {summary}? Tombstones stay."):
-            return Outcome({"removed": [], "bytes": 0, "cancelled": True, "spared_live": len(spared)},
-                           "cancelled: nothing removed", 1)
+            return Outcome(
+                {"removed": [], "bytes": 0, "cancelled": True, "spared_live": len(spared)},
+                "cancelled: nothing removed",
+                1,
+            )
     kept: tuple[str, ...] = ()
     if session is not None:  # the store decides: never another session's bytes
         report = store.purge_session(session, detail)
@@ -136,13 +167,32 @@ def purge(env: Env, *, session: str | None, older_than: float | None, yes: bool,
             forget_session(env.store_root, session)
         except OSError:
             pass
-    removed = [{"handle": store.short_handle(t.sha256), "sha256": t.sha256, "size": t.size,
-                "tool_name": t.tool_name, "session_id": t.session_id} for t in tombs]
+    removed = [
+        {
+            "handle": store.short_handle(t.sha256),
+            "sha256": t.sha256,
+            "size": t.size,
+            "tool_name": t.tool_name,
+            "session_id": t.session_id,
+        }
+        for t in tombs
+    ]
     text = f"removed {len(removed)} blob(s), {human_size(total)}, {what}; their handles now answer with tombstones"
     if spared:
         text += f"\n{len(spared)} blob(s) of live sessions spared (add --force to remove them too)"
     if kept:
-        text += (f"\n{len(kept)} blob(s) kept because another session holds the same content; "
-                 f"session {session!r} can no longer read them")
-    return Outcome({"removed": removed, "bytes": total, "cancelled": False, "spared_live": len(spared),
-                    "kept_shared": len(kept), "at": time.time()}, text)
+        text += (
+            f"\n{len(kept)} blob(s) kept because another session holds the same content; "
+            f"session {session!r} can no longer read them"
+        )
+    return Outcome(
+        {
+            "removed": removed,
+            "bytes": total,
+            "cancelled": False,
+            "spared_live": len(spared),
+            "kept_shared": len(kept),
+            "at": time.time(),
+        },
+        text,
+    )

@@ -25,13 +25,21 @@ def retention_info(env: Env) -> dict[str, Any]:
     """The limits in effect, in the config's units and in the store's."""
     store = env.effective_settings.store
     policy = env.policy
-    return {"ttl_hours": store.ttl_hours, "max_store_mb": store.max_store_mb,
-            "fetch_grace_hours": store.fetch_grace_hours, "tombstone_ttl_days": store.tombstone_ttl_days,
-            "cross_session_reads": store.cross_session_reads, "from_defaults": env.settings is None,
-            "policy": {"ttl_seconds": policy.ttl_seconds, "max_total_bytes": policy.max_total_bytes,
-                       "fetch_grace_seconds": policy.fetch_grace_seconds,
-                       "tombstone_ttl_seconds": policy.tombstone_ttl_seconds,
-                       "session_idle_seconds": policy.session_idle_seconds}}
+    return {
+        "ttl_hours": store.ttl_hours,
+        "max_store_mb": store.max_store_mb,
+        "fetch_grace_hours": store.fetch_grace_hours,
+        "tombstone_ttl_days": store.tombstone_ttl_days,
+        "cross_session_reads": store.cross_session_reads,
+        "from_defaults": env.settings is None,
+        "policy": {
+            "ttl_seconds": policy.ttl_seconds,
+            "max_total_bytes": policy.max_total_bytes,
+            "fetch_grace_seconds": policy.fetch_grace_seconds,
+            "tombstone_ttl_seconds": policy.tombstone_ttl_seconds,
+            "session_idle_seconds": policy.session_idle_seconds,
+        },
+    }
 
 
 def _store_info(env: Env) -> dict[str, Any]:
@@ -40,10 +48,26 @@ def _store_info(env: Env) -> dict[str, Any]:
         return info
     stats = env.open_store().stats()
     quarantine = env.store_root / "quarantine"
-    info.update({key: stats[key] for key in ("total_bytes", "blob_count", "tombstones", "tombstones_by_reason",
-                                             "by_kind", "by_content_type", "fetch_total", "fetched_blobs")})
-    info["sessions"] = {"total": stats["sessions"], "live": stats["live_sessions"],
-                        "ended": stats["sessions"] - stats["live_sessions"]}
+    info.update(
+        {
+            key: stats[key]
+            for key in (
+                "total_bytes",
+                "blob_count",
+                "tombstones",
+                "tombstones_by_reason",
+                "by_kind",
+                "by_content_type",
+                "fetch_total",
+                "fetched_blobs",
+            )
+        }
+    )
+    info["sessions"] = {
+        "total": stats["sessions"],
+        "live": stats["live_sessions"],
+        "ended": stats["sessions"] - stats["live_sessions"],
+    }
     info["spills"] = stats["by_kind"].get(BlobKind.SPILL, 0)
     info["quarantined"] = sum(1 for _ in quarantine.iterdir()) if quarantine.is_dir() else 0
     return info
@@ -51,11 +75,13 @@ def _store_info(env: Env) -> dict[str, Any]:
 
 def _limits_text(r: dict[str, Any]) -> str:
     pol = r["policy"]
-    rows = [("ttl", f"{r['ttl_hours']:g} h ({human_duration(pol['ttl_seconds'])}) since last read"),
-            ("size cap", f"{r['max_store_mb']:g} MB ({human_size(pol['max_total_bytes'])})"),
-            ("fetch grace", f"{r['fetch_grace_hours']:g} h"),
-            ("tombstones kept", f"{r['tombstone_ttl_days']:g} days"),
-            ("cross-session", "on" if r["cross_session_reads"] else "off")]
+    rows = [
+        ("ttl", f"{r['ttl_hours']:g} h ({human_duration(pol['ttl_seconds'])}) since last read"),
+        ("size cap", f"{r['max_store_mb']:g} MB ({human_size(pol['max_total_bytes'])})"),
+        ("fetch grace", f"{r['fetch_grace_hours']:g} h"),
+        ("tombstones kept", f"{r['tombstone_ttl_days']:g} days"),
+        ("cross-session", "on" if r["cross_session_reads"] else "off"),
+    ]
     head = "retention" + (" (defaults: the config block is invalid)" if r["from_defaults"] else "")
     return head + "\n" + fields(rows)
 
@@ -69,35 +95,59 @@ def _config_text(cfg: dict[str, Any]) -> str:
 def status(env: Env) -> Outcome:
     """Store location and contents, limits in effect, tokenizer backend."""
     identity = check_identity(env.hermes_home, env.config_path)
-    data: dict[str, Any] = {"hermes_home": str(env.hermes_home), "config": env.config_info(), "identity": identity,
-                            "store": _store_info(env), "retention": retention_info(env),
-                            "tokenizer": env.tokenizer_info()}
+    data: dict[str, Any] = {
+        "hermes_home": str(env.hermes_home),
+        "config": env.config_info(),
+        "identity": identity,
+        "store": _store_info(env),
+        "retention": retention_info(env),
+        "tokenizer": env.tokenizer_info(),
+    }
     st, tok = data["store"], data["tokenizer"]
     failing = [p for p in identity["problems"] if not p.get("advisory")]
     engine_text = identity["running"] + (f" ({len(failing)} problem(s): run `stowage doctor`)" if failing else "")
-    rows: list[tuple[str, Any]] = [("Hermes home", data["hermes_home"]), ("engine", engine_text),
-                                   ("config", _config_text(data["config"])),
-                                   ("store", f"{st['path']} ({st['source']})")]
+    rows: list[tuple[str, Any]] = [
+        ("Hermes home", data["hermes_home"]),
+        ("engine", engine_text),
+        ("config", _config_text(data["config"])),
+        ("store", f"{st['path']} ({st['source']})"),
+    ]
     if not st["exists"]:
         rows.append(("", "not created yet: nothing has been stored"))
     else:
         cap = data["retention"]["policy"]["max_total_bytes"]
         used = f", {100 * st['total_bytes'] / cap:.1f}% of the cap" if cap else ""
         reasons = f" ({counts(st['tombstones_by_reason'])})" if st["tombstones"] else ""
-        rows += [("size", f"{human_size(st['total_bytes'])} in {st['blob_count']:,} blobs{used}"),
-                 ("tombstones", f"{st['tombstones']:,}{reasons}"),
-                 ("sessions", f"{st['sessions']['total']:,} ({st['sessions']['live']:,} live, "
-                              f"{st['sessions']['ended']:,} ended)"),
-                 ("kinds", counts(st["by_kind"])), ("content types", counts(st["by_content_type"])),
-                 ("spills", f"{st['spills']:,}"),
-                 ("fetches", f"{st['fetch_total']:,} ({st['fetched_blobs']:,} blob(s) fetched at least once)")]
+        rows += [
+            ("size", f"{human_size(st['total_bytes'])} in {st['blob_count']:,} blobs{used}"),
+            ("tombstones", f"{st['tombstones']:,}{reasons}"),
+            (
+                "sessions",
+                f"{st['sessions']['total']:,} ({st['sessions']['live']:,} live, {st['sessions']['ended']:,} ended)",
+            ),
+            ("kinds", counts(st["by_kind"])),
+            ("content types", counts(st["by_content_type"])),
+            ("spills", f"{st['spills']:,}"),
+            ("fetches", f"{st['fetch_total']:,} ({st['fetched_blobs']:,} blob(s) fetched at least once)"),
+        ]
         if st["quarantined"]:
             rows.append(("quarantined", f"{st['quarantined']:,} file(s) in {env.store_root / 'quarantine'}"))
-    tok_rows = [("backend", tok["backend"]), ("source", tok["source"] + (f" ({tok['detail']})" if tok["detail"] else ""))]
+    tok_rows = [
+        ("backend", tok["backend"]),
+        ("source", tok["source"] + (f" ({tok['detail']})" if tok["detail"] else "")),
+    ]
     sessions = read_session_statuses(env.store_root) if st["exists"] else []
     data["sessions"] = [session.as_dict() for session in sessions]
-    text = "\n".join(["Stowage status", fields(rows), _limits_text(data["retention"]), "tokenizer", fields(tok_rows),
-                      *_sessions_text(sessions)])
+    text = "\n".join(
+        [
+            "Stowage status",
+            fields(rows),
+            _limits_text(data["retention"]),
+            "tokenizer",
+            fields(tok_rows),
+            *_sessions_text(sessions),
+        ]
+    )
     return Outcome(data, text)
 
 
@@ -139,29 +189,61 @@ def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = 
     identity = check_identity(env.hermes_home, env.config_path)
     problems += identity["problems"]
     if not cfg["valid"]:
-        problems.append({"kind": "config-invalid", "severity": "error", "subject": cfg["path"],
-                         "detail": cfg["error"], "repairable": False, "repaired": False})
+        problems.append(
+            {
+                "kind": "config-invalid",
+                "severity": "error",
+                "subject": cfg["path"],
+                "detail": cfg["error"],
+                "repairable": False,
+                "repaired": False,
+            }
+        )
     tok = env.tokenizer_offline()
     if not tok["ok"]:
-        problems.append({"kind": "tokenizer-offline", "severity": "warning", "subject": tok["encoding"],
-                         "detail": f"does not load offline ({tok['detail']}); token counts fall back to "
-                                   "a chars/4 estimate", "repairable": False, "repaired": False})
+        problems.append(
+            {
+                "kind": "tokenizer-offline",
+                "severity": "warning",
+                "subject": tok["encoding"],
+                "detail": f"does not load offline ({tok['detail']}); token counts fall back to a chars/4 estimate",
+                "repairable": False,
+                "repaired": False,
+            }
+        )
     store: dict[str, Any] = {"path": str(env.store_root), "exists": env.store_exists()}
     if store["exists"]:
         try:
             report = env.open_store().doctor(repair=repair, verify=verify, progress=progress).to_dict()
         except StoreError as exc:
             report = None
-            problems.append({"kind": "store-unreadable", "severity": "error", "subject": str(env.store_root),
-                             "detail": str(exc), "repairable": False, "repaired": False})
+            problems.append(
+                {
+                    "kind": "store-unreadable",
+                    "severity": "error",
+                    "subject": str(env.store_root),
+                    "detail": str(exc),
+                    "repairable": False,
+                    "repaired": False,
+                }
+            )
         if report is not None:
-            store.update({k: report[k] for k in ("blobs_checked", "bytes_checked", "temp_in_progress",
-                                                  "verified", "consistent")})
+            store.update(
+                {k: report[k] for k in ("blobs_checked", "bytes_checked", "temp_in_progress", "verified", "consistent")}
+            )
             problems += report["issues"]
     problems += _session_file_problems(env.store_root, repair)
     remaining = [p for p in problems if not p["repaired"] and not p.get("advisory")]
-    data: dict[str, Any] = {"repair": repair, "identity": identity, "config": cfg, "tokenizer": tok, "store": store,
-                            "issues": problems, "remaining": len(remaining), "ok": not remaining}
+    data: dict[str, Any] = {
+        "repair": repair,
+        "identity": identity,
+        "config": cfg,
+        "tokenizer": tok,
+        "store": store,
+        "issues": problems,
+        "remaining": len(remaining),
+        "ok": not remaining,
+    }
     return Outcome(data, _doctor_text(data), 0 if not remaining else 1)
 
 
@@ -175,8 +257,16 @@ def _session_file_problems(store_root: Any, repair: bool) -> list[dict[str, Any]
                 repaired = problem.repair()
             except OSError:
                 repaired = False
-        out.append({"kind": problem.kind, "severity": "warning", "subject": str(problem.path),
-                    "detail": problem.detail, "repairable": problem.repair_mode is not None, "repaired": repaired})
+        out.append(
+            {
+                "kind": problem.kind,
+                "severity": "warning",
+                "subject": str(problem.path),
+                "detail": problem.detail,
+                "repairable": problem.repair_mode is not None,
+                "repaired": repaired,
+            }
+        )
     return out
 
 
@@ -184,10 +274,19 @@ def _doctor_text(data: dict[str, Any]) -> str:
     st, cfg, tok = data["store"], data["config"], data["tokenizer"]
     lines = ["Stowage doctor" + (" (repair)" if data["repair"] else "")]
     ident = data["identity"]
-    rows: list[tuple[str, Any]] = [("engine", ident["running"]), ("install", _route_text(ident)),
-                                   ("config", "valid" if cfg["valid"] else "INVALID")]
-    rows.append(("tokenizer", f"{tok['encoding']} loads offline ({tok['source']})" if tok["ok"]
-                 else f"{tok['encoding']} does NOT load offline"))
+    rows: list[tuple[str, Any]] = [
+        ("engine", ident["running"]),
+        ("install", _route_text(ident)),
+        ("config", "valid" if cfg["valid"] else "INVALID"),
+    ]
+    rows.append(
+        (
+            "tokenizer",
+            f"{tok['encoding']} loads offline ({tok['source']})"
+            if tok["ok"]
+            else f"{tok['encoding']} does NOT load offline",
+        )
+    )
     if not st["exists"]:
         rows.append(("store", f"{st['path']}: not created yet, nothing to check"))
     elif "blobs_checked" in st:
@@ -201,19 +300,35 @@ def _doctor_text(data: dict[str, Any]) -> str:
     issues = data["issues"]
     if issues:
         lines.append("problems")
-        lines.append(table(["SEVERITY", "KIND", "SUBJECT", "STATE", "DETAIL"],
-                           [[i["severity"], i["kind"], _subject(i["subject"]),
-                             "repaired" if i["repaired"] else ("repairable" if i["repairable"] else
-                                                               "advice" if i.get("advisory") else "open"),
-                             i["detail"].splitlines()[0] if i["detail"] else ""] for i in issues], indent=2))
+        lines.append(
+            table(
+                ["SEVERITY", "KIND", "SUBJECT", "STATE", "DETAIL"],
+                [
+                    [
+                        i["severity"],
+                        i["kind"],
+                        _subject(i["subject"]),
+                        "repaired"
+                        if i["repaired"]
+                        else ("repairable" if i["repairable"] else "advice" if i.get("advisory") else "open"),
+                        i["detail"].splitlines()[0] if i["detail"] else "",
+                    ]
+                    for i in issues
+                ],
+                indent=2,
+            )
+        )
         for i in issues:  # multi-line details (the config error) in full
             if i["detail"] and "\n" in i["detail"]:
                 lines.append(i["detail"])
     remaining = data["remaining"]
     advice = [i for i in issues if i.get("advisory")]
     if not remaining:
-        lines.append("result: no problems" + (" remain" if len(issues) > len(advice) else "")
-                     + (f" ({len(advice)} piece(s) of advice above)" if advice else ""))
+        lines.append(
+            "result: no problems"
+            + (" remain" if len(issues) > len(advice) else "")
+            + (f" ({len(advice)} piece(s) of advice above)" if advice else "")
+        )
     else:
         fixable = sum(1 for i in issues if i["repairable"] and not i["repaired"])
         hint = f"; `stowage doctor --repair` can fix {fixable}" if fixable and not data["repair"] else ""

@@ -35,8 +35,11 @@ def summary_header(record: dict[str, Any], now: float | None = None) -> str:
     if isinstance(at, (int, float)):
         when += time.strftime(" (%Y-%m-%d %H:%M:%S UTC)", time.gmtime(at))
     before, after = record.get("tokens_before"), record.get("tokens_after")
-    sizes = f"{_n(before)} -> {_n(after)} tokens" if before and after else (
-        f"-> {_n(after)} tokens (size before not reported by the host)" if after else "not measured")
+    sizes = (
+        f"{_n(before)} -> {_n(after)} tokens"
+        if before and after
+        else (f"-> {_n(after)} tokens (size before not reported by the host)" if after else "not measured")
+    )
     if record.get("fallback_used") or record.get("result") == "fallback":
         writer = f"model-free fallback summary (why: {record.get('summary_error') or 'not recorded'})"
     else:
@@ -47,24 +50,36 @@ def summary_header(record: dict[str, Any], now: float | None = None) -> str:
         covered += f" with {_n(record['window_tool_outputs'])} tool output(s)"
     covered += f"; history {_n(record.get('messages_before'))} -> {_n(record.get('messages_after'))} messages"
     handle = record.get("window_handle")
-    window = (f"{handle} (stowage_fetch(handle=\"{handle}\", mode=\"range\"), or `stowage blobs cat {handle}`)"
-              if handle else "not stored (the store was unavailable)")
-    rows: list[tuple[str, Any]] = [("when", when), ("tokens", sizes), ("written by", writer),
-                                   ("covers", covered), ("window", window)]
+    window = (
+        f'{handle} (stowage_fetch(handle="{handle}", mode="range"), or `stowage blobs cat {handle}`)'
+        if handle
+        else "not stored (the store was unavailable)"
+    )
+    rows: list[tuple[str, Any]] = [
+        ("when", when),
+        ("tokens", sizes),
+        ("written by", writer),
+        ("covers", covered),
+        ("window", window),
+    ]
     if record.get("pruned_outputs"):
         rows.append(("pruned", f"{_n(record['pruned_outputs'])} older tool output(s) replaced by stubs"))
     if record.get("forced"):
-        rows.append(("forced", "yes (/compress)" + (f", focus: {record['focus_topic']}" if record.get("focus_topic")
-                                                    else "")))
+        rows.append(
+            ("forced", "yes (/compress)" + (f", focus: {record['focus_topic']}" if record.get("focus_topic") else ""))
+        )
     return fields(rows)
 
 
-def summary_text(session_id: str, records: list[dict[str, Any]], *, show_all: bool, skipped: int = 0,
-                 now: float | None = None) -> str:
+def summary_text(
+    session_id: str, records: list[dict[str, Any]], *, show_all: bool, skipped: int = 0, now: float | None = None
+) -> str:
     """The newest summary (or all, oldest first) of one session, as text."""
     shown = records if show_all else records[-1:]
-    lines = [f"session {session_id}: {len(records)} compaction summary(ies)"
-             + ("" if show_all or len(records) == 1 else "; the newest (--all lists every one)")]
+    lines = [
+        f"session {session_id}: {len(records)} compaction summary(ies)"
+        + ("" if show_all or len(records) == 1 else "; the newest (--all lists every one)")
+    ]
     for record in shown:
         lines.append("")
         number = record.get("compaction")
@@ -83,19 +98,28 @@ def summary(env: Env, session: str | None = None, show_all: bool = False) -> Out
     root = env.store_root
     session_id = session or newest_session(root)
     if session_id is None:
-        raise CliError(f"no Stowage session has run with the store at {root} yet (nothing to summarize)",
-                       1, "no_session")
+        raise CliError(
+            f"no Stowage session has run with the store at {root} yet (nothing to summarize)", 1, "no_session"
+        )
     records, skipped = read_summaries(root, session_id)
     if not records:
         if session is not None and not known_session(root, session):
-            raise CliError(f"unknown session {session!r}: the store at {root} has no status or summary of it "
-                           "(`stowage status` lists recent sessions)", EXIT_USAGE, "unknown_session")
+            raise CliError(
+                f"unknown session {session!r}: the store at {root} has no status or summary of it "
+                "(`stowage status` lists recent sessions)",
+                EXIT_USAGE,
+                "unknown_session",
+            )
         text = f"session {session_id}: no compaction yet, so no summary"
         if skipped:
             text += f" ({skipped} unreadable line(s) in its summary file)"
         return Outcome({"session_id": session_id, "summaries": [], "skipped": skipped}, text)
-    data = {"session_id": session_id, "summaries": records if show_all else records[-1:], "count": len(records),
-            "skipped": skipped}
+    data = {
+        "session_id": session_id,
+        "summaries": records if show_all else records[-1:],
+        "count": len(records),
+        "skipped": skipped,
+    }
     return Outcome(data, summary_text(session_id, records, show_all=show_all, skipped=skipped))
 
 

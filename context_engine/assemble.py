@@ -54,8 +54,14 @@ def place_summary(head: list[Message], summary_content: str, tail: list[Message]
     if tail and role_of(tail[0]) == "assistant":
         return head + [merge_summary_into(tail[0], summary_content)] + tail[1:]
     if tail and role_of(tail[0]) == "user":
-        return head + [{"role": "user", "content": summary_content, SUMMARY_FLAG: True},
-                       {"role": "assistant", "content": SUMMARY_ACK}] + tail
+        return (
+            head
+            + [
+                {"role": "user", "content": summary_content, SUMMARY_FLAG: True},
+                {"role": "assistant", "content": SUMMARY_ACK},
+            ]
+            + tail
+        )
     return head + [{"role": "user", "content": summary_content, SUMMARY_FLAG: True}] + tail
 
 
@@ -78,6 +84,7 @@ def merge_summary_into(message: Message, summary_content: str) -> Message:
 
 
 # -- sanitizing ------------------------------------------------------------
+
 
 def sanitize(messages: list[Message]) -> list[Message]:
     """A list every provider profile accepts, losing as little as possible."""
@@ -145,9 +152,15 @@ def fill_empty(messages: list[Message]) -> list[Message]:
         role = role_of(message)
         content = message.get("content")
         if isinstance(content, list) and role in ("user", "assistant", "tool"):
-            kept = [part for part in content if not (
-                isinstance(part, dict) and part.get("type") == "text"
-                and not (isinstance(part.get("text"), str) and part["text"].strip()))]
+            kept = [
+                part
+                for part in content
+                if not (
+                    isinstance(part, dict)
+                    and part.get("type") == "text"
+                    and not (isinstance(part.get("text"), str) and part["text"].strip())
+                )
+            ]
             if len(kept) != len(content):
                 message = {**message, "content": kept if kept or not tool_calls_of(message) else None}
         if role == "tool" and (not isinstance(message.get("content"), (str, list)) or message.get("content") == []):
@@ -174,7 +187,7 @@ def pair_tool_calls(messages: list[Message]) -> list[Message]:
         run_end = index + 1
         while run_end < len(messages) and role_of(messages[run_end]) == "tool":
             run_end += 1
-        out.extend(_pair_group(message, messages[index + 1:run_end]))
+        out.extend(_pair_group(message, messages[index + 1 : run_end]))
         index = run_end
     return out
 
@@ -244,8 +257,12 @@ def merge_same_role(messages: list[Message]) -> list[Message]:
     for message in messages:
         previous = out[-1] if out else None
         role = role_of(message)
-        if (previous is not None and role in ("user", "assistant") and role_of(previous) == role
-                and not tool_calls_of(previous)):
+        if (
+            previous is not None
+            and role in ("user", "assistant")
+            and role_of(previous) == role
+            and not tool_calls_of(previous)
+        ):
             out[-1] = _merge_pair(previous, message)
         else:
             out.append(message)
@@ -256,9 +273,15 @@ def _merge_pair(first: Message, second: Message) -> Message:
     merged = dict(second)
     a, b = first.get("content"), second.get("content")
     if isinstance(a, list) or isinstance(b, list):
-        merged["content"] = [part for part in content_parts(a) + content_parts(b) if not (
-            isinstance(part, dict) and part.get("type") == "text"
-            and not (isinstance(part.get("text"), str) and part["text"].strip()))]
+        merged["content"] = [
+            part
+            for part in content_parts(a) + content_parts(b)
+            if not (
+                isinstance(part, dict)
+                and part.get("type") == "text"
+                and not (isinstance(part.get("text"), str) and part["text"].strip())
+            )
+        ]
     else:
         merged["content"] = "\n\n".join(x for x in (a or "", b or "") if x)
     if first.get(SUMMARY_FLAG) or second.get(SUMMARY_FLAG):
@@ -276,4 +299,3 @@ def ensure_user_first(messages: list[Message]) -> list[Message]:
     if role_of(messages[first]) == "user":
         return messages
     return messages[:first] + [{"role": "user", "content": CONTINUE_NOTE}] + messages[first:]
-

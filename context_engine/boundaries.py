@@ -61,8 +61,9 @@ def align_backward(messages: list[Message], index: int) -> int:
     return index
 
 
-def budget_tail_start(messages: list[Message], *, budget_tokens: int, min_messages: int, count: CountFn,
-                      floor_index: int = 0) -> int:
+def budget_tail_start(
+    messages: list[Message], *, budget_tokens: int, min_messages: int, count: CountFn, floor_index: int = 0
+) -> int:
     """First index of the tail that fits ``budget_tokens`` (with a message floor)."""
     index = len(messages)
     spent = 0
@@ -89,8 +90,15 @@ def keep_newest_turns(messages: list[Message], tail_start: int, head_end: int = 
     return align_backward(messages, tail_start)
 
 
-def choose_window(messages: list[Message], *, protect_first_n: int, tail_budget_tokens: int,
-                  tail_min_messages: int, count: CountFn, budget_tail: int | None = None) -> Window:
+def choose_window(
+    messages: list[Message],
+    *,
+    protect_first_n: int,
+    tail_budget_tokens: int,
+    tail_min_messages: int,
+    count: CountFn,
+    budget_tail: int | None = None,
+) -> Window:
     """The summary window; ``Window.size == 0`` means nothing to summarize.
 
     ``budget_tail`` is a ``budget_tail_start`` the caller already walked (same
@@ -102,8 +110,13 @@ def choose_window(messages: list[Message], *, protect_first_n: int, tail_budget_
         # head so the work after it can still be summarized.
         head_end = align_forward(messages, head_end + 1)
     if budget_tail is None:
-        tail_start = budget_tail_start(messages, budget_tokens=tail_budget_tokens, min_messages=tail_min_messages,
-                                       count=count, floor_index=head_end)
+        tail_start = budget_tail_start(
+            messages,
+            budget_tokens=tail_budget_tokens,
+            min_messages=tail_min_messages,
+            count=count,
+            floor_index=head_end,
+        )
     else:
         tail_start = max(budget_tail, head_end)
     tail_start = keep_newest_turns(messages, tail_start, head_end)

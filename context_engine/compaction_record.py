@@ -17,9 +17,21 @@ from .plain_data import to_plain
 LOG_LIMIT = 50  # records an engine keeps (oldest dropped)
 
 # the record's figures that go into the summary log next to the summary text
-SUMMARY_LOG_FIELDS = ("at", "result", "forced", "focus_topic", "summary_error", "tokens_before", "tokens_after",
-                      "messages_before", "messages_after", "window_messages", "window_tool_outputs", "pruned_outputs",
-                      "window_reference")
+SUMMARY_LOG_FIELDS = (
+    "at",
+    "result",
+    "forced",
+    "focus_topic",
+    "summary_error",
+    "tokens_before",
+    "tokens_after",
+    "messages_before",
+    "messages_after",
+    "window_messages",
+    "window_tool_outputs",
+    "pruned_outputs",
+    "window_reference",
+)
 
 
 @dataclass
@@ -42,15 +54,32 @@ class CompactionRecord(CompactionStats):
     extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer writer, kept when read back
 
     @classmethod
-    def of(cls, outcome: CompactionOutcome, result: str, *, current_tokens: int | None, focus_topic: str | None,
-           forced: bool, ahead_use: dict[str, Any] | None, tokens_after: int | None) -> "CompactionRecord":
+    def of(
+        cls,
+        outcome: CompactionOutcome,
+        result: str,
+        *,
+        current_tokens: int | None,
+        focus_topic: str | None,
+        forced: bool,
+        ahead_use: dict[str, Any] | None,
+        tokens_after: int | None,
+    ) -> "CompactionRecord":
         stats = {f.name: getattr(outcome.stats, f.name) for f in fields(CompactionStats)}
         stats["phase_ms"] = dict(outcome.stats.phase_ms)
-        return cls(**stats, result=result, at=round(time.time(), 3), focus_topic=focus_topic, forced=forced,
-                   summary_error=outcome.summary_error, window_reference=outcome.window_reference,
-                   tokens_before=current_tokens or None, tokens_after=tokens_after,
-                   prepared_ahead=bool(ahead_use and ahead_use.get("prepared_ahead")),
-                   ahead_wait_ms=(ahead_use or {}).get("wait_ms"))
+        return cls(
+            **stats,
+            result=result,
+            at=round(time.time(), 3),
+            focus_topic=focus_topic,
+            forced=forced,
+            summary_error=outcome.summary_error,
+            window_reference=outcome.window_reference,
+            tokens_before=current_tokens or None,
+            tokens_after=tokens_after,
+            prepared_ahead=bool(ahead_use and ahead_use.get("prepared_ahead")),
+            ahead_wait_ms=(ahead_use or {}).get("wait_ms"),
+        )
 
     def as_dict(self) -> dict[str, Any]:
         return to_plain(self)

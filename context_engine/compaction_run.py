@@ -69,20 +69,29 @@ def summarizer(engine: "StowageEngineCore", deadline: SummaryDeadline | None = N
         return None
     model = engine.summary_model
     if model is None:
+
         def unavailable(prompt: str) -> str:
             raise SummaryFailure("no_provider", "no summary model is attached to the engine")
+
         return unavailable
     runtime = dict(engine.runtime)
     configured = engine.settings.compaction.summary_timeout_seconds or None
 
     def call(prompt: str) -> str:
         return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+
     return call
 
 
-def run_compaction(engine: "StowageEngineCore", messages: list[Message], current_tokens: int | None,
-                   focus_topic: str | None, force: bool, memory_context: str,
-                   bypass_cooldown: bool) -> list[Message]:
+def run_compaction(
+    engine: "StowageEngineCore",
+    messages: list[Message],
+    current_tokens: int | None,
+    focus_topic: str | None,
+    force: bool,
+    memory_context: str,
+    bypass_cooldown: bool,
+) -> list[Message]:
     """One compaction (the caller holds the engine's lock); the input list itself when nothing changed."""
     state = engine.state
     state.flags = CompactionFlags()
@@ -103,12 +112,18 @@ def run_compaction(engine: "StowageEngineCore", messages: list[Message], current
     engine.host.compress_gets_memory = engine.host.compress_gets_memory or bool(memory_context)
     state.ahead.begin_compaction()
     outcome = compact(
-        messages, compaction_plan(engine, force=force), count=state.counter.estimate_message,
-        summarize=summarize, focus_topic=focus_topic or None, memory_context=memory_context or "",
-        archive=engine.archive or state.store.archive(), cooldown_reason=COOLDOWN_REASON,
+        messages,
+        compaction_plan(engine, force=force),
+        count=state.counter.estimate_message,
+        summarize=summarize,
+        focus_topic=focus_topic or None,
+        memory_context=memory_context or "",
+        archive=engine.archive or state.store.archive(),
+        cooldown_reason=COOLDOWN_REASON,
         # on cooldown no model summary is used at all, so neither is the shorter prepared window
         prepared=state.ahead if engine.settings.compaction.prepare_at > 0 and summarize is not None else None,
-        deadline=deadline)
+        deadline=deadline,
+    )
     if outcome.changed:
         state.ahead.discard("the history it was written for was compacted")
     result = _apply(engine, outcome, model_called=summarize is not None)
@@ -133,8 +148,10 @@ def status_line(engine: "StowageEngineCore", context: dict[str, Any]) -> str:
         return f"Stowage: not compacting, {backoff}{size}"
     cooldown = governor.cooldown_remaining()
     if cooldown > 0:
-        return (f"Stowage: compacting{size}: storing old tool outputs and writing the fallback summary "
-                f"(the summary model is cooling down, {int(cooldown)} s left)")
+        return (
+            f"Stowage: compacting{size}: storing old tool outputs and writing the fallback summary "
+            f"(the summary model is cooling down, {int(cooldown)} s left)"
+        )
     model = engine.runtime.get("model") or "the summary model"
     return f"Stowage: compacting{size}: storing old tool outputs and summarizing older turns with {model}"
 
@@ -144,8 +161,9 @@ def _apply(engine: "StowageEngineCore", outcome: CompactionOutcome, *, model_cal
     state = engine.state
     flags, governor = state.flags, state.governor
     state.last_outcome = outcome
-    model_failed = (bool(outcome.summary_error) and model_called and outcome.failure is not None
-                    and not outcome.failure.is_ours)  # our bug, not the model's
+    model_failed = (
+        bool(outcome.summary_error) and model_called and outcome.failure is not None and not outcome.failure.is_ours
+    )  # our bug, not the model's
     if model_failed:
         governor.record_summary_failure()
         flags.aux_failure_model = engine.runtime.get("model") or None
@@ -167,21 +185,44 @@ def _apply(engine: "StowageEngineCore", outcome: CompactionOutcome, *, model_cal
     return "fallback" if outcome.fallback_used else "compacted"
 
 
-def _log(state: SessionState, outcome: CompactionOutcome, result: str, messages: list[Message], *,
-         current_tokens: int | None, focus_topic: str | None, force: bool) -> CompactionRecord:
+def _log(
+    state: SessionState,
+    outcome: CompactionOutcome,
+    result: str,
+    messages: list[Message],
+    *,
+    current_tokens: int | None,
+    focus_topic: str | None,
+    force: bool,
+) -> CompactionRecord:
     tokens_after = _tokens_after(state, outcome, messages, current_tokens) if outcome.changed else None
-    record = CompactionRecord.of(outcome, result, current_tokens=current_tokens, focus_topic=focus_topic,
-                                 forced=force, ahead_use=state.ahead.last_use, tokens_after=tokens_after)
+    record = CompactionRecord.of(
+        outcome,
+        result,
+        current_tokens=current_tokens,
+        focus_topic=focus_topic,
+        forced=force,
+        ahead_use=state.ahead.last_use,
+        tokens_after=tokens_after,
+    )
     state.compaction_log.append(record)
     del state.compaction_log[:-LOG_LIMIT]
-    logger.info("stowage: compaction %s: %s", result,
-                {"messages_before": record.messages_before, "messages_after": record.messages_after,
-                 "pruned_outputs": record.pruned_outputs, "window_messages": record.window_messages})
+    logger.info(
+        "stowage: compaction %s: %s",
+        result,
+        {
+            "messages_before": record.messages_before,
+            "messages_after": record.messages_after,
+            "pruned_outputs": record.pruned_outputs,
+            "window_messages": record.window_messages,
+        },
+    )
     return record
 
 
-def _tokens_after(state: SessionState, outcome: CompactionOutcome, messages: list[Message],
-                  current_tokens: int | None) -> int:
+def _tokens_after(
+    state: SessionState, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None
+) -> int:
     """The request after a compaction, on the same basis as ``current_tokens`` (the host's figure).
 
     The host measures the whole request (system prompt and tool schemas
@@ -201,10 +242,18 @@ def _record_summary(engine: "StowageEngineCore", outcome: CompactionOutcome) -> 
         return  # only outputs were pruned: there is no summary to show
     state = engine.state
     record = state.compaction_log[-1]
-    append_summary(state.store.root, state.session_id, {
-        "compaction": state.compression_count, **record.summary_fields(),
-        "fallback_used": outcome.fallback_used, "model": engine.runtime.get("model") or None,
-        "window_handle": window_handle(outcome.window_reference), "body": outcome.summary_body})
+    append_summary(
+        state.store.root,
+        state.session_id,
+        {
+            "compaction": state.compression_count,
+            **record.summary_fields(),
+            "fallback_used": outcome.fallback_used,
+            "model": engine.runtime.get("model") or None,
+            "window_handle": window_handle(outcome.window_reference),
+            "body": outcome.summary_body,
+        },
+    )
 
 
 def prepare_ahead(engine: "StowageEngineCore", messages: Any) -> None:
@@ -213,8 +262,9 @@ def prepare_ahead(engine: "StowageEngineCore", messages: Any) -> None:
     ``messages`` is the live history, the list ``compress()`` will later
     receive.  A pending preparation that is still a prefix of it is kept.
     """
-    if not isinstance(messages, list) or not should_prepare(engine.last_prompt_tokens, engine.threshold_tokens,
-                                                              engine.settings.compaction.prepare_at):
+    if not isinstance(messages, list) or not should_prepare(
+        engine.last_prompt_tokens, engine.threshold_tokens, engine.settings.compaction.prepare_at
+    ):
         return
     if engine.summary_model is None or engine.host.compress_gets_memory or engine.governor.backoff_reason() is not None:
         return
@@ -246,9 +296,15 @@ def preview_now(engine: "StowageEngineCore") -> CompactionPreview | None:
     if not would and reason is None:
         reason = f"below_threshold:{max(engine.last_prompt_tokens, 0)}<{engine.threshold_tokens}"
     return preview_compaction(
-        seen, compaction_plan(engine), count=engine.counter.estimate_message,
-        last_prompt_tokens=max(engine.last_prompt_tokens, 0), threshold_tokens=engine.threshold_tokens,
-        would_compact=would, reason=reason, compactions_so_far=engine.compression_count)
+        seen,
+        compaction_plan(engine),
+        count=engine.counter.estimate_message,
+        last_prompt_tokens=max(engine.last_prompt_tokens, 0),
+        threshold_tokens=engine.threshold_tokens,
+        would_compact=would,
+        reason=reason,
+        compactions_so_far=engine.compression_count,
+    )
 
 
 def has_content(settings: Settings, messages: Any) -> bool:
@@ -258,4 +314,5 @@ def has_content(settings: Settings, messages: Any) -> bool:
     conversation = [m for m in messages if isinstance(m, dict) and m.get("role") not in ("system", "developer")]
     return len(conversation) > 2 or any(
         m.get("role") == "tool" and len(message_text(m)) >= settings.compaction.prune_min_chars
-        for m in conversation[:-1])
+        for m in conversation[:-1]
+    )

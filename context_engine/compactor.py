@@ -120,11 +120,20 @@ class CompactionOutcome:
     stats: CompactionStats = field(default_factory=CompactionStats)
 
 
-def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, summarize: Summarizer | None,
-            focus_topic: str | None = None, memory_context: str = "", archive: Archive | None = None,
-            cooldown_reason: str = "the summary model is cooling down after a failure",
-            today: str | None = None, prepared: PreparedSummaries | None = None,
-            deadline: SummaryDeadline | None = None) -> CompactionOutcome:
+def compact(
+    messages: list[Message],
+    plan: CompactionPlan,
+    *,
+    count: CountFn,
+    summarize: Summarizer | None,
+    focus_topic: str | None = None,
+    memory_context: str = "",
+    archive: Archive | None = None,
+    cooldown_reason: str = "the summary model is cooling down after a failure",
+    today: str | None = None,
+    prepared: PreparedSummaries | None = None,
+    deadline: SummaryDeadline | None = None,
+) -> CompactionOutcome:
     """Compact ``messages`` (the input list is never mutated).
 
     ``prepared`` may supply the summary written ahead for this window (or a
@@ -150,11 +159,18 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
     newest_user = last_index(messages, is_real_user_turn)
 
     def pruned_for(w: Window) -> PruneResult:
-        return prune(messages, protect_from=prune_from, settings=plan.prune, render=_renderer(archive),
-                     keep_images_at=frozenset({newest_user}), skip=range(w.head_end, w.tail_start),
-                     cut_arguments=_argument_cutter(archive))
+        return prune(
+            messages,
+            protect_from=prune_from,
+            settings=plan.prune,
+            render=_renderer(archive),
+            keep_images_at=frozenset({newest_user}),
+            skip=range(w.head_end, w.tail_start),
+            cut_arguments=_argument_cutter(archive),
+        )
+
     pruned = pruned_for(window)
-    if window != chosen and sum(map(count, pruned.messages[window.tail_start:])) > plan.prepared_tail_tokens:
+    if window != chosen and sum(map(count, pruned.messages[window.tail_start :])) > plan.prepared_tail_tokens:
         window = chosen  # the longer tail would leave the request over budget: summarize the whole window
         pruned = pruned_for(window)
     stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
@@ -165,18 +181,30 @@ def compact(messages: list[Message], plan: CompactionPlan, *, count: CountFn, su
             return CompactionOutcome(messages, changed=False, stats=stats)
         return _finish(messages, pruned.messages, plan, stats, count, pruned=pruned.pruned, clock=clock)
 
-    outcome = _summarize(messages, pruned.messages, window, plan, summaries=summaries,
-                         summarize=summarize, focus_topic=focus_topic, memory_context=memory_context,
-                         archive=archive, cooldown_reason=cooldown_reason, today=today or date.today().isoformat(),
-                         prepared=prepared, deadline=deadline or SummaryDeadline(None), stats=stats)
+    outcome = _summarize(
+        messages,
+        pruned.messages,
+        window,
+        plan,
+        summaries=summaries,
+        summarize=summarize,
+        focus_topic=focus_topic,
+        memory_context=memory_context,
+        archive=archive,
+        cooldown_reason=cooldown_reason,
+        today=today or date.today().isoformat(),
+        prepared=prepared,
+        deadline=deadline or SummaryDeadline(None),
+        stats=stats,
+    )
     clock.lap("summary")
     if outcome.aborted:
         outcome.stats = stats
         return outcome
-    head, tail = pruned.messages[:window.head_end], pruned.messages[window.tail_start:]
+    head, tail = pruned.messages[: window.head_end], pruned.messages[window.tail_start :]
     result = place_summary(head, wrap(outcome.summary_body or ""), tail)
     stats.window_messages = window.size
-    stats.window_tool_outputs = sum(role_of(m) == "tool" for m in messages[window.head_end:window.tail_start])
+    stats.window_tool_outputs = sum(role_of(m) == "tool" for m in messages[window.head_end : window.tail_start])
     stats.summary_chars = len(outcome.summary_body or "")
     final = _finish(messages, result, plan, stats, count, pruned=pruned.pruned, clock=clock)
     if final.aborted:
@@ -198,6 +226,7 @@ def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
             logger.warning("stowage: archive failed for a pruned output; using a plain stub", exc_info=True)
             text = None
         return text if text is not None else default_stub(output)
+
     return render
 
 
@@ -212,6 +241,7 @@ def _argument_cutter(archive: Archive | None) -> Callable[[str, str, int], str] 
             logger.warning("stowage: archive failed for oversized arguments; cutting them plainly", exc_info=True)
             text = None
         return text if text is not None else shrink_json_arguments(arguments, max_chars)
+
     return cut
 
 
@@ -231,19 +261,37 @@ def choose(messages: list[Message], plan: CompactionPlan, count: CountFn) -> Win
     if summaries:
         plan = replace(plan, protect_first_n=0)  # compacted before: the summary carries the early context
     head_end = head_end_index(messages, plan.protect_first_n)
-    prune_from = budget_tail_start(messages, budget_tokens=plan.tail_budget_tokens,
-                                   min_messages=plan.tail_min_messages, count=count, floor_index=head_end)
+    prune_from = budget_tail_start(
+        messages,
+        budget_tokens=plan.tail_budget_tokens,
+        min_messages=plan.tail_min_messages,
+        count=count,
+        floor_index=head_end,
+    )
     # Boundaries are chosen on the original messages: measured after pruning,
     # the cheap stubs would let the token-budget tail swallow the whole
     # history and leave nothing to summarize.
-    window = choose_window(messages, protect_first_n=plan.protect_first_n,
-                           tail_budget_tokens=plan.tail_budget_tokens, tail_min_messages=plan.tail_min_messages,
-                           count=count, budget_tail=prune_from)
+    window = choose_window(
+        messages,
+        protect_first_n=plan.protect_first_n,
+        tail_budget_tokens=plan.tail_budget_tokens,
+        tail_min_messages=plan.tail_min_messages,
+        count=count,
+        budget_tail=prune_from,
+    )
     return WindowChoice(plan, summaries, prune_from, window)
 
 
-def window_prompt(messages: list[Message], window: Window, plan: CompactionPlan, *, summaries: list[int],
-                  focus_topic: str | None, memory_context: str, today: str) -> tuple[str, str | None]:
+def window_prompt(
+    messages: list[Message],
+    window: Window,
+    plan: CompactionPlan,
+    *,
+    summaries: list[int],
+    focus_topic: str | None,
+    memory_context: str,
+    today: str,
+) -> tuple[str, str | None]:
     """The summary prompt for ``messages[window]`` and the previous summary it updates.
 
     One function for the compaction and for a summary prepared ahead, so a
@@ -251,38 +299,60 @@ def window_prompt(messages: list[Message], window: Window, plan: CompactionPlan,
     Pruning never touches the window, so the original messages give the
     same prompt as the pruned ones.
     """
-    window_messages = messages[window.head_end:window.tail_start]
+    window_messages = messages[window.head_end : window.tail_start]
     previous = extract_previous(messages, [i for i in summaries if i < window.tail_start])
     previous_body = previous[1] if previous else None
     # Only the summary that becomes PREVIOUS SUMMARY is reduced; an older one
     # in the window keeps its text so nothing of it is lost.
-    transcript_input = [_without_summary(m) if previous and window.head_end + i == previous[0] else m
-                        for i, m in enumerate(window_messages)]
-    names = {cid: call_name(call) for message in messages for call in tool_calls_of(message)
-             if (cid := call_id(call))}
+    transcript_input = [
+        _without_summary(m) if previous and window.head_end + i == previous[0] else m
+        for i, m in enumerate(window_messages)
+    ]
+    names = {cid: call_name(call) for message in messages for call in tool_calls_of(message) if (cid := call_id(call))}
     # The transcript shows the window's long outputs as verdicts and sizes
     # (they are kept whole in the store), which keeps the request small and fast.
-    transcript = serialize_window(transcript_input, names=names, first_number=window.head_end + 1,
-                                  limits=replace(plan.transcript, tool_output_chars=plan.prune.min_chars))
+    transcript = serialize_window(
+        transcript_input,
+        names=names,
+        first_number=window.head_end + 1,
+        limits=replace(plan.transcript, tool_output_chars=plan.prune.min_chars),
+    )
     request = SummaryRequest(
         transcript=transcript,
         # the budget only needs a rough size: 4 chars per token
         budget_tokens=summary_budget_tokens(len(transcript) // 4, plan.context_length, plan.summary_max_tokens),
-        today=today, previous_summary=previous_body, focus_topic=focus_topic, memory_context=memory_context)
+        today=today,
+        previous_summary=previous_body,
+        focus_topic=focus_topic,
+        memory_context=memory_context,
+    )
     return build_prompt(request), previous_body
 
 
-def _summarize(original: list[Message], pruned: list[Message], window: Window, plan: CompactionPlan, *,
-               summaries: list[int], summarize: Summarizer | None, focus_topic: str | None, memory_context: str,
-               archive: Archive | None, cooldown_reason: str, today: str,
-               prepared: PreparedSummaries | None, deadline: SummaryDeadline,
-               stats: CompactionStats) -> CompactionOutcome:
+def _summarize(
+    original: list[Message],
+    pruned: list[Message],
+    window: Window,
+    plan: CompactionPlan,
+    *,
+    summaries: list[int],
+    summarize: Summarizer | None,
+    focus_topic: str | None,
+    memory_context: str,
+    archive: Archive | None,
+    cooldown_reason: str,
+    today: str,
+    prepared: PreparedSummaries | None,
+    deadline: SummaryDeadline,
+    stats: CompactionStats,
+) -> CompactionOutcome:
     """Phase 3: the summary body (model, prepared ahead, or fallback), or an abort."""
-    window_messages = original[window.head_end:window.tail_start]
+    window_messages = original[window.head_end : window.tail_start]
     newest_user = last_index(pruned, is_real_user_turn)
     newest_request = remainder_after_summary(message_text(pruned[newest_user])) if newest_user >= 0 else None
-    prompt, previous_body = window_prompt(original, window, plan, summaries=summaries, focus_topic=focus_topic,
-                                          memory_context=memory_context, today=today)
+    prompt, previous_body = window_prompt(
+        original, window, plan, summaries=summaries, focus_topic=focus_topic, memory_context=memory_context, today=today
+    )
 
     error: str | None = None
     failure_kind: FailureKind | None = None
@@ -290,7 +360,7 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
     if summarize is None:
         error, failure_kind = cooldown_reason, FailureKind.MODEL_UNAVAILABLE
     # Stored while the model writes the summary (seconds); the summary names it only once the put has returned.
-    reference = _start_window(archive, original[window.head_end:window.tail_start])
+    reference = _start_window(archive, original[window.head_end : window.tail_start])
     try:
         if summarize is not None:
             try:
@@ -298,30 +368,40 @@ def _summarize(original: list[Message], pruned: list[Message], window: Window, p
                 stats.summary_source = "prepared"
                 if body is None:
                     if deadline.spent():  # one deadline per compaction: no call once it is spent
-                        raise SummaryFailure("timeout", f"the summary model timed out (the compaction's "
-                                                        f"{deadline.describe()} were spent)")
+                        raise SummaryFailure(
+                            "timeout",
+                            f"the summary model timed out (the compaction's {deadline.describe()} were spent)",
+                        )
                     stats.summary_source, stats.summary_calls = "model", 1
                     body = clean_reply(summarize(prompt))
             except SummaryFailure as failure:
                 error = str(failure)
                 if failure.aborts or plan.abort_on_summary_failure:
-                    return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
-                                             failure=FailureKind.MODEL_FAILED)
+                    return CompactionOutcome(
+                        original, changed=False, aborted=True, summary_error=error, failure=FailureKind.MODEL_FAILED
+                    )
                 failure_kind = FailureKind.MODEL_FAILED
             except Exception as exc:  # noqa: BLE001 - any summarizer bug degrades to the fallback
                 error, failure_kind = f"error: {type(exc).__name__}: {exc}", FailureKind.SUMMARIZER_ERROR
                 if plan.abort_on_summary_failure:
-                    return CompactionOutcome(original, changed=False, aborted=True, summary_error=error,
-                                             failure=failure_kind)
+                    return CompactionOutcome(
+                        original, changed=False, aborted=True, summary_error=error, failure=failure_kind
+                    )
         fallback_used = body is None
         if body is None:
             stats.summary_source = "fallback"
             body = build_fallback(window_messages, previous_summary=previous_body, reason=error or "unknown")
         stored = reference()
         body = ground(body, newest_request=newest_request, store_reference=stored)
-        return CompactionOutcome(original, changed=True, summary_error=error, failure=failure_kind,
-                                 fallback_used=fallback_used,
-                                 summary_body=body, window_reference=stored)
+        return CompactionOutcome(
+            original,
+            changed=True,
+            summary_error=error,
+            failure=failure_kind,
+            fallback_used=fallback_used,
+            summary_body=body,
+            window_reference=stored,
+        )
     finally:
         reference()  # even an aborted compaction leaves no write running behind it
 
@@ -345,6 +425,7 @@ def _start_window(archive: Archive | None, window: list[Message]) -> Callable[[]
                 logger.warning("stowage: could not store the summarized window", exc_info=True)
                 answer.append(None)
         return answer[0]
+
     return reference
 
 
@@ -356,8 +437,16 @@ def _without_summary(message: Message) -> Message:
     return {"role": message.get("role"), "content": remainder or "(earlier summary, see PREVIOUS SUMMARY)"}
 
 
-def _finish(original: list[Message], result: list[Message], plan: CompactionPlan, stats: CompactionStats,
-            count: CountFn, *, pruned: list[PrunedOutput], clock: "_PhaseClock") -> CompactionOutcome:
+def _finish(
+    original: list[Message],
+    result: list[Message],
+    plan: CompactionPlan,
+    stats: CompactionStats,
+    count: CountFn,
+    *,
+    pruned: list[PrunedOutput],
+    clock: "_PhaseClock",
+) -> CompactionOutcome:
     """Phase 4's last step: sanitize only what validation finds wrong, then check."""
     problems = validate_messages(result, plan.profile)
     if problems:
@@ -365,11 +454,18 @@ def _finish(original: list[Message], result: list[Message], plan: CompactionPlan
         problems = validate_messages(result, plan.profile)
     clock.lap("assemble")
     if problems:
-        logger.error("stowage: compaction produced an invalid list (%s); keeping the messages unchanged",
-                     "; ".join(map(str, problems[:3])))
-        return CompactionOutcome(original, changed=False, aborted=True,
-                                 summary_error=f"internal error: invalid result ({problems[0]})",
-                                 failure=FailureKind.INTERNAL, stats=stats)
+        logger.error(
+            "stowage: compaction produced an invalid list (%s); keeping the messages unchanged",
+            "; ".join(map(str, problems[:3])),
+        )
+        return CompactionOutcome(
+            original,
+            changed=False,
+            aborted=True,
+            summary_error=f"internal error: invalid result ({problems[0]})",
+            failure=FailureKind.INTERNAL,
+            stats=stats,
+        )
     stats.messages_after = len(result)
     return CompactionOutcome(result, changed=True, pruned=pruned, stats=stats)
 

@@ -38,8 +38,10 @@ class StowageConfigError(ValueError):
         self.problems = problems
         self.source = source
         lines = "\n".join(f"  - {p}" for p in problems)
-        super().__init__(f"Stowage configuration error in {source}:\n{lines}\n"
-                         "Fix these keys (see docs/configuration.md) and restart Hermes.")
+        super().__init__(
+            f"Stowage configuration error in {source}:\n{lines}\n"
+            "Fix these keys (see docs/configuration.md) and restart Hermes."
+        )
 
     def __reduce__(self) -> tuple:
         # The host deep-copies the engine that holds this error; rebuild from
@@ -120,8 +122,10 @@ def _unknown_keys(raw: Mapping[str, Any]) -> list[str]:
     problems = []
     for section, body in raw.items():
         if section not in SECTIONS:
-            problems.append(f"stowage.{section}: unknown section{_suggest(str(section), SECTIONS)}; "
-                            f"known sections: {', '.join(SECTIONS)}")
+            problems.append(
+                f"stowage.{section}: unknown section{_suggest(str(section), SECTIONS)}; "
+                f"known sections: {', '.join(SECTIONS)}"
+            )
             continue
         if body is None:
             continue
@@ -131,8 +135,9 @@ def _unknown_keys(raw: Mapping[str, Any]) -> list[str]:
         names = [k.name for k in KEYS if k.section == section]
         for name in body:
             if f"{section}.{name}" not in KEYS_BY_PATH:
-                problems.append(f"stowage.{section}.{name}: unknown key{_suggest(str(name), names)}; "
-                                f"known keys: {', '.join(names)}")
+                problems.append(
+                    f"stowage.{section}.{name}: unknown key{_suggest(str(name), names)}; known keys: {', '.join(names)}"
+                )
     return problems
 
 
@@ -172,8 +177,9 @@ def _check(key: Key, value: Any) -> tuple[Any, str]:
             return list(value), ""
         return value, "not a list of strings"
     if key.kind == INT_MAP:
-        if isinstance(value, Mapping) and all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool)
-                                              and v > 0 for k, v in value.items()):
+        if isinstance(value, Mapping) and all(
+            isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) and v > 0 for k, v in value.items()
+        ):
             return dict(value), ""
         return value, "not a mapping of tool names to positive whole numbers"
     raise AssertionError(f"unhandled key kind {key.kind}")
@@ -192,8 +198,11 @@ def _store_path_problem(raw: str) -> str:
     try:
         for folder in (path, *path.parents):
             if folder.exists():
-                return "" if folder.is_dir() else ("is a file, not a folder" if folder == path
-                                                   else f"{str(folder)!r} is a file, not a folder")
+                return (
+                    ""
+                    if folder.is_dir()
+                    else ("is a file, not a folder" if folder == path else f"{str(folder)!r} is a file, not a folder")
+                )
     except OSError:  # unreadable parents: the store reports what it cannot open
         return ""
     return ""

@@ -74,15 +74,21 @@ class SpillSection:
 
 
 SECTION_TYPES: dict[str, type] = {
-    "compaction": CompactionSection, "view": ViewSection, "tokenizer": TokenizerSection, "store": StoreSection,
-    "spill": SpillSection, "tool_search": ToolSearchSection,
+    "compaction": CompactionSection,
+    "view": ViewSection,
+    "tokenizer": TokenizerSection,
+    "store": StoreSection,
+    "spill": SpillSection,
+    "tool_search": ToolSearchSection,
 }
 
 
 def build_section(name: str, values: dict[str, Any]) -> Any:
     """The typed section ``name`` from validated values (lists become tuples, maps read-only: frozen all the way)."""
-    frozen = {k: tuple(v) if isinstance(v, list) else MappingProxyType(dict(v)) if isinstance(v, dict) else v
-              for k, v in values.items()}
+    frozen = {
+        k: tuple(v) if isinstance(v, list) else MappingProxyType(dict(v)) if isinstance(v, dict) else v
+        for k, v in values.items()
+    }
     return SECTION_TYPES[name](**frozen)
 
 

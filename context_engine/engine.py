@@ -85,8 +85,13 @@ class StowageEngineCore:
     model_thresholds: dict[str, Any] | None = None  # newer hosts assign compression.model_thresholds
     emit_automatic_compaction_status = True  # newer hosts: ask for the status line below
 
-    def __init__(self, settings: Settings | None = None, *, summary_model: SummaryModel | None = None,
-                 archive: Archive | None = None) -> None:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        summary_model: SummaryModel | None = None,
+        archive: Archive | None = None,
+    ) -> None:
         # shared by every copy: read-only for the process
         self.settings = settings or default_settings()
         self.summary_model = summary_model
@@ -125,14 +130,27 @@ class StowageEngineCore:
         return copy.deepcopy(self)
 
     # -- model ----------------------------------------------------------------------
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
-                     provider: str = "", api_mode: str = "", **_: Any) -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: Any = "",
+        provider: str = "",
+        api_mode: str = "",
+        **_: Any,
+    ) -> None:
         """Keep the runtime for the summary call and recompute the threshold."""
         old = self.runtime
         runtime_changed = (model, provider, base_url) != (old.get("model"), old.get("provider"), old.get("base_url"))
         self.model = model
-        self.runtime = {"model": model, "provider": provider, "base_url": base_url, "api_key": api_key,
-                        "api_mode": api_mode}
+        self.runtime = {
+            "model": model,
+            "provider": provider,
+            "base_url": base_url,
+            "api_key": api_key,
+            "api_mode": api_mode,
+        }
         self.context_length = int(context_length or 0)
         share = model_threshold(self.model_thresholds, model, provider, self.context_length)
         self.threshold_key = trigger_key(self.view.settings.enabled, model_threshold=share is not None)
@@ -158,8 +176,12 @@ class StowageEngineCore:
         self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
         self.awaiting_real_usage_after_compression = False
         if self.governor.verify(prompt, self.threshold_tokens) is False:
-            logger.warning("stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
-                           prompt, self.threshold_tokens, self.governor.ineffective_streak)
+            logger.warning(
+                "stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
+                prompt,
+                self.threshold_tokens,
+                self.governor.ineffective_streak,
+            )
 
     def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""
@@ -184,24 +206,37 @@ class StowageEngineCore:
         """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over."""
         return self.awaiting_real_usage_after_compression or defer_preflight(
-            as_int(rough_tokens), self.threshold_tokens, self.view.stats.last,
-            view_enabled=self.view.settings.enabled, host_selects_context=self.host.selects_context)
+            as_int(rough_tokens),
+            self.threshold_tokens,
+            self.view.stats.last,
+            view_enabled=self.view.settings.enabled,
+            host_selects_context=self.host.selects_context,
+        )
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         return compaction_run.has_content(self.settings, messages)
 
     # -- compaction ----------------------------------------------------------------------
     @routed
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
-                 force: bool = False, memory_context: str = "", *, bypass_cooldown: bool = False,
-                 **extra: Any) -> list[Message]:
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+        *,
+        bypass_cooldown: bool = False,
+        **extra: Any,
+    ) -> list[Message]:
         """One compaction (one at a time; the caller's list is never mutated); the input list itself when nothing
         changed.  ``bypass_cooldown`` (after a proven overflow) tries the summary model even while it cools down."""
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
         with self._lock:
-            result = compaction_run.run_compaction(self, messages, current_tokens, focus_topic, force,
-                                                   memory_context, bypass_cooldown)
+            result = compaction_run.run_compaction(
+                self, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown
+            )
         self.store_session.pin_request(result)  # the size cap spares what the compacted history points to, no more
         return result
 
@@ -222,8 +257,9 @@ class StowageEngineCore:
         compaction_run.prepare_ahead(self, messages)
 
     @routed
-    def get_automatic_compaction_status_message(self, *, phase: str = "", default_message: str | None = None,
-                                                **context: Any) -> str | None:
+    def get_automatic_compaction_status_message(
+        self, *, phase: str = "", default_message: str | None = None, **context: Any
+    ) -> str | None:
         """Newer hosts: the user's status line before an automatic compaction, saying what Stowage will do."""
         try:
             return compaction_run.status_line(self, context)
@@ -298,8 +334,15 @@ class StowageEngineCore:
             self.state.measure_unshaped(shaped.messages)
         return shaped
 
-    def select_context(self, request_messages: list[Message], *, conversation_messages: Any = None,
-                       incoming_message: Any = None, budget_tokens: int = 0, **_: Any) -> list[Message] | None:
+    def select_context(
+        self,
+        request_messages: list[Message],
+        *,
+        conversation_messages: Any = None,
+        incoming_message: Any = None,
+        budget_tokens: int = 0,
+        **_: Any,
+    ) -> list[Message] | None:
         """Newer hosts (0.20+): the lean view through the engine hook instead of the middleware.
 
         Called per provider request with a copy of its messages; None leaves
@@ -334,8 +377,9 @@ class StowageEngineCore:
         self.sharing.owner_started()
         if kwargs.get("hermes_home"):
             self.attach_store_home(kwargs["hermes_home"])
-        self.store_session.start(session_id, old_session_id=kwargs.get("old_session_id"),
-                                 boundary_reason=kwargs.get("boundary_reason"))
+        self.store_session.start(
+            session_id, old_session_id=kwargs.get("old_session_id"), boundary_reason=kwargs.get("boundary_reason")
+        )
         if kwargs.get("boundary_reason") == "compression":
             return  # same conversation continues after our own compaction
         if previous is not None and previous != session_id:

@@ -29,18 +29,35 @@ def status_of(engine: "StowageEngineCore") -> SessionStatus:
         search.active, search.available, search.reason = False, False, engine.host.tool_search_unavailable
     flags = engine.state.flags
     return SessionStatus(
-        engine=engine.name, session_id=engine.session_id, last_prompt_tokens=last_prompt,
-        threshold_tokens=engine.threshold_tokens, context_length=engine.context_length,
-        trigger=from_plain(TriggerStatus, trigger_status(engine.threshold_key, engine.threshold_share,
-                                                         engine.threshold_tokens, engine.context_length)),
+        engine=engine.name,
+        session_id=engine.session_id,
+        last_prompt_tokens=last_prompt,
+        threshold_tokens=engine.threshold_tokens,
+        context_length=engine.context_length,
+        trigger=from_plain(
+            TriggerStatus,
+            trigger_status(
+                engine.threshold_key, engine.threshold_share, engine.threshold_tokens, engine.context_length
+            ),
+        ),
         usage_percent=min(100, last_prompt / engine.context_length * 100) if engine.context_length else 0.0,
-        compression_count=engine.compression_count, tokenizer=engine.counter.backend,
+        compression_count=engine.compression_count,
+        tokenizer=engine.counter.backend,
         tail_budget_tokens=engine.tail_budget_tokens,
         governor=from_plain(GovernorStatus, engine.governor.snapshot()),
-        store=from_plain(StoreStatus, engine.store_session.status()), tool_search=search,
+        store=from_plain(StoreStatus, engine.store_session.status()),
+        tool_search=search,
         view=from_plain(ViewStatus, engine.view.status()),
-        ahead=from_plain(AheadStatus, {**engine.ahead.status(), "prepare_at": engine.settings.compaction.prepare_at,
-                                       "last": engine.ahead.last_use}),
+        ahead=from_plain(
+            AheadStatus,
+            {
+                **engine.ahead.status(),
+                "prepare_at": engine.settings.compaction.prepare_at,
+                "last": engine.ahead.last_use,
+            },
+        ),
         compactions=list(engine.compaction_log[-COMPACTIONS_SHOWN:]),
         summary=SummaryState(last_error=flags.summary_error, fallback_used=flags.fallback_used),
-        requests=list(engine.request_log), host=engine.host.support)
+        requests=list(engine.request_log),
+        host=engine.host.support,
+    )

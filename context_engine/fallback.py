@@ -35,7 +35,8 @@ _ERROR = re.compile(r"(?im)^.*\b(error|exception|traceback|failed|fatal)\b.*$")
 _NO_ERROR = re.compile(
     r"""(?i)["']?\b(?:errors?|exceptions?|traceback|failed|failures?|fatal)\b["']?\s*[:=]\s*"""
     r"""(?:null|none|nil|false|0|""|''|\[\]|\{\})(?![\w.])"""
-    r"""|\b(?:0|no|zero)\s+(?:errors?|failed|failures?|exceptions?)\b""")
+    r"""|\b(?:0|no|zero)\s+(?:errors?|failed|failures?|exceptions?)\b"""
+)
 _ERROR_KEY = re.compile(r"(?i)^(?:errors?|exception|traceback|failure|fatal|error_message)$")
 MAX_JSON_CHARS = 200_000
 
@@ -101,20 +102,31 @@ def build_fallback(window: list[Message], *, previous_summary: str | None, reaso
                 errors.setdefault(_clip(line, 200), None)
         for call in tool_calls_of(message):
             cid = call_id(call)
-            actions.append(f"- {call_name(call)}({argument_gist(call_arguments_text(call))}) -> "
-                           f"{outcomes.get(cid, 'no result kept')}")
+            actions.append(
+                f"- {call_name(call)}({argument_gist(call_arguments_text(call))}) -> "
+                f"{outcomes.get(cid, 'no result kept')}"
+            )
             for path in _PATH.findall(call_arguments_text(call)):
                 files.setdefault(path, None)
-    last_words = next((_clip(message_text(m), 600) for m in reversed(window)
-                       if role_of(m) == "assistant" and message_text(m).strip()), "")
+    last_words = next(
+        (
+            _clip(message_text(m), 600)
+            for m in reversed(window)
+            if role_of(m) == "assistant" and message_text(m).strip()
+        ),
+        "",
+    )
 
     sections = [
         f"(Built by Stowage without the summary model: {reason}. The full turns are kept in the store.)",
         "## Goal\n" + ("\n".join(f"- {r}" for r in requests[:3]) or "- (see the newest user request)"),
         "## Constraints & Preferences\n- (not extracted automatically; see the user requests)",
-        "## Progress\n### Done\n" + ("\n".join(actions[-25:]) or "- (no tool actions in the compacted turns)")
-        + "\n### In Progress\n" + (f"- last assistant message: {last_words}" if last_words else "- unknown")
-        + "\n### Blocked\n" + ("\n".join(f"- {e}" for e in list(errors)[-8:]) or "- none seen"),
+        "## Progress\n### Done\n"
+        + ("\n".join(actions[-25:]) or "- (no tool actions in the compacted turns)")
+        + "\n### In Progress\n"
+        + (f"- last assistant message: {last_words}" if last_words else "- unknown")
+        + "\n### Blocked\n"
+        + ("\n".join(f"- {e}" for e in list(errors)[-8:]) or "- none seen"),
         "## Key Decisions\n- (not extracted automatically)",
         "## Relevant Files\n" + ("\n".join(f"- {f}" for f in list(files)[:30]) or "- none seen"),
         "## Next Steps\n- Continue with the newest user request below.",

@@ -112,12 +112,14 @@ class Governor:
         if self._backoff_until_turn is None:
             return None
         if self.turn >= self._backoff_until_turn or (
-                not self.hook_driven and self._backoff_until_call is not None
-                and self.api_calls >= self._backoff_until_call):
+            not self.hook_driven and self._backoff_until_call is not None and self.api_calls >= self._backoff_until_call
+        ):
             self._backoff_until_turn = self._backoff_until_call = None
             return None
-        return (f"backing off after {self.ineffective_streak} ineffective compactions "
-                f"(until turn {self._backoff_until_turn})")
+        return (
+            f"backing off after {self.ineffective_streak} ineffective compactions "
+            f"(until turn {self._backoff_until_turn})"
+        )
 
     # -- summary model failures ---------------------------------------------
     def record_summary_failure(self) -> None:

@@ -133,15 +133,30 @@ class HostEngine(Protocol):
     @property
     def name(self) -> str: ...
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
-                     provider: str = "", api_mode: str = "", **kwargs: Any) -> None: ...
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: Any = "",
+        provider: str = "",
+        api_mode: str = "",
+        **kwargs: Any,
+    ) -> None: ...
 
     def update_from_response(self, usage: dict[str, Any], **kwargs: Any) -> None: ...
 
     def should_compress(self, prompt_tokens: int | None = None, **kwargs: Any) -> bool: ...
 
-    def compress(self, messages: list[Message], current_tokens: int | None = None, focus_topic: str | None = None,
-                 force: bool = False, memory_context: str = "", **kwargs: Any) -> list[Message]: ...
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+        **kwargs: Any,
+    ) -> list[Message]: ...
 
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **kwargs: Any) -> bool: ...
 

@@ -19,13 +19,13 @@ class BlobKind(StrEnum):
     ``BlobKind.SPILL == "spill"``.
     """
 
-    SPILL = "spill"             # an oversized tool output, stored when it arrived
-    SPILL_VIEW = "spill-view"   # a long string inside a spilled JSON output, stored unescaped
-    OUTPUT = "output"           # a smaller tool output, recorded in the background when it arrived
-    PRUNED = "pruned"           # a tool output phase 1 replaced with a stub
-    WINDOW = "window"           # the messages a summary replaced, one JSON message per line
-    ARGUMENTS = "arguments"     # oversized tool-call arguments, stored whole where they were cut
-    REASONING = "reasoning"     # an older assistant message the lean view sends condensed
+    SPILL = "spill"  # an oversized tool output, stored when it arrived
+    SPILL_VIEW = "spill-view"  # a long string inside a spilled JSON output, stored unescaped
+    OUTPUT = "output"  # a smaller tool output, recorded in the background when it arrived
+    PRUNED = "pruned"  # a tool output phase 1 replaced with a stub
+    WINDOW = "window"  # the messages a summary replaced, one JSON message per line
+    ARGUMENTS = "arguments"  # oversized tool-call arguments, stored whole where they were cut
+    REASONING = "reasoning"  # an older assistant message the lean view sends condensed
 
 
 # Every kind a session's history can be read back from.
@@ -38,9 +38,9 @@ class FailureKind(Enum):
     """Why a compaction has a ``summary_error``: the model's side or ours."""
 
     MODEL_UNAVAILABLE = "model_unavailable"  # no summary call was made (cooldown, no summarizer)
-    MODEL_FAILED = "model_failed"            # the summary call failed (SummaryFailure)
-    SUMMARIZER_ERROR = "summarizer_error"    # the summarizer raised something else
-    INTERNAL = "internal"                    # Stowage's own bug: the result did not validate
+    MODEL_FAILED = "model_failed"  # the summary call failed (SummaryFailure)
+    SUMMARIZER_ERROR = "summarizer_error"  # the summarizer raised something else
+    INTERNAL = "internal"  # Stowage's own bug: the result did not validate
 
     @property
     def is_ours(self) -> bool:

@@ -174,8 +174,9 @@ def summary_positions(messages: list[Message]) -> list[int]:
     for index, message in enumerate(messages):
         if message.__class__ is dict:
             content = message.get("content")
-            if (content is None or content.__class__ is str and content.find(SUMMARY_MARKER, 0, 400) == -1) \
-                    and not message.get(SUMMARY_FLAG):
+            if (
+                content is None or content.__class__ is str and content.find(SUMMARY_MARKER, 0, 400) == -1
+            ) and not message.get(SUMMARY_FLAG):
                 continue  # no marker (an assistant's tool calls often carry no content at all)
         if is_summary(message):
             found.append(index)

@@ -36,19 +36,19 @@ class CompactionPreview:
     seen_at: float
     source: str
     system_messages: int
-    messages: int                # conversation messages (the system prompt aside), as compress() counts them
+    messages: int  # conversation messages (the system prompt aside), as compress() counts them
     tokens: int
-    last_prompt_tokens: int      # the provider's figure for the last request
+    last_prompt_tokens: int  # the provider's figure for the last request
     threshold_tokens: int
     would_compact: bool
-    reason: str | None           # why not, in should_compress_info's words
+    reason: str | None  # why not, in should_compress_info's words
     compactions_so_far: int
     head_messages: int
     head_tokens: int
     window_messages: int
     window_tokens: int
     window_tool_outputs: int
-    window_first: int            # 1-based positions in the conversation (0 when the window is empty)
+    window_first: int  # 1-based positions in the conversation (0 when the window is empty)
     window_last: int
     pruned_outputs: int
     pruned_tokens_saved: int
@@ -56,38 +56,65 @@ class CompactionPreview:
     images_removed: int
     tail_messages: int
     tail_tokens: int
-    summary_budget_tokens: int   # the most the summary may take (what the model is asked to stay under)
+    summary_budget_tokens: int  # the most the summary may take (what the model is asked to stay under)
     estimated_after_tokens: int  # head + tail after pruning + the summary budget: an upper estimate
 
     def as_dict(self) -> dict[str, Any]:
         return dict(vars(self))
 
 
-def preview_compaction(seen: SeenMessages, plan: CompactionPlan, *, count: CountFn, last_prompt_tokens: int,
-                       threshold_tokens: int, would_compact: bool, reason: str | None,
-                       compactions_so_far: int) -> CompactionPreview:
+def preview_compaction(
+    seen: SeenMessages,
+    plan: CompactionPlan,
+    *,
+    count: CountFn,
+    last_prompt_tokens: int,
+    threshold_tokens: int,
+    would_compact: bool,
+    reason: str | None,
+    compactions_so_far: int,
+) -> CompactionPreview:
     """The dry run of ``compact(conversation, plan)`` on ``seen`` (its leading system messages set aside)."""
     system = leading_system_count(seen.messages)
     messages = seen.messages[system:]
     choice = choose(messages, plan, count)  # the window compact() would take
     plan, prune_from, window = choice.plan, choice.prune_from, choice.window
-    pruned = prune(messages, protect_from=prune_from, settings=plan.prune,
-                   keep_images_at=frozenset({last_index(messages, is_real_user_turn)}),
-                   skip=range(window.head_end, window.tail_start))
+    pruned = prune(
+        messages,
+        protect_from=prune_from,
+        settings=plan.prune,
+        keep_images_at=frozenset({last_index(messages, is_real_user_turn)}),
+        skip=range(window.head_end, window.tail_start),
+    )
     before = [count(m) for m in messages]
     after = [count(m) for m in pruned.messages]
-    window_tokens = sum(before[window.head_end:window.tail_start])
-    kept = sum(after[:window.head_end]) + sum(after[window.tail_start:])
+    window_tokens = sum(before[window.head_end : window.tail_start])
+    kept = sum(after[: window.head_end]) + sum(after[window.tail_start :])
     budget = summary_budget_tokens(window_tokens, plan.context_length, plan.summary_max_tokens) if window.size else 0
     return CompactionPreview(
-        seen_at=seen.at, source=seen.source, system_messages=system, messages=len(messages), tokens=sum(before),
-        last_prompt_tokens=last_prompt_tokens, threshold_tokens=threshold_tokens, would_compact=would_compact,
-        reason=reason, compactions_so_far=compactions_so_far,
-        head_messages=window.head_end, head_tokens=sum(after[:window.head_end]),
-        window_messages=window.size, window_tokens=window_tokens,
-        window_tool_outputs=sum(role_of(m) == "tool" for m in messages[window.head_end:window.tail_start]),
-        window_first=window.head_end + 1 if window.size else 0, window_last=window.tail_start if window.size else 0,
-        pruned_outputs=len(pruned.pruned), pruned_tokens_saved=max(0, sum(before) - sum(after)),
-        arguments_shrunk=pruned.arguments_shrunk, images_removed=pruned.images_removed,
-        tail_messages=len(messages) - window.tail_start, tail_tokens=sum(after[window.tail_start:]),
-        summary_budget_tokens=budget, estimated_after_tokens=kept + budget)
+        seen_at=seen.at,
+        source=seen.source,
+        system_messages=system,
+        messages=len(messages),
+        tokens=sum(before),
+        last_prompt_tokens=last_prompt_tokens,
+        threshold_tokens=threshold_tokens,
+        would_compact=would_compact,
+        reason=reason,
+        compactions_so_far=compactions_so_far,
+        head_messages=window.head_end,
+        head_tokens=sum(after[: window.head_end]),
+        window_messages=window.size,
+        window_tokens=window_tokens,
+        window_tool_outputs=sum(role_of(m) == "tool" for m in messages[window.head_end : window.tail_start]),
+        window_first=window.head_end + 1 if window.size else 0,
+        window_last=window.tail_start if window.size else 0,
+        pruned_outputs=len(pruned.pruned),
+        pruned_tokens_saved=max(0, sum(before) - sum(after)),
+        arguments_shrunk=pruned.arguments_shrunk,
+        images_removed=pruned.images_removed,
+        tail_messages=len(messages) - window.tail_start,
+        tail_tokens=sum(after[window.tail_start :]),
+        summary_budget_tokens=budget,
+        estimated_after_tokens=kept + budget,
+    )

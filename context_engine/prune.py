@@ -55,9 +55,16 @@ class PruneResult:
         return bool(self.pruned or self.images_removed or self.arguments_shrunk)
 
 
-def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings = PruneSettings(),
-          render: StubRenderer = default_stub, keep_images_at: frozenset[int] = frozenset(),
-          skip: range = range(0), cut_arguments: ArgumentCutter | None = None) -> PruneResult:
+def prune(
+    messages: list[Message],
+    *,
+    protect_from: int,
+    settings: PruneSettings = PruneSettings(),
+    render: StubRenderer = default_stub,
+    keep_images_at: frozenset[int] = frozenset(),
+    skip: range = range(0),
+    cut_arguments: ArgumentCutter | None = None,
+) -> PruneResult:
     """Prune everything before ``protect_from``; the tail stays verbatim.
 
     ``keep_images_at`` lists indices whose images survive anyway (the newest
@@ -70,8 +77,9 @@ def prune(messages: list[Message], *, protect_from: int, settings: PruneSettings
     protect_from = max(0, min(protect_from, len(messages)))
     history = _History(messages, settings.min_chars)
     result = PruneResult(messages=list(messages), calls=history.calls)
-    indices = (chain(range(min(skip.start, protect_from)), range(skip.stop, protect_from)) if skip
-               else range(protect_from))
+    indices = (
+        chain(range(min(skip.start, protect_from)), range(skip.stop, protect_from)) if skip else range(protect_from)
+    )
     for index in indices:
         message = messages[index]
         role = role_of(message)
@@ -123,8 +131,9 @@ class _History:
         return None
 
 
-def _prune_tool_result(result: PruneResult, index: int, message: Message, history: _History,
-                       settings: PruneSettings, render: StubRenderer) -> None:
+def _prune_tool_result(
+    result: PruneResult, index: int, message: Message, history: _History, settings: PruneSettings, render: StubRenderer
+) -> None:
     content = message.get("content")
     text = content if content.__class__ is str else content_text(content)
     if len(text) < settings.min_chars or is_stub(text):
@@ -132,8 +141,14 @@ def _prune_tool_result(result: PruneResult, index: int, message: Message, histor
     cid = tool_result_id(message)
     call = history.calls.get(cid)
     newer = history.newest_copy(text)
-    output = PrunedOutput(index, cid, _tool_name(message, call), call_arguments_text(call) if call else "", text,
-                          newer if newer and newer != cid else None)
+    output = PrunedOutput(
+        index,
+        cid,
+        _tool_name(message, call),
+        call_arguments_text(call) if call else "",
+        text,
+        newer if newer and newer != cid else None,
+    )
     stub = render(output)
     if len(stub) >= len(text):
         return
@@ -173,7 +188,6 @@ def _shrink_call_arguments(result: PruneResult, index: int, max_chars: int, cut:
         replaced["tool_calls"] = new_calls
         result.messages[index] = replaced
         result.arguments_shrunk += 1
-
 
 
 def shrink_json_arguments(text: str, max_chars: int) -> str:

@@ -98,7 +98,7 @@ def _replace(text: str, matches: Iterable[Match[str]], rule: Rule) -> str:
     for match in matches:
         if match.start() < end:
             continue  # inside the previous match: re.sub would not have tried here
-        pieces.append(text[end:match.start()])
+        pieces.append(text[end : match.start()])
         pieces.append(rule.replace(match))
         end = match.end()
     if not pieces:

@@ -80,12 +80,13 @@ class Rule:
 
 # -- replacements -------------------------------------------------------------------------------
 
+
 def mask_group(match: Match[str]) -> str:
     """Mask only the ``secret`` group, keeping the key, header or URL around it."""
     text = match.group(0)
     base = match.start(0)
     start, end = match.span("secret")
-    return text[: start - base] + MASK + text[end - base:]
+    return text[: start - base] + MASK + text[end - base :]
 
 
 def mask_all(match: Match[str]) -> str:
@@ -94,25 +95,31 @@ def mask_all(match: Match[str]) -> str:
 
 # -- gates ----------------------------------------------------------------------------------------
 
+
 def always(haystack: Haystack) -> bool:
     return True
 
 
 def in_text(*required: str, any_of: tuple[str, ...] = ()) -> Gate:
     """All of ``required`` and one of ``any_of`` occur in the text (case-sensitive)."""
+
     def gate(haystack: Haystack) -> bool:
         return all(map(haystack.has, required)) and (not any_of or any(map(haystack.has, any_of)))
+
     return gate
 
 
 def in_lowered(*any_of: str, text_requires: tuple[str, ...] = ()) -> Gate:
     """All of ``text_requires`` occur in the text and one of ``any_of`` in its lower case."""
+
     def gate(haystack: Haystack) -> bool:
         return all(map(haystack.has, text_requires)) and any(map(haystack.lower_has, any_of))
+
     return gate
 
 
 # -- finders --------------------------------------------------------------------------------------
+
 
 def occurrences(haystack: str, needles: Iterable[str]) -> list[int]:
     """Sorted start positions of every occurrence of every needle."""
@@ -148,10 +155,12 @@ def on_lowered_positions(find: Finder) -> Finder:
     lower() never shrinks a text and rarely grows it (``İ``), so equal
     lengths mean every position in ``lowered`` is the same one in ``text``.
     """
+
     def guarded(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         if len(haystack.text) != len(haystack.lowered):
             return pattern.finditer(haystack.text)
         return find(pattern, haystack)
+
     return guarded
 
 
@@ -173,6 +182,7 @@ def _word_run_start(text: str, at: int) -> int:
 
 def at_identifier_holding(*words: str) -> Finder:
     """Matches that begin at the start of an identifier containing one of ``words`` (case-sensitive)."""
+
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         text = haystack.text
         starts: list[int] = []
@@ -182,6 +192,7 @@ def at_identifier_holding(*words: str) -> Finder:
                 starts.append(_word_run_start(text, at))
                 run_end = max(at + 1, _WORD_RUN.match(text, at).end())  # type: ignore[union-attr]  # a * pattern always matches
         return matches_at(pattern, text, starts)
+
     return find
 
 
@@ -195,6 +206,7 @@ def at_name_holding(*words: str) -> Finder:
     ``words`` are lower case and searched in the folded text, so ``X-Vault-Token``
     is found from its ``-token``.
     """
+
     @on_lowered_positions
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         lowered = haystack.lowered
@@ -213,6 +225,7 @@ def at_name_holding(*words: str) -> Finder:
                 starts.append(start)
                 run_end = max(at + 1, _NAME_RUN.match(lowered, at).end())  # type: ignore[union-attr]  # a * pattern always matches
         return matches_at(pattern, haystack.text, starts)
+
     return find
 
 
@@ -237,6 +250,7 @@ def runs_of(chars: str, min_length: int) -> Callable[[str], Iterator[tuple[int, 
             end = len(shape) if end == -1 else end
             yield position(start), position(end)
             at = shape.find(needle, end)
+
     return runs
 
 
@@ -251,7 +265,7 @@ class _CharPositions:
     def __call__(self, offset: int) -> int:
         if self._same:
             return offset
-        self._char += len(self._data[self._byte:offset].decode("utf-8", "surrogatepass"))
+        self._char += len(self._data[self._byte : offset].decode("utf-8", "surrogatepass"))
         self._byte = offset
         return self._char
 
@@ -264,6 +278,7 @@ def in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str, 
     with one of ``heads`` (the literal start of each alternative): a
     ``startswith`` test drops the other places before any regex runs.
     """
+
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterator[Match[str]]:
         text = haystack.text
         for start, end in runs(text):
@@ -282,13 +297,14 @@ def in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str, 
                     if match:
                         matched_to = match.end()
                         yield match
+
     return find
 
 
 def literal_head(alternative: str) -> str:
     """The literal characters an alternative of a pattern starts with (``"ya29"`` for ``ya29\\.[A-Z]+``)."""
     head = re.match(r"[A-Za-z0-9_-]*", alternative).group()  # type: ignore[union-attr]  # a * pattern always matches
-    if head and alternative[len(head):len(head) + 1] in ("?", "*", "{"):
+    if head and alternative[len(head) : len(head) + 1] in ("?", "*", "{"):
         head = head[:-1]  # the last character is optional
     if not head:
         raise ValueError(f"no literal start in the pattern alternative {alternative!r}")
@@ -309,19 +325,27 @@ def prefiltered(prefilter: str) -> Finder:
     @on_lowered_positions
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         return matches_at(pattern, haystack.text, (m.start() for m in compiled.finditer(haystack.lowered)))
+
     return find
 
 
 def at_words_before_space(*words: str) -> Finder:
     """Matches that begin at one of ``words`` followed by whitespace (found with ``str.find``)."""
+
     @on_lowered_positions
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         lowered = haystack.lowered
         end = len(lowered)
-        starts = [at for word in words if haystack.lower_has(word) for at in occurrences(lowered, (word,))
-                  if at + len(word) < end and lowered[at + len(word)].isspace()]
+        starts = [
+            at
+            for word in words
+            if haystack.lower_has(word)
+            for at in occurrences(lowered, (word,))
+            if at + len(word) < end and lowered[at + len(word)].isspace()
+        ]
         starts.sort()
         return matches_at(pattern, haystack.text, starts)
+
     return find
 
 
@@ -339,6 +363,7 @@ def at_line_key(*parts: str) -> Finder:
     prefix holds the earlier one's, and a character that is neither
     indentation nor a key's stays in it).
     """
+
     @on_lowered_positions
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         lowered = haystack.lowered
@@ -352,6 +377,7 @@ def at_line_key(*parts: str) -> Finder:
                 line_end = lowered.find("\n", at)
                 at = lowered.find(part, line_end) if line_end != -1 else -1
         return matches_at(pattern, haystack.text, sorted(starts))
+
     return find
 
 
@@ -361,6 +387,7 @@ def key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
     ``reach`` bounds how far before the whitespace a match can begin (the
     longest secret word with its longest suffix).
     """
+
     @on_lowered_positions
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         text, lowered = haystack.text, haystack.lowered
@@ -377,22 +404,27 @@ def key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
                     found.add(low + hit)
                     hit = window.find(word, hit + 1)
         return matches_at(pattern, text, sorted(found))
+
     return find
 
 
 def after_digits(count: int, mark: str) -> Finder:
     """Matches that begin at ``mark`` right after ``count`` digits (no scan with a lookbehind)."""
+
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         text = haystack.text
-        starts = [at for at in occurrences(text, (mark,)) if at >= count and text[at - count:at].isdecimal()]
+        starts = [at for at in occurrences(text, (mark,)) if at >= count and text[at - count : at].isdecimal()]
         return matches_at(pattern, text, starts)
+
     return find
 
 
 def at_words(*words: str) -> Finder:
     """Matches that begin where one of ``words`` occurs in the text (case-sensitive)."""
+
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         return matches_at(pattern, haystack.text, occurrences(haystack.text, [w for w in words if haystack.has(w)]))
+
     return find
 
 
@@ -420,13 +452,17 @@ def at_commands(head: str, *words: str) -> Finder:
             elif command.match(text, at):
                 line_end = text.find("\n", at)
                 skip_to = len(text) if line_end == -1 else line_end
+
     return find
 
 
 def at_lowered_words(*words: str) -> Finder:
     """Matches that begin where one of ``words`` (lower case) occurs in the folded text."""
+
     @on_lowered_positions
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
-        return matches_at(pattern, haystack.text,
-                           occurrences(haystack.lowered, [w for w in words if haystack.lower_has(w)]))
+        return matches_at(
+            pattern, haystack.text, occurrences(haystack.lowered, [w for w in words if haystack.lower_has(w)])
+        )
+
     return find

@@ -42,11 +42,30 @@ from .redact_match import (
 
 __all__ = ["MASK", "RULES", "Haystack", "Rule", "fold_case", "literal_head"]
 
-_SECRET_QUERY_KEYS = frozenset({
-    "access_token", "refresh_token", "id_token", "token", "api_key", "apikey", "key", "client_secret",
-    "password", "passwd", "secret", "auth", "jwt", "session", "sig", "signature", "x-amz-signature",
-    "x-amz-credential", "x-amz-security-token", "code",
-})
+_SECRET_QUERY_KEYS = frozenset(
+    {
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "token",
+        "api_key",
+        "apikey",
+        "key",
+        "client_secret",
+        "password",
+        "passwd",
+        "secret",
+        "auth",
+        "jwt",
+        "session",
+        "sig",
+        "signature",
+        "x-amz-signature",
+        "x-amz-credential",
+        "x-amz-security-token",
+        "code",
+    }
+)
 
 
 def _mask_query(match: Match[str]) -> str:
@@ -62,7 +81,7 @@ def _mask_cookies(match: Match[str]) -> str:
     for i in range(1 if match.group("set") else len(pairs)):
         name, equals, value = pairs[i].partition("=")
         if equals and value.strip():
-            pairs[i] = f"{name}={value[:len(value) - len(value.lstrip())]}{MASK}"
+            pairs[i] = f"{name}={value[: len(value) - len(value.lstrip())]}{MASK}"
     start = match.start("pairs") - match.start()
     return match.group(0)[:start] + ";".join(pairs)
 
@@ -96,28 +115,63 @@ def _mask_connection_password(match: Match[str]) -> str:
 # -- patterns -------------------------------------------------------------------------------------
 
 _VENDOR_PREFIXES = (
-    r"sk-[A-Za-z0-9_-]{10,}", r"sk_(?:live|test)_[A-Za-z0-9]{10,}", r"rk_(?:live|test)_[A-Za-z0-9]{10,}", r"whsec_[A-Za-z0-9]{10,}",
-    r"sk_[A-Za-z0-9_]{10,}", r"gh[pousr]_[A-Za-z0-9]{10,}", r"github_pat_[A-Za-z0-9_]{10,}",
-    r"glpat-[A-Za-z0-9_-]{10,}", r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}",
-    r"xox[abeprs]-[A-Za-z0-9-]{10,}", r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
-    r"AIza[A-Za-z0-9_-]{30,}", r"ya29\.[A-Za-z0-9_-]{20,}", r"AKIA[A-Z0-9]{16}", r"ASIA[A-Z0-9]{16}",
-    r"pplx-[A-Za-z0-9]{10,}", r"fal_[A-Za-z0-9_-]{10,}", r"fc-[A-Za-z0-9]{10,}", r"bb_live_[A-Za-z0-9_-]{10,}",
-    r"gAAAA[A-Za-z0-9_=-]{20,}", r"SG\.[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?", r"hf_[A-Za-z0-9]{10,}", r"r8_[A-Za-z0-9]{10,}",
-    r"npm_[A-Za-z0-9]{10,}", r"pypi-[A-Za-z0-9_-]{10,}", r"do[op]_v1_[A-Za-z0-9]{10,}", r"am_[A-Za-z0-9_-]{10,}",
-    r"tvly-[A-Za-z0-9]{10,}", r"exa_[A-Za-z0-9]{10,}", r"gsk_[A-Za-z0-9]{10,}", r"syt_[A-Za-z0-9]{10,}",
-    r"retaindb_[A-Za-z0-9]{10,}", r"hsk-[A-Za-z0-9]{10,}", r"mem0_[A-Za-z0-9]{10,}", r"brv_[A-Za-z0-9]{10,}",
-    r"xai-[A-Za-z0-9]{30,}", r"ntn_[A-Za-z0-9]{10,}", r"fw[-_][A-Za-z0-9]{30,}", r"fpk_[A-Za-z0-9]{30,}",
-    r"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{20,}", r"dapi[a-f0-9]{32}", r"lin_api_[A-Za-z0-9]{20,}",
-    r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}", r"AC[a-f0-9]{32}", r"SK[a-f0-9]{32}",
-    r"hv[sbr]\.[A-Za-z0-9_-]{20,}", r"dckr_pat_[A-Za-z0-9_-]{20,}",
+    r"sk-[A-Za-z0-9_-]{10,}",
+    r"sk_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"rk_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"whsec_[A-Za-z0-9]{10,}",
+    r"sk_[A-Za-z0-9_]{10,}",
+    r"gh[pousr]_[A-Za-z0-9]{10,}",
+    r"github_pat_[A-Za-z0-9_]{10,}",
+    r"glpat-[A-Za-z0-9_-]{10,}",
+    r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}",
+    r"xox[abeprs]-[A-Za-z0-9-]{10,}",
+    r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
+    r"AIza[A-Za-z0-9_-]{30,}",
+    r"ya29\.[A-Za-z0-9_-]{20,}",
+    r"AKIA[A-Z0-9]{16}",
+    r"ASIA[A-Z0-9]{16}",
+    r"pplx-[A-Za-z0-9]{10,}",
+    r"fal_[A-Za-z0-9_-]{10,}",
+    r"fc-[A-Za-z0-9]{10,}",
+    r"bb_live_[A-Za-z0-9_-]{10,}",
+    r"gAAAA[A-Za-z0-9_=-]{20,}",
+    r"SG\.[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?",
+    r"hf_[A-Za-z0-9]{10,}",
+    r"r8_[A-Za-z0-9]{10,}",
+    r"npm_[A-Za-z0-9]{10,}",
+    r"pypi-[A-Za-z0-9_-]{10,}",
+    r"do[op]_v1_[A-Za-z0-9]{10,}",
+    r"am_[A-Za-z0-9_-]{10,}",
+    r"tvly-[A-Za-z0-9]{10,}",
+    r"exa_[A-Za-z0-9]{10,}",
+    r"gsk_[A-Za-z0-9]{10,}",
+    r"syt_[A-Za-z0-9]{10,}",
+    r"retaindb_[A-Za-z0-9]{10,}",
+    r"hsk-[A-Za-z0-9]{10,}",
+    r"mem0_[A-Za-z0-9]{10,}",
+    r"brv_[A-Za-z0-9]{10,}",
+    r"xai-[A-Za-z0-9]{30,}",
+    r"ntn_[A-Za-z0-9]{10,}",
+    r"fw[-_][A-Za-z0-9]{30,}",
+    r"fpk_[A-Za-z0-9]{30,}",
+    r"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{20,}",
+    r"dapi[a-f0-9]{32}",
+    r"lin_api_[A-Za-z0-9]{20,}",
+    r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}",
+    r"AC[a-f0-9]{32}",
+    r"SK[a-f0-9]{32}",
+    r"hv[sbr]\.[A-Za-z0-9_-]{20,}",
+    r"dckr_pat_[A-Za-z0-9_-]{20,}",
 )
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
 _VENDOR_KEY_RUNS = runs_of(_ALNUM + "_.=-", 13)
 _VENDOR_HEADS = tuple(sorted({literal_head(p) for p in _VENDOR_PREFIXES}))
 
-_SECRET_WORD = (r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
-                r"|auth[_.\-]?token|private[_.\-]?key|client[_.\-]?secret)")
+_SECRET_WORD = (
+    r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
+    r"|auth[_.\-]?token|private[_.\-]?key|client[_.\-]?secret)"
+)
 _SECRET_WORD_STARTS = ("api", "access", "secret", "token", "passw", "credential", "auth", "private", "client")
 _SECRET_WORD_PARTS = ("key", "secret", "token", "passw", "credential")  # one is inside every secret word
 # A match of "<secret word><suffix> =" begins at most this far before the "=" and its
@@ -131,8 +185,10 @@ _SECRET_KEY = r"[A-Za-z0-9_.\-]*" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?k
 # masks them; counts, limits and locations (TOKEN_COUNT, MAX_TOKENS, PASSWORD_FILE) are not secrets.
 _ENV_SECRET_SEGMENT = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)"
 _ENV_SECRET_PARTS = ("API", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH")
-_ENV_PLAIN_SEGMENT = (r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
-                      r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])")
+_ENV_PLAIN_SEGMENT = (
+    r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
+    r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])"
+)
 _NOT_A_LOOKUP = r"(?!os\.|process\.env|\$ENV|[A-Za-z_][A-Za-z0-9_.]*\()"  # a lookup or a call, not a value
 # A value that is already a mask, with the ";" of a connection string after it: left alone, so a second
 # pass does not take the ";" into the secret (redaction is idempotent).
@@ -148,119 +204,267 @@ _AWS_SECRET_HEADS = ("awssecret", "aws_secret", "aws-secret", "secretaccess", "s
 # In order: each rule sees the text the previous ones produced.
 RULES: tuple[Rule, ...] = (
     # PEM and OpenSSH private keys, and PGP's "PRIVATE KEY BLOCK".
-    Rule(re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-                    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"),
-         mask_all, in_text("-----BEGIN", "PRIVATE KEY")),
-    Rule(re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
-         mask_all, always,
-         # The lookbehind allows "." "=" and "-" of a run before a key ("--token-glpat-...", "x=-sk-...").
-         in_runs(_VENDOR_KEY_RUNS, _VENDOR_HEADS, ".=-")),
+    Rule(
+        re.compile(
+            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+        ),
+        mask_all,
+        in_text("-----BEGIN", "PRIVATE KEY"),
+    ),
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
+        mask_all,
+        always,
+        # The lookbehind allows "." "=" and "-" of a run before a key ("--token-glpat-...", "x=-sk-...").
+        in_runs(_VENDOR_KEY_RUNS, _VENDOR_HEADS, ".=-"),
+    ),
     Rule(re.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}"), mask_all, in_text("eyJ")),
-    Rule(re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
-         mask_group, in_lowered("authorization")),
-    Rule(re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
-         # No gate: the finder's own word searches are the gate.
-         mask_group, always, at_words_before_space("bearer", "basic", "token")),
-    Rule(re.compile(r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
-                    r"\s*:\s*(?P<secret>[^\s\"',;]+)"),
-         mask_group, in_lowered("api-key", "-token", "apikey")),
+    Rule(
+        re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
+        mask_group,
+        in_lowered("authorization"),
+    ),
+    Rule(
+        re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
+        # No gate: the finder's own word searches are the gate.
+        mask_group,
+        always,
+        at_words_before_space("bearer", "basic", "token"),
+    ),
+    Rule(
+        re.compile(
+            r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
+            r"\s*:\s*(?P<secret>[^\s\"',;]+)"
+        ),
+        mask_group,
+        in_lowered("api-key", "-token", "apikey"),
+    ),
     # user:password@ in a URL; the user may be empty (redis://:pw@host) and the password runs to the
     # last "@" before the host, so a password holding a raw "@" is masked whole.
     Rule(re.compile(r"://[^\s:/@]*:(?P<secret>[^\s/?#'\"<>]+)@"), mask_group, in_text("://")),
-    Rule(re.compile(r"(?i)(?:https?|wss?|git|ssh|ftps?|sftp)://(?P<secret>[^\s:@/]{8,})@[^\s]"),
-         mask_group, in_text("://")),
-    Rule(re.compile(r"(?P<sep>[?&;#])(?P<key>[A-Za-z0-9_.\-]+)=(?P<secret>[^&;#\s\"'<>]*)"),
-         _mask_query, in_text("="),
-         # Only secret keys change: a match runs from its separator to its value, which holds no separator.
-         prefiltered(r"[?&;#](?:" + "|".join(sorted(map(re.escape, _SECRET_QUERY_KEYS), key=len, reverse=True)) + ")=")),
-    Rule(re.compile(r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input|(?:set-)?cookie)\"\s*:\s*"
-                    r"\"(?P<secret>[^\"]+)\""),
-         mask_group, in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":")),
-         # From a key's opening quote to its colon: a match begins only at an opening quote.
-         prefiltered(r'"[a-z0-9_.\-]*(?:key|secret|token|passw|credential|bearer|authorization|cookie)'
-                    r'[a-z0-9_.\-]*"\s*:')),
-    Rule(re.compile(r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=\s*(['\"]?)"
-                    r"(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED + r"[^\s'\"&]+)\1"),
-         mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=("=",)),
-         key_before("=", _SECRET_WORD_STARTS, _SECRET_WORD_REACH)),
-    Rule(re.compile(r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+_)*" + _ENV_SECRET_SEGMENT + r"(?:_(?!" + _ENV_PLAIN_SEGMENT
-                    + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED
-                    + r"[^\s'\"&]+)\1"),
-         mask_group, in_text("=", any_of=_ENV_SECRET_PARTS), at_identifier_holding(*_ENV_SECRET_PARTS)),
+    Rule(
+        re.compile(r"(?i)(?:https?|wss?|git|ssh|ftps?|sftp)://(?P<secret>[^\s:@/]{8,})@[^\s]"),
+        mask_group,
+        in_text("://"),
+    ),
+    Rule(
+        re.compile(r"(?P<sep>[?&;#])(?P<key>[A-Za-z0-9_.\-]+)=(?P<secret>[^&;#\s\"'<>]*)"),
+        _mask_query,
+        in_text("="),
+        # Only secret keys change: a match runs from its separator to its value, which holds no separator.
+        prefiltered(r"[?&;#](?:" + "|".join(sorted(map(re.escape, _SECRET_QUERY_KEYS), key=len, reverse=True)) + ")="),
+    ),
+    Rule(
+        re.compile(
+            r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input|(?:set-)?cookie)\"\s*:\s*"
+            r"\"(?P<secret>[^\"]+)\""
+        ),
+        mask_group,
+        in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":")),
+        # From a key's opening quote to its colon: a match begins only at an opening quote.
+        prefiltered(
+            r'"[a-z0-9_.\-]*(?:key|secret|token|passw|credential|bearer|authorization|cookie)'
+            r'[a-z0-9_.\-]*"\s*:'
+        ),
+    ),
+    Rule(
+        re.compile(
+            r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=\s*(['\"]?)"
+            r"(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED + r"[^\s'\"&]+)\1"
+        ),
+        mask_group,
+        in_lowered(*_SECRET_WORD_PARTS, text_requires=("=",)),
+        key_before("=", _SECRET_WORD_STARTS, _SECRET_WORD_REACH),
+    ),
+    Rule(
+        re.compile(
+            r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+_)*"
+            + _ENV_SECRET_SEGMENT
+            + r"(?:_(?!"
+            + _ENV_PLAIN_SEGMENT
+            + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>"
+            + _NOT_A_LOOKUP
+            + _NOT_MASKED
+            + r"[^\s'\"&]+)\1"
+        ),
+        mask_group,
+        in_text("=", any_of=_ENV_SECRET_PARTS),
+        at_identifier_holding(*_ENV_SECRET_PARTS),
+    ),
     # YAML-like "key: value" lines: quoted values may hold spaces, unquoted ones run to a " #" comment,
     # and a CRLF line end is a line end.
-    Rule(re.compile(r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|"
-                    r"[^\s'\"#][^\r\n]*?))(?(1)\1)(?:[ \t]+#[^\r\n]*)?[ \t]*\r?$"),
-         mask_group, in_text(":"), at_line_key(*_SECRET_WORD_PARTS)),  # the finder searches the parts
-    Rule(re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), mask_group, in_text(":"),
-         after_digits(8, ":")),
+    Rule(
+        re.compile(
+            r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|"
+            r"[^\s'\"#][^\r\n]*?))(?(1)\1)(?:[ \t]+#[^\r\n]*)?[ \t]*\r?$"
+        ),
+        mask_group,
+        in_text(":"),
+        at_line_key(*_SECRET_WORD_PARTS),
+    ),  # the finder searches the parts
+    Rule(re.compile(r"(?<=\d{8}):(?P<secret>[A-Za-z0-9_-]{30,})"), mask_group, in_text(":"), after_digits(8, ":")),
     # Webhook URLs are their own credential: the path after the fixed part is the secret.
-    Rule(re.compile(r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
-                    r"[0-9]+/)(?P<secret>[A-Za-z0-9_/-]+)"),
-         mask_group, in_text(any_of=("hooks.slack.com/", "/api/webhooks/")),
-         at_words("hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/")),
+    Rule(
+        re.compile(
+            r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
+            r"[0-9]+/)(?P<secret>[A-Za-z0-9_/-]+)"
+        ),
+        mask_group,
+        in_text(any_of=("hooks.slack.com/", "/api/webhooks/")),
+        at_words("hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"),
+    ),
     # Azure storage and service-bus connection strings (AccountKey=...;).
-    Rule(re.compile(r"(?i)(?:account|shared[_-]?access)[_-]?key\s*=\s*(?P<secret>[^\s;'\"&]+)"),
-         mask_group, in_lowered(*_AZURE_KEY_HEADS, text_requires=("=",)), at_lowered_words(*_AZURE_KEY_HEADS)),
+    Rule(
+        re.compile(r"(?i)(?:account|shared[_-]?access)[_-]?key\s*=\s*(?P<secret>[^\s;'\"&]+)"),
+        mask_group,
+        in_lowered(*_AZURE_KEY_HEADS, text_requires=("=",)),
+        at_lowered_words(*_AZURE_KEY_HEADS),
+    ),
     # An AWS secret access key (40 base64 characters) a few characters after its name, in any notation
     # (CLI arguments, tables, colons); "=" and JSON forms are masked by the rules above.
-    Rule(re.compile(r"(?i)(?:aws[_-]?secret[_-]?(?:access[_-]?)?key|secret[_-]?access[_-]?key)"
-                    r"[^A-Za-z0-9/+\n]{1,12}(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
-         mask_group, in_lowered(*_AWS_SECRET_HEADS), at_lowered_words(*_AWS_SECRET_HEADS)),
+    Rule(
+        re.compile(
+            r"(?i)(?:aws[_-]?secret[_-]?(?:access[_-]?)?key|secret[_-]?access[_-]?key)"
+            r"[^A-Za-z0-9/+\n]{1,12}(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"
+        ),
+        mask_group,
+        in_lowered(*_AWS_SECRET_HEADS),
+        at_lowered_words(*_AWS_SECRET_HEADS),
+    ),
     # Passwords given on a command line: mysql-family -p<password>, docker login -p <password>,
     # --password <password>, and .netrc "password <password>" after a machine entry.
-    Rule(re.compile(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("-p", any_of=("mysql", "mariadb")),
-         at_commands(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b", "mysql", "mariadb")),
-    Rule(re.compile(r"\bdocker[ \t]+login\b[^\n]*?[ \t]-p[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("login", "-p"), at_commands(r"\bdocker[ \t]+login\b", "docker")),
+    Rule(
+        re.compile(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+        mask_group,
+        in_text("-p", any_of=("mysql", "mariadb")),
+        at_commands(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b", "mysql", "mariadb"),
+    ),
+    Rule(
+        re.compile(r"\bdocker[ \t]+login\b[^\n]*?[ \t]-p[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+        mask_group,
+        in_text("login", "-p"),
+        at_commands(r"\bdocker[ \t]+login\b", "docker"),
+    ),
     # curl -u user:password, sshpass -p, redis-cli -a, ldapsearch and friends -w.
-    Rule(re.compile(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(['\"]?)[^\s:'\"]+:(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("curl", "-u", ":"), at_commands(r"\bcurl\b", "curl")),
-    Rule(re.compile(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("sshpass", "-p"), at_commands(r"\bsshpass\b", "sshpass")),
-    Rule(re.compile(r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("redis-cli", any_of=("-a", "--pass")), at_commands(r"\bredis-cli\b", "redis-cli")),
-    Rule(re.compile(r"\bldap[a-z]+\b[^\n]*?[ \t]-w[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-         mask_group, in_text("ldap", "-w"), at_commands(r"\bldap[a-z]+\b", "ldap")),
-    Rule(re.compile(r"(?<![\w-])--password[ \t]+(['\"]?)(?P<secret>[^\s'\"-][^\s'\"]*)\1"),
-         mask_group, in_text("--password"), at_words("--password")),
-    Rule(re.compile(r"\bmachine[ \t]+\S+(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+password[ \t]+(?P<secret>\S+)"),
-         mask_group, in_text("machine", "password"), at_words("machine")),
+    Rule(
+        re.compile(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(['\"]?)[^\s:'\"]+:(?P<secret>[^\s'\"]+)\1"),
+        mask_group,
+        in_text("curl", "-u", ":"),
+        at_commands(r"\bcurl\b", "curl"),
+    ),
+    Rule(
+        re.compile(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+        mask_group,
+        in_text("sshpass", "-p"),
+        at_commands(r"\bsshpass\b", "sshpass"),
+    ),
+    Rule(
+        re.compile(r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+        mask_group,
+        in_text("redis-cli", any_of=("-a", "--pass")),
+        at_commands(r"\bredis-cli\b", "redis-cli"),
+    ),
+    Rule(
+        re.compile(r"\bldap[a-z]+\b[^\n]*?[ \t]-w[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+        mask_group,
+        in_text("ldap", "-w"),
+        at_commands(r"\bldap[a-z]+\b", "ldap"),
+    ),
+    Rule(
+        re.compile(r"(?<![\w-])--password[ \t]+(['\"]?)(?P<secret>[^\s'\"-][^\s'\"]*)\1"),
+        mask_group,
+        in_text("--password"),
+        at_words("--password"),
+    ),
+    Rule(
+        re.compile(r"\bmachine[ \t]+\S+(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+password[ \t]+(?P<secret>\S+)"),
+        mask_group,
+        in_text("machine", "password"),
+        at_words("machine"),
+    ),
     # -- structured formats (issue 23) --
     # Connection strings (ODBC, ADO.NET): Pwd=...; PWD={va;lue}; Password=with spaces;
-    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=[ \t]*(?P<secret>" + _NOT_A_LOOKUP
-                    + r"(?:\{(?:[^}\r\n]|\}\})*\}|[^;\r\n'\"=&]*[^;\s'\"=&](?=[ \t]*;)|[^;\s'\"&]+))"),
-         _mask_connection_password, in_lowered("pwd", "passw", text_requires=("=",)), at_lowered_words("pwd", "passw")),
-    # Header-style names ending in a secret word: X-Vault-Token, Private-Token, X-RapidAPI-Key, Ocp-Apim-Subscription-Key.
-    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_-])(?:x(?:-[A-Za-z0-9]+)*-key|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*-(?:token|secret"
-                    r"|password|passwd|signature|apikey))(?![A-Za-z0-9_-])[ \t]*:[ \t]*(?P<secret>[^\s\"',;]+)"),
-         mask_group, in_lowered(*_HEADER_PARTS, text_requires=(":",)), at_name_holding(*_HEADER_PARTS)),
+    Rule(
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=[ \t]*(?P<secret>"
+            + _NOT_A_LOOKUP
+            + r"(?:\{(?:[^}\r\n]|\}\})*\}|[^;\r\n'\"=&]*[^;\s'\"=&](?=[ \t]*;)|[^;\s'\"&]+))"
+        ),
+        _mask_connection_password,
+        in_lowered("pwd", "passw", text_requires=("=",)),
+        at_lowered_words("pwd", "passw"),
+    ),
+    # Header-style names ending in a secret word: X-Vault-Token, Private-Token, X-RapidAPI-Key,
+    # Ocp-Apim-Subscription-Key.
+    Rule(
+        re.compile(
+            r"(?i)(?<![A-Za-z0-9_-])(?:x(?:-[A-Za-z0-9]+)*-key|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*-(?:token|secret"
+            r"|password|passwd|signature|apikey))(?![A-Za-z0-9_-])[ \t]*:[ \t]*(?P<secret>[^\s\"',;]+)"
+        ),
+        mask_group,
+        in_lowered(*_HEADER_PARTS, text_requires=(":",)),
+        at_name_holding(*_HEADER_PARTS),
+    ),
     # Cookie and Set-Cookie headers: session ids under any cookie name.
-    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_-])(?P<set>set-)?cookie[ \t]*:[ \t]*(?P<pairs>[^\r\n'\"]+)"),
-         _mask_cookies, in_lowered("cookie", text_requires=(":", "=")), at_lowered_words("set-cookie", "cookie")),
+    Rule(
+        re.compile(r"(?i)(?<![A-Za-z0-9_-])(?P<set>set-)?cookie[ \t]*:[ \t]*(?P<pairs>[^\r\n'\"]+)"),
+        _mask_cookies,
+        in_lowered("cookie", text_requires=(":", "=")),
+        at_lowered_words("set-cookie", "cookie"),
+    ),
     # XML elements named for a secret: <password>...</password>, <apiKey>...</apiKey> (maven, .NET, plist-free).
-    Rule(re.compile(r"(?i)<(?P<tag>[A-Za-z0-9_.:\-]*" + _SECRET_WORD_AND_SUFFIX + r")(?:\s[^<>]*)?>\s*"
-                    r"(?P<secret>[^<\s](?:[^<]*[^<\s])?)\s*</(?P=tag)>"),
-         mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=("</",)),
-         prefiltered(r"<[a-z0-9_.:\-]*(?:key|secret|token|passw|credential)")),
+    Rule(
+        re.compile(
+            r"(?i)<(?P<tag>[A-Za-z0-9_.:\-]*" + _SECRET_WORD_AND_SUFFIX + r")(?:\s[^<>]*)?>\s*"
+            r"(?P<secret>[^<\s](?:[^<]*[^<\s])?)\s*</(?P=tag)>"
+        ),
+        mask_group,
+        in_lowered(*_SECRET_WORD_PARTS, text_requires=("</",)),
+        prefiltered(r"<[a-z0-9_.:\-]*(?:key|secret|token|passw|credential)"),
+    ),
     # A quoted value after a single-quoted or bare secret key: {'password': '...'} (Python), {password: "..."} (JS).
-    Rule(re.compile(r"(?i)(?:'|(?<![A-Za-z0-9_.\-'\"]))" + _SECRET_KEY + r"'?[ \t]*:[ \t]*(?P<q>['\"])"
-                    r"(?P<secret>[^'\"\r\n]+)(?P=q)"),
-         mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
-         prefiltered(r"(?:'|(?<![a-z0-9_.\-'\"]))[a-z0-9_.\-]*(?:key|secret|token|passw|credential)")),
+    Rule(
+        re.compile(
+            r"(?i)(?:'|(?<![A-Za-z0-9_.\-'\"]))" + _SECRET_KEY + r"'?[ \t]*:[ \t]*(?P<q>['\"])"
+            r"(?P<secret>[^'\"\r\n]+)(?P=q)"
+        ),
+        mask_group,
+        in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
+        prefiltered(r"(?:'|(?<![a-z0-9_.\-'\"]))[a-z0-9_.\-]*(?:key|secret|token|passw|credential)"),
+    ),
     # A YAML "key: value" line written by a shell command: echo '  password: x' > .env, printf 'a:\n  token: x\n'.
-    Rule(re.compile(r"(?i)(?:\b(?:echo|printf)(?:[ \t]+-[A-Za-z]+)*[ \t]+\\?(?P<q>['\"])|\\n)[ \t-]*" + _SECRET_KEY
-                    + r"[ \t]*:[ \t]*(?P<secret>[^\s'\"\\{%$<][^\s'\"\\]*)[ \t]*(?=\\?(?P=q)|\\{1,2}n)"),
-         mask_group, in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
-         prefiltered(r"(?:\b(?:echo|printf)(?:[ \t]+-[a-z]+)*[ \t]+\\?['\"]|\\n)[ \t\-]*[a-z0-9_.\-]*"
-                     r"(?:key|secret|token|passw|credential)")),
+    Rule(
+        re.compile(
+            r"(?i)(?:\b(?:echo|printf)(?:[ \t]+-[A-Za-z]+)*[ \t]+\\?(?P<q>['\"])|\\n)[ \t-]*"
+            + _SECRET_KEY
+            + r"[ \t]*:[ \t]*(?P<secret>[^\s'\"\\{%$<][^\s'\"\\]*)[ \t]*(?=\\?(?P=q)|\\{1,2}n)"
+        ),
+        mask_group,
+        in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
+        prefiltered(
+            r"(?:\b(?:echo|printf)(?:[ \t]+-[a-z]+)*[ \t]+\\?['\"]|\\n)[ \t\-]*[a-z0-9_.\-]*"
+            r"(?:key|secret|token|passw|credential)"
+        ),
+    ),
     # docker config.json: "auth": "<base64 of user:password>".
-    Rule(re.compile(r"(?i)\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]+={0,2})\""),
-         _mask_basic_pair, in_lowered('"auth"'), at_lowered_words('"auth"')),
+    Rule(
+        re.compile(r"(?i)\"auth\"\s*:\s*\"(?P<secret>[A-Za-z0-9+/]+={0,2})\""),
+        _mask_basic_pair,
+        in_lowered('"auth"'),
+        at_lowered_words('"auth"'),
+    ),
     # kubeconfig client-key-data (a base64 PEM private key) and .npmrc _auth (base64 user:password).
-    Rule(re.compile(r"(?i)(?<![A-Za-z0-9_-])client-key-data\"?[ \t]*:[ \t]*\"?(?P<secret>[A-Za-z0-9+/=]{8,})"),
-         mask_group, in_lowered("client-key-data"), at_lowered_words("client-key-data")),
-    Rule(re.compile(r"(?<![A-Za-z0-9_])_auth[ \t]*=[ \t]*(?P<secret>[^\s'\"]+)"),
-         mask_group, in_text("_auth", "="), at_words("_auth")),
+    Rule(
+        re.compile(r"(?i)(?<![A-Za-z0-9_-])client-key-data\"?[ \t]*:[ \t]*\"?(?P<secret>[A-Za-z0-9+/=]{8,})"),
+        mask_group,
+        in_lowered("client-key-data"),
+        at_lowered_words("client-key-data"),
+    ),
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_])_auth[ \t]*=[ \t]*(?P<secret>[^\s'\"]+)"),
+        mask_group,
+        in_text("_auth", "="),
+        at_words("_auth"),
+    ),
 )

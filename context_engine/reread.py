@@ -85,8 +85,9 @@ def earlier_read_output(key: tuple[str, str, str], history: list[Message]) -> st
     return None
 
 
-def reread_answer(tool_name: str, arguments: Any, result: Any, history: list[Message],
-                  sent: list[Message] | None) -> str | None:
+def reread_answer(
+    tool_name: str, arguments: Any, result: Any, history: list[Message], sent: list[Message] | None
+) -> str | None:
     """What the model should get instead of the host's dedup answer ``result``, or None to keep it.
 
     ``history`` is the conversation of the request the model answered with

@@ -113,8 +113,12 @@ def forget_session(store_root: Path, session_id: str) -> int:
         if len(others) == len(records):
             continue
         if others:
-            write_durable(old, "".join(json.dumps(r, default=str, ensure_ascii=False) + "\n" for r in others)
-                          .encode("utf-8"), old.parent, sync=False)
+            write_durable(
+                old,
+                "".join(json.dumps(r, default=str, ensure_ascii=False) + "\n" for r in others).encode("utf-8"),
+                old.parent,
+                sync=False,
+            )
         else:
             old.unlink()
         changed += 1
@@ -152,16 +156,30 @@ def check(store_root: Path) -> list[FileProblem]:
             if path.suffix != suffix:
                 continue
             if not _NAME.match(path.stem):
-                problems.append(FileProblem("misnamed-session-file", path, "named by a sanitized, cut session id "
-                                            "(written before ids were hashed): two sessions may share it"))
+                problems.append(
+                    FileProblem(
+                        "misnamed-session-file",
+                        path,
+                        "named by a sanitized, cut session id "
+                        "(written before ids were hashed): two sessions may share it",
+                    )
+                )
             if suffix == ".json" and read_json(path) is None:
-                problems.append(FileProblem("unreadable-session-file", path, "not a readable JSON object "
-                                            "(too big, too deep or corrupt); `stowage status` skips it"))
+                problems.append(
+                    FileProblem(
+                        "unreadable-session-file",
+                        path,
+                        "not a readable JSON object (too big, too deep or corrupt); `stowage status` skips it",
+                    )
+                )
             elif suffix == ".jsonl":
                 _, bad = read_json_lines(path)
                 if bad:
-                    problems.append(FileProblem("unreadable-session-file", path,
-                                                f"{bad} unreadable line(s); `stowage summary` skips them"))
+                    problems.append(
+                        FileProblem(
+                            "unreadable-session-file", path, f"{bad} unreadable line(s); `stowage summary` skips them"
+                        )
+                    )
     return problems
 
 

@@ -75,8 +75,9 @@ class SessionState:
     last_outcome: CompactionOutcome | None = None
 
     @classmethod
-    def new(cls, settings: Settings, *, counter: TokenCounter | None = None,
-            store: StoreSession | None = None) -> "SessionState":
+    def new(
+        cls, settings: Settings, *, counter: TokenCounter | None = None, store: StoreSession | None = None
+    ) -> "SessionState":
         c = settings.compaction
         if counter is None:
             counter = TokenCounter(settings.tokenizer.encoding, allow_download=settings.tokenizer.allow_download)
@@ -87,7 +88,8 @@ class SessionState:
             view=LeanView(ViewSettings.from_settings(settings), counter.count_message),
             governor=Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds)),
             # a compaction waits for a running preparation within its one summary deadline
-            ahead=AheadSummaries())
+            ahead=AheadSummaries(),
+        )
 
     def for_another_agent(self, settings: Settings) -> "SessionState":
         """A fresh state for another agent's engine: the same store folder and tokenizer, nothing else."""
@@ -117,8 +119,11 @@ class SessionState:
     def _log_request(self) -> None:
         last = self.view.stats.last
         # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
-        self.request_log.append(RequestFigures(at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")),
-                                               sent=as_int(last.get("sent_tokens"))))
+        self.request_log.append(
+            RequestFigures(
+                at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")), sent=as_int(last.get("sent_tokens"))
+            )
+        )
         del self.request_log[:-REQUEST_LOG]
 
     def reset_for_new_session(self) -> None:

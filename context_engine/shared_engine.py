@@ -43,8 +43,9 @@ class SharedEngine(Generic[E]):
     def has_guests(self) -> bool:
         return bool(self._guests)
 
-    def guest_for_start(self, owner_session: str | None, session_id: str, kwargs: dict[str, Any],
-                        make_guest: Callable[[], E]) -> E | None:
+    def guest_for_start(
+        self, owner_session: str | None, session_id: str, kwargs: dict[str, Any], make_guest: Callable[[], E]
+    ) -> E | None:
         """The guest engine a starting session gets, or None when the owner itself takes the session."""
         if self.agent_copy or not session_id:
             return None
@@ -57,8 +58,7 @@ class SharedEngine(Generic[E]):
                     return None
                 guest = make_guest()
                 self._guests[session_id] = guest
-                logger.info("stowage: this Hermes shares one engine between agents; session state kept apart "
-                            "per agent")
+                logger.info("stowage: this Hermes shares one engine between agents; session state kept apart per agent")
             self._guest_threads[threading.get_ident()] = session_id
             return guest
 

@@ -92,7 +92,7 @@ def outcome_of(content: str) -> str:
         return "ok"
     line_start = window.rfind("\n", 0, first) + 1
     line_end = window.find("\n", first)
-    line = window[line_start: line_end if line_end != -1 else len(window)].strip()
+    line = window[line_start : line_end if line_end != -1 else len(window)].strip()
     return "error: " + _shorten(line, 120)
 
 
@@ -137,8 +137,10 @@ def default_stub(output: PrunedOutput) -> str:
     """The informative stub used when no store is attached."""
     call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
     if output.duplicate_of_call_id:
-        return (f"{DUPLICATE_PREFIX} {call}: identical to the later result of call "
-                f"{output.duplicate_of_call_id}; {size_description(output.content)}")
+        return (
+            f"{DUPLICATE_PREFIX} {call}: identical to the later result of call "
+            f"{output.duplicate_of_call_id}; {size_description(output.content)}"
+        )
     return f"{PRUNED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}"
 
 

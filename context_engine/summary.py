@@ -23,9 +23,11 @@ from .transcript import strip_reasoning
 
 ABORT_KINDS = frozenset({"auth", "quota"})
 FAILURE_KINDS = ("auth", "quota", "timeout", "network", "http", "empty", "garbage", "no_provider", "error")
-SUMMARY_HEADER = (SUMMARY_MARKER + " — reference only. Earlier turns of this conversation were compacted into the "
-                  "summary below. It is background, not instructions: do not redo finished work or answer old "
-                  "requests from it; continue from the newest user message after it.]")
+SUMMARY_HEADER = (
+    SUMMARY_MARKER + " — reference only. Earlier turns of this conversation were compacted into the "
+    "summary below. It is background, not instructions: do not redo finished work or answer old "
+    "requests from it; continue from the newest user message after it.]"
+)
 STORE_HEADING = "## Full History"
 _QUOTE_CHARS = 3000
 # Models imitate the heading without its "(verbatim)" suffix; drop either form.
@@ -102,7 +104,7 @@ def _drop_section(body: str, heading: str) -> str:
     if start == -1:
         return body
     following = body.find("\n## ", start + len(heading))
-    return body[:start].rstrip() + ("\n\n" + body[following + 1:] if following != -1 else "")
+    return body[:start].rstrip() + ("\n\n" + body[following + 1 :] if following != -1 else "")
 
 
 def wrap(body: str) -> str:
@@ -119,7 +121,7 @@ def unwrap(text: str) -> str | None:
     end = text.find(SUMMARY_END_MARKER, start)
     if header_end == -1:
         return None
-    body = text[header_end + 1: end if end != -1 else len(text)]
+    body = text[header_end + 1 : end if end != -1 else len(text)]
     return body.strip()
 
 
@@ -131,7 +133,7 @@ def remainder_after_summary(text: str) -> str:
         return text
     if end == -1:
         return text[:start].strip()
-    return (text[:start] + text[end + len(SUMMARY_END_MARKER):]).strip()
+    return (text[:start] + text[end + len(SUMMARY_END_MARKER) :]).strip()
 
 
 def extract_previous(messages: list[Message], positions: list[int] | None = None) -> tuple[int, str] | None:

@@ -85,17 +85,22 @@ def build_prompt(request: SummaryRequest) -> str:
         parts.append(
             f'FOCUS TOPIC: "{focus_topic}". The user asked for a compaction focused on this topic. Spend about '
             "two thirds of the summary on everything related to it (details, decisions, exact values, open questions) "
-            "and compress everything else to what is needed to continue.")
+            "and compress everything else to what is needed to continue."
+        )
     if memory_context.strip():
-        parts.append("Notes from the memory provider (context for you; do not copy them into the summary unless they "
-                     "matter for the work):\n<memory>\n" + memory_context.strip() + "\n</memory>")
+        parts.append(
+            "Notes from the memory provider (context for you; do not copy them into the summary unless they "
+            "matter for the work):\n<memory>\n" + memory_context.strip() + "\n</memory>"
+        )
     parts.append("TEMPLATE:\n" + TEMPLATE)
     if previous_summary:
         parts.append(
             "PREVIOUS SUMMARY (written at an earlier compaction). Update it with the new turns: keep what is still "
             "true, move finished items to Done, add new facts, decisions and files, drop what the new turns made "
             "obsolete. Return the whole updated summary, not only the changes.\n<previous_summary>\n"
-            + previous_summary.strip() + "\n</previous_summary>")
+            + previous_summary.strip()
+            + "\n</previous_summary>"
+        )
         parts.append("NEW TURNS TO INCORPORATE:\n<transcript>\n" + request.transcript + "\n</transcript>")
     else:
         parts.append("TRANSCRIPT TO SUMMARIZE:\n<transcript>\n" + request.transcript + "\n</transcript>")

@@ -68,8 +68,9 @@ def model_threshold(table: Any, model: str, provider: str, context_length: int) 
     return value if value <= 1 else min(1.0, value / context_length)
 
 
-def defer_preflight(rough_tokens: int, threshold: int, last_request: dict[str, Any], *, view_enabled: bool,
-                    host_selects_context: bool) -> bool:
+def defer_preflight(
+    rough_tokens: int, threshold: int, last_request: dict[str, Any], *, view_enabled: bool, host_selects_context: bool
+) -> bool:
     """Whether the host's rough pre-turn estimate is over the threshold only by what the view leaves out.
 
     Older hosts estimate the whole history; what is sent is leaner by what

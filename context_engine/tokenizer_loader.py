@@ -142,7 +142,9 @@ def _load(name: str, allow_download: bool) -> LoadedEncoding:
     already_cached = target is not None and target.is_file() and _cache_is_valid(target, name)
     problem = "" if already_cached else _seed_cache(name)
     if problem and not allow_download:
-        return LoadedEncoding(None, "unavailable", problem + "; set stowage.tokenizer.allow_download: true to let tiktoken download it")
+        return LoadedEncoding(
+            None, "unavailable", problem + "; set stowage.tokenizer.allow_download: true to let tiktoken download it"
+        )
     try:
         encoding = tiktoken.get_encoding(name)
     except Exception as exc:  # noqa: BLE001 - tiktoken raises many kinds

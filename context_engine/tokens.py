@@ -40,8 +40,9 @@ CALIBRATED_CHARS = 200_000  # measured this much text: the ratio is settled
 class TokenCounter:
     """Counts tokens of texts and messages; never raises."""
 
-    def __init__(self, encoding_name: str = "o200k_base", *, allow_download: bool = False,
-                 cache_size: int = 50_000) -> None:
+    def __init__(
+        self, encoding_name: str = "o200k_base", *, allow_download: bool = False, cache_size: int = 50_000
+    ) -> None:
         self.encoding_name = encoding_name
         self.allow_download = allow_download
         self._cache: OrderedDict[Hashable, int] = OrderedDict()
@@ -86,7 +87,7 @@ class TokenCounter:
         step = (len(text) - size) / (SAMPLE_CHUNKS - 1)
         chunks = []
         for i in range(SAMPLE_CHUNKS):
-            chunk = text[int(i * step): int(i * step) + size]
+            chunk = text[int(i * step) : int(i * step) + size]
             first, last = chunk.find(" "), chunk.rfind(" ")
             if 0 <= first < last:
                 chunk = chunk[first:last]  # a word cut in two costs an extra token: cut at spaces
@@ -130,7 +131,7 @@ class TokenCounter:
             text = content if isinstance(content, str) and content else _billed_text(message)
             if len(text) >= 64:
                 middle = len(text) // 2
-                chunks.append(text[max(0, middle - CALIBRATION_CHARS // 2): middle + CALIBRATION_CHARS // 2])
+                chunks.append(text[max(0, middle - CALIBRATION_CHARS // 2) : middle + CALIBRATION_CHARS // 2])
                 if len(chunks) >= CALIBRATION_CHUNKS:
                     break
         if chunks:
@@ -151,8 +152,12 @@ class TokenCounter:
             return MESSAGE_OVERHEAD_TOKENS + math.ceil(len(content) * self.tokens_per_char)
         images = sum(1 for p in content_parts(content) if is_image_part(p))
         calls = tool_calls_of(message)
-        return (MESSAGE_OVERHEAD_TOKENS + images * IMAGE_TOKENS + 4 * len(calls)
-                + math.ceil(_text_length(content, calls) * self.tokens_per_char))
+        return (
+            MESSAGE_OVERHEAD_TOKENS
+            + images * IMAGE_TOKENS
+            + 4 * len(calls)
+            + math.ceil(_text_length(content, calls) * self.tokens_per_char)
+        )
 
     # -- messages --------------------------------------------------------
     def count_message(self, message: Mapping[str, Any]) -> int:
@@ -192,9 +197,15 @@ class TokenCounter:
 
 def _text_pieces(content: Any, calls: list[dict[str, Any]]) -> list[str]:
     """Every text of a message that costs tokens: content parts, call names and arguments."""
-    pieces = [content] if content.__class__ is str else [
-        part if isinstance(part, str) else part["text"] for part in content_parts(content)
-        if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str))]
+    pieces = (
+        [content]
+        if content.__class__ is str
+        else [
+            part if isinstance(part, str) else part["text"]
+            for part in content_parts(content)
+            if isinstance(part, str) or (isinstance(part, dict) and isinstance(part.get("text"), str))
+        ]
+    )
     for call in calls:
         pieces.append(call_name(call))
         pieces.append(call_arguments_text(call))

@@ -85,8 +85,12 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
             return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
     elif role == "assistant" and (tool_calls := tool_calls_of(message)):
         header = f"### [{number}] ASSISTANT (calls tools: "
-        calls = "; ".join([f"{call_name(c)}({_cut(_unescaped_redacted(call_arguments_text(c)), limits.argument_chars, 0)})"
-                           for c in tool_calls])
+        calls = "; ".join(
+            [
+                f"{call_name(c)}({_cut(_unescaped_redacted(call_arguments_text(c)), limits.argument_chars, 0)})"
+                for c in tool_calls
+            ]
+        )
     elif is_summary(message):
         header = f"### [{number}] EARLIER SUMMARY"
     else:
@@ -136,8 +140,9 @@ def _unescaped_redacted(text: str) -> str:
     return json.dumps(cleaned, ensure_ascii=False) if changed else text
 
 
-def render_blocks(window: list[Message], names: dict[str, str], first_number: int,
-                  limits: TranscriptLimits) -> list[str]:
+def render_blocks(
+    window: list[Message], names: dict[str, str], first_number: int, limits: TranscriptLimits
+) -> list[str]:
     """The window's messages as redacted transcript blocks.
 
     Only what came from the conversation is redacted (texts, tool calls and
@@ -148,13 +153,20 @@ def render_blocks(window: list[Message], names: dict[str, str], first_number: in
     filled = [i for i, text in enumerate(texts) if text]
     for i, redacted in zip(filled, redact_many([texts[i] for i in filled]), strict=True):
         texts[i] = redacted
-    calls, bodies = texts[:len(blocks)], texts[len(blocks):]
-    return [((f"{b.header}{c})" if b.calls else b.header) + f"\n{b.lead}{body}{b.after}").rstrip()
-            for b, c, body in zip(blocks, calls, bodies, strict=True)]
+    calls, bodies = texts[: len(blocks)], texts[len(blocks) :]
+    return [
+        ((f"{b.header}{c})" if b.calls else b.header) + f"\n{b.lead}{body}{b.after}").rstrip()
+        for b, c, body in zip(blocks, calls, bodies, strict=True)
+    ]
 
 
-def serialize_window(window: list[Message], *, names: dict[str, str], first_number: int = 1,
-                     limits: TranscriptLimits = TranscriptLimits()) -> str:
+def serialize_window(
+    window: list[Message],
+    *,
+    names: dict[str, str],
+    first_number: int = 1,
+    limits: TranscriptLimits = TranscriptLimits(),
+) -> str:
     """The window as one redacted transcript that fits ``limits.total_chars``."""
     current = limits
     for _ in range(6):
@@ -162,9 +174,12 @@ def serialize_window(window: list[Message], *, names: dict[str, str], first_numb
         text = "\n\n".join(blocks)
         if len(text) <= limits.total_chars:
             return text
-        current = replace(current, message_head_chars=max(200, current.message_head_chars // 2),
-                          message_tail_chars=max(100, current.message_tail_chars // 2),
-                          argument_chars=max(120, current.argument_chars // 2))
+        current = replace(
+            current,
+            message_head_chars=max(200, current.message_head_chars // 2),
+            message_tail_chars=max(100, current.message_tail_chars // 2),
+            argument_chars=max(120, current.argument_chars // 2),
+        )
     return _elide_middle(blocks, limits.total_chars)
 
 

@@ -25,8 +25,14 @@ PLAIN_KEY = "compaction.threshold"
 
 # Keys that say nothing about a session run with the lean view on / off.
 UNUSED_WITH_VIEW = ("compaction.threshold", "compaction.target_ratio")
-UNUSED_WITHOUT_VIEW = ("view.compact_at", "view.hot_tokens", "view.step_tokens", "view.pin_turns", "view.min_chars",
-                       "view.condense_reasoning")
+UNUSED_WITHOUT_VIEW = (
+    "view.compact_at",
+    "view.hot_tokens",
+    "view.step_tokens",
+    "view.pin_turns",
+    "view.min_chars",
+    "view.condense_reasoning",
+)
 
 
 def trigger_key(view_enabled: bool, model_threshold: bool = False) -> str:
@@ -52,8 +58,13 @@ def governing(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 def trigger_status(key: str, share: float, threshold_tokens: int, context_length: int) -> dict[str, Any]:
     """The ``trigger`` entry of an engine's status."""
-    return {"key": key, "share": round(share, 4), "tokens": threshold_tokens, "context_length": context_length,
-            "measured_on": measured_on(key)}
+    return {
+        "key": key,
+        "share": round(share, 4),
+        "tokens": threshold_tokens,
+        "context_length": context_length,
+        "measured_on": measured_on(key),
+    }
 
 
 def trigger_text(trigger: Mapping[str, Any]) -> str:

@@ -77,8 +77,13 @@ def _check_shapes(messages: list[Any]) -> list[Problem]:
         if role == "assistant":
             problems += _check_arguments(index, message)
         if role == "tool" and not isinstance(message.get("content"), (str, list)):
-            problems.append(Problem(index, "tool_content_missing",
-                                    f"tool result content is {type(message.get('content')).__name__}, not text"))
+            problems.append(
+                Problem(
+                    index,
+                    "tool_content_missing",
+                    f"tool result content is {type(message.get('content')).__name__}, not text",
+                )
+            )
         if role in ("user", "assistant", "tool") and _empty_text_block(message.get("content")):
             problems.append(Problem(index, "empty_text_block", "a text content block with no text"))
     return problems
@@ -87,8 +92,11 @@ def _check_shapes(messages: list[Any]) -> list[Problem]:
 def _empty_text_block(content: Any) -> bool:
     """Strict providers reject text blocks whose text is empty (or not a string)."""
     return isinstance(content, list) and any(
-        isinstance(part, dict) and part.get("type") == "text"
-        and not (isinstance(part.get("text"), str) and part["text"].strip()) for part in content)
+        isinstance(part, dict)
+        and part.get("type") == "text"
+        and not (isinstance(part.get("text"), str) and part["text"].strip())
+        for part in content
+    )
 
 
 def _check_arguments(index: int, message: Mapping[str, Any]) -> list[Problem]:
@@ -103,8 +111,13 @@ def _check_arguments(index: int, message: Mapping[str, Any]) -> list[Problem]:
         fn = call.get("function")
         raw = fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
         if raw is not None and not isinstance(raw, str):
-            problems.append(Problem(index, "arguments_not_string",
-                                    f"call {call_id(call)}: arguments are a {type(raw).__name__}, not a JSON string"))
+            problems.append(
+                Problem(
+                    index,
+                    "arguments_not_string",
+                    f"call {call_id(call)}: arguments are a {type(raw).__name__}, not a JSON string",
+                )
+            )
             continue
         problem = json_object_problem(call_arguments_text(call))
         if problem:
@@ -174,4 +187,3 @@ def _check_roles_strict(messages: list[Any]) -> list[Problem]:
             problems.append(Problem(index, "empty_message", "assistant message without content or tool calls"))
         previous_role = role
     return problems
-

@@ -34,14 +34,17 @@ def _core() -> ModuleType:
     # Not resolved: a linked install (install_user_plugin.py --link) links this folder on its own, and
     # only the plugin folder holds the package's other parts (context_engine, command, ...).
     # (stowage dashboard enable links this folder from a pip install: the resolved path leads to the package)
-    candidates = [Path(__file__).absolute().parent.parent, Path(__file__).resolve().parent.parent,
-                  _hermes_home() / "plugins" / "stowage"]
-    folder = next((c for c in candidates if (c / "__init__.py").is_file() and (c / "context_engine").is_dir()),
-                  None)
+    candidates = [
+        Path(__file__).absolute().parent.parent,
+        Path(__file__).resolve().parent.parent,
+        _hermes_home() / "plugins" / "stowage",
+    ]
+    folder = next((c for c in candidates if (c / "__init__.py").is_file() and (c / "context_engine").is_dir()), None)
     if folder is None:
         raise RuntimeError(f"cannot find the Stowage package next to {Path(__file__).parent}")
-    spec = importlib.util.spec_from_file_location(_PACKAGE, folder / "__init__.py",
-                                                  submodule_search_locations=[str(folder)])
+    spec = importlib.util.spec_from_file_location(
+        _PACKAGE, folder / "__init__.py", submodule_search_locations=[str(folder)]
+    )
     if spec is None or spec.loader is None:
         raise RuntimeError(f"cannot load the Stowage package from {folder}")
     module = importlib.util.module_from_spec(spec)
@@ -59,6 +62,7 @@ def _hermes_home() -> Path:
     """The home the dashboard process was launched with (never a per-request profile)."""
     try:
         from hermes_constants import get_hermes_home
+
         return Path(get_hermes_home())
     except Exception:  # noqa: BLE001 - the documented default
         return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
@@ -80,8 +84,9 @@ def _store(env: Any) -> Any:
 
 
 def _handle_error(exc: Exception) -> HTTPException:
-    return HTTPException(404 if type(exc).__name__ in ("UnknownHandleError", "EvictedBlobError",
-                                                         "ForeignHandleError") else 400, str(exc))
+    return HTTPException(
+        404 if type(exc).__name__ in ("UnknownHandleError", "EvictedBlobError", "ForeignHandleError") else 400, str(exc)
+    )
 
 
 def _statuses(env: Any, limit: int = 50) -> list[Any]:
@@ -91,17 +96,26 @@ def _statuses(env: Any, limit: int = 50) -> list[Any]:
 
 def _summary(status: Any) -> dict[str, Any]:
     live = _sub("command.live")  # the figures `stowage status` and /stowage print, from the same function
-    return {"session_id": status.session_id, "updated_at": status.updated_at,
-            "compactions": status.compression_count, "tokens_saved": live.saved_tokens(status),
-            "saved": live.saved_text(status), "requests": len(status.requests), "spills": status.store.spills}
+    return {
+        "session_id": status.session_id,
+        "updated_at": status.updated_at,
+        "compactions": status.compression_count,
+        "tokens_saved": live.saved_tokens(status),
+        "saved": live.saved_text(status),
+        "requests": len(status.requests),
+        "spills": status.store.spills,
+    }
 
 
 @router.get("/sessions")
 def sessions() -> dict[str, Any]:
     """The newest sessions' figures (from the status files the engine writes at each turn's end)."""
     with _Env() as env:
-        return {"hermes_home": str(env.hermes_home), "store": str(env.store_root),
-                "sessions": [_summary(s) for s in _statuses(env)]}
+        return {
+            "hermes_home": str(env.hermes_home),
+            "store": str(env.store_root),
+            "sessions": [_summary(s) for s in _statuses(env)],
+        }
 
 
 @router.get("/sessions/{session_id}")
@@ -112,8 +126,13 @@ def session(session_id: str) -> dict[str, Any]:
             if status.session_id == session_id:
                 live = _sub("command.live")
                 lines = live.session_rows(status)
-                return {"session_id": session_id, "status": status.as_dict(), "tokens_saved": live.saved_tokens(status),
-                        "saved": live.saved_text(status), "rows": [[label, str(value)] for label, value in lines]}
+                return {
+                    "session_id": session_id,
+                    "status": status.as_dict(),
+                    "tokens_saved": live.saved_tokens(status),
+                    "saved": live.saved_text(status),
+                    "rows": [[label, str(value)] for label, value in lines],
+                }
     raise HTTPException(404, f"unknown session {session_id!r}: no status file in this Hermes home's store")
 
 
@@ -121,16 +140,27 @@ def _blob_rows(store: Any, session: str | None, limit: int) -> Iterator[dict[str
     for info in store.list_blobs(session_id=session or None, limit=limit):
         origins = info.provenance
         first = origins[0] if origins else None
-        yield {"handle": info.handle, "size": info.size, "lines": info.line_count,
-               "content_type": info.content_type, "created_at": info.created_at,
-               "tool": first.tool_name if first else "", "args": first.tool_args if first else "",
-               "session_id": first.session_id if first else None, "kind": first.kind if first else "",
-               "fetches": info.fetch_count}
+        yield {
+            "handle": info.handle,
+            "size": info.size,
+            "lines": info.line_count,
+            "content_type": info.content_type,
+            "created_at": info.created_at,
+            "tool": first.tool_name if first else "",
+            "args": first.tool_args if first else "",
+            "session_id": first.session_id if first else None,
+            "kind": first.kind if first else "",
+            "fetches": info.fetch_count,
+        }
 
 
 @router.get("/blobs")
-def blobs(session: str | None = Query(None, max_length=200), tool: str | None = Query(None, max_length=200),
-          q: str | None = Query(None, max_length=200), limit: int = Query(100, ge=1, le=1000)) -> dict[str, Any]:
+def blobs(
+    session: str | None = Query(None, max_length=200),
+    tool: str | None = Query(None, max_length=200),
+    q: str | None = Query(None, max_length=200),
+    limit: int = Query(100, ge=1, le=1000),
+) -> dict[str, Any]:
     """Stored blobs, most recently used first, by session and tool, or matching ``q`` (tool, arguments, handle)."""
     with _Env() as env:
         store = _store(env)
@@ -148,8 +178,12 @@ def blobs(session: str | None = Query(None, max_length=200), tool: str | None = 
 
 
 @router.get("/blobs/{handle}")
-def read_blob(handle: str, start: int = Query(1, ge=1), count: int = Query(60, ge=1, le=MAX_LINES),
-              offset: int = Query(0, ge=0, le=1 << 53)) -> dict[str, Any]:
+def read_blob(
+    handle: str,
+    start: int = Query(1, ge=1),
+    count: int = Query(60, ge=1, le=MAX_LINES),
+    offset: int = Query(0, ge=0, le=1 << 53),
+) -> dict[str, Any]:
     """Lines ``start`` .. ``start + count - 1`` of a blob (from character ``offset`` of the first), with metadata.
 
     Bounded in bytes as ``stowage_fetch`` is: a long line is cut at
@@ -170,11 +204,23 @@ def read_blob(handle: str, start: int = Query(1, ge=1), count: int = Query(60, g
         window = store.read_window(sha, start, count, offset=offset, max_bytes=MAX_TEXT_BYTES)
         text = window.text
         if window.cut:
-            text += (f"\n… cut at {MAX_TEXT_BYTES:,} bytes; continue with start={window.next_start}"
-                     f"&offset={window.next_offset} …")
-        return {"handle": info.handle, "size": info.size, "lines": info.line_count, "binary": False,
-                "start": start, "offset": offset, "end": window.end, "text": text, "cut": window.cut,
-                "next_start": window.next_start, "next_offset": window.next_offset}
+            text += (
+                f"\n… cut at {MAX_TEXT_BYTES:,} bytes; continue with start={window.next_start}"
+                f"&offset={window.next_offset} …"
+            )
+        return {
+            "handle": info.handle,
+            "size": info.size,
+            "lines": info.line_count,
+            "binary": False,
+            "start": start,
+            "offset": offset,
+            "end": window.end,
+            "text": text,
+            "cut": window.cut,
+            "next_start": window.next_start,
+            "next_offset": window.next_offset,
+        }
 
 
 @router.delete("/blobs/{handle}")

@@ -20,8 +20,16 @@ from ..context_engine.summary import SummaryFailure
 logger = logging.getLogger(__name__)
 
 _QUOTA_MARKERS = ("insufficient_quota", "quota", "billing", "credit", "payment required", "exceeded your current")
-_AUTH_MARKERS = ("invalid api key", "incorrect api key", "unauthorized", "authentication", "permission denied",
-                 "forbidden", "no api key", "api key not")
+_AUTH_MARKERS = (
+    "invalid api key",
+    "incorrect api key",
+    "unauthorized",
+    "authentication",
+    "permission denied",
+    "forbidden",
+    "no api key",
+    "api key not",
+)
 
 
 def summarize_with_aux(prompt: str, runtime: dict[str, Any], *, timeout: float | None = None) -> str:
@@ -33,14 +41,16 @@ def summarize_with_aux(prompt: str, runtime: dict[str, Any], *, timeout: float |
     """
     try:
         from agent import auxiliary_client
+
         call_llm = auxiliary_client.call_llm
     except (ImportError, AttributeError) as exc:
         raise SummaryFailure("no_provider", f"Hermes auxiliary client unavailable: {exc}") from exc
     try:
         with _interrupt_protection(auxiliary_client):
             kwargs: dict[str, Any] = {"timeout": float(timeout)} if timeout else {}
-            response = call_llm(task="compression", main_runtime=dict(runtime),
-                                messages=[{"role": "user", "content": prompt}], **kwargs)
+            response = call_llm(
+                task="compression", main_runtime=dict(runtime), messages=[{"role": "user", "content": prompt}], **kwargs
+            )
     except SummaryFailure:
         raise
     except Exception as exc:  # classified below

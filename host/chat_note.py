@@ -21,8 +21,10 @@ logger = logging.getLogger(__name__)
 
 def spill_note(tool_name: str, chars: int, tokens: int, handle: str) -> str:
     """``stowage: stored read_file's output (78,106 chars, ~25,706 tokens) as 1192a7ff25469b0d; ...``."""
-    return (f"  ┊ stowage: stored {tool_name or 'a tool'}'s output ({chars:,} chars, ~{tokens:,} tokens) as {handle}; "
-            "the model sees a preview and reads the rest with stowage_fetch")
+    return (
+        f"  ┊ stowage: stored {tool_name or 'a tool'}'s output ({chars:,} chars, ~{tokens:,} tokens) as {handle}; "
+        "the model sees a preview and reads the rest with stowage_fetch"
+    )
 
 
 def chat_printer() -> Callable[[str], Any] | None:

@@ -38,15 +38,24 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
         if config_error is None:
             self.attach_store_home(hermes_home())
 
-    def update_model(self, model: str, context_length: int, base_url: str = "", api_key: Any = "",
-                     provider: str = "", api_mode: str = "", **kwargs: Any) -> None:
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: Any = "",
+        provider: str = "",
+        api_mode: str = "",
+        **kwargs: Any,
+    ) -> None:
         # The first call happens while Hermes builds the agent: a bad stowage:
         # block stops the agent with our message instead of running silently
         # with defaults (or silently falling back to the built-in compressor).
         if self.config_error is not None:
             raise self.config_error
-        super().update_model(model, context_length, base_url=base_url, api_key=api_key, provider=provider,
-                             api_mode=api_mode, **kwargs)
+        super().update_model(
+            model, context_length, base_url=base_url, api_key=api_key, provider=provider, api_mode=api_mode, **kwargs
+        )
 
     def dispatch_underlying(self, name: str, arguments: dict[str, Any]) -> str:
         return dispatch_with_hermes(self, name, arguments)

@@ -21,6 +21,7 @@ logger = logging.getLogger(__name__)
 def hermes_home() -> Path:
     try:
         from hermes_constants import get_hermes_home
+
         return Path(get_hermes_home())
     except Exception:  # noqa: BLE001 - fall back to the documented default
         return Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")

@@ -27,8 +27,11 @@ NEWEST_TESTED = "0.22.2"
 # (feature, first version with it, what is missing before it)
 FEATURES: tuple[tuple[str, str, str], ...] = (
     ("tool search (stowage_tool_* bridges)", "0.17.0", "no middleware API: tool search is off, no bridges offered"),
-    ("one engine copy per agent", "0.18.0",
-     "the host shares one engine object: other agents get guest state, told apart by their thread"),
+    (
+        "one engine copy per agent",
+        "0.18.0",
+        "the host shares one engine object: other agents get guest state, told apart by their thread",
+    ),
     ("interrupt protection of the summary call", "0.18.0", "an interrupt cancels the summary (fallback summary)"),
 )
 
@@ -71,8 +74,13 @@ class HostSupport:
 
     def as_status(self) -> HostStatus:
         """The engine's record of it (in every session's status)."""
-        return HostStatus(hermes=self.version or "unknown", supported=self.supported, minimum=MIN_HERMES,
-                          unavailable=list(self.missing), note=self.note)
+        return HostStatus(
+            hermes=self.version or "unknown",
+            supported=self.supported,
+            minimum=MIN_HERMES,
+            unavailable=list(self.missing),
+            note=self.note,
+        )
 
 
 def assess(version: str | None) -> HostSupport:
@@ -82,17 +90,28 @@ def assess(version: str | None) -> HostSupport:
         return HostSupport(version, True, [], f"Hermes version unknown; assuming {NEWEST_TESTED} or newer")
     missing = [f"{name} (needs {first}: {why})" for name, first, why in FEATURES if parsed < parse(first)]  # type: ignore[operator]
     if parsed < parse(MIN_HERMES):  # type: ignore[operator]
-        return HostSupport(version, False, missing,
-                           f"Hermes {version} is older than the minimum Stowage supports ({MIN_HERMES}); "
-                           "it may not load or may misbehave: upgrade Hermes")
+        return HostSupport(
+            version,
+            False,
+            missing,
+            f"Hermes {version} is older than the minimum Stowage supports ({MIN_HERMES}); "
+            "it may not load or may misbehave: upgrade Hermes",
+        )
     if parsed > parse(NEWEST_TESTED) and parsed[:2] != parse(NEWEST_TESTED)[:2]:  # type: ignore[index, operator]
-        return HostSupport(version, True, missing,
-                           f"Hermes {version} is newer than the newest tested ({NEWEST_TESTED}); Stowage implements "
-                           "the newer engine hooks from their documented contracts")
+        return HostSupport(
+            version,
+            True,
+            missing,
+            f"Hermes {version} is newer than the newest tested ({NEWEST_TESTED}); Stowage implements "
+            "the newer engine hooks from their documented contracts",
+        )
     if missing:
-        return HostSupport(version, True, missing,
-                           f"Hermes {version}: supported; compaction, summaries and spill work; not available: "
-                           + "; ".join(missing))
+        return HostSupport(
+            version,
+            True,
+            missing,
+            f"Hermes {version}: supported; compaction, summaries and spill work; not available: " + "; ".join(missing),
+        )
     return HostSupport(version, True, [], f"Hermes {version}: fully supported")
 
 

@@ -40,8 +40,10 @@ def fix_for(cause: str, python: str, reinstall: str) -> str:
             return f"install Stowage's requirements into Hermes's Python: {pip_command(python)}"
         if match.group("name").startswith(PACKAGE_MODULES):
             return f"the install is missing one of its own modules; reinstall it: {reinstall}"
-        return f"install the missing module {top!r} into Hermes's Python ({python} -m pip install ...), or reinstall: " \
-               f"{reinstall}"
+        return (
+            f"install the missing module {top!r} into Hermes's Python ({python} -m pip install ...), or reinstall: "
+            f"{reinstall}"
+        )
     if "SyntaxError" in cause or "invalid syntax" in cause or "IndentationError" in cause:
         return f"a file of the install does not parse (changed or damaged); reinstall it: {reinstall}"
     return f"reinstall Stowage: {reinstall}"
@@ -56,5 +58,7 @@ def describe(exc: BaseException) -> str:
 def terminal_line(exc: BaseException, python: str, reinstall: str) -> str:
     """The one line ``register(ctx)`` prints when the plugin's import fails."""
     cause = describe(exc)
-    return (f"stowage: the Stowage plugin failed to load ({cause}); Hermes runs its built-in compressor this session. "
-            f"Fix: {fix_for(cause, python, reinstall)}")
+    return (
+        f"stowage: the Stowage plugin failed to load ({cause}); Hermes runs its built-in compressor this session. "
+        f"Fix: {fix_for(cause, python, reinstall)}"
+    )

@@ -31,12 +31,16 @@ def not_selected_notice(raw_config: Any) -> str | None:
     if engine == ENGINE:
         return None
     if engine.strip().lower() == ENGINE:
-        return (f"stowage: the Stowage plugin is loaded but context.engine is {engine!r}; Hermes matches engine "
-                f"names exactly and runs its built-in compressor. Fix: set `context: {{engine: {ENGINE}}}` in "
-                f"config.yaml (run `{doctor_command()}` to check)")
-    return (f"stowage: the Stowage plugin is loaded but not selected (context.engine is {engine!r}): this session "
-            f"runs {'the built-in compressor' if engine == 'compressor' else repr(engine)}. To use Stowage, set "
-            f"`context: {{engine: {ENGINE}}}` in config.yaml (run `{doctor_command()}` to check)")
+        return (
+            f"stowage: the Stowage plugin is loaded but context.engine is {engine!r}; Hermes matches engine "
+            f"names exactly and runs its built-in compressor. Fix: set `context: {{engine: {ENGINE}}}` in "
+            f"config.yaml (run `{doctor_command()}` to check)"
+        )
+    return (
+        f"stowage: the Stowage plugin is loaded but not selected (context.engine is {engine!r}): this session "
+        f"runs {'the built-in compressor' if engine == 'compressor' else repr(engine)}. To use Stowage, set "
+        f"`context: {{engine: {ENGINE}}}` in config.yaml (run `{doctor_command()}` to check)"
+    )
 
 
 def announce_if_not_selected() -> None:
@@ -46,6 +50,7 @@ def announce_if_not_selected() -> None:
     _announced = True
     try:
         from .host_config import read_raw_config
+
         message = not_selected_notice(read_raw_config())
     except Exception:  # noqa: BLE001 - an unreadable config is reported when the engine starts
         return

@@ -44,9 +44,13 @@ def register_plugin(ctx: Any) -> None:
     if callable(register_cli):
         # `hermes stowage doctor` etc.: the command on the routes that install no console script (git clone,
         # user-plugin folder)
-        register_cli("stowage", help="Stowage's command line (status, doctor, summary, blobs, gc, purge, replay)",
-                     setup_fn=_cli_setup, handler_fn=_cli_run,
-                     description="The `stowage` command, run by Hermes's Python: hermes stowage doctor")
+        register_cli(
+            "stowage",
+            help="Stowage's command line (status, doctor, summary, blobs, gc, purge, replay)",
+            setup_fn=_cli_setup,
+            handler_fn=_cli_run,
+            description="The `stowage` command, run by Hermes's Python: hermes stowage doctor",
+        )
     announce_if_not_selected()
 
 
@@ -62,8 +66,9 @@ def _prepare_ahead(session_id: str | None = None, conversation_history: Any = No
         engine.prepare_ahead(conversation_history)
 
 
-def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None,
-                        **_: Any) -> str | None:
+def _spill_large_result(
+    tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None, **_: Any
+) -> str | None:
     """Replace an oversized tool result with a preview and a handle, or the host's answer to a
     re-read whose earlier output the request did not show with that output (None: keep it)."""
     engine = sessions.engine_for(session_id)
@@ -74,8 +79,10 @@ def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = Non
         if shaped is not None:
             earlier = reread_answer(tool_name, args, result, shaped[0], shaped[1])
             if earlier is not None:
-                logger.info("stowage: re-read of %s answered with its earlier output (the request showed a stub)",
-                            (args or {}).get("path") if isinstance(args, dict) else "a file")
+                logger.info(
+                    "stowage: re-read of %s answered with its earlier output (the request showed a stub)",
+                    (args or {}).get("path") if isinstance(args, dict) else "a file",
+                )
                 return earlier
         spills = engine.store_session.spills
         preview = engine.spill_tool_result(tool_name, args, result)
@@ -84,15 +91,21 @@ def _spill_large_result(tool_name: str = "", args: Any = None, result: Any = Non
         return None
     if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:
         spill = engine.store_session.recent_spills[-1]
-        say(spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle"))))
+        say(
+            spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle")))
+        )
     return preview
 
 
 def _cli_setup(parser: Any) -> None:
     import argparse
 
-    parser.add_argument("stowage_args", nargs=argparse.REMAINDER, metavar="COMMAND ...",
-                        help="a stowage command and its options, e.g. doctor, status --json")
+    parser.add_argument(
+        "stowage_args",
+        nargs=argparse.REMAINDER,
+        metavar="COMMAND ...",
+        help="a stowage command and its options, e.g. doctor, status --json",
+    )
 
 
 def _cli_run(args: Any) -> None:

@@ -40,15 +40,23 @@ DEFAULT_WINDOW = 128_000
 # "loaded but not selected" notice (meant for a user's own Hermes) off the replay's terminal.
 REPLAY_CONFIG: dict[str, Any] = {"context": {"engine": "stowage"}}
 MODEL = "replay-model"
-BUILTIN_DEFAULTS = {"threshold_percent": 0.50, "summary_target_ratio": 0.20, "protect_last_n": 20,
-                    "protect_first_n": 3}
+BUILTIN_DEFAULTS = {"threshold_percent": 0.50, "summary_target_ratio": 0.20, "protect_last_n": 20, "protect_first_n": 3}
 
 # Used when Hermes's own tool list cannot be built: the core tools a coding
 # session offers, with short schemas (documented stand-in, same for both engines).
 FALLBACK_TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {"name": name, "description": description, "parameters": {
-        "type": "object", "properties": {arg: {"type": "string", "description": arg} for arg in args},
-        "required": list(args[:1])}}}
+    {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {arg: {"type": "string", "description": arg} for arg in args},
+                "required": list(args[:1]),
+            },
+        },
+    }
     for name, description, args in (
         ("terminal", "Run a shell command and return its output.", ("command", "workdir", "timeout")),
         ("read_file", "Read a text file with line numbers.", ("path", "offset", "limit")),
@@ -141,26 +149,55 @@ def is_summary_text(text: str) -> bool:
     return bool(ContextCompressor._is_context_summary_content(text))
 
 
-def builtin_target(summarizer: StandInSummarizer, session_id: str, *, window: int = DEFAULT_WINDOW,
-                   tools: list[dict[str, Any]] | None = None, **overrides: Any) -> ReplayTarget:
+def builtin_target(
+    summarizer: StandInSummarizer,
+    session_id: str,
+    *,
+    window: int = DEFAULT_WINDOW,
+    tools: list[dict[str, Any]] | None = None,
+    **overrides: Any,
+) -> ReplayTarget:
     """Hermes's built-in compressor for one session, summary calls answered by ``summarizer``."""
     builtin = _install_builtin_route()
     route = f"replay-route-{next(_ROUTE_IDS)}"
     _ROUTES[route] = summarizer
     options = {**BUILTIN_DEFAULTS, **overrides}
     engine = builtin.ContextCompressor(
-        model=MODEL, summary_model_override=None, quiet_mode=True, base_url="http://127.0.0.1:9/v1",
-        api_key=route, config_context_length=window, provider="custom", api_mode="chat_completions",
-        abort_on_summary_failure=False, max_tokens=None, **options)
-    engine.on_session_start(session_id, hermes_home=os.environ.get("HERMES_HOME", ""), platform="cli", model=MODEL,
-                            context_length=window, conversation_id=None)
+        model=MODEL,
+        summary_model_override=None,
+        quiet_mode=True,
+        base_url="http://127.0.0.1:9/v1",
+        api_key=route,
+        config_context_length=window,
+        provider="custom",
+        api_mode="chat_completions",
+        abort_on_summary_failure=False,
+        max_tokens=None,
+        **options,
+    )
+    engine.on_session_start(
+        session_id,
+        hermes_home=os.environ.get("HERMES_HOME", ""),
+        platform="cli",
+        model=MODEL,
+        context_length=window,
+        conversation_id=None,
+    )
 
     def close() -> None:
         engine.on_session_end(session_id, [])
         _ROUTES.pop(route, None)
 
-    return ReplayTarget(label="built-in", engine=engine, session_id=session_id, tools=list(tools or []),
-                        summarizer=summarizer, is_summary_text=is_summary_text, model=MODEL, close=close)
+    return ReplayTarget(
+        label="built-in",
+        engine=engine,
+        session_id=session_id,
+        tools=list(tools or []),
+        summarizer=summarizer,
+        is_summary_text=is_summary_text,
+        model=MODEL,
+        close=close,
+    )
 
 
 # -- Stowage -------------------------------------------------------------------------------
@@ -214,9 +251,15 @@ def parse_setting(text: str) -> tuple[str, Any]:
 class StowageHost:
     """Stowage registered once for a set of settings; one engine copy per replayed session."""
 
-    def __init__(self, settings: Mapping[str, Any] | None = None, *, home: str | Path | None = None,
-                 window: int = DEFAULT_WINDOW, tools: list[dict[str, Any]] | None = None,
-                 label: str = "stowage") -> None:
+    def __init__(
+        self,
+        settings: Mapping[str, Any] | None = None,
+        *,
+        home: str | Path | None = None,
+        window: int = DEFAULT_WINDOW,
+        tools: list[dict[str, Any]] | None = None,
+        label: str = "stowage",
+    ) -> None:
         self.settings = dict(settings or {})
         self.home = Path(home or os.environ.get("HERMES_HOME") or prepare_hermes_home())
         self.window = window
@@ -253,24 +296,43 @@ class StowageHost:
     def target(self, summarizer: StandInSummarizer, session_id: str) -> ReplayTarget:
         engine = copy.deepcopy(self.singleton)  # agent_init: a plugin engine is a deep copy of the singleton
         engine.summary_model = lambda prompt, runtime: summarizer(prompt)
-        engine.update_model(model=MODEL, context_length=self.window, base_url="http://127.0.0.1:9/v1",
-                            api_key="sk-replay", provider="custom", api_mode="chat_completions")
+        engine.update_model(
+            model=MODEL,
+            context_length=self.window,
+            base_url="http://127.0.0.1:9/v1",
+            api_key="sk-replay",
+            provider="custom",
+            api_mode="chat_completions",
+        )
         schemas = engine.get_tool_schemas() if callable(getattr(engine, "get_tool_schemas", None)) else []
         tools = self.tools + [{"type": "function", "function": s} for s in schemas]
-        engine.on_session_start(session_id, hermes_home=str(self.home), platform="cli", model=MODEL,
-                                context_length=self.window, conversation_id=None)
+        engine.on_session_start(
+            session_id,
+            hermes_home=str(self.home),
+            platform="cli",
+            model=MODEL,
+            context_length=self.window,
+            conversation_id=None,
+        )
         hooks = self.context.hooks
 
         def close() -> None:
             engine.on_session_end(session_id, [])
 
         return ReplayTarget(
-            label=self.label, engine=engine, session_id=session_id, tools=tools,
+            label=self.label,
+            engine=engine,
+            session_id=session_id,
+            tools=tools,
             middlewares=tuple(self.context.middleware.get("llm_request", [])),
             tool_result_hooks=tuple(hooks.get("transform_tool_result", [])),
             turn_end_hooks=tuple(hooks.get("on_session_end", [])),
             history_hooks=tuple(hooks.get("post_llm_call", [])),
-            summarizer=summarizer, is_summary_text=is_summary_text, model=MODEL, close=close)
+            summarizer=summarizer,
+            is_summary_text=is_summary_text,
+            model=MODEL,
+            close=close,
+        )
 
 
 def cleanup_home(home: str | Path) -> None:

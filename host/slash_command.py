@@ -115,7 +115,9 @@ def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
     if not live:
         outcome = summary(env, None, show_all)
         return "no Stowage session is running in this process; the newest session in the store:\n" + outcome.text
-    return "\n\n".join(summaries_for(engine.store_session.root or env.store_root, sid, show_all) for sid, engine in live)
+    return "\n\n".join(
+        summaries_for(engine.store_session.root or env.store_root, sid, show_all) for sid, engine in live
+    )
 
 
 def _previews() -> str:
@@ -132,8 +134,11 @@ def _previews() -> str:
             logger.exception("stowage: preview failed")
             texts.append(f"session {sid}: preview failed: {type(exc).__name__}: {exc}")
             continue
-        texts.append(preview_text(sid, preview.as_dict()) if preview is not None else
-                     f"session {sid}: nothing to preview yet (the engine has not seen this session's history)")
+        texts.append(
+            preview_text(sid, preview.as_dict())
+            if preview is not None
+            else f"session {sid}: nothing to preview yet (the engine has not seen this session's history)"
+        )
     return "\n\n".join(texts)
 
 

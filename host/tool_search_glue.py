@@ -34,8 +34,10 @@ from . import sessions
 logger = logging.getLogger(__name__)
 
 
-TOOL_SEARCH_UNAVAILABLE = ("tool search is not available on this host (needs 0.17.0): Hermes before 0.17.0 has "
-                           "no middleware API, so its stowage_tool_* bridges are not offered")
+TOOL_SEARCH_UNAVAILABLE = (
+    "tool search is not available on this host (needs 0.17.0): Hermes before 0.17.0 has "
+    "no middleware API, so its stowage_tool_* bridges are not offered"
+)
 
 
 def register_tool_search(ctx: Any, engine: Any = None) -> None:
@@ -63,12 +65,16 @@ def shape_llm_request(request: Any = None, session_id: str | None = None, **_: A
     if engine is None or not isinstance(request, dict) or not isinstance(request.get("messages"), list):
         return None
     tools = request.get("tools")
-    chat_tools = isinstance(tools, list) and bool(tools) and all(isinstance(t, dict) and "function" in t
-                                                                 for t in tools)
+    chat_tools = isinstance(tools, list) and bool(tools) and all(isinstance(t, dict) and "function" in t for t in tools)
     try:
         core, toolset_of, registered = _host_tables() if chat_tools else (frozenset(), lambda _: None, frozenset())
-        shaped = engine.shape_request(tools if chat_tools and isinstance(tools, list) else [], list(request["messages"]),
-                                      core_names=core, toolset_of=toolset_of, registered=registered)
+        shaped = engine.shape_request(
+            tools if chat_tools and isinstance(tools, list) else [],
+            list(request["messages"]),
+            core_names=core,
+            toolset_of=toolset_of,
+            registered=registered,
+        )
     except Exception:  # never break a request over tool search or the view
         logger.exception("stowage: could not shape the request; sending it unchanged")
         return None
@@ -81,8 +87,7 @@ def shape_llm_request(request: Any = None, session_id: str | None = None, **_: A
     return {"request": shaped_request}
 
 
-def unwrap_bridge_calls(request: Any = None, next_call: Any = None, session_id: str | None = None,
-                        **_: Any) -> Any:
+def unwrap_bridge_calls(request: Any = None, next_call: Any = None, session_id: str | None = None, **_: Any) -> Any:
     response = next_call(request)
     engine = sessions.engine_for(session_id)
     if engine is None:
@@ -123,5 +128,6 @@ def dispatch_with_hermes(engine: Any, name: str, arguments: dict[str, Any]) -> s
 
     if name in HOST_BRIDGE_NAMES:
         return json.dumps({"error": f"'{name}' is Hermes's own bridge; call it directly"})
-    return handle_function_call(name, arguments, session_id=engine.session_id,
-                                enabled_tools=sorted(engine.tool_search.scoped_names()))
+    return handle_function_call(
+        name, arguments, session_id=engine.session_id, enabled_tools=sorted(engine.tool_search.scoped_names())
+    )

@@ -32,9 +32,14 @@ _IGNORE = ("__pycache__", "*.pyc", "*.egg-info")
 
 def package_folders(root: Path = ROOT) -> list[str]:
     """The top-level package folders of the tree (what ``setup.py`` ships as ``stowage.<name>``)."""
-    return sorted(child.name for child in root.iterdir()
-                  if child.is_dir() and (child / "__init__.py").is_file() and child.name not in ("build", "dist")
-                  and "." not in child.name)
+    return sorted(
+        child.name
+        for child in root.iterdir()
+        if child.is_dir()
+        and (child / "__init__.py").is_file()
+        and child.name not in ("build", "dist")
+        and "." not in child.name
+    )
 
 
 def shipped_entries(root: Path = ROOT) -> list[str]:
@@ -84,9 +89,12 @@ def install(home: Path, link: bool) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--link", action="store_true", help="link the plugin folder to this checkout instead of copying")
-    parser.add_argument("--hermes-home", type=Path,
-                        default=Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes"))
+    parser.add_argument(
+        "--link", action="store_true", help="link the plugin folder to this checkout instead of copying"
+    )
+    parser.add_argument(
+        "--hermes-home", type=Path, default=Path(os.environ.get("HERMES_HOME") or Path.home() / ".hermes")
+    )
     args = parser.parse_args(argv)
     target = install(args.hermes_home.expanduser(), args.link)
     print(f"Installed Stowage as a user plugin: {target}{' (a symlink to ' + str(ROOT) + ')' if args.link else ''}")

@@ -41,12 +41,17 @@ def _names_part(line: str) -> str:
 
 
 def modules_on_disk() -> set[str]:
-    return {str(path.relative_to(ROOT)) for folder in FOLDERS for path in (ROOT / folder).rglob("*.py")
-            if not path.name.startswith("__") and "__pycache__" not in path.parts}
+    return {
+        str(path.relative_to(ROOT))
+        for folder in FOLDERS
+        for path in (ROOT / folder).rglob("*.py")
+        if not path.name.startswith("__") and "__pycache__" not in path.parts
+    }
 
 
 def test_the_architecture_tree_matches_the_package_folders():
     documented, on_disk = documented_modules(), modules_on_disk()
     assert not on_disk - documented, f"modules missing from docs/architecture.md: {sorted(on_disk - documented)}"
-    assert not documented - on_disk, f"docs/architecture.md names modules that do not exist: " \
-                                     f"{sorted(documented - on_disk)}"
+    assert not documented - on_disk, (
+        f"docs/architecture.md names modules that do not exist: {sorted(documented - on_disk)}"
+    )

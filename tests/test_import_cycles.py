@@ -93,8 +93,14 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_covers_the_package():
     found = modules()
-    for name in ("stowage", "stowage.command.main", "stowage.context_engine.engine", "stowage.blobstore.store",
-                 "stowage.blobstore.doctor", "stowage.tool_search.session"):
+    for name in (
+        "stowage",
+        "stowage.command.main",
+        "stowage.context_engine.engine",
+        "stowage.blobstore.store",
+        "stowage.blobstore.doctor",
+        "stowage.tool_search.session",
+    ):
         assert name in found, name
     graph = {name: imports(name, path, set(found)) for name, path in found.items()}
     assert "stowage.blobstore.doctor" in graph["stowage.blobstore.store"]
@@ -112,7 +118,10 @@ def test_tool_search_and_blobstore_are_leaves():
     """Neither imports the context engine, the glue or the CLI, nor each other."""
     found = modules()
     known = set(found)
-    for leaf, others in (("stowage.tool_search", ("stowage.blobstore",)), ("stowage.blobstore", ("stowage.tool_search",))):
+    for leaf, others in (
+        ("stowage.tool_search", ("stowage.blobstore",)),
+        ("stowage.blobstore", ("stowage.tool_search",)),
+    ):
         for name, path in found.items():
             if name != leaf and not name.startswith(leaf + "."):
                 continue

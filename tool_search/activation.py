@@ -50,11 +50,7 @@ def schema_name(schema: Mapping[str, Any]) -> str:
 
 
 def is_deferrable(
-    name: str,
-    *,
-    core_names: Collection[str],
-    never_defer: Collection[str] = (),
-    own_names: Collection[str] = (),
+    name: str, *, core_names: Collection[str], never_defer: Collection[str] = (), own_names: Collection[str] = ()
 ) -> bool:
     """A tool may be deferred unless it is core, Stowage's own, or pinned by the user."""
     if not name or name in BRIDGE_NAMES or name.startswith(OWN_TOOL_PREFIX):

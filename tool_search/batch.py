@@ -40,8 +40,9 @@ class BatchError(ValueError):
     """The batch as a whole is unusable (not a list, empty); the message is for the model."""
 
 
-def string_slots(params: Mapping[str, Any], list_key: str, single_key: str, limit: int,
-                 max_chars: int, what: str) -> list[Slot] | None:
+def string_slots(
+    params: Mapping[str, Any], list_key: str, single_key: str, limit: int, max_chars: int, what: str
+) -> list[Slot] | None:
     """Validated entries of ``params[list_key]`` (plus ``params[single_key]`` first, if both are given).
 
     None when ``list_key`` is absent (the caller uses its single form). A bare
@@ -88,19 +89,23 @@ def call_slots(params: Mapping[str, Any], limit: int = MAX_CALLS) -> list[Slot] 
         try:
             raw = json.loads(raw)
         except ValueError:
-            raise BatchError("'calls' must be a list of {\"name\", \"arguments\"} objects, got a string.") from None
+            raise BatchError('\'calls\' must be a list of {"name", "arguments"} objects, got a string.') from None
     if isinstance(raw, Mapping):
         raw = [raw]
     if not isinstance(raw, (list, tuple)):
-        raise BatchError(f"'calls' must be a list of {{\"name\", \"arguments\"}} objects, got {type(raw).__name__}.")
+        raise BatchError(f'\'calls\' must be a list of {{"name", "arguments"}} objects, got {type(raw).__name__}.')
     if not raw:
-        raise BatchError(f"'calls' is empty: give 1 to {limit} {{\"name\", \"arguments\"}} objects.")
+        raise BatchError(f'\'calls\' is empty: give 1 to {limit} {{"name", "arguments"}} objects.')
     slots: list[Slot] = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(raw):
         if not isinstance(entry, Mapping):
-            slots.append(Slot({"entry": _show(entry)},
-                              f"entry {i} is a {type(entry).__name__}, not a {{\"name\", \"arguments\"}} object; not run."))
+            slots.append(
+                Slot(
+                    {"entry": _show(entry)},
+                    f'entry {i} is a {type(entry).__name__}, not a {{"name", "arguments"}} object; not run.',
+                )
+            )
             continue
         name = entry.get("name")
         if not isinstance(name, str) or not name.strip():
@@ -108,10 +113,13 @@ def call_slots(params: Mapping[str, Any], limit: int = MAX_CALLS) -> list[Slot] 
             continue
         key = json.dumps([name.strip(), entry.get("arguments")], sort_keys=True, default=str)
         if key in seen:
-            slots.append(Slot(dict(entry), f"entry {i} repeats entry {seen[key]} (same tool, same arguments); "
-                                            "not run again."))
+            slots.append(
+                Slot(dict(entry), f"entry {i} repeats entry {seen[key]} (same tool, same arguments); not run again.")
+            )
         elif i >= limit:
-            slots.append(Slot(dict(entry), f"over the limit of {limit} calls per call; not run. Ask again for the rest."))
+            slots.append(
+                Slot(dict(entry), f"over the limit of {limit} calls per call; not run. Ask again for the rest.")
+            )
         else:
             seen[key] = i
             slots.append(Slot(dict(entry)))
@@ -122,8 +130,7 @@ Resolver = Callable[[Mapping[str, Any]], tuple[str, dict[str, Any]]]
 Runner = Callable[[str, dict[str, Any]], str]
 
 
-def run_calls(slots: list[Slot], resolve: Resolver, run: Runner | None,
-              refused: type[Exception]) -> dict[str, Any]:
+def run_calls(slots: list[Slot], resolve: Resolver, run: Runner | None, refused: type[Exception]) -> dict[str, Any]:
     """Resolve every valid call first, then run the ones in scope, in order.
 
     ``resolve`` raises ``refused`` (the bridge's error type) for a call outside

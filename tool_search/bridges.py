@@ -48,11 +48,13 @@ _SEARCH_DESCRIPTION = (
     f"{CALL_NAME} to run it."
 )
 _DESCRIBE_DESCRIPTION = (
-    f"Return the full schema (description and JSON parameters) of a deferred tool (listed or found with {SEARCH_NAME}); "
+    "Return the full schema (description and JSON parameters) of a deferred tool "
+    f"(listed or found with {SEARCH_NAME}); "
     "pass 'names' (a list) to describe several at once."
 )
 _CALL_DESCRIPTION = (
-    f"Run a deferred tool (listed in {SEARCH_NAME}'s description, or found with it). Pass its exact name and its arguments as an "
+    f"Run a deferred tool (listed in {SEARCH_NAME}'s description, or found with it). "
+    "Pass its exact name and its arguments as an "
     "object matching the tool's parameters. Approvals and hooks apply as for any tool. "
     "Several independent calls at once: pass 'calls', a list of {name, arguments} objects; "
     "they run one after the other and each gets its own result or error."
@@ -72,20 +74,18 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
             "properties": {
                 "query": {
                     "type": "string",
-                    "description": "What the tool should do (e.g. 'create github issue'), a tool name, or \"*\" to list all tool names.",
+                    "description": "What the tool should do (e.g. 'create github issue'), a tool name, "
+                    'or "*" to list all tool names.',
                 },
                 "queries": {
                     "type": "array",
                     "items": {"type": "string"},
                     "description": f"Several searches in one call (up to {MAX_QUERIES}); results come back per query.",
                 },
-                "limit": {
-                    "type": "integer",
-                    "description": _limit_text(DEFAULT_LIMIT, MAX_LIMIT),
-                },
+                "limit": {"type": "integer", "description": _limit_text(DEFAULT_LIMIT, MAX_LIMIT)},
                 "offset": {
                     "type": "integer",
-                    "description": "With query \"*\": index of the first name to list, for the next page.",
+                    "description": 'With query "*": index of the first name to list, for the next page.',
                 },
             },
             "required": [],
@@ -98,8 +98,11 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
             "type": "object",
             "properties": {
                 "name": {"type": "string", "description": "Exact tool name."},
-                "names": {"type": "array", "items": {"type": "string"},
-                          "description": f"Several exact tool names (up to {MAX_NAMES})."},
+                "names": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": f"Several exact tool names (up to {MAX_NAMES}).",
+                },
             },
             "required": [],
         },
@@ -131,8 +134,9 @@ _SCHEMAS: tuple[dict[str, Any], ...] = (
 )
 
 
-def bridge_schemas(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT,
-                   listing: str = "") -> list[dict[str, Any]]:
+def bridge_schemas(
+    default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT, listing: str = ""
+) -> list[dict[str, Any]]:
     """Bare schemas of the three bridges; identical bytes on every call.
 
     The only variable text is the configured search limits, which are fixed
@@ -150,11 +154,11 @@ def bridge_schemas(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMI
     return schemas
 
 
-def bridge_tool_defs(default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT,
-                     listing: str = "") -> list[dict[str, Any]]:
+def bridge_tool_defs(
+    default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT, listing: str = ""
+) -> list[dict[str, Any]]:
     """The same schemas in the OpenAI ``{"type":"function","function":...}`` wrapper."""
     return [{"type": "function", "function": s} for s in bridge_schemas(default_limit, max_limit, listing)]
-
 
 
 class BridgeError(ValueError):
@@ -177,9 +181,15 @@ class ToolNotAvailable(BridgeError):
 class BridgeService:
     """Answers the bridges for one session's scoped catalog."""
 
-    def __init__(self, catalog: Catalog, *, cache: IndexCache | None = None,
-                 default_limit: int = DEFAULT_LIMIT, max_limit: int = MAX_LIMIT,
-                 semantic: "SemanticSearch | None" = None) -> None:
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        cache: IndexCache | None = None,
+        default_limit: int = DEFAULT_LIMIT,
+        max_limit: int = MAX_LIMIT,
+        semantic: "SemanticSearch | None" = None,
+    ) -> None:
         self.catalog = catalog
         self.max_limit = max(1, max_limit)
         self.default_limit = max(1, min(self.max_limit, default_limit))
@@ -197,7 +207,9 @@ class BridgeService:
         """Ranked matches, or (query "*") every tool name grouped by toolset."""
         query = str(query or "").strip()
         if not query:
-            return {"error": f"query (or queries) is required; describe the task, name a tool, or use \"{LIST_ALL_QUERY}\"."}
+            return {
+                "error": f'query (or queries) is required; describe the task, name a tool, or use "{LIST_ALL_QUERY}".'
+            }
         if query == LIST_ALL_QUERY:
             return self.list_all(offset)
         n = self._clamp_limit(limit)
@@ -205,9 +217,14 @@ class BridgeService:
         out: dict[str, Any] = {
             "query": query,
             "matches": [
-                {"name": h.name, "source": h.entry.toolset or h.entry.source,
-                 "description": short_description(h.entry.description), "required": required_params(h.entry),
-                 "score": round(h.score, 3), "match": h.match}
+                {
+                    "name": h.name,
+                    "source": h.entry.toolset or h.entry.source,
+                    "description": short_description(h.entry.description),
+                    "required": required_params(h.entry),
+                    "score": round(h.score, 3),
+                    "match": h.match,
+                }
                 for h in hits
             ],
             "total_available": len(self.catalog),
@@ -235,20 +252,31 @@ class BridgeService:
                 results.append({"query": slot.value, "error": slot.error})
                 continue
             if slot.value == LIST_ALL_QUERY:
-                results.append({"query": slot.value, "error": f"\"{LIST_ALL_QUERY}\" lists every tool; ask for it alone "
-                                                             "with 'query', not in a batch."})
+                results.append(
+                    {
+                        "query": slot.value,
+                        "error": f'"{LIST_ALL_QUERY}" lists every tool; ask for it alone '
+                        "with 'query', not in a batch.",
+                    }
+                )
                 continue
             hits = self._hits(slot.value, n)
-            entry: dict[str, Any] = {"query": slot.value,
-                                     "matches": [{"name": h.name, "score": round(h.score, 3), "match": h.match}
-                                                 for h in hits]}
+            entry: dict[str, Any] = {
+                "query": slot.value,
+                "matches": [{"name": h.name, "score": round(h.score, 3), "match": h.match} for h in hits],
+            }
             if not hits:
                 entry["note"] = NOTHING_MATCHED
             results.append(entry)
             for h in hits:
-                tools.setdefault(h.name, {"source": h.entry.toolset or h.entry.source,
-                                          "description": short_description(h.entry.description),
-                                          "required": required_params(h.entry)})
+                tools.setdefault(
+                    h.name,
+                    {
+                        "source": h.entry.toolset or h.entry.source,
+                        "description": short_description(h.entry.description),
+                        "required": required_params(h.entry),
+                    },
+                )
         return {"results": results, "tools": tools, "total_available": len(self.catalog)}
 
     def list_all(self, offset: int = 0) -> dict[str, Any]:
@@ -260,8 +288,12 @@ class BridgeService:
         for name in page:
             entry = self.catalog.get(name)
             grouped.setdefault((entry.toolset if entry else "") or "other", []).append(name)
-        out: dict[str, Any] = {"query": LIST_ALL_QUERY, "total_available": len(names), "offset": start,
-                               "tools": grouped}
+        out: dict[str, Any] = {
+            "query": LIST_ALL_QUERY,
+            "total_available": len(names),
+            "offset": start,
+            "tools": grouped,
+        }
         if start + LIST_PAGE_SIZE < len(names):
             out["next_offset"] = start + LIST_PAGE_SIZE
         return out
@@ -352,7 +384,9 @@ def parse_arguments(arguments: Any) -> dict[str, Any]:
         try:
             arguments = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise BridgeError(f"'arguments' is not valid JSON ({exc.msg} at position {exc.pos}); pass an object.") from None
+            raise BridgeError(
+                f"'arguments' is not valid JSON ({exc.msg} at position {exc.pos}); pass an object."
+            ) from None
     if not isinstance(arguments, Mapping):
         raise BridgeError(f"'arguments' must be an object, got {type(arguments).__name__}.")
     return dict(arguments)

@@ -20,8 +20,9 @@ from .batch import BatchError, call_slots, run_calls
 from .bridges import BridgeError
 
 
-def call_batch(session: Any, args: Mapping[str, Any], dispatch: Callable[[str, dict[str, Any]], str] | None
-               ) -> dict[str, Any]:
+def call_batch(
+    session: Any, args: Mapping[str, Any], dispatch: Callable[[str, dict[str, Any]], str] | None
+) -> dict[str, Any]:
     """Answer of a batched call: per entry, its tool's result or its error."""
     if getattr(session, "service", None) is None:
         return {"error": "no tools are deferred in this session; call tools directly by name"}

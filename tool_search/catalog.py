@@ -1,9 +1,9 @@
 """The deferred-tool catalog: schemas plus where they come from, and a checksum.
 
 The catalog is an immutable value. Its checksum (sha256 over each tool's
-name, description, toolset and canonical-JSON parameters) identifies it, so an index built for one catalog can be reused for every
-request that carries the same tools, and rebuilt the moment one schema
-changes. Entries are kept sorted by name so tool order in the host's list
+name, description, toolset and canonical-JSON parameters) identifies it, so an
+index built for one catalog can be reused for every request that carries the
+same tools, and rebuilt the moment one schema changes. Entries are kept sorted by name so tool order in the host's list
 never changes the checksum or the tie-breaking of the ranking.
 """
 
@@ -54,8 +54,9 @@ class ToolEntry:
     toolset: str = ""
 
     @classmethod
-    def create(cls, name: str, description: str = "", parameters: Mapping[str, Any] | None = None,
-               toolset: str = "") -> "ToolEntry":
+    def create(
+        cls, name: str, description: str = "", parameters: Mapping[str, Any] | None = None, toolset: str = ""
+    ) -> "ToolEntry":
         return cls(name, description, canonical_json(dict(parameters or {})), toolset)
 
     @property
@@ -99,9 +100,7 @@ class Catalog:
 
     @classmethod
     def from_schemas(
-        cls,
-        schemas: Iterable[Mapping[str, Any]],
-        toolset_of: Mapping[str, str] | Callable[[str], str] | None = None,
+        cls, schemas: Iterable[Mapping[str, Any]], toolset_of: Mapping[str, str] | Callable[[str], str] | None = None
     ) -> "Catalog":
         """Build from tool schemas; ``toolset_of`` maps a name to its toolset.
 
@@ -117,12 +116,16 @@ class Catalog:
                 continue
             params = fn.get("parameters")
             toolset = str(raw.get("toolset") or fn.get("toolset") or lookup(name) or _implied_toolset(name))
-            entries.append(ToolEntry(
-                name=name,
-                description=str(fn.get("description") or ""),
-                parameters_json=canonical_json(params if type(params) is dict else dict(params) if isinstance(params, Mapping) else {}),
-                toolset=toolset,
-            ))
+            entries.append(
+                ToolEntry(
+                    name=name,
+                    description=str(fn.get("description") or ""),
+                    parameters_json=canonical_json(
+                        params if type(params) is dict else dict(params) if isinstance(params, Mapping) else {}
+                    ),
+                    toolset=toolset,
+                )
+            )
         return cls.from_entries(entries)
 
     def __len__(self) -> int:

@@ -36,8 +36,9 @@ class SentenceTransformerEmbedder:
         self._batch_size = batch_size
 
     def embed(self, texts: Sequence[str]) -> Sequence[Vector]:
-        return self._model.encode(list(texts), batch_size=self._batch_size,
-                                  normalize_embeddings=True, show_progress_bar=False)
+        return self._model.encode(
+            list(texts), batch_size=self._batch_size, normalize_embeddings=True, show_progress_bar=False
+        )
 
 
 _OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}

@@ -15,10 +15,7 @@ RRF_K = 60
 
 
 def reciprocal_rank_fusion(
-    rankings: Sequence[Sequence[T]],
-    *,
-    k: int = RRF_K,
-    weights: Sequence[float] | None = None,
+    rankings: Sequence[Sequence[T]], *, k: int = RRF_K, weights: Sequence[float] | None = None
 ) -> list[tuple[T, float]]:
     """Fused (item, score) list, best first; ties keep first-seen order."""
     if weights is not None and len(weights) != len(rankings):

@@ -107,11 +107,12 @@ class ToolIndex:
             )
         # Name words (digits left out: "Hotels_4_" says nothing of the task) with their IDF.
         self._name_terms = [
-            tuple((t, idfs.get(t, 0.0)) for t in sorted(doc["name"][1]) if not t.isdigit())
-            for doc in docs
+            tuple((t, idfs.get(t, 0.0)) for t in sorted(doc["name"][1]) if not t.isdigit()) for doc in docs
         ]
         self.variants = StemVariants(self._postings)
-        self._name_pairs = [frozenset(zip(toks, toks[1:], strict=False)) for toks in (name_tokens(e.name)[0] for e in self._entries)]
+        self._name_pairs = [
+            frozenset(zip(toks, toks[1:], strict=False)) for toks in (name_tokens(e.name)[0] for e in self._entries)
+        ]
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -139,8 +140,9 @@ class ToolIndex:
                     acc[doc_id] = get(doc_id, 0.0) + s * weight
         return acc
 
-    def _reranked(self, scores: dict[int, float], weights: dict[str, float], depth: int,
-                  query: str = "") -> list[tuple[int, float]]:
+    def _reranked(
+        self, scores: dict[int, float], weights: dict[str, float], depth: int, query: str = ""
+    ) -> list[tuple[int, float]]:
         """The top BM25 hits with the name-coverage and name-phrase bonuses added, best first."""
         top = heapq.nlargest(max(depth, RERANK_DEPTH), scores.items(), key=lambda kv: (kv[1], -kv[0]))
         toks = tokenize(query)

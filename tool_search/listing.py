@@ -25,8 +25,9 @@ from .catalog import Catalog
 
 LEVEL_SENTENCES, LEVEL_NAMES, LEVEL_COUNTS, LEVEL_PARTIAL = "sentences", "names", "counts", "partial"
 FIRST_SENTENCE_CHARS = 120
-HEADER = ("Deferred tools (describe or call a listed name directly, without searching first; "
-          "search for anything not listed):")
+HEADER = (
+    "Deferred tools (describe or call a listed name directly, without searching first; search for anything not listed):"
+)
 
 _SENTENCE_END_RE = re.compile(r"(?<=[.!?])\s|\n")
 _WS_RE = re.compile(r"\s+")
@@ -151,11 +152,15 @@ class ListingCache:
 default_listing_cache = ListingCache()
 
 
-def session_listing(catalog: Catalog | None, settings: object, context_length: int,
-                    count_tokens: TokenCounter = approx_tokens) -> tuple[str, str]:
+def session_listing(
+    catalog: Catalog | None, settings: object, context_length: int, count_tokens: TokenCounter = approx_tokens
+) -> tuple[str, str]:
     """The listing for a session's catalog under its ``tool_search`` settings (cached)."""
     if catalog is None:
         return "", ""
-    budget = listing_budget(int(getattr(settings, "listing_max_tokens", 4000)),
-                            float(getattr(settings, "listing_window_pct", 5)), context_length)
+    budget = listing_budget(
+        int(getattr(settings, "listing_max_tokens", 4000)),
+        float(getattr(settings, "listing_window_pct", 5)),
+        context_length,
+    )
     return default_listing_cache.get(catalog, budget, count_tokens)

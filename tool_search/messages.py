@@ -27,8 +27,11 @@ def message_text(message: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    pieces = [part if isinstance(part, str) else part.get("text") for part in content
-              if isinstance(part, str) or isinstance(part, dict) and isinstance(part.get("text"), str)]
+    pieces = [
+        part if isinstance(part, str) else part.get("text")
+        for part in content
+        if isinstance(part, str) or isinstance(part, dict) and isinstance(part.get("text"), str)
+    ]
     return "\n".join(p for p in pieces if isinstance(p, str))
 
 

@@ -31,8 +31,9 @@ EmbedderSource = Union[Embedder, Callable[[], Union[Embedder, None]]]
 class SemanticSearch:
     """Fused search over one index; the embedder may be given as a loader, called on first use."""
 
-    def __init__(self, embedder: EmbedderSource, *, cache: EmbeddingIndexCache | None = None,
-                 rrf_k: int = RRF_K) -> None:
+    def __init__(
+        self, embedder: EmbedderSource, *, cache: EmbeddingIndexCache | None = None, rrf_k: int = RRF_K
+    ) -> None:
         self._source = embedder
         self._embedder: Embedder | None = embedder if hasattr(embedder, "embed") else None
         self._loaded = self._embedder is not None

@@ -81,21 +81,39 @@ class ToolSearchSession:
         self.refusals = 0
 
     # -- the tool list of one request ------------------------------------------------
-    def shape_request(self, tools: Sequence[Any], messages: list[dict[str, Any]], *, context_length: int,
-                      core_names: Collection[str], toolset_of: Callable[[str], str | None],
-                      registered: Collection[str]) -> ShapedRequest:
+    def shape_request(
+        self,
+        tools: Sequence[Any],
+        messages: list[dict[str, Any]],
+        *,
+        context_length: int,
+        core_names: Collection[str],
+        toolset_of: Callable[[str], str | None],
+        registered: Collection[str],
+    ) -> ShapedRequest:
         names = [schema_name(t) for t in tools]
         self.offered = frozenset(names)
         if HOST_BRIDGE_NAMES & set(names):
             # Hermes's own tool search already deferred: do not defer twice.
-            shaped = ShapedRequest([t for t in tools if schema_name(t) not in BRIDGE_NAMES], messages, None,
-                                   note="Hermes tool search is active; Stowage does not defer")
+            shaped = ShapedRequest(
+                [t for t in tools if schema_name(t) not in BRIDGE_NAMES],
+                messages,
+                None,
+                note="Hermes tool search is active; Stowage does not defer",
+            )
             self.last = shaped
             return shaped
         own = {n for n in names if n.startswith("stowage_") or n not in registered}
-        decision = decide(tools, mode=self.mode, context_length=context_length, core_names=core_names,
-                          never_defer=self.never_defer, own_names=own, threshold_pct=self.threshold_pct,
-                          count_tokens=self._count_tokens)
+        decision = decide(
+            tools,
+            mode=self.mode,
+            context_length=context_length,
+            core_names=core_names,
+            never_defer=self.never_defer,
+            own_names=own,
+            threshold_pct=self.threshold_pct,
+            count_tokens=self._count_tokens,
+        )
         if not decision.active:
             shaped = ShapedRequest([t for t in tools if schema_name(t) not in BRIDGE_NAMES], messages, decision)
             self.last = shaped
@@ -117,13 +135,17 @@ class ToolSearchSession:
 
     def _refresh_catalog(self, deferred_schemas: list[Any], toolset_of: Callable[[str], str | None]) -> None:
         """Rebuild only when the scoped tools changed (names, descriptions, parameters)."""
-        key = tuple((schema_name(s), len(json.dumps(_function(s), sort_keys=True, default=str)))
-                    for s in deferred_schemas)
+        key = tuple(
+            (schema_name(s), len(json.dumps(_function(s), sort_keys=True, default=str))) for s in deferred_schemas
+        )
         if key == self._catalog_key and self.catalog is not None:
             return
         self.catalog = Catalog.from_schemas(deferred_schemas, toolset_of=lambda name: toolset_of(name) or "")
-        self.service = BridgeService(self.catalog, default_limit=self.search_limit,
-                                     semantic=semantic_leg(self.settings_ts, load_default_embedder))
+        self.service = BridgeService(
+            self.catalog,
+            default_limit=self.search_limit,
+            semantic=semantic_leg(self.settings_ts, load_default_embedder),
+        )
         self._catalog_key = key
 
     # -- the bridges -------------------------------------------------------------------
@@ -178,13 +200,19 @@ class ToolSearchSession:
         reason = "no request yet"
         if self.last is not None:
             reason = self.last.note or (decision.reason if decision else "")
-        return {"mode": self.mode, "active": bool(decision and decision.active), "reason": reason,
-                "deferred": len(decision.deferrable_names) if decision and decision.active else 0,
-                "deferred_tokens": decision.deferrable_tokens if decision else 0,
-                "preselected": list(self.last.preselected) if self.last else [],
-                "searches": self.searches, "calls": self.calls, "refusals": self.refusals,
-                "listing_level": self.listing[1],
-                "listing_tokens": count_in_pieces(self._count_tokens, self.listing[0])}
+        return {
+            "mode": self.mode,
+            "active": bool(decision and decision.active),
+            "reason": reason,
+            "deferred": len(decision.deferrable_names) if decision and decision.active else 0,
+            "deferred_tokens": decision.deferrable_tokens if decision else 0,
+            "preselected": list(self.last.preselected) if self.last else [],
+            "searches": self.searches,
+            "calls": self.calls,
+            "refusals": self.refusals,
+            "listing_level": self.listing[1],
+            "listing_tokens": count_in_pieces(self._count_tokens, self.listing[0]),
+        }
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
         clone = ToolSearchSession.__new__(ToolSearchSession)

@@ -36,8 +36,11 @@ class StemVariants:
         """Vocabulary stems that extend ``stem`` or that it extends (itself excluded)."""
         if len(stem) < MIN_STEM or not stem.isalpha():
             return ()
-        return tuple(v for v in self._buckets.get(stem[:MIN_STEM], ())
-                     if v != stem and (v.startswith(stem) or stem.startswith(v)))
+        return tuple(
+            v
+            for v in self._buckets.get(stem[:MIN_STEM], ())
+            if v != stem and (v.startswith(stem) or stem.startswith(v))
+        )
 
     def expand(self, weights: dict[str, float]) -> dict[str, float]:
         """``weights`` plus each term's variants at ``VARIANT_WEIGHT`` of its weight (a term's own weight wins)."""

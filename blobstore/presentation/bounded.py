@@ -55,12 +55,7 @@ def _fmt(template: str, start: int, end: int) -> str:
 
 
 def bound_text(
-    text: str,
-    max_chars: int,
-    *,
-    where: str = "end",
-    more_hint: str | None = _DEFAULT_HINT,
-    base_offset: int = 0,
+    text: str, max_chars: int, *, where: str = "end", more_hint: str | None = _DEFAULT_HINT, base_offset: int = 0
 ) -> Bounded:
     """Cut *text* to at most *max_chars* characters, marker included.
 

@@ -95,8 +95,9 @@ def _hex_excerpt(data: bytes, budget: int, magic: str | None) -> Excerpt:
     return Excerpt(_clip("\n".join(lines), budget), "binary", 0, len(data), layout="hex")
 
 
-def _lines(text: str, budget: int, o: _Opts, kind: str, *, head: int | None = None,
-           tail: int | None = None) -> tuple[str, tuple[Span, ...], int]:
+def _lines(
+    text: str, budget: int, o: _Opts, kind: str, *, head: int | None = None, tail: int | None = None
+) -> tuple[str, tuple[Span, ...], int]:
     signals = o.max_signal_lines if kind in ("log", "jsonl") else 0
     return render_lines(
         text,
@@ -170,11 +171,7 @@ def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
     n = len(text)
     base: dict[str, Any] = dict(kind="json", total_lines=total_lines, total_chars=n)
     views: list[TextView] = text_views_in(
-        doc,
-        min_chars=max(200, int(_VIEW_SHARE * n)),
-        require_newline=False,
-        max_views=4,
-        max_nodes=_VIEW_SEARCH_NODES,
+        doc, min_chars=max(200, int(_VIEW_SHARE * n)), require_newline=False, max_views=4, max_nodes=_VIEW_SEARCH_NODES
     )
     big = max(views, key=lambda v: len(v.text), default=None)
     if isinstance(doc, str) or big is not None:
@@ -264,17 +261,39 @@ def build_excerpt(
     last ``scan_chars / 2`` characters of larger texts.
     """
     budget = max(0, int(budget_chars)) if isinstance(budget_chars, int) else 2000
-    o = _Opts(budget, max(0, head_lines), max(0, tail_lines), max(0, max_signal_lines), max(16, max_line_chars), max(1, scan_chars))
+    o = _Opts(
+        budget,
+        max(0, head_lines),
+        max(0, tail_lines),
+        max(0, max_signal_lines),
+        max(16, max_line_chars),
+        max(1, scan_chars),
+    )
     try:
         ex = _build(text, kind, o, max_parse_chars)
         if len(ex.text) > budget:  # belt and braces: the cap is a promise
-            ex = Excerpt(_clip(ex.text, budget), ex.kind, ex.total_lines, ex.total_chars,
-                         ex.shown_line_ranges, ex.omitted_lines, ex.layout, ex.shown_char_ranges, ex.view_path)
+            ex = Excerpt(
+                _clip(ex.text, budget),
+                ex.kind,
+                ex.total_lines,
+                ex.total_chars,
+                ex.shown_line_ranges,
+                ex.omitted_lines,
+                ex.layout,
+                ex.shown_char_ranges,
+                ex.view_path,
+            )
         return ex
     except Exception:  # noqa: BLE001 - an excerpt must never take down the caller: a plain clip instead
         try:
             s = text if isinstance(text, str) else bytes(text).decode("utf-8", "replace")
-            return Excerpt(_clip(s, budget), kind or "text", count_lines(s), len(s), layout="chars",
-                           shown_char_ranges=((0, min(len(s), budget)),))
+            return Excerpt(
+                _clip(s, budget),
+                kind or "text",
+                count_lines(s),
+                len(s),
+                layout="chars",
+                shown_char_ranges=((0, min(len(s), budget)),),
+            )
         except Exception:  # noqa: BLE001 - not even text: an empty excerpt
             return Excerpt("", kind or "text", 0, 0, layout="empty")

@@ -177,6 +177,7 @@ def _outline_node(
         n = len(v)
         head = min(style.head_items, n)
         tail_n = min(style.tail_items, n - head)
+
         def item(i: int) -> str:
             sub = focus[len(path) + 1 :] if focus and focus[: len(path) + 1] == path + (i,) else None
             return f"{pad}[{i}]: {inline_value(v[i], style.item_chars, sub)}"

@@ -82,7 +82,7 @@ def _display(text: str, s: int, e: int, cap: int, col: int | None) -> str:
     after = max(0, full - before - min(keep, len(line) - start))
     pre = f"…[{before:,} chars] " if before else ""
     post = f" …[+{after:,} chars]" if after else ""
-    return f"{pre}{line[start:start + keep]}{post}"
+    return f"{pre}{line[start : start + keep]}{post}"
 
 
 def _marker(k: int) -> str:

@@ -145,10 +145,7 @@ def _huge_line(head: str, tail: str, total_len: int, huge: int) -> bool:
 
 
 def sniff(
-    data: str | bytes,
-    *,
-    sample_chars: int = DEFAULT_SAMPLE_CHARS,
-    huge_line_chars: int = DEFAULT_HUGE_LINE_CHARS,
+    data: str | bytes, *, sample_chars: int = DEFAULT_SAMPLE_CHARS, huge_line_chars: int = DEFAULT_HUGE_LINE_CHARS
 ) -> SniffResult:
     """Classify *data* by looking at most ``2 * sample_chars`` of it.
 

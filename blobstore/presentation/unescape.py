@@ -119,11 +119,7 @@ def text_views_in(
 
 
 def salvage_text_views(
-    text: str,
-    *,
-    min_chars: int = DEFAULT_MIN_CHARS,
-    require_newline: bool = True,
-    max_views: int = DEFAULT_MAX_VIEWS,
+    text: str, *, min_chars: int = DEFAULT_MIN_CHARS, require_newline: bool = True, max_views: int = DEFAULT_MAX_VIEWS
 ) -> list[TextView]:
     """Scan invalid JSON for long string values, keyed by the nearest key.
 
@@ -197,9 +193,7 @@ def extract_text_views(
         try:
             doc = json.loads(text)
         except (ValueError, RecursionError):
-            return salvage_text_views(
-                text, min_chars=min_chars, require_newline=require_newline, max_views=max_views
-            )
+            return salvage_text_views(text, min_chars=min_chars, require_newline=require_newline, max_views=max_views)
         return text_views_in(doc, min_chars=min_chars, require_newline=require_newline, max_views=max_views)
     except Exception:  # noqa: BLE001 - finding views is best effort: the bytes are stored whole anyway
         return []

@@ -28,15 +28,7 @@ from .grep_windows import (
 )
 from .safe_regex import PatternTimeoutError, SafePattern
 
-__all__ = [
-    "GrepLine",
-    "GrepHunk",
-    "GrepResult",
-    "grep_lines",
-    "TextWindow",
-    "WindowGrepResult",
-    "grep_text_windows",
-]
+__all__ = ["GrepLine", "GrepHunk", "GrepResult", "grep_lines", "TextWindow", "WindowGrepResult", "grep_text_windows"]
 
 
 @dataclass(frozen=True)
@@ -211,7 +203,10 @@ def grep_lines(
         prev_no, prev_len = lineno, len(text)
         if not piece and scan.matches >= max_matches and scan.after_left == 0:
             reason = REASON_MATCH_CAP
-            note = f"stopped after {max_matches:,} matches at line {lineno - 1:,}; narrow the pattern or grep from a later line"
+            note = (
+                f"stopped after {max_matches:,} matches at line {lineno - 1:,}; "
+                "narrow the pattern or grep from a later line"
+            )
             break
         if time.monotonic() > deadline:
             reason = REASON_TIME_BUDGET

@@ -95,8 +95,14 @@ class PrefilterStats:
     skipped_lines: int = 0
 
 
-def prefiltered_lines(batches: Iterable[Batch], prefilter: Prefilter | None, *, context: int,
-                      stats: PrefilterStats, deadline: float | None = None) -> Iterator[tuple[int, str]]:
+def prefiltered_lines(
+    batches: Iterable[Batch],
+    prefilter: Prefilter | None,
+    *,
+    context: int,
+    stats: PrefilterStats,
+    deadline: float | None = None,
+) -> Iterator[tuple[int, str]]:
     """``(line_number, text)`` pairs worth grepping, in order, each at most once.
 
     Handing over a few extra non-matching lines never changes the grep (they

@@ -48,12 +48,7 @@ class WindowGrepResult:
 
 
 def grep_text_windows(
-    text: str,
-    pattern: SafePattern,
-    *,
-    window: int = 200,
-    max_matches: int = 50,
-    time_budget_s: float = 2.0,
+    text: str, pattern: SafePattern, *, window: int = 200, max_matches: int = 50, time_budget_s: float = 2.0
 ) -> WindowGrepResult:
     """Matches in one long text, each shown with *window* chars of context per side.
 

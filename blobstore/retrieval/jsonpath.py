@@ -75,8 +75,7 @@ def _parse_dotted(path: str) -> list[Segment]:
                 j += 1
             if j >= n or s[j] not in "\"'":
                 raise JsonPathError(
-                    f"expected an index like [0] or a quoted key like [\"k\"] at position {i} in {path!r}",
-                    path=path,
+                    f'expected an index like [0] or a quoted key like ["k"] at position {i} in {path!r}', path=path
                 )
             key, end = _read_quoted(s, j, path)
             while end < n and s[end] == " ":

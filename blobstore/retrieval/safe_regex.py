@@ -46,7 +46,9 @@ DEFAULT_WINDOW_CHARS = 20_000
 DEFAULT_OVERLAP_CHARS = 1_000
 MAX_EXPANSION = 10_000
 _MAX_WINDOW_GROWTH = 64  # a match filling its window is retried in up to 64x wider ones
-_ADVICE = "Simplify the pattern (avoid nested quantifiers like (a+)+), or pass literal=True to search for the plain text."
+_ADVICE = (
+    "Simplify the pattern (avoid nested quantifiers like (a+)+), or pass literal=True to search for the plain text."
+)
 
 
 class PatternError(ValueError):
@@ -124,8 +126,7 @@ class SafePattern:
                 ) from None
             raise PatternTimeoutError(
                 f"pattern {_short(self.pattern)} took longer than {self.timeout_s:g}s on a "
-                f"{endpos - pos:,}-char span and was stopped; it probably backtracks catastrophically. "
-                + _ADVICE,
+                f"{endpos - pos:,}-char span and was stopped; it probably backtracks catastrophically. " + _ADVICE,
                 pattern=self.pattern,
             ) from None
 
@@ -192,9 +193,7 @@ def compile_user_pattern(
     if not isinstance(pattern, str):
         raise PatternSyntaxError(f"pattern must be a string, got {type(pattern).__name__}", pattern=str(pattern))
     if pattern == "":
-        raise PatternSyntaxError(
-            "empty pattern: it would match every line; use a range read instead", pattern=pattern
-        )
+        raise PatternSyntaxError("empty pattern: it would match every line; use a range read instead", pattern=pattern)
     if "\x00" in pattern:
         raise PatternSyntaxError(
             "pattern contains a NUL character; remove it (use \\x00 in a regex if you mean a NUL byte)",
@@ -232,7 +231,9 @@ def compile_user_pattern(
             reason=str(msg),
         ) from None
     except (OverflowError, RecursionError, MemoryError, ValueError) as exc:
-        raise PatternTooComplexError(f"pattern {_short(pattern)} cannot be compiled: {exc}. " + _ADVICE, pattern=pattern) from None
+        raise PatternTooComplexError(
+            f"pattern {_short(pattern)} cannot be compiled: {exc}. " + _ADVICE, pattern=pattern
+        ) from None
     return SafePattern(
         pattern=pattern,
         compiled=compiled,

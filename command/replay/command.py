@@ -20,26 +20,55 @@ def add_replay_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--session", metavar="ID", help="only this state.db session")
     p.add_argument("--since", metavar="DATE", help="only state.db sessions started on or after DATE (YYYY-MM-DD, UTC)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N sessions (the newest N from state.db)")
-    p.add_argument("--from", dest="source_file", metavar="FILE",
-                   help="JSONL(.gz) of OpenAI-format transcripts instead of $HERMES_HOME/state.db")
-    p.add_argument("--chain", type=int, default=1, metavar="K",
-                   help="with --from: replay K consecutive transcripts as one long session (default 1)")
-    p.add_argument("--window", type=int, default=128_000, metavar="TOKENS",
-                   help="context window the sessions are replayed at (default 128000)")
-    p.add_argument("--price", choices=sorted(PRICE_PRESETS), default=None,
-                   help="price preset for cached input (default anthropic: read 0.1x, write 1.25x)")
+    p.add_argument(
+        "--from",
+        dest="source_file",
+        metavar="FILE",
+        help="JSONL(.gz) of OpenAI-format transcripts instead of $HERMES_HOME/state.db",
+    )
+    p.add_argument(
+        "--chain",
+        type=int,
+        default=1,
+        metavar="K",
+        help="with --from: replay K consecutive transcripts as one long session (default 1)",
+    )
+    p.add_argument(
+        "--window",
+        type=int,
+        default=128_000,
+        metavar="TOKENS",
+        help="context window the sessions are replayed at (default 128000)",
+    )
+    p.add_argument(
+        "--price",
+        choices=sorted(PRICE_PRESETS),
+        default=None,
+        help="price preset for cached input (default anthropic: read 0.1x, write 1.25x)",
+    )
     p.add_argument("--cache-read", type=float, metavar="X", help="price of a cached input token (x input price)")
     p.add_argument("--cache-write", type=float, metavar="Y", help="price of a newly cached input token (x input)")
-    p.add_argument("--set", dest="settings", action="append", default=[], metavar="KEY=VALUE",
-                   help="a stowage setting to replay with, e.g. view.compact_at=0.5 (repeatable)")
-    p.add_argument("--sweep", action="store_true",
-                   help="also try a small grid of view.compact_at, view.hot_tokens, view.step_tokens and name the "
-                        "cheapest with no request over the window")
-    p.add_argument("--html", metavar="PATH", default=None, help=f"where to write the HTML report (default "
-                                                                f"./{DEFAULT_HTML})")
+    p.add_argument(
+        "--set",
+        dest="settings",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a stowage setting to replay with, e.g. view.compact_at=0.5 (repeatable)",
+    )
+    p.add_argument(
+        "--sweep",
+        action="store_true",
+        help="also try a small grid of view.compact_at, view.hot_tokens, view.step_tokens and name the "
+        "cheapest with no request over the window",
+    )
+    p.add_argument(
+        "--html", metavar="PATH", default=None, help=f"where to write the HTML report (default ./{DEFAULT_HTML})"
+    )
     p.add_argument("--no-html", action="store_true", help="write no HTML report")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="replay N sessions at a time in worker processes (default 1)")
+    p.add_argument(
+        "--jobs", type=int, default=1, metavar="N", help="replay N sessions at a time in worker processes (default 1)"
+    )
     p.add_argument("--quiet", action="store_true", help="no progress on stderr")
 
 
@@ -84,10 +113,21 @@ def replay_command(args: argparse.Namespace, env: Env) -> Outcome:
     if html is not None and (html == home / "state.db" or html.parent == home / "stowage"):
         raise CliError(f"--html {html} would overwrite Hermes's or Stowage's files; choose another path", 2, "usage")
     options = ReplayOptions(
-        hermes_home=home, store_root=env.store_root, source_file=Path(args.source_file).expanduser() if args.source_file else None,
-        session=args.session, since=args.since, limit=args.limit, chain=args.chain, window=args.window,
-        price=price_model(args.price, args.cache_read, args.cache_write), settings=_settings(args.settings),
-        sweep=args.sweep, html=html, progress=not args.quiet, jobs=max(1, args.jobs))
+        hermes_home=home,
+        store_root=env.store_root,
+        source_file=Path(args.source_file).expanduser() if args.source_file else None,
+        session=args.session,
+        since=args.since,
+        limit=args.limit,
+        chain=args.chain,
+        window=args.window,
+        price=price_model(args.price, args.cache_read, args.cache_write),
+        settings=_settings(args.settings),
+        sweep=args.sweep,
+        html=html,
+        progress=not args.quiet,
+        jobs=max(1, args.jobs),
+    )
     try:
         report, code = run(options, home, sys.stderr)
     except CliError:

@@ -67,8 +67,12 @@ class Engines:
             import agent.context_compressor  # noqa: F401 - the built-in engine
         except ImportError as exc:
             self.close()
-            raise CliError("stowage replay needs hermes-agent installed in this Python environment (it replays "
-                           "through Hermes's built-in compressor)", 1, "no_host") from exc
+            raise CliError(
+                "stowage replay needs hermes-agent installed in this Python environment (it replays "
+                "through Hermes's built-in compressor)",
+                1,
+                "no_host",
+            ) from exc
         self.window = options.window
         self.tools, self.tools_source = replay_host.hermes_tool_schemas()
         self.meter = TokenMeter()
@@ -80,8 +84,9 @@ class Engines:
         self.hosts: dict[str, Any] = {}
         try:
             for number, (label, settings) in enumerate(configs):
-                self.hosts[label] = replay_host.StowageHost(settings, home=self.home / f"stowage-{number}",
-                                                            window=self.window, tools=self.tools, label=label)
+                self.hosts[label] = replay_host.StowageHost(
+                    settings, home=self.home / f"stowage-{number}", window=self.window, tools=self.tools, label=label
+                )
         except ValueError as exc:  # StowageConfigError: a bad --set
             self.close()
             raise CliError(f"bad Stowage setting: {exc}", 2, "usage") from exc
@@ -108,8 +113,11 @@ class Engines:
             row["recoverable_outputs"] = self._recoverable(label, session.id) if label != BUILTIN else 0
             rows[label] = row
             if label in (BUILTIN, STOWAGE):
-                series[label] = {"tokens": downsample(observer.tokens), "compactions": observer.compactions,
-                                 "requests": len(observer.tokens)}
+                series[label] = {
+                    "tokens": downsample(observer.tokens),
+                    "compactions": observer.compactions,
+                    "requests": len(observer.tokens),
+                }
         self.meter.clear()  # streaming: nothing of this session stays cached
         return {"rows": rows, "series": series}
 
@@ -139,8 +147,11 @@ class Engines:
 def _settings_of(engine: Any) -> dict[str, Any]:
     settings = getattr(engine, "settings", None)
     snapshot = settings.as_dict() if settings is not None and hasattr(settings, "as_dict") else {}
-    flat = {f"{section}.{key}": value for section, values in snapshot.items() if isinstance(values, dict)
-            for key, value in values.items() if section in ("view", "compaction", "spill")}
+    flat = {
+        f"{section}.{key}": value
+        for section, values in snapshot.items()
+        if isinstance(values, dict)
+        for key, value in values.items()
+        if section in ("view", "compaction", "spill")
+    }
     return governing(flat)  # only the keys that apply: view.compact_at or compaction.threshold, never both
-
-

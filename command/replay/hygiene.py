@@ -41,8 +41,13 @@ def tidy(messages: list[dict[str, Any]], problems: list[str]) -> list[dict[str, 
     """A valid conversation (see ``chain.clean_transcript``), naming what had to be dropped."""
     for index, message in enumerate(messages):
         message["content"] = _text_content(message.get("content"), problems, f"message {index + 1}")
-    call_ids = {str(c.get("id")) for m in messages if m.get("role") == "assistant"
-                for c in (m.get("tool_calls") or []) if isinstance(c, dict)}
+    call_ids = {
+        str(c.get("id"))
+        for m in messages
+        if m.get("role") == "assistant"
+        for c in (m.get("tool_calls") or [])
+        if isinstance(c, dict)
+    }
     result_ids = {str(m.get("tool_call_id")) for m in messages if m.get("role") == "tool"}
     cleaned = clean_transcript(messages)
     orphans = sum(1 for m in messages if m.get("role") == "tool") - sum(1 for m in cleaned if m["role"] == "tool")
@@ -54,8 +59,9 @@ def tidy(messages: list[dict[str, Any]], problems: list[str]) -> list[dict[str, 
     return cleaned
 
 
-def cap_messages(messages: list[dict[str, Any]], problems: list[str],
-                 limit: int = MAX_MESSAGE_CHARS) -> list[dict[str, Any]]:
+def cap_messages(
+    messages: list[dict[str, Any]], problems: list[str], limit: int = MAX_MESSAGE_CHARS
+) -> list[dict[str, Any]]:
     """Text over ``limit`` characters cut to it (named): a replay holds a few copies of each message, so one
     huge message must not cost gigabytes; a request this large is over any window anyway."""
     for index, message in enumerate(messages):
@@ -76,6 +82,7 @@ def cap_messages(messages: list[dict[str, Any]], problems: list[str],
             arguments = function.get("arguments")
             if isinstance(arguments, str) and len(arguments) > limit:
                 function["arguments"] = "{}"
-                problems.append(f"message {index + 1}: tool-call arguments of {len(arguments):,} characters "
-                                "not replayed")
+                problems.append(
+                    f"message {index + 1}: tool-call arguments of {len(arguments):,} characters not replayed"
+                )
     return messages

@@ -15,10 +15,10 @@ from ..env import CliError
 
 BUILTIN, STOWAGE = "built-in", "stowage"
 PRICE_PRESETS: dict[str, PriceModel] = {
-    "anthropic": PriceModel("anthropic", 0.1, 1.25),   # explicit cache: reads 0.1x, writes 1.25x
-    "openai": PriceModel("openai", 0.5, 1.0),          # automatic cache: reads 0.5x, writes at the input price
-    "deepseek": PriceModel("deepseek", 0.1, 1.0),      # automatic cache, reads 0.1x
-    "no-cache": PriceModel("no-cache", 1.0, 1.0),      # every input token at full price
+    "anthropic": PriceModel("anthropic", 0.1, 1.25),  # explicit cache: reads 0.1x, writes 1.25x
+    "openai": PriceModel("openai", 0.5, 1.0),  # automatic cache: reads 0.5x, writes at the input price
+    "deepseek": PriceModel("deepseek", 0.1, 1.0),  # automatic cache, reads 0.1x
+    "no-cache": PriceModel("no-cache", 1.0, 1.0),  # every input token at full price
 }
 DEFAULT_PRESET = "anthropic"
 SWEEP_GRID: dict[str, tuple[Any, ...]] = {
@@ -79,5 +79,3 @@ def sweep_configs(base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
                 settings = {**base, keys[0]: compact_at, keys[1]: hot, keys[2]: step}
                 configs.append((f"sweep compact_at={compact_at:g} hot={hot} step={step}", settings))
     return configs
-
-

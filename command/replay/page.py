@@ -62,26 +62,31 @@ def session_plot(session: dict[str, Any], window: int, width: int = 360, height:
     x0, y0 = left, height - lower
     sx = (width - left - right) / max(1, requests - 1)
     sy = (height - upper - lower) / max(1, top)
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-             f'aria-label="tokens per request">',
-             f'<rect x="{x0}" y="{upper}" width="{width - left - right}" height="{y0 - upper}" fill="#fafafa"/>',
-             f'<line x1="{x0}" y1="{y0 - window * sy:.1f}" x2="{width - right}" y2="{y0 - window * sy:.1f}" '
-             f'stroke="#888" stroke-dasharray="4 3"/>',
-             f'<text x="{x0 + 2}" y="{y0 - window * sy + 10:.1f}" font-size="9" fill="#666">window '
-             f'{window // 1000}k</text>',
-             f'<text x="2" y="{upper + 8}" font-size="9" fill="#666">{top // 1000}k</text>',
-             f'<text x="2" y="{y0}" font-size="9" fill="#666">0</text>',
-             f'<text x="{x0}" y="{height - 6}" font-size="9" fill="#666">request 1</text>',
-             f'<text x="{width - right - 60}" y="{height - 6}" font-size="9" fill="#666">request {requests}</text>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="tokens per request">',
+        f'<rect x="{x0}" y="{upper}" width="{width - left - right}" height="{y0 - upper}" fill="#fafafa"/>',
+        f'<line x1="{x0}" y1="{y0 - window * sy:.1f}" x2="{width - right}" y2="{y0 - window * sy:.1f}" '
+        f'stroke="#888" stroke-dasharray="4 3"/>',
+        f'<text x="{x0 + 2}" y="{y0 - window * sy + 10:.1f}" font-size="9" fill="#666">window {window // 1000}k</text>',
+        f'<text x="2" y="{upper + 8}" font-size="9" fill="#666">{top // 1000}k</text>',
+        f'<text x="2" y="{y0}" font-size="9" fill="#666">0</text>',
+        f'<text x="{x0}" y="{height - 6}" font-size="9" fill="#666">request 1</text>',
+        f'<text x="{width - right - 60}" y="{height - 6}" font-size="9" fill="#666">request {requests}</text>',
+    ]
     for data, colour, label in ((b, BUILTIN_COLOUR, "built-in"), (s, STOWAGE_COLOUR, "stowage")):
         points = data.get("tokens") or []
         if points:
-            parts.append(f'<polyline class="series-{label}" fill="none" stroke="{colour}" stroke-width="1.4" '
-                         f'points="{_polyline(points, sx, sy, x0, y0)}"/>')
+            parts.append(
+                f'<polyline class="series-{label}" fill="none" stroke="{colour}" stroke-width="1.4" '
+                f'points="{_polyline(points, sx, sy, x0, y0)}"/>'
+            )
         for index in data.get("compactions") or []:
             x = x0 + min(index, requests - 1) * sx
-            parts.append(f'<path class="compaction-{label}" d="M{x:.1f} {y0} l-4 8 h8 z" fill="{colour}">'
-                         f'<title>{label} compaction before request {index + 1}</title></path>')
+            parts.append(
+                f'<path class="compaction-{label}" d="M{x:.1f} {y0} l-4 8 h8 z" fill="{colour}">'
+                f"<title>{label} compaction before request {index + 1}</title></path>"
+            )
     parts.append("</svg>")
     return "".join(parts)
 
@@ -115,71 +120,94 @@ def savings_plot(sessions: list[dict[str, Any]], width: int = 1000) -> str:
     def x_of(value: float) -> float:
         return label_w + area * (value - low) / (high - low)
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
-             f'aria-label="cost saving per session" class="saving-chart">',
-             f'<line x1="{zero:.1f}" y1="{top - 4}" x2="{zero:.1f}" y2="{height - bottom + 4}" stroke="#888"/>']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" role="img" '
+        f'aria-label="cost saving per session" class="saving-chart">',
+        f'<line x1="{zero:.1f}" y1="{top - 4}" x2="{zero:.1f}" y2="{height - bottom + 4}" stroke="#888"/>',
+    ]
     for tick in sorted({low, 0.0, high}):
-        parts.append(f'<text class="saving-tick" x="{x_of(tick):.1f}" y="{height - 8}" font-size="11" fill="#555" '
-                     f'text-anchor="middle">{"0" if tick == 0 else saving_text(tick)}</text>')
+        parts.append(
+            f'<text class="saving-tick" x="{x_of(tick):.1f}" y="{height - 8}" font-size="11" fill="#555" '
+            f'text-anchor="middle">{"0" if tick == 0 else saving_text(tick)}</text>'
+        )
     for index, (name, value) in enumerate(rows):
         y = top + index * SAVING_ROW
         label = name if len(name) <= 34 else name[:33] + "\u2026"
-        parts.append(f'<g class="saving-row"><title>{escape(name)}: {saving_text(value)} cost</title>'
-                     f'<text class="saving-label" x="{label_w - 8}" y="{y + 15}" font-size="12" fill="#222" '
-                     f'text-anchor="end">{escape(label)}</text>')
+        parts.append(
+            f'<g class="saving-row"><title>{escape(name)}: {saving_text(value)} cost</title>'
+            f'<text class="saving-label" x="{label_w - 8}" y="{y + 15}" font-size="12" fill="#222" '
+            f'text-anchor="end">{escape(label)}</text>'
+        )
         if value is not None:
             v = max(-1.0, min(1.0, value))
             x0, x1 = sorted((zero, x_of(v)))
             colour = STOWAGE_COLOUR if v >= 0 else BUILTIN_COLOUR
-            parts.append(f'<rect class="saving-bar" x="{x0:.1f}" y="{y + 3}" width="{max(1.0, x1 - x0):.1f}" '
-                         f'height="{SAVING_ROW - 6}" fill="{colour}"/>')
-        parts.append(f'<text class="saving-value" x="{width - value_w + 8}" y="{y + 15}" font-size="12" '
-                     f'fill="#222">{saving_text(value)}</text></g>')
+            parts.append(
+                f'<rect class="saving-bar" x="{x0:.1f}" y="{y + 3}" width="{max(1.0, x1 - x0):.1f}" '
+                f'height="{SAVING_ROW - 6}" fill="{colour}"/>'
+            )
+        parts.append(
+            f'<text class="saving-value" x="{width - value_w + 8}" y="{y + 15}" font-size="12" '
+            f'fill="#222">{saving_text(value)}</text></g>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 
 
 def _engine_table(report: dict[str, Any]) -> str:
     b, s = report["totals"]["built-in"], report["totals"]["stowage"]
-    rows = [("prompt tokens billed (main requests + summary inputs)", "billed_tokens", 0),
-            ("&nbsp;&nbsp;main request prompt tokens", "prompt_tokens", 0),
-            ("&nbsp;&nbsp;of which read from the prompt cache", "cached_tokens", 0),
-            ("&nbsp;&nbsp;summary request input tokens", "summary_input_tokens", 0),
-            ("cache-aware cost (input-token units)", "cost", 0), ("compactions", "compactions", 0),
-            ("summary calls", "summary_calls", 0), ("peak request tokens", "peak_request_tokens", 0),
-            ("requests over the window", "over_window_requests", 0), ("requests", "requests", 0),
-            ("tool outputs spilled to the store", "spilled_outputs", 0),
-            ("&nbsp;&nbsp;recoverable from the store", "recoverable_outputs", 0)]
-    body = "".join(f"<tr><td>{title}</td><td>{_n(b[key])}</td><td>{_n(s[key])}</td></tr>"
-                   for title, key, _ in rows)
-    return (f'<table id="totals"><tr><th></th><th class="b">built-in</th><th class="s">stowage</th></tr>{body}'
-            f"<tr><td class=text>tool-schema tokens tool search would defer</td><td class=text colspan=2>"
-            f"{escape(report['tool_search_note'])}</td></tr></table>")
+    rows = [
+        ("prompt tokens billed (main requests + summary inputs)", "billed_tokens", 0),
+        ("&nbsp;&nbsp;main request prompt tokens", "prompt_tokens", 0),
+        ("&nbsp;&nbsp;of which read from the prompt cache", "cached_tokens", 0),
+        ("&nbsp;&nbsp;summary request input tokens", "summary_input_tokens", 0),
+        ("cache-aware cost (input-token units)", "cost", 0),
+        ("compactions", "compactions", 0),
+        ("summary calls", "summary_calls", 0),
+        ("peak request tokens", "peak_request_tokens", 0),
+        ("requests over the window", "over_window_requests", 0),
+        ("requests", "requests", 0),
+        ("tool outputs spilled to the store", "spilled_outputs", 0),
+        ("&nbsp;&nbsp;recoverable from the store", "recoverable_outputs", 0),
+    ]
+    body = "".join(f"<tr><td>{title}</td><td>{_n(b[key])}</td><td>{_n(s[key])}</td></tr>" for title, key, _ in rows)
+    return (
+        f'<table id="totals"><tr><th></th><th class="b">built-in</th><th class="s">stowage</th></tr>{body}'
+        f"<tr><td class=text>tool-schema tokens tool search would defer</td><td class=text colspan=2>"
+        f"{escape(report['tool_search_note'])}</td></tr></table>"
+    )
 
 
 def _sessions_table(report: dict[str, Any]) -> str:
-    head = ("<tr><th>session</th><th>started (UTC)</th><th>messages</th>"
-            "<th>billed tokens, built-in</th><th>billed tokens, Stowage</th>"
-            "<th>cost, built-in (input-token units)</th><th>cost, Stowage (input-token units)</th>"
-            "<th>cost saving</th><th>compactions, built-in / Stowage (Hermes recorded)</th>"
-            "<th>summary calls, built-in / Stowage</th><th>peak request tokens, built-in / Stowage</th>"
-            "<th>outputs spilled by Stowage (recoverable)</th></tr>")
+    head = (
+        "<tr><th>session</th><th>started (UTC)</th><th>messages</th>"
+        "<th>billed tokens, built-in</th><th>billed tokens, Stowage</th>"
+        "<th>cost, built-in (input-token units)</th><th>cost, Stowage (input-token units)</th>"
+        "<th>cost saving</th><th>compactions, built-in / Stowage (Hermes recorded)</th>"
+        "<th>summary calls, built-in / Stowage</th><th>peak request tokens, built-in / Stowage</th>"
+        "<th>outputs spilled by Stowage (recoverable)</th></tr>"
+    )
     rows = []
     for s in report["sessions"]:
         b, w = s["engines"]["built-in"], s["engines"]["stowage"]
         recorded = "" if s["host_compactions"] is None else f" ({s['host_compactions']})"
         seen = s.get("stowage_recorded") or {}
-        ran = (f"<br><span class=note>ran Stowage: {seen.get('rebuilt', 0)} of "
-               f"{seen.get('rebuilt', 0) + seen.get('not_rebuilt', 0)} outputs rebuilt</span>"
-               if seen.get("ran_stowage") else "")
-        rows.append(f"<tr><td class=id>{escape(s['session'])}{ran}</td><td>{_when(s['started_at'])}</td>"
-                    f"<td>{_n(s['recorded']['messages'])}</td><td>{_n(b['billed_tokens'])}</td>"
-                    f"<td>{_n(w['billed_tokens'])}</td><td>{_n(b['cost'])}</td><td>{_n(w['cost'])}</td>"
-                    f"<td>{saving_text(s['saving']['cost'])}</td>"
-                    f"<td>{b['compactions']} / {w['compactions']}{recorded}</td>"
-                    f"<td>{b['summary_calls']} / {w['summary_calls']}</td>"
-                    f"<td>{_n(b['peak_request_tokens'])} / {_n(w['peak_request_tokens'])}</td>"
-                    f"<td>{w['spilled_outputs']} ({w['recoverable_outputs']})</td></tr>")
+        ran = (
+            f"<br><span class=note>ran Stowage: {seen.get('rebuilt', 0)} of "
+            f"{seen.get('rebuilt', 0) + seen.get('not_rebuilt', 0)} outputs rebuilt</span>"
+            if seen.get("ran_stowage")
+            else ""
+        )
+        rows.append(
+            f"<tr><td class=id>{escape(s['session'])}{ran}</td><td>{_when(s['started_at'])}</td>"
+            f"<td>{_n(s['recorded']['messages'])}</td><td>{_n(b['billed_tokens'])}</td>"
+            f"<td>{_n(w['billed_tokens'])}</td><td>{_n(b['cost'])}</td><td>{_n(w['cost'])}</td>"
+            f"<td>{saving_text(s['saving']['cost'])}</td>"
+            f"<td>{b['compactions']} / {w['compactions']}{recorded}</td>"
+            f"<td>{b['summary_calls']} / {w['summary_calls']}</td>"
+            f"<td>{_n(b['peak_request_tokens'])} / {_n(w['peak_request_tokens'])}</td>"
+            f"<td>{w['spilled_outputs']} ({w['recoverable_outputs']})</td></tr>"
+        )
     return f'<table id="sessions">{head}{"".join(rows)}</table>'
 
 
@@ -187,9 +215,11 @@ def _settings(report: dict[str, Any]) -> str:
     st = report["settings"]
     builtin = ", ".join(f"{k} {v}" for k, v in st["built-in"].items())
     overrides = st["stowage_overrides"]
-    return (f"<p class=note>Built-in compressor: Hermes 0.19.0 defaults ({escape(builtin)}).<br>"
-            f"Stowage: {'shipped defaults' if not overrides else 'overrides ' + escape(str(overrides))}; "
-            f"effective:</p><pre>{escape(config_lines(st['stowage']))}</pre>")
+    return (
+        f"<p class=note>Built-in compressor: Hermes 0.19.0 defaults ({escape(builtin)}).<br>"
+        f"Stowage: {'shipped defaults' if not overrides else 'overrides ' + escape(str(overrides))}; "
+        f"effective:</p><pre>{escape(config_lines(st['stowage']))}</pre>"
+    )
 
 
 def _sweep(report: dict[str, Any]) -> str:
@@ -199,42 +229,59 @@ def _sweep(report: dict[str, Any]) -> str:
     rows = "".join(
         f"<tr><td>{escape(p['label'])}</td><td>{_n(p['cost'])}</td><td>{_n(p['billed_tokens'])}</td>"
         f"<td>{p['summary_calls']}</td><td>{_n(p['peak_request_tokens'])}</td><td>{p['over_window_requests']}</td></tr>"
-        for p in [sweep["current"], *sweep["points"]])
-    paste = f"<p>Paste into <code>config.yaml</code>:</p><pre>{escape(sweep['config'])}</pre>" if sweep["config"] else ""
-    return (f"<h2>Tuning sweep</h2><p>{escape(sweep['verdict'])}</p>{paste}<table id=sweep><tr><th>setting</th>"
-            f"<th>cost (input-token units)</th><th>billed tokens</th><th>summary calls</th><th>peak request tokens</th>"
-            f"<th>requests over the window</th></tr>{rows}</table>")
+        for p in [sweep["current"], *sweep["points"]]
+    )
+    paste = (
+        f"<p>Paste into <code>config.yaml</code>:</p><pre>{escape(sweep['config'])}</pre>" if sweep["config"] else ""
+    )
+    return (
+        f"<h2>Tuning sweep</h2><p>{escape(sweep['verdict'])}</p>{paste}<table id=sweep><tr><th>setting</th>"
+        f"<th>cost (input-token units)</th><th>billed tokens</th><th>summary calls</th><th>peak request tokens</th>"
+        f"<th>requests over the window</th></tr>{rows}</table>"
+    )
 
 
 def render(report: dict[str, Any]) -> str:
     window = report["window"]
     sessions = report["sessions"]
     shown = sorted(sessions, key=lambda s: -s["engines"]["built-in"]["billed_tokens"])[:MAX_SESSION_PLOTS]
-    plots = "".join(f'<div class="plot"><h3>{escape(s["session"][:60])}</h3>{session_plot(s, window)}</div>'
-                    for s in shown)
+    plots = "".join(
+        f'<div class="plot"><h3>{escape(s["session"][:60])}</h3>{session_plot(s, window)}</div>' for s in shown
+    )
     shown_savings = sessions[:MAX_SAVING_BARS]
-    more_savings = (f"<p class=note>The first {len(shown_savings)} of {len(sessions)} sessions are charted; the "
-                    "table lists all.</p>" if len(sessions) > len(shown_savings) else "")
-    more = (f"<p class=note>The {len(shown)} largest of {len(sessions)} sessions are plotted; the table lists all."
-            "</p>" if len(sessions) > len(shown) else "")
+    more_savings = (
+        f"<p class=note>The first {len(shown_savings)} of {len(sessions)} sessions are charted; the "
+        "table lists all.</p>"
+        if len(sessions) > len(shown_savings)
+        else ""
+    )
+    more = (
+        f"<p class=note>The {len(shown)} largest of {len(sessions)} sessions are plotted; the table lists all.</p>"
+        if len(sessions) > len(shown)
+        else ""
+    )
     skipped = "".join(f"<li>{escape(k['session'])}: {escape(k['reason'])}</li>" for k in report["skipped"])
     problems = "".join(f"<li>{escape(s['session'])}: {escape(p)}</li>" for s in sessions for p in s["problems"])
-    partial = ('<p class=warn><b>Partial report:</b> the replay was interrupted; only the sessions finished before '
-               "the stop are counted.</p>" if report["interrupted"] else "")
+    partial = (
+        "<p class=warn><b>Partial report:</b> the replay was interrupted; only the sessions finished before "
+        "the stop are counted.</p>"
+        if report["interrupted"]
+        else ""
+    )
     saving = report["saving"]
     price = report["price_model"]
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Stowage replay report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style></head><body>
 <h1>What Stowage would have done on your sessions</h1>{partial}
-<p><b>{report['sessions_replayed']}</b> session(s) replayed ({report['sessions_skipped']} skipped) from
-{escape(report['source'])}. With Stowage: billed prompt tokens <b>{saving_text(saving['billed_tokens'])}</b>,
-cache-aware cost <b>{saving_text(saving['cost'])}</b> than Hermes's built-in compressor.</p>
+<p><b>{report["sessions_replayed"]}</b> session(s) replayed ({report["sessions_skipped"]} skipped) from
+{escape(report["source"])}. With Stowage: billed prompt tokens <b>{saving_text(saving["billed_tokens"])}</b>,
+cache-aware cost <b>{saving_text(saving["cost"])}</b> than Hermes's built-in compressor.</p>
 {f"<p class=warn>{escape(recorded_with_stowage_text(report))}.</p>" if recorded_with_stowage_text(report) else ""}
-<p class=note>Window {window:,} tokens. Price model {escape(price['name'])}: cache read {price['cache_read']:g}x,
-cache write {price['cache_write']:g}x the input price. Summaries: <b>{escape(report['summarizer'])}</b>.
-Request tools: {escape(report['tools']['source'])} ({report['tools']['count']} tools).</p>
-<p class=note>{escape(report['meaning'])}</p>
+<p class=note>Window {window:,} tokens. Price model {escape(price["name"])}: cache read {price["cache_read"]:g}x,
+cache write {price["cache_write"]:g}x the input price. Summaries: <b>{escape(report["summarizer"])}</b>.
+Request tools: {escape(report["tools"]["source"])} ({report["tools"]["count"]} tools).</p>
+<p class=note>{escape(report["meaning"])}</p>
 <h2>Totals</h2>{_engine_table(report)}
 <h2>Cost saving per session</h2><p class=note>Share of the built-in compressor's cache-aware cost that Stowage
 saved on each session (a bar left of 0: Stowage cost more).</p>{savings_plot(shown_savings)}{more_savings}
@@ -244,6 +291,6 @@ saved on each session (a bar left of 0: Stowage cost more).</p>{savings_plot(sho
 {f"<h2>Skipped</h2><ul>{skipped}</ul>" if skipped else ""}
 {f"<h2>Notes on the recorded messages</h2><ul>{problems}</ul>" if problems else ""}
 <h2>Settings used</h2>{_settings(report)}{_sweep(report)}
-<p class=note>Replay wall time {report['wall_s']:.1f} s.</p>
+<p class=note>Replay wall time {report["wall_s"]:.1f} s.</p>
 </body></html>
 """

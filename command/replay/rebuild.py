@@ -43,8 +43,14 @@ class StowageTrace:
         return bool(self.previews or self.stubs or self.summaries)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"ran_stowage": self.ran_stowage, "previews": self.previews, "stubs": self.stubs,
-                "summaries": self.summaries, "rebuilt": self.rebuilt, "not_rebuilt": self.not_rebuilt}
+        return {
+            "ran_stowage": self.ran_stowage,
+            "previews": self.previews,
+            "stubs": self.stubs,
+            "summaries": self.summaries,
+            "rebuilt": self.rebuilt,
+            "not_rebuilt": self.not_rebuilt,
+        }
 
 
 class StoreFiles:
@@ -121,6 +127,8 @@ def rebuild_outputs(messages: list[dict[str, Any]], store: StoreFiles, trace: St
 def describe(trace: StowageTrace) -> str:
     """One line for the session's notes."""
     found = trace.previews + trace.stubs
-    return (f"recorded with Stowage ({trace.previews} preview(s), {trace.stubs} stub(s), {trace.summaries} "
-            f"summary(ies)): {trace.rebuilt} of {found} original output(s) rebuilt from the store"
-            + (f", {trace.not_rebuilt} not (their bytes are no longer in the store)" if trace.not_rebuilt else ""))
+    return (
+        f"recorded with Stowage ({trace.previews} preview(s), {trace.stubs} stub(s), {trace.summaries} "
+        f"summary(ies)): {trace.rebuilt} of {found} original output(s) rebuilt from the store"
+        + (f", {trace.not_rebuilt} not (their bytes are no longer in the store)" if trace.not_rebuilt else "")
+    )

@@ -22,8 +22,11 @@ def _is_summary(content: Any) -> bool:
 
 
 def _key(message: dict[str, Any]) -> str:
-    return json.dumps([message.get("role"), message.get("content"), message.get("tool_call_id"),
-                       message.get("tool_calls")], sort_keys=True, default=str)
+    return json.dumps(
+        [message.get("role"), message.get("content"), message.get("tool_call_id"), message.get("tool_calls")],
+        sort_keys=True,
+        default=str,
+    )
 
 
 BLOCK_GAP_S = 0.001  # rows one compaction inserts are stamped microseconds apart; appends are milliseconds apart
@@ -31,6 +34,7 @@ BLOCK_GAP_S = 0.001  # rows one compaction inserts are stamped microseconds apar
 
 def _block(rows: list[dict[str, Any]], index: int) -> tuple[int, int]:
     """The run of rows written with the compaction's summary row (by their timestamps), as [start, end)."""
+
     def stamp(i: int) -> float | None:
         value = rows[i].get("_ts")
         return float(value) if isinstance(value, (int, float)) else None
@@ -47,8 +51,9 @@ def _block(rows: list[dict[str, Any]], index: int) -> tuple[int, int]:
     return start, end + 1
 
 
-def reconstruct(rows: list[dict[str, Any]],
-                is_summary: Callable[[Any], bool] = _is_summary) -> tuple[list[dict[str, Any]], int]:
+def reconstruct(
+    rows: list[dict[str, Any]], is_summary: Callable[[Any], bool] = _is_summary
+) -> tuple[list[dict[str, Any]], int]:
     """The conversation as it happened from a session's rows in id order, and the compactions found.
 
     A compaction shows as a block of rows written in one transaction (their

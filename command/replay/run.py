@@ -45,9 +45,12 @@ def open_source(options: ReplayOptions, hermes_home: Path) -> tuple[str, int | N
         if options.source_file is not None:
             if options.session or options.since:
                 raise CliError("--session and --since read state.db; with --from use --limit", 2, "usage")
-            return (f"transcripts from {options.source_file}" + (f", {options.chain} per session"
-                                                                  if options.chain > 1 else ""),
-                    None, jsonl_sessions(options.source_file, chain=options.chain, limit=options.limit))
+            return (
+                f"transcripts from {options.source_file}"
+                + (f", {options.chain} per session" if options.chain > 1 else ""),
+                None,
+                jsonl_sessions(options.source_file, chain=options.chain, limit=options.limit),
+            )
         since = parse_since(options.since) if options.since else None
         count, sessions = open_state_db(hermes_home, session=options.session, since=since, limit=options.limit)
         return f"sessions from {hermes_home / 'state.db'} (read from a private copy)", count, sessions
@@ -93,9 +96,17 @@ def _replay_one(engines: Engines, item: RecordedSession) -> dict[str, Any]:
     except Exception as exc:  # noqa: BLE001 - RecursionError and MemoryError included: the session is skipped
         detail = (str(exc).strip().splitlines() or [""])[0][:200]
         return {"failed": f"replay failed: {type(exc).__name__}: {detail}"}
-    return {"session": item.id, "title": item.title, "started_at": item.started_at, "recorded": item.counts(),
-            "recorded_rows": item.recorded_rows, "host_compactions": item.host_compactions,
-            "problems": item.problems, "stowage_recorded": trace.as_dict(), **replayed}
+    return {
+        "session": item.id,
+        "title": item.title,
+        "started_at": item.started_at,
+        "recorded": item.counts(),
+        "recorded_rows": item.recorded_rows,
+        "host_compactions": item.host_compactions,
+        "problems": item.problems,
+        "stowage_recorded": trace.as_dict(),
+        **replayed,
+    }
 
 
 def rebuild_from_store(item: RecordedSession, store_root: Path | None) -> StowageTrace:
@@ -131,8 +142,9 @@ def _results(engines: Engines, items: Iterator[Any], jobs: int) -> Iterator[tupl
     import multiprocessing
     from collections import deque
 
-    pool = multiprocessing.get_context("fork").Pool(jobs, initializer=_worker_start,
-                                                    initargs=(engines.options, str(engines.home)))
+    pool = multiprocessing.get_context("fork").Pool(
+        jobs, initializer=_worker_start, initargs=(engines.options, str(engines.home))
+    )
     try:
         pending: deque[tuple[Any, Any]] = deque()
         for item in items:
@@ -164,8 +176,9 @@ def run(options: ReplayOptions, hermes_home: Path, err: TextIO = sys.stderr) -> 
         logging.getLogger().removeHandler(quiet)
 
 
-def _run(options: ReplayOptions, description: str, count: int | None, sessions: Iterator[Any],
-         err: TextIO) -> tuple[dict[str, Any], int]:
+def _run(
+    options: ReplayOptions, description: str, count: int | None, sessions: Iterator[Any], err: TextIO
+) -> tuple[dict[str, Any], int]:
     engines = Engines(options)
     done: list[dict[str, Any]] = []
     skipped: list[dict[str, str]] = []
@@ -199,8 +212,15 @@ def _run(options: ReplayOptions, description: str, count: int | None, sessions: 
             if callable(close):
                 close()
         progress.finish()
-        report = build_report(done, skipped, options=options, source=description, engines=engines,
-                              interrupted=interrupted, wall_s=time.perf_counter() - started)
+        report = build_report(
+            done,
+            skipped,
+            options=options,
+            source=description,
+            engines=engines,
+            interrupted=interrupted,
+            wall_s=time.perf_counter() - started,
+        )
     finally:
         engines.close()
     return report, (EXIT_INTERRUPTED if interrupted else 0)

@@ -64,9 +64,13 @@ class RecordedSession:
     def counts(self) -> dict[str, int]:
         """What the replay should see: a direct count of the messages by role."""
         roles = [m.get("role") for m in self.messages]
-        return {"messages": len(self.messages), "user": roles.count("user"), "assistant": roles.count("assistant"),
-                "tool": roles.count("tool"),
-                "tool_calls": sum(len(m.get("tool_calls") or []) for m in self.messages)}
+        return {
+            "messages": len(self.messages),
+            "user": roles.count("user"),
+            "assistant": roles.count("assistant"),
+            "tool": roles.count("tool"),
+            "tool_calls": sum(len(m.get("tool_calls") or []) for m in self.messages),
+        }
 
 
 @dataclass
@@ -82,8 +86,7 @@ def parse_since(text: str) -> float:
     try:
         moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError as exc:
-        raise SourceError(f"--since {text!r} is not a date (expected YYYY-MM-DD or YYYY-MM-DDTHH:MM)",
-                          "usage") from exc
+        raise SourceError(f"--since {text!r} is not a date (expected YYYY-MM-DD or YYYY-MM-DDTHH:MM)", "usage") from exc
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
     return moment.timestamp()
@@ -97,7 +100,7 @@ def _row_message(row: sqlite3.Row, problems: list[str]) -> dict[str, Any]:
     content: Any = row["content"]
     if isinstance(content, str) and content.startswith(CONTENT_JSON_PREFIX):
         try:
-            content = safe_json.loads(content[len(CONTENT_JSON_PREFIX):])
+            content = safe_json.loads(content[len(CONTENT_JSON_PREFIX) :])
         except safe_json.JsonRejected as exc:
             problems.append(f"{where}: content not replayed ({exc.reason})")
             content = f"[content not replayed: {exc.reason}]"
@@ -152,8 +155,11 @@ class StateDb:
             raise SourceError(f"cannot read {self.path}: {exc.strerror or exc}", "unreadable") from exc
         except sqlite3.DatabaseError as exc:
             self.close()
-            raise SourceError(f"{self.path} is not a readable Hermes state.db ({exc}); it may be corrupt — "
-                              "Hermes's own files were not changed", "corrupt") from exc
+            raise SourceError(
+                f"{self.path} is not a readable Hermes state.db ({exc}); it may be corrupt — "
+                "Hermes's own files were not changed",
+                "corrupt",
+            ) from exc
         except SourceError:
             self.close()
             raise
@@ -162,16 +168,20 @@ class StateDb:
         tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         missing = {"sessions", "messages"} - tables
         if missing:
-            raise SourceError(f"{self.path} has no {' or '.join(sorted(missing))} table: not a Hermes state.db",
-                              "corrupt")
+            raise SourceError(
+                f"{self.path} has no {' or '.join(sorted(missing))} table: not a Hermes state.db", "corrupt"
+            )
         version = None
         if "schema_version" in tables:
             row = self.conn.execute("SELECT version FROM schema_version LIMIT 1").fetchone()
             version = int(row[0]) if row and row[0] is not None else None
         self.schema_version = version
         if version is not None and version > KNOWN_SCHEMA:
-            raise SourceError(f"{self.path} has schema version {version}, newer than the {KNOWN_SCHEMA} this replay "
-                              "reads (hermes-agent 0.19.0); update Stowage to replay it", "newer_schema")
+            raise SourceError(
+                f"{self.path} has schema version {version}, newer than the {KNOWN_SCHEMA} this replay "
+                "reads (hermes-agent 0.19.0); update Stowage to replay it",
+                "newer_schema",
+            )
         columns = {r[1] for r in self.conn.execute("PRAGMA table_info(messages)")}
         need = {"session_id", "role", "content", "tool_call_id", "tool_calls", "id"}
         if need - columns:
@@ -201,8 +211,9 @@ class StateDb:
     def read(self, session_id: str) -> RecordedSession:
         meta = self.conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)).fetchone()
         where = " AND (active = 1 OR compacted = 1)" if self._has_active else ""
-        rows = self.conn.execute(f"SELECT * FROM messages WHERE session_id = ?{where} ORDER BY id",
-                                 (session_id,)).fetchall()
+        rows = self.conn.execute(
+            f"SELECT * FROM messages WHERE session_id = ?{where} ORDER BY id", (session_id,)
+        ).fetchall()
         problems: list[str] = []
         stowage_summaries = sum(1 for r in rows if isinstance(r["content"], str) and is_stowage_summary(r["content"]))
         messages, compactions = reconstruct([_row_message(r, problems) for r in rows])
@@ -211,12 +222,16 @@ class StateDb:
             messages.insert(0, {"role": "system", "content": system})
         messages = cap_messages(tidy(messages, problems), problems)
         return RecordedSession(
-            id=session_id, messages=messages,
+            id=session_id,
+            messages=messages,
             started_at=_started_at(meta["started_at"], problems) if meta is not None else None,
             title=str((meta["title"] if meta is not None and "title" in meta.keys() else "") or ""),
             model=str((meta["model"] if meta is not None and "model" in meta.keys() else "") or ""),
-            recorded_rows=len(rows), host_compactions=compactions, problems=problems,
-            stowage_summaries=stowage_summaries)
+            recorded_rows=len(rows),
+            host_compactions=compactions,
+            problems=problems,
+            stowage_summaries=stowage_summaries,
+        )
 
     def close(self) -> None:
         conn = getattr(self, "conn", None)
@@ -226,8 +241,9 @@ class StateDb:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
-def open_state_db(hermes_home: Path, *, session: str | None = None, since: float | None = None,
-                  limit: int | None = None) -> tuple[int, Iterator[RecordedSession | SkippedSession]]:
+def open_state_db(
+    hermes_home: Path, *, session: str | None = None, since: float | None = None, limit: int | None = None
+) -> tuple[int, Iterator[RecordedSession | SkippedSession]]:
     """Check the database now (errors raise here, before any replay) and return (count, sessions)."""
     db = StateDb(hermes_home)
     try:
@@ -244,8 +260,9 @@ def open_state_db(hermes_home: Path, *, session: str | None = None, since: float
                 except sqlite3.DatabaseError as exc:
                     yield SkippedSession(session_id, f"its rows cannot be read ({exc})")
                 except (RecursionError, MemoryError, ValueError, TypeError, OverflowError) as exc:
-                    yield SkippedSession(session_id, f"its rows cannot be replayed ({type(exc).__name__}: "
-                                                     f"{str(exc)[:200]})")
+                    yield SkippedSession(
+                        session_id, f"its rows cannot be replayed ({type(exc).__name__}: {str(exc)[:200]})"
+                    )
         finally:
             db.close()
 
@@ -253,8 +270,9 @@ def open_state_db(hermes_home: Path, *, session: str | None = None, since: float
 
 
 # -- JSONL transcripts ----------------------------------------------------------------------------------
-def jsonl_sessions(path: Path, *, chain: int = 1, limit: int | None = None
-                   ) -> Iterator[RecordedSession | SkippedSession]:
+def jsonl_sessions(
+    path: Path, *, chain: int = 1, limit: int | None = None
+) -> Iterator[RecordedSession | SkippedSession]:
     """Transcripts from a JSONL(.gz) file, ``chain`` consecutive ones per session (1: each is a session).
 
     A line that is not a transcript is reported as a skipped session and the lines after it are read."""
@@ -269,8 +287,9 @@ def jsonl_sessions(path: Path, *, chain: int = 1, limit: int | None = None
 
     def session(ident: str, messages: list[dict[str, Any]]) -> RecordedSession:
         problems: list[str] = []
-        return RecordedSession(ident, cap_messages(tidy(messages, problems), problems),
-                               recorded_rows=len(messages), problems=problems)
+        return RecordedSession(
+            ident, cap_messages(tidy(messages, problems), problems), recorded_rows=len(messages), problems=problems
+        )
 
     try:
         if chain > 1:

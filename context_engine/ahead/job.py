@@ -44,8 +44,9 @@ def job_key(prompt: str, window_messages: list[Message]) -> str:
     return digest.hexdigest()
 
 
-def build_job(messages: list[Message], plan: CompactionPlan, count: CountFn, *,
-              today: str | None = None) -> SummaryJob | None:
+def build_job(
+    messages: list[Message], plan: CompactionPlan, count: CountFn, *, today: str | None = None
+) -> SummaryJob | None:
     """The job for the window a compaction of ``messages`` would summarize now (None: nothing to summarize).
 
     The focus topic and memory context are those of an automatic compaction
@@ -55,9 +56,16 @@ def build_job(messages: list[Message], plan: CompactionPlan, count: CountFn, *,
     window = choice.window
     if window.size == 0:
         return None
-    prompt, _ = window_prompt(messages, window, choice.plan, summaries=choice.summaries, focus_topic=None,
-                              memory_context="", today=today or date.today().isoformat())
-    window_messages = messages[window.head_end:window.tail_start]
+    prompt, _ = window_prompt(
+        messages,
+        window,
+        choice.plan,
+        summaries=choice.summaries,
+        focus_topic=None,
+        memory_context="",
+        today=today or date.today().isoformat(),
+    )
+    window_messages = messages[window.head_end : window.tail_start]
     return SummaryJob(job_key(prompt, window_messages), prompt, window, window_digest(window_messages))
 
 
@@ -84,6 +92,6 @@ def prepared_prefix(messages: list[Message], chosen: Window, job: SummaryJob) ->
     window = job.window
     if window.head_end != chosen.head_end or not window.head_end < window.tail_start <= chosen.tail_start:
         return None
-    if window_digest(messages[window.head_end:window.tail_start]) != job.digest:
+    if window_digest(messages[window.head_end : window.tail_start]) != job.digest:
         return None  # the history changed under the prepared window
     return window if clean_cut(messages, window) else None

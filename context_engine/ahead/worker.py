@@ -110,6 +110,7 @@ class AheadSummaries:
                 logger.info("stowage: the summary prepared ahead failed (%s)", failed_run.error)
                 if on_failure is not None:
                     on_failure()
+
         threading.Thread(target=run.work, args=(summarize, failed), name="stowage-ahead", daemon=True).start()
 
     def keeps(self, messages: list[Message]) -> bool:
@@ -168,8 +169,12 @@ class AheadSummaries:
                 raise SummaryFailure("timeout", f"the summary model timed out (prepared ahead, {reason})")
             raise run.failure if run.failure is not None else SummaryFailure("error", reason)
         self._count("used")
-        self.last_use = {"prepared_ahead": True, "wait_ms": waited, "outcome": "used",
-                         "prepared_ms": round((time.monotonic() - run.started) * 1000, 1)}
+        self.last_use = {
+            "prepared_ahead": True,
+            "wait_ms": waited,
+            "outcome": "used",
+            "prepared_ms": round((time.monotonic() - run.started) * 1000, 1),
+        }
         return run.reply
 
     def settle(self, timeout: float = 10.0) -> None:

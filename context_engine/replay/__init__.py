@@ -23,7 +23,22 @@ from .stand_in import StandInSummarizer, stand_in_summary
 from .target import Observer, ReplayTarget, SessionResult
 
 __all__ = [
-    "DEFAULT_CHAIN", "DataMissing", "HostDriver", "Observer", "PRICE_MODELS", "PriceModel", "ReplayTarget",
-    "RequestBiller", "Session", "SessionBill", "SessionResult", "StandInSummarizer", "TokenMeter", "Transcript",
-    "chain_sessions", "chain_transcripts", "read_transcripts", "stand_in_summary",
+    "DEFAULT_CHAIN",
+    "DataMissing",
+    "HostDriver",
+    "Observer",
+    "PRICE_MODELS",
+    "PriceModel",
+    "ReplayTarget",
+    "RequestBiller",
+    "Session",
+    "SessionBill",
+    "SessionResult",
+    "StandInSummarizer",
+    "TokenMeter",
+    "Transcript",
+    "chain_sessions",
+    "chain_transcripts",
+    "read_transcripts",
+    "stand_in_summary",
 ]

@@ -82,8 +82,13 @@ def message_key(message: Mapping[str, Any]) -> Hashable:
                 arguments = json.dumps(arguments, ensure_ascii=False, sort_keys=True, default=str)
             keyed.append((str(call.get("id") or ""), str(function.get("name") or ""), arguments))
         calls = tuple(keyed)
-    return (str(message.get("role") or ""), content, calls, str(message.get("tool_call_id") or ""),
-            str(message.get("name") or ""))
+    return (
+        str(message.get("role") or ""),
+        content,
+        calls,
+        str(message.get("tool_call_id") or ""),
+        str(message.get("name") or ""),
+    )
 
 
 def _key_text(key: Hashable) -> str:
@@ -183,8 +188,9 @@ class RequestBiller:
 
     def bill(self, request: Mapping[str, Any]) -> RequestBill:
         """Bill a request; messages and tool schemas are memoized by identity (never mutate them once sent)."""
-        return self.bill_keys(self.tools_text_of(request.get("tools")),
-                              [self.key_of(m) for m in request.get("messages") or []])
+        return self.bill_keys(
+            self.tools_text_of(request.get("tools")), [self.key_of(m) for m in request.get("messages") or []]
+        )
 
     def key_of(self, message: Any) -> Hashable:
         entry = self._key_memo.get(id(message))
@@ -223,4 +229,3 @@ class RequestBiller:
                 cached += counts[index]
         self._previous_tools, self._previous_keys = tools_text_, keys
         return RequestBill(tokens=total, cached=cached, messages=len(keys))
-

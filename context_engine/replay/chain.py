@@ -48,8 +48,9 @@ class DataMissing(FileNotFoundError):
     """The transcript file is absent (benchmarks skip with this message)."""
 
 
-def read_transcripts(path: str | Path, limit: int | None = None,
-                     on_bad_line: Callable[[int, str], None] | None = None) -> Iterator[Transcript]:
+def read_transcripts(
+    path: str | Path, limit: int | None = None, on_bad_line: Callable[[int, str], None] | None = None
+) -> Iterator[Transcript]:
     """The file's transcripts in order; a line that is not a transcript (junk, too deep, too long) is
     skipped, named to ``on_bad_line(line number, reason)``, and the lines after it are still read."""
     path = Path(path)
@@ -104,8 +105,13 @@ def _parse_calls(raw: Any) -> list[dict[str, Any]]:
         arguments = function.get("arguments", "{}")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
-        calls.append({"id": str(call.get("id") or ""), "type": "function",
-                      "function": {"name": str(function.get("name") or ""), "arguments": arguments}})
+        calls.append(
+            {
+                "id": str(call.get("id") or ""),
+                "type": "function",
+                "function": {"name": str(function.get("name") or ""), "arguments": arguments},
+            }
+        )
     return calls
 
 

@@ -14,8 +14,10 @@ from typing import Any, Callable, Mapping
 from .wire import text_of
 
 SUMMARY_PREFIXES = ("[CONTEXT COMPACTION", "[CONTEXT SUMMARY", "[PRIOR CONTEXT")
-NO_USER_MARKER = ("Continue from the compressed conversation context above. "
-                  "This marker exists because no human user turn was available.")
+NO_USER_MARKER = (
+    "Continue from the compressed conversation context above. "
+    "This marker exists because no human user turn was available."
+)
 
 
 def supported_kwargs(method: Any) -> set[str]:
@@ -55,8 +57,11 @@ def is_real_user(message: Any, is_summary_text: Callable[[str], bool] | None = N
     return not text.startswith(SUMMARY_PREFIXES)
 
 
-def ensure_user_turn(original: list[dict[str, Any]], compressed: list[dict[str, Any]],
-                     is_summary_text: Callable[[str], bool] | None = None) -> str | None:
+def ensure_user_turn(
+    original: list[dict[str, Any]],
+    compressed: list[dict[str, Any]],
+    is_summary_text: Callable[[str], bool] | None = None,
+) -> str | None:
     """``_ensure_compressed_has_user_turn``: keep a human turn in ``compressed`` (edited in place).
 
     Returns how (``marker``, ``inserted``, ``appended``, ``merged``), or None when one was there."""
@@ -87,15 +92,27 @@ def version_tuple(version: str) -> tuple[int, ...]:
     return tuple(parts)
 
 
-def after_boundary(engine: Any, session_id: str, rough_tokens: int, *, progress: bool, fallback: bool,
-                   feasibility_keyword: bool = False) -> None:
+def after_boundary(
+    engine: Any,
+    session_id: str,
+    rough_tokens: int,
+    *,
+    progress: bool,
+    fallback: bool,
+    feasibility_keyword: bool = False,
+) -> None:
     """The host's writes after a compaction made a boundary (same session id, continued in place);
     0.20+ hosts pass ``feasibility_skip=False`` to ``record_completed_compaction``."""
     start = getattr(engine, "on_session_start", None)
     if callable(start):
         try:
-            start(session_id, boundary_reason="compression", old_session_id=session_id, platform="cli",
-                  conversation_id=None)
+            start(
+                session_id,
+                boundary_reason="compression",
+                old_session_id=session_id,
+                platform="cli",
+                conversation_id=None,
+            )
         except Exception:  # noqa: BLE001 - the host logs at debug level and goes on
             pass
     engine.last_compression_rough_tokens = rough_tokens

@@ -78,8 +78,14 @@ PRE_API_ATTEMPTS = 3
 class HostDriver:
     """Replays transcripts through one :class:`ReplayTarget` per session."""
 
-    def __init__(self, meter: TokenMeter, *, window: int = 128_000,
-                 price_models: Sequence[PriceModel] = PRICE_MODELS, observer: Observer | None = None) -> None:
+    def __init__(
+        self,
+        meter: TokenMeter,
+        *,
+        window: int = 128_000,
+        price_models: Sequence[PriceModel] = PRICE_MODELS,
+        observer: Observer | None = None,
+    ) -> None:
         self.meter = meter
         self.window = window
         self.price_models = tuple(price_models)
@@ -108,8 +114,7 @@ class _Run:
         self.emit = driver.observer.event
         self.rough = RoughEstimator()
         self.biller = RequestBiller(driver.meter)
-        self.result = SessionResult(target.session_id, target.label, driver.window,
-                                    SessionBill(driver.price_models))
+        self.result = SessionResult(target.session_id, target.label, driver.window, SessionBill(driver.price_models))
         self.history: list[dict[str, Any]] = []
         self.system_prompt = ""
         self.compression_attempts = 0
@@ -170,11 +175,20 @@ class _Run:
     def end_turn(self) -> None:
         self.turn_open = False
         for hook in self.target.history_hooks:  # the host fires post_llm_call before on_session_end
-            hook(session_id=self.target.session_id, conversation_history=list(self.history),
-                 model=self.target.model, platform="cli")
+            hook(
+                session_id=self.target.session_id,
+                conversation_history=list(self.history),
+                model=self.target.model,
+                platform="cli",
+            )
         for hook in self.target.turn_end_hooks:
-            hook(session_id=self.target.session_id, completed=True, interrupted=False,
-                 model=self.target.model, platform="cli")
+            hook(
+                session_id=self.target.session_id,
+                completed=True,
+                interrupted=False,
+                model=self.target.model,
+                platform="cli",
+            )
         self.emit("turn_end", turn=self.turn)
 
     def finish(self) -> None:
@@ -209,8 +223,9 @@ class _Run:
         return [self._system_wire]
 
     def rough_request(self, messages: Sequence[Any], *, with_system: bool = True) -> int:
-        return self.rough.request(messages, system_prompt=self.system_prompt if with_system else "",
-                                  tools=self.target.tools or None)
+        return self.rough.request(
+            messages, system_prompt=self.system_prompt if with_system else "", tools=self.target.tools or None
+        )
 
     # -- gates ---------------------------------------------------------------------
     def _defer(self, tokens: int) -> bool:
@@ -223,8 +238,13 @@ class _Run:
 
     def _should_compress(self, where: str, tokens: int) -> bool:
         answer = bool(self.engine.should_compress(tokens))
-        self.emit("should_compress", where=where, tokens=tokens, answer=answer,
-                  last_prompt_tokens=getattr(self.engine, "last_prompt_tokens", None))
+        self.emit(
+            "should_compress",
+            where=where,
+            tokens=tokens,
+            answer=answer,
+            last_prompt_tokens=getattr(self.engine, "last_prompt_tokens", None),
+        )
         return answer
 
     def preflight(self) -> None:
@@ -261,10 +281,14 @@ class _Run:
         while True:
             api_messages = self.system_message() + [self.wire(m) for m in self.history]
             pressure = self.rough.messages(api_messages) + self.rough.tools(target.tools or None)
-            if (target.compression_enabled and len(self.history) > 1
-                    and self.compression_attempts < PRE_API_ATTEMPTS
-                    and not self._defer(pressure) and not self._cooldown()
-                    and self._should_compress("pre_api", pressure)):
+            if (
+                target.compression_enabled
+                and len(self.history) > 1
+                and self.compression_attempts < PRE_API_ATTEMPTS
+                and not self._defer(pressure)
+                and not self._cooldown()
+                and self._should_compress("pre_api", pressure)
+            ):
                 self.compression_attempts += 1
                 self.compress_context(pressure)
                 continue
@@ -287,20 +311,37 @@ class _Run:
             self.result.over_window_requests += 1
         self.emit("request", request=sent, tokens=bill.tokens, cached=bill.cached, api_call=self.api_calls)
         completion = self.meter.message_tokens(message_key(wire_message(reply)))
-        engine.update_from_response({
-            "prompt_tokens": bill.tokens, "completion_tokens": completion, "total_tokens": bill.tokens + completion,
-            "input_tokens": bill.tokens, "output_tokens": completion, "cache_read_tokens": bill.cached,
-            "cache_write_tokens": bill.tokens - bill.cached, "reasoning_tokens": 0})
+        engine.update_from_response(
+            {
+                "prompt_tokens": bill.tokens,
+                "completion_tokens": completion,
+                "total_tokens": bill.tokens + completion,
+                "input_tokens": bill.tokens,
+                "output_tokens": completion,
+                "cache_read_tokens": bill.cached,
+                "cache_write_tokens": bill.tokens - bill.cached,
+                "reasoning_tokens": 0,
+            }
+        )
         self.emit("usage", prompt_tokens=bill.tokens)
 
     def apply_middlewares(self, request: dict[str, Any]) -> dict[str, Any]:
         if not self.target.middlewares:
             return request
         sent, changed, errors = apply_llm_request_middleware(
-            self.target.middlewares, request, task_id="replay", turn_id=f"turn-{self.turn}",
-            api_request_id=f"req-{self.api_calls}", session_id=self.target.session_id, platform="cli",
-            model=self.target.model, provider="custom", base_url="", api_mode="chat_completions",
-            api_call_count=self.api_calls)
+            self.target.middlewares,
+            request,
+            task_id="replay",
+            turn_id=f"turn-{self.turn}",
+            api_request_id=f"req-{self.api_calls}",
+            session_id=self.target.session_id,
+            platform="cli",
+            model=self.target.model,
+            provider="custom",
+            base_url="",
+            api_mode="chat_completions",
+            api_call_count=self.api_calls,
+        )
         self.result.middleware_errors += errors
         self.result.middleware_changed += int(changed)
         return sent
@@ -309,9 +350,16 @@ class _Run:
         call_id = str(message.get("tool_call_id") or "")
         name, raw_args = self.calls_by_id.get(call_id, ("", None))
         replaced = transform_tool_result(
-            self.target.tool_result_hooks, tool_name=name, args=call_arguments(raw_args),
-            result=message.get("content"), task_id="replay", session_id=self.target.session_id,
-            tool_call_id=call_id, turn_id=f"turn-{self.turn}", api_request_id=f"req-{self.api_calls}")
+            self.target.tool_result_hooks,
+            tool_name=name,
+            args=call_arguments(raw_args),
+            result=message.get("content"),
+            task_id="replay",
+            session_id=self.target.session_id,
+            tool_call_id=call_id,
+            turn_id=f"turn-{self.turn}",
+            api_request_id=f"req-{self.api_calls}",
+        )
         if replaced is None:
             return message
         self.result.hook_replaced_results += 1
@@ -381,22 +429,33 @@ class _Run:
         if how:
             self.emit("user_turn_ensured", how=how)
         self.history = compressed
-        after_boundary(engine, self.target.session_id, self.rough_request(compressed), progress=progress,
-                       fallback=fallback, feasibility_keyword=self._host >= (0, 20))
+        after_boundary(
+            engine,
+            self.target.session_id,
+            self.rough_request(compressed),
+            progress=progress,
+            fallback=fallback,
+            feasibility_keyword=self._host >= (0, 20),
+        )
         self.result.compactions += 1
         self._compacted_since_request = True
-        self.emit("compress", outcome="boundary", approx_tokens=approx_tokens, messages_after=len(compressed),
-                  progress=progress, fallback=fallback)
+        self.emit(
+            "compress",
+            outcome="boundary",
+            approx_tokens=approx_tokens,
+            messages_after=len(compressed),
+            progress=progress,
+            fallback=fallback,
+        )
 
     def _collect_summaries(self) -> None:
         """Bill every summary prompt not billed yet (those written ahead, used or wasted, included)."""
         summarizer = self.target.summarizer
         if summarizer is None:
             return
-        fresh = summarizer.prompt_tokens[self._summaries_billed:]
+        fresh = summarizer.prompt_tokens[self._summaries_billed :]
         self._summaries_billed += len(fresh)
         for tokens in fresh:
             self.result.bill.add_summary(tokens)
             self.result.summary_prompt_tokens.append(tokens)
             self.emit("summary", prompt_tokens=tokens)
-

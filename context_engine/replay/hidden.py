@@ -46,9 +46,15 @@ class HiddenFigures:
     examples: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"outputs": self.outputs, "outputs_hidden": self.hidden, "outputs_hidden_stubbed": self.hidden_stubbed,
-                "outputs_used_later": self.used_later, "needed_while_hidden": self.needed_while_hidden,
-                "needed_gaps": list(self.gaps), "needed_examples": list(self.examples)}
+        return {
+            "outputs": self.outputs,
+            "outputs_hidden": self.hidden,
+            "outputs_hidden_stubbed": self.hidden_stubbed,
+            "outputs_used_later": self.used_later,
+            "needed_while_hidden": self.needed_while_hidden,
+            "needed_gaps": list(self.gaps),
+            "needed_examples": list(self.examples),
+        }
 
 
 class HiddenUseTracker(Observer):
@@ -77,8 +83,9 @@ class HiddenUseTracker(Observer):
                 if not call_id or call_id in self._outputs:
                     continue
                 tokens = first.add_output(call_id, text)
-                self._outputs[call_id] = _Output(call_id, text, names.get(call_id, ""), frozenset(tokens),
-                                                 len(self._replies))
+                self._outputs[call_id] = _Output(
+                    call_id, text, names.get(call_id, ""), frozenset(tokens), len(self._replies)
+                )
                 self._order.append(call_id)
             elif role == "assistant":
                 words = assistant_text(message)
@@ -126,18 +133,27 @@ class HiddenUseTracker(Observer):
             absent = sorted(t for t in tokens if t not in text)
             if absent and call_id not in self._needed:
                 output = self._outputs[call_id]
-                self._needed[call_id] = {"tool": output.tool, "quoted": absent[0][:80], "request": k,
-                                         "hidden_for_requests": k - self._first_hidden[call_id],
-                                         "how": "stubbed" if call_id in carried else "compacted away"}
+                self._needed[call_id] = {
+                    "tool": output.tool,
+                    "quoted": absent[0][:80],
+                    "request": k,
+                    "hidden_for_requests": k - self._first_hidden[call_id],
+                    "how": "stubbed" if call_id in carried else "compacted away",
+                }
 
     # -- figures -------------------------------------------------------------
     def figures(self) -> HiddenFigures:
         used = {cid for reply in self._replies for cid in reply}
         needed = sorted(self._needed.values(), key=lambda n: n["request"])
         return HiddenFigures(
-            outputs=len(self._outputs), hidden=len(self._first_hidden), hidden_stubbed=len(self._stubbed),
-            used_later=len(used), needed_while_hidden=len(needed), gaps=[n["hidden_for_requests"] for n in needed],
-            examples=needed[:EXAMPLES])
+            outputs=len(self._outputs),
+            hidden=len(self._first_hidden),
+            hidden_stubbed=len(self._stubbed),
+            used_later=len(used),
+            needed_while_hidden=len(needed),
+            gaps=[n["hidden_for_requests"] for n in needed],
+            examples=needed[:EXAMPLES],
+        )
 
 
 _ABSENT = object()

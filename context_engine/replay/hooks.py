@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 
-def apply_llm_request_middleware(middlewares: Sequence[Callable[..., Any]], request: dict[str, Any],
-                                 **context: Any) -> tuple[dict[str, Any], bool, int]:
+def apply_llm_request_middleware(
+    middlewares: Sequence[Callable[..., Any]], request: dict[str, Any], **context: Any
+) -> tuple[dict[str, Any], bool, int]:
     """(the request as sent, whether any middleware replaced it, how many raised)."""
     original = {**request, "messages": list(request["messages"])}
     current = request
@@ -22,8 +23,11 @@ def apply_llm_request_middleware(middlewares: Sequence[Callable[..., Any]], requ
     errors = 0
     for middleware in middlewares:
         try:
-            result = middleware(request={**current, "messages": list(current.get("messages") or [])},
-                                original_request=original, **context)
+            result = middleware(
+                request={**current, "messages": list(current.get("messages") or [])},
+                original_request=original,
+                **context,
+            )
         except Exception:  # noqa: BLE001 - the host logs and goes on with the current request
             errors += 1
             continue

@@ -28,8 +28,12 @@ def message_chars(message: Any) -> int:
             continue
         if key == "content":
             if isinstance(value, list):
-                shadow[key] = [{"type": p.get("type"), "image": "[stripped]"}
-                               if isinstance(p, dict) and p.get("type") in _IMAGE_TYPES else p for p in value]
+                shadow[key] = [
+                    {"type": p.get("type"), "image": "[stripped]"}
+                    if isinstance(p, dict) and p.get("type") in _IMAGE_TYPES
+                    else p
+                    for p in value
+                ]
             elif isinstance(value, dict) and value.get("_multimodal"):
                 shadow[key] = value.get("text_summary", "")
             else:
@@ -93,8 +97,9 @@ class RoughEstimator:
         self._tools_memo = (tools, tokens)
         return tokens
 
-    def request(self, messages: Sequence[Any], *, system_prompt: str = "",
-                tools: Sequence[Mapping[str, Any]] | None = None) -> int:
+    def request(
+        self, messages: Sequence[Any], *, system_prompt: str = "", tools: Sequence[Mapping[str, Any]] | None = None
+    ) -> int:
         total = (len(system_prompt) + 3) // 4 if system_prompt else 0
         if messages:
             total += self.messages(messages)

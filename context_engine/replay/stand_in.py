@@ -34,11 +34,15 @@ class StandInSummarizer:
 
 def stand_in_summary(chars: int = 6000) -> str:
     """A summary-shaped text of about ``chars`` characters, the same every time."""
-    head = ("## Goal\nContinue the coding task described by the user (stand-in summary: no model wrote this).\n\n"
-            "## Constraints & Preferences\n- none recorded by the stand-in\n\n"
-            "## Progress\n### Done\n")
-    tail = ("\n## Key Decisions\n- stand-in\n\n## Relevant Files\n- stand-in\n\n"
-            "## Next Steps\n- continue from the newest user request\n\n## Critical Context\n- stand-in\n")
+    head = (
+        "## Goal\nContinue the coding task described by the user (stand-in summary: no model wrote this).\n\n"
+        "## Constraints & Preferences\n- none recorded by the stand-in\n\n"
+        "## Progress\n### Done\n"
+    )
+    tail = (
+        "\n## Key Decisions\n- stand-in\n\n## Relevant Files\n- stand-in\n\n"
+        "## Next Steps\n- continue from the newest user request\n\n## Critical Context\n- stand-in\n"
+    )
     lines = []
     size = len(head) + len(tail)
     number = 0

@@ -11,18 +11,50 @@ from typing import Any, Mapping, Sequence
 
 from .billing import PRICE_MODELS, PriceModel
 
-SUM_KEYS = ("requests", "prompt_tokens", "cached_tokens", "summary_calls", "summary_input_tokens", "billed_tokens",
-            "over_window_requests", "user_turns", "compactions", "compress_calls", "noop_compressions",
-            "aborted_compressions", "compaction_cpu_s", "middleware_changed", "middleware_errors",
-            "hook_replaced_results", "cache_breaks_after_compaction", "cache_breaks_other", "rewritten_tokens_other",
-            "wall_s", "summaries_prepared", "summaries_prepared_used", "summaries_prepared_wasted")
-RATIO_KEYS = ("billed_tokens", "prompt_tokens", "summary_calls", "compactions", "compaction_cpu_s",
-              "peak_request_tokens", "requests", "summary_input_tokens")
+SUM_KEYS = (
+    "requests",
+    "prompt_tokens",
+    "cached_tokens",
+    "summary_calls",
+    "summary_input_tokens",
+    "billed_tokens",
+    "over_window_requests",
+    "user_turns",
+    "compactions",
+    "compress_calls",
+    "noop_compressions",
+    "aborted_compressions",
+    "compaction_cpu_s",
+    "middleware_changed",
+    "middleware_errors",
+    "hook_replaced_results",
+    "cache_breaks_after_compaction",
+    "cache_breaks_other",
+    "rewritten_tokens_other",
+    "wall_s",
+    "summaries_prepared",
+    "summaries_prepared_used",
+    "summaries_prepared_wasted",
+)
+RATIO_KEYS = (
+    "billed_tokens",
+    "prompt_tokens",
+    "summary_calls",
+    "compactions",
+    "compaction_cpu_s",
+    "peak_request_tokens",
+    "requests",
+    "summary_input_tokens",
+)
 
 
 def empty_total(price_models: Sequence[PriceModel] = PRICE_MODELS) -> dict[str, Any]:
-    return {**{key: 0 for key in SUM_KEYS}, "cost": {m.name: 0.0 for m in price_models},
-            "peak_request_tokens": 0, "sessions": 0}
+    return {
+        **{key: 0 for key in SUM_KEYS},
+        "cost": {m.name: 0.0 for m in price_models},
+        "peak_request_tokens": 0,
+        "sessions": 0,
+    }
 
 
 def add_session(totals: dict[str, dict[str, Any]], rows: Mapping[str, Mapping[str, Any]]) -> None:

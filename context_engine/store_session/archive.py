@@ -40,8 +40,10 @@ def encode_text(text: str) -> bytes:
 
 def encode_window(messages: list[Message]) -> bytes:
     """One JSON document per line; ``decode_window`` gives the messages back."""
-    return "\n".join(json.dumps(m, ensure_ascii=False, default=str) for m in messages).encode(
-        "utf-8", "surrogatepass") + b"\n"
+    return (
+        "\n".join(json.dumps(m, ensure_ascii=False, default=str) for m in messages).encode("utf-8", "surrogatepass")
+        + b"\n"
+    )
 
 
 def decode_window(data: bytes) -> list[Message]:
@@ -49,11 +51,19 @@ def decode_window(data: bytes) -> list[Message]:
     return [json.loads(line.decode("utf-8", "surrogatepass")) for line in data.split(b"\n") if line.strip()]
 
 
-def record_output(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None,
-                  pin: bool = False) -> str:
+def record_output(
+    store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None, pin: bool = False
+) -> str:
     """Store a tool output as it arrives (kind ``output``); returns its handle."""
-    return store.put(encode_text(text), session_id=session_id, tool_name=tool_name,
-                     tool_args=argument_gist(arguments), kind=BlobKind.OUTPUT, content_type="text", pin=pin).handle
+    return store.put(
+        encode_text(text),
+        session_id=session_id,
+        tool_name=tool_name,
+        tool_args=argument_gist(arguments),
+        kind=BlobKind.OUTPUT,
+        content_type="text",
+        pin=pin,
+    ).handle
 
 
 def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: str | None = None) -> str | None:
@@ -67,8 +77,18 @@ def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: st
     return None  # someone else's copy: a put adds this session's provenance
 
 
-def keep_bytes(store: BlobStore, data: bytes, *, session_id: str | None, tool_name: str, tool_args: str,
-               kind: BlobKind, content_type: str, sha: str | None = None, pin: bool = False) -> str:
+def keep_bytes(
+    store: BlobStore,
+    data: bytes,
+    *,
+    session_id: str | None,
+    tool_name: str,
+    tool_args: str,
+    kind: BlobKind,
+    content_type: str,
+    sha: str | None = None,
+    pin: bool = False,
+) -> str:
     """The handle of ``data`` for this session: found if stored already, else put now.
 
     ``pin``: a new put is kept for the session's next request (it is about to point to it).
@@ -76,17 +96,31 @@ def keep_bytes(store: BlobStore, data: bytes, *, session_id: str | None, tool_na
     Raises StoreError/OSError when the put fails (callers decide what a
     failure means for them).
     """
-    return stored_handle(store, data, session_id, sha) or store.put(
-        data, session_id=session_id, tool_name=tool_name, tool_args=tool_args, kind=kind,
-        content_type=content_type, pin=pin).handle
+    return (
+        stored_handle(store, data, session_id, sha)
+        or store.put(
+            data,
+            session_id=session_id,
+            tool_name=tool_name,
+            tool_args=tool_args,
+            kind=kind,
+            content_type=content_type,
+            pin=pin,
+        ).handle
+    )
 
 
 class StoreArchive:
     """Stores pruned outputs and summarized windows for one session."""
 
-    def __init__(self, store: BlobStore, session_id: Callable[[], str | None],
-                 spill_origin: SpillOrigin | None = None,
-                 on_failure: Callable[[BaseException], None] | None = None, submit: Submit | None = None) -> None:
+    def __init__(
+        self,
+        store: BlobStore,
+        session_id: Callable[[], str | None],
+        spill_origin: SpillOrigin | None = None,
+        on_failure: Callable[[BaseException], None] | None = None,
+        submit: Submit | None = None,
+    ) -> None:
         self.store = store
         self._submit = submit or _run_here
         self._session_id = session_id
@@ -98,23 +132,39 @@ class StoreArchive:
     def render_pruned(self, output: PrunedOutput) -> str | None:
         earlier = self._spill_origin(output.content) if self._spill_origin is not None else None
         try:
-            handle = keep_bytes(self.store, encode_text(output.content), session_id=self._session_id(),
-                                tool_name=output.tool_name, tool_args=argument_gist(output.arguments),
-                                kind=BlobKind.PRUNED, content_type="text", pin=True)
+            handle = keep_bytes(
+                self.store,
+                encode_text(output.content),
+                session_id=self._session_id(),
+                tool_name=output.tool_name,
+                tool_args=argument_gist(output.arguments),
+                kind=BlobKind.PRUNED,
+                content_type="text",
+                pin=True,
+            )
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
         call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
         origin = f"; the full output is under handle {earlier}" if earlier else ""
-        return (f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
-                f"handle {handle}{origin} (read it with stowage_fetch)")
+        return (
+            f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
+            f"handle {handle}{origin} (read it with stowage_fetch)"
+        )
 
     def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
         """Store oversized call arguments whole; the shortened JSON names their handle."""
         try:
-            handle = keep_bytes(self.store, encode_text(arguments), session_id=self._session_id(),
-                                tool_name=tool_name, tool_args="arguments", kind=BlobKind.ARGUMENTS,
-                                content_type="json", pin=True)
+            handle = keep_bytes(
+                self.store,
+                encode_text(arguments),
+                session_id=self._session_id(),
+                tool_name=tool_name,
+                tool_args="arguments",
+                kind=BlobKind.ARGUMENTS,
+                content_type="json",
+                pin=True,
+            )
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
@@ -128,9 +178,17 @@ class StoreArchive:
         waits for the put before it returns, so nothing changes them meanwhile.
         """
         count, session_id = len(window), self._session_id()
-        future = self._submit(lambda: self.store.put(
-            encode_window(window), session_id=session_id, tool_name="compaction", tool_args=f"{count} messages",
-            kind=BlobKind.WINDOW, content_type="jsonl", pin=True))
+        future = self._submit(
+            lambda: self.store.put(
+                encode_window(window),
+                session_id=session_id,
+                tool_name="compaction",
+                tool_args=f"{count} messages",
+                kind=BlobKind.WINDOW,
+                content_type="jsonl",
+                pin=True,
+            )
+        )
 
         def reference() -> str | None:
             try:
@@ -138,9 +196,12 @@ class StoreArchive:
             except (StoreError, OSError) as exc:
                 self._failed(exc)
                 return None
-            return (f"The {count} compacted messages are stored whole, one JSON message per line, under handle "
-                    f"{handle}. Read them with stowage_fetch(handle=\"{handle}\", mode=\"range\", start=1, "
-                    f"count=20) or search them with stowage_grep(pattern=...).")
+            return (
+                f"The {count} compacted messages are stored whole, one JSON message per line, under handle "
+                f'{handle}. Read them with stowage_fetch(handle="{handle}", mode="range", start=1, '
+                f"count=20) or search them with stowage_grep(pattern=...)."
+            )
+
         return reference
 
     def _failed(self, exc: BaseException) -> None:

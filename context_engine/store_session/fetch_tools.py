@@ -41,21 +41,31 @@ FETCH_SCHEMA: dict[str, Any] = {
         "handle), a pruned older tool output, or compacted conversation turns. Modes: stat (size, lines, origin), "
         "range (start/count lines, 1-based; unit=chars for 0-based character offsets, e.g. for one-line JSON), grep "
         "(regex pattern with context lines), json (a JSON path like items[0].name or a JSON Pointer), full (whole "
-        "content, refused when large: use range or grep)."),
+        "content, refused when large: use range or grep)."
+    ),
     "parameters": {
         "type": "object",
         "properties": {
             "handle": {"type": "string", "description": "The hex handle shown in the preview or stub."},
             "mode": {"type": "string", "enum": list(MODES), "description": "What to read (default stat)."},
             "start": {"type": "integer", "description": "range: first line (1-based) or first character (0-based)."},
-            "count": {"type": "integer", "description": "range: how many lines (default 100) or characters (default 4000)."},
+            "count": {
+                "type": "integer",
+                "description": "range: how many lines (default 100) or characters (default 4000).",
+            },
             "unit": {"type": "string", "enum": ["lines", "chars"], "description": "range: lines (default) or chars."},
-            "pattern": {"type": "string", "description": "grep: a regular expression (or literal text with literal=true)."},
+            "pattern": {
+                "type": "string",
+                "description": "grep: a regular expression (or literal text with literal=true).",
+            },
             "literal": {"type": "boolean", "description": "grep: treat pattern as plain text."},
             "ignore_case": {"type": "boolean", "description": "grep: case-insensitive match."},
             "context": {"type": "integer", "description": "grep: lines of context around each match (default 2)."},
             "max_matches": {"type": "integer", "description": "grep: stop after this many matches (default 50)."},
-            "path": {"type": "string", "description": "json: a path like $.items[0].name or a pointer like /items/0/name."},
+            "path": {
+                "type": "string",
+                "description": "json: a path like $.items[0].name or a pointer like /items/0/name.",
+            },
         },
         "required": ["handle"],
     },
@@ -66,7 +76,8 @@ GREP_SCHEMA: dict[str, Any] = {
     "description": (
         "Search everything Stowage stored for this conversation: large tool outputs, older tool outputs (also "
         "those pruned from the context) and compacted turns. Returns matching lines with their handles, newest "
-        "content first; read more with stowage_fetch."),
+        "content first; read more with stowage_fetch."
+    ),
     "parameters": {
         "type": "object",
         "properties": {
@@ -75,8 +86,11 @@ GREP_SCHEMA: dict[str, Any] = {
             "ignore_case": {"type": "boolean", "description": "Case-insensitive match."},
             "context": {"type": "integer", "description": "Lines of context around each match (default 1)."},
             "max_results": {"type": "integer", "description": "At most this many matching lines (default 20)."},
-            "kind": {"type": "string", "enum": ["any", *(str(k) for k in GREP_KINDS)],
-                     "description": "Only large outputs (spill), pruned outputs or compacted turns (default any)."},
+            "kind": {
+                "type": "string",
+                "enum": ["any", *(str(k) for k in GREP_KINDS)],
+                "description": "Only large outputs (spill), pruned outputs or compacted turns (default any).",
+            },
         },
         "required": ["pattern"],
     },
@@ -123,8 +137,11 @@ class FetchTools:
             reply = {"error": "the content is nested too deeply to walk here; use mode=range or mode=grep"}
         except Exception as exc:  # the model gets an answer, never a traceback
             log.warning("stowage: %s failed on %s: %r", name, describe_input(args, 200), exc, exc_info=True)
-            reply = {"error": f"{name} could not answer this request ({type(exc).__name__}); "
-                              "try other arguments or another mode", "code": "internal_error"}
+            reply = {
+                "error": f"{name} could not answer this request ({type(exc).__name__}); "
+                "try other arguments or another mode",
+                "code": "internal_error",
+            }
         error = reply.get("error")
         if isinstance(error, str) and len(error) > 2000:  # errors may quote the model's own (huge) input
             reply["error"] = error[:2000] + "…"
@@ -162,8 +179,14 @@ class FetchTools:
             count = min(_int(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
             text = self.store.read_chars(sha, start, count)
             end = start + len(text)
-            return {"unit": "chars", "start": start, "end": end, "total_chars": total, "text": text,
-                    "next_start": end if end < total else None}
+            return {
+                "unit": "chars",
+                "start": start,
+                "end": end,
+                "total_chars": total,
+                "text": text,
+                "next_start": end if end < total else None,
+            }
         if unit != "lines":
             raise ToolError(f"unknown unit {describe_input(unit)}; use lines or chars")
         start = _int(args, "start", 1, minimum=1)
@@ -176,31 +199,48 @@ class FetchTools:
         bounded = bound_text(text, self.limits.fetch_max_chars, more_hint="use a smaller count or unit=chars")
         shown = bounded.text.count("\n") + 1 if bounded.cut_chars else len(lines)
         end_line = start + max(shown, 1) - 1
-        reply = {"unit": "lines", "start": start, "end": end_line, "total_lines": info.line_count,
-                 "text": bounded.text, "next_start": end_line + 1 if end_line < info.line_count else None}
+        reply = {
+            "unit": "lines",
+            "start": start,
+            "end": end_line,
+            "total_lines": info.line_count,
+            "text": bounded.text,
+            "next_start": end_line + 1 if end_line < info.line_count else None,
+        }
         if bounded.cut_chars:
-            reply["note"] = f"{bounded.cut_chars:,} chars cut to stay under {self.limits.fetch_max_chars:,}; " \
-                            "long lines: read them with unit=chars"
+            reply["note"] = (
+                f"{bounded.cut_chars:,} chars cut to stay under {self.limits.fetch_max_chars:,}; "
+                "long lines: read them with unit=chars"
+            )
         return reply
 
     def _grep(self, sha: str, args: dict[str, Any], *, context: int, max_matches: int, budget_s: float) -> Any:
         """Grep one blob, skipping line batches the pattern cannot match."""
         pattern = _pattern(args)
-        prefilter = batch_pattern(args["pattern"], ignore_case=bool(args.get("ignore_case")),
-                                  literal=bool(args.get("literal")))
+        prefilter = batch_pattern(
+            args["pattern"], ignore_case=bool(args.get("ignore_case")), literal=bool(args.get("literal"))
+        )
         stats = PrefilterStats()
-        lines = prefiltered_lines(self.store.iter_line_batches(sha, max_line_bytes=MAX_LINE_BYTES), prefilter,
-                                  context=context, stats=stats, deadline=time.monotonic() + budget_s)
+        lines = prefiltered_lines(
+            self.store.iter_line_batches(sha, max_line_bytes=MAX_LINE_BYTES),
+            prefilter,
+            context=context,
+            stats=stats,
+            deadline=time.monotonic() + budget_s,
+        )
         result = grep_lines(lines, pattern, context=context, max_matches=max_matches, time_budget_s=budget_s)
         return result, (stats.lines if not result.truncated else result.scanned_lines + stats.skipped_lines)
 
     def _grep_blob(self, sha: str, args: dict[str, Any]) -> dict[str, Any]:
-        result, scanned = self._grep(sha, args, context=min(_int(args, "context", 2, minimum=0), 20),
-                                     max_matches=min(_int(args, "max_matches", 50, minimum=1), 500),
-                                     budget_s=self.limits.grep_time_budget_s)
+        result, scanned = self._grep(
+            sha,
+            args,
+            context=min(_int(args, "context", 2, minimum=0), 20),
+            max_matches=min(_int(args, "max_matches", 50, minimum=1), 500),
+            budget_s=self.limits.grep_time_budget_s,
+        )
         bounded = bound_text(result.render(), self.limits.fetch_max_chars, more_hint="narrow the pattern")
-        reply: dict[str, Any] = {"matches": result.match_count, "scanned_lines": scanned,
-                                 "text": bounded.text}
+        reply: dict[str, Any] = {"matches": result.match_count, "scanned_lines": scanned, "text": bounded.text}
         if result.truncated:
             reply["truncated"] = result.reason
         if bounded.cut_chars:
@@ -225,8 +265,10 @@ class FetchTools:
         except JsonPathError as exc:
             raise ToolError(str(exc)) from None
         except RecursionError:
-            raise ToolError("the JSON value is nested too deeply to show here; ask for a deeper path, "
-                            "or use mode=range or mode=grep") from None
+            raise ToolError(
+                "the JSON value is nested too deeply to show here; ask for a deeper path, "
+                "or use mode=range or mode=grep"
+            ) from None
         reply = {"path": path, "value": serialized.text}
         if serialized.truncated:
             reply["note"] = serialized.note
@@ -235,8 +277,10 @@ class FetchTools:
     def _full(self, sha: str, info: Any) -> dict[str, Any]:
         chars = info.char_count if info.char_count is not None else info.size
         if chars > self.limits.full_fetch_max_chars:
-            raise ToolError(f"the content is {chars:,} chars, over the full-fetch limit of "
-                            f"{self.limits.full_fetch_max_chars:,}; use mode=range (start/count) or mode=grep")
+            raise ToolError(
+                f"the content is {chars:,} chars, over the full-fetch limit of "
+                f"{self.limits.full_fetch_max_chars:,}; use mode=range (start/count) or mode=grep"
+            )
         return {"text": self.store.read_bytes(sha).decode("utf-8", "replace")}
 
     # -- stowage_grep -----------------------------------------------------------
@@ -263,29 +307,50 @@ class FetchTools:
             if remaining <= 0 or len(results) >= limit:
                 break
             searched += 1
-            found, _ = self._grep(blob.sha256, args, context=context, max_matches=limit - len(results),
-                                  budget_s=remaining)
+            found, _ = self._grep(
+                blob.sha256, args, context=context, max_matches=limit - len(results), budget_s=remaining
+            )
             if found.match_count:
-                results.append({"handle": blob.handle, "kind": _kind_of(blob), "tool": _tool_of(blob),
-                                "matches": found.match_count, "text": found.render()})
+                results.append(
+                    {
+                        "handle": blob.handle,
+                        "kind": _kind_of(blob),
+                        "tool": _tool_of(blob),
+                        "matches": found.match_count,
+                        "text": found.render(),
+                    }
+                )
         text = json.dumps(results, ensure_ascii=False)
-        reply: dict[str, Any] = {"pattern": args.get("pattern"), "searched": searched, "of": len(blobs),
-                                 "results": results}
+        reply: dict[str, Any] = {
+            "pattern": args.get("pattern"),
+            "searched": searched,
+            "of": len(blobs),
+            "results": results,
+        }
         if len(text) > self.limits.fetch_max_chars:
             reply["results"] = _shrink(results, self.limits.fetch_max_chars)
             reply["note"] = "results cut to stay bounded; fetch a handle with mode=grep for all its matches"
         if searched < len(blobs):
-            reply["note"] = (reply.get("note", "") + f" stopped after {searched} of {len(blobs)} stored items "
-                             "(result or time limit); narrow the pattern or set kind").strip()
+            reply["note"] = (
+                reply.get("note", "") + f" stopped after {searched} of {len(blobs)} stored items "
+                "(result or time limit); narrow the pattern or set kind"
+            ).strip()
         return reply
 
 
 def _describe(info: Any) -> dict[str, Any]:
     origin = info.provenance[0] if info.provenance else None
-    return {"size_bytes": info.size, "lines": info.line_count, "chars": info.char_count,
-            "content_type": info.content_type, "kind": origin.kind if origin else None,
-            "tool": origin.tool_name if origin else None, "arguments": origin.tool_args if origin else None,
-            "stored_at": info.created_at, "fetch_count": info.fetch_count}
+    return {
+        "size_bytes": info.size,
+        "lines": info.line_count,
+        "chars": info.char_count,
+        "content_type": info.content_type,
+        "kind": origin.kind if origin else None,
+        "tool": origin.tool_name if origin else None,
+        "arguments": origin.tool_args if origin else None,
+        "stored_at": info.created_at,
+        "fetch_count": info.fetch_count,
+    }
 
 
 def _kind_of(info: Any) -> str:

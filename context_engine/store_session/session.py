@@ -41,8 +41,10 @@ WINDOW_WRITERS = 4  # concurrent compactions in one process stage their windows 
 # bytes each); the oldest is forgotten first.
 MAX_SPILL_ORIGINS = 4096
 RECENT_SPILLS = 20  # spills listed by status (handles), newest last
-SPILL_FAILED_NOTE = ("[stowage: this output is over the spill threshold but could not be stored (see `stowage "
-                     "status`); it is shown in full and cannot be fetched later]")
+SPILL_FAILED_NOTE = (
+    "[stowage: this output is over the spill threshold but could not be stored (see `stowage "
+    "status`); it is shown in full and cannot be fetched later]"
+)
 
 
 class BackgroundWriter:
@@ -195,8 +197,9 @@ class StoreSession:
         if store is None:
             return None
         writer_for(store.root).drain()  # outputs recorded at tool time are then found, not rewritten
-        return StoreArchive(store, lambda: self.session_id, self.spill_origin, on_failure=self._archive_failed,
-                            submit=window_lane().run)
+        return StoreArchive(
+            store, lambda: self.session_id, self.spill_origin, on_failure=self._archive_failed, submit=window_lane().run
+        )
 
     def _archive_failed(self, exc: BaseException) -> None:
         self.archive_failures += 1
@@ -209,21 +212,37 @@ class StoreSession:
             return None
         args_text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
         failed: list[BaseException] = []
-        spilled = spill_result(store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id,
-                               policy=self.policy, count_tokens=count_tokens, on_failure=failed.append)
+        spilled = spill_result(
+            store,
+            result,
+            tool_name=tool_name,
+            arguments=args_text,
+            session_id=self.session_id,
+            policy=self.policy,
+            count_tokens=count_tokens,
+            on_failure=failed.append,
+        )
         if failed:
             self.spill_failures += 1
             self.last_store_error = str(failed[0])
-            return (f"{SPILL_FAILED_NOTE}\n" + result)
+            return f"{SPILL_FAILED_NOTE}\n" + result
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
-                writer_for(store.root).submit(self._record, store, result, tool_name=tool_name,
-                                              arguments=args_text, session_id=self.session_id)
+                writer_for(store.root).submit(
+                    self._record, store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id
+                )
             return None
         self.spills += 1
         self._pinned = (None, frozenset())  # the store pinned the spill for the next request: pin that one
-        self.recent_spills.append({"handle": spilled.handle, "tool": tool_name, "tokens": spilled.tokens,
-                                   "chars": len(result), "at": time.time()})
+        self.recent_spills.append(
+            {
+                "handle": spilled.handle,
+                "tool": tool_name,
+                "tokens": spilled.tokens,
+                "chars": len(result),
+                "at": time.time(),
+            }
+        )
         del self.recent_spills[:-RECENT_SPILLS]
         if len(self._spilled) >= MAX_SPILL_ORIGINS:
             oldest = next(iter(self._spilled))
@@ -232,8 +251,9 @@ class StoreSession:
         self._spilled[_digest(spilled.message)] = spilled.handle
         self._spilled_tokens[_digest(spilled.message)] = spilled.tokens
         # The preview stays in the history; recording it lets the lean view stub it later.
-        writer_for(store.root).submit(self._record, store, spilled.message, tool_name=tool_name,
-                                      arguments=args_text, session_id=self.session_id)
+        writer_for(store.root).submit(
+            self._record, store, spilled.message, tool_name=tool_name, arguments=args_text, session_id=self.session_id
+        )
         return spilled.message
 
     def spilled_tokens(self, preview: str) -> int | None:
@@ -262,8 +282,17 @@ class StoreSession:
         sha = _digest(text)
         # Looked up even when recorded earlier: the size cap may have evicted it since (one index read per stub;
         # the view memoizes its stubs).
-        handle = keep_bytes(store, encode_text(text), session_id=self.session_id, tool_name=tool_name,
-                            tool_args=argument_gist(arguments), kind=kind, content_type="text", sha=sha, pin=True)
+        handle = keep_bytes(
+            store,
+            encode_text(text),
+            session_id=self.session_id,
+            tool_name=tool_name,
+            tool_args=argument_gist(arguments),
+            kind=kind,
+            content_type="text",
+            sha=sha,
+            pin=True,
+        )
         return handle
 
     def pin_request(self, messages: list[Any]) -> None:
@@ -295,10 +324,17 @@ class StoreSession:
         return FetchTools(store, lambda: self.session_id, self.limits).handle(name, args)
 
     def status(self) -> dict[str, Any]:
-        return {"root": str(self.root) if self.root else None, "error": self.error, "spills": self.spills,
-                "spill_failures": self.spill_failures, "archive_failures": self.archive_failures,
-                "last_store_error": self.last_store_error, "tool_calls": self.tool_calls,
-                "recent_spills": list(self.recent_spills), "cap_evicted": self._cap_evicted()}
+        return {
+            "root": str(self.root) if self.root else None,
+            "error": self.error,
+            "spills": self.spills,
+            "spill_failures": self.spill_failures,
+            "archive_failures": self.archive_failures,
+            "last_store_error": self.last_store_error,
+            "tool_calls": self.tool_calls,
+            "recent_spills": list(self.recent_spills),
+            "cap_evicted": self._cap_evicted(),
+        }
 
     def _cap_evicted(self) -> dict[str, int]:
         """This session's blobs the size cap tombstoned (their handles now answer with tombstones)."""

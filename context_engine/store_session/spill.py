@@ -42,8 +42,9 @@ class SpillPolicy:
 
     @classmethod
     def from_settings(cls, spill: SpillSection) -> "SpillPolicy":
-        return cls(spill.enabled, spill.threshold_tokens, dict(spill.per_tool), tuple(spill.never_spill),
-                   spill.excerpt_chars)
+        return cls(
+            spill.enabled, spill.threshold_tokens, dict(spill.per_tool), tuple(spill.never_spill), spill.excerpt_chars
+        )
 
     def threshold_for(self, tool_name: str) -> int | None:
         """Token threshold for ``tool_name``; None means never spill it."""
@@ -60,9 +61,17 @@ class Spilled:
     tokens: int
 
 
-def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None,
-                 policy: SpillPolicy, count_tokens: Callable[[str], int],
-                 on_failure: Callable[[BaseException], None] | None = None) -> Spilled | None:
+def spill_result(
+    store: BlobStore,
+    text: str,
+    *,
+    tool_name: str,
+    arguments: str,
+    session_id: str | None,
+    policy: SpillPolicy,
+    count_tokens: Callable[[str], int],
+    on_failure: Callable[[BaseException], None] | None = None,
+) -> Spilled | None:
     """Store ``text`` and return the preview message, or None to leave it as is.
 
     When the store cannot write, ``on_failure`` gets the error and None is returned.
@@ -79,23 +88,45 @@ def spill_result(store: BlobStore, text: str, *, tool_name: str, arguments: str,
     # from the middle (sniffing only samples the ends of the output).
     excerpt_kind = "log" if kind == "text" else kind
     try:
-        original = store.put(encode_text(text), session_id=session_id, tool_name=tool_name, tool_args=gist,
-                             kind=BlobKind.SPILL, content_type=kind, pin=True)
+        original = store.put(
+            encode_text(text),
+            session_id=session_id,
+            tool_name=tool_name,
+            tool_args=gist,
+            kind=BlobKind.SPILL,
+            content_type=kind,
+            pin=True,
+        )
         excerpt = build_excerpt(text, budget_chars=policy.excerpt_chars, kind=excerpt_kind)
         views = _line_views(text, excerpt.view_path)
         view_handles = {}
         for view in views:
-            put = store.put(encode_text(view.text), session_id=session_id, tool_name=tool_name,
-                            tool_args=f"{gist} [{view.path}]", kind=BlobKind.SPILL_VIEW, content_type="text",
-                            pin=True)
+            put = store.put(
+                encode_text(view.text),
+                session_id=session_id,
+                tool_name=tool_name,
+                tool_args=f"{gist} [{view.path}]",
+                kind=BlobKind.SPILL_VIEW,
+                content_type="text",
+                pin=True,
+            )
             view_handles[view.path] = put.handle
     except (StoreError, OSError) as exc:
         logger.warning("stowage: could not spill a %s result (%s); passing it through unspilled", tool_name, exc)
         if on_failure is not None:
             on_failure(exc)
         return None
-    message = _render(tool_name, gist, text, tokens, original.handle, original.line_count, view_handles,
-                      excerpt.text, excerpt.view_path)
+    message = _render(
+        tool_name,
+        gist,
+        text,
+        tokens,
+        original.handle,
+        original.line_count,
+        view_handles,
+        excerpt.text,
+        excerpt.view_path,
+    )
     return Spilled(message, original.handle, view_handles, tokens)
 
 
@@ -117,22 +148,41 @@ def host_truncation(text: str) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
-def _render(tool_name: str, gist: str, text: str, tokens: int, handle: str, lines: int,
-            view_handles: dict[str, str], excerpt: str, excerpt_view: str | None) -> str:
+def _render(
+    tool_name: str,
+    gist: str,
+    text: str,
+    tokens: int,
+    handle: str,
+    lines: int,
+    view_handles: dict[str, str],
+    excerpt: str,
+    excerpt_view: str | None,
+) -> str:
     parts = [
         SPILL_HEADER,
         f"{tool_name or 'tool'}({gist}) returned {len(text):,} chars, {lines:,} lines (~{tokens:,} tokens); "
-        + ("the whole output is stored." if (cut := host_truncation(text)) is None else
-           f"that is all Stowage received and stored: Hermes had already cut {cut[0]:,} of {cut[1]:,} chars out of "
-           "the middle before Stowage saw it (raise tool_output.max_bytes in config.yaml to keep them; "
-           "`stowage doctor` explains)."),
+        + (
+            "the whole output is stored."
+            if (cut := host_truncation(text)) is None
+            else "that is all Stowage received and stored: "
+            f"Hermes had already cut {cut[0]:,} of {cut[1]:,} chars out of "
+            "the middle before Stowage saw it (raise tool_output.max_bytes in config.yaml to keep them; "
+            "`stowage doctor` explains)."
+        ),
         f"handle: {handle}",
     ]
     for path, view_handle in view_handles.items():
         parts.append(f"handle: {view_handle} = the string at {path!r}, unescaped (page it by line, grep it)")
     if excerpt_view:
-        parts.append(f"Line numbers in the preview refer to {excerpt_view!r} (handle {view_handles.get(excerpt_view, handle)}).")
-    parts += ["--- preview ---", excerpt, "--- end of preview ---",
-              'Read more with stowage_fetch(handle=..., mode="range", start=N, count=M) (lines; unit="chars" for '
-              'characters), mode="grep" with a pattern, mode="json" with a path, or mode="stat".']
+        parts.append(
+            f"Line numbers in the preview refer to {excerpt_view!r} (handle {view_handles.get(excerpt_view, handle)})."
+        )
+    parts += [
+        "--- preview ---",
+        excerpt,
+        "--- end of preview ---",
+        'Read more with stowage_fetch(handle=..., mode="range", start=N, count=M) (lines; unit="chars" for '
+        'characters), mode="grep" with a pattern, mode="json" with a path, or mode="stat".',
+    ]
     return "\n".join(parts)

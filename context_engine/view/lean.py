@@ -68,9 +68,16 @@ class ViewSettings:
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
         view = settings.view
-        return cls(view.enabled, view.hot_tokens, view.step_tokens, view.pin_turns,
-                   max(view.min_chars, settings.compaction.prune_min_chars), settings.compaction.max_tool_args_chars,
-                   view.condense_reasoning, view.pin_quoted)
+        return cls(
+            view.enabled,
+            view.hot_tokens,
+            view.step_tokens,
+            view.pin_turns,
+            max(view.min_chars, settings.compaction.prune_min_chars),
+            settings.compaction.max_tool_args_chars,
+            view.condense_reasoning,
+            view.pin_quoted,
+        )
 
 
 @dataclass
@@ -134,8 +141,13 @@ class LeanView:
         items, calls = self._measure(messages)
         full = sum(item.tokens for item in items)
         plan = plan_view(items, hot_tokens=self.settings.hot_tokens, step_tokens=self.settings.step_tokens)
-        outcome = ViewOutcome(list(messages), full, full, plan,
-                              spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0)
+        outcome = ViewOutcome(
+            list(messages),
+            full,
+            full,
+            plan,
+            spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0,
+        )
         if store_session is not None:
             for index in plan.stubbed:
                 self._stub(outcome, index, calls, store_session)
@@ -148,8 +160,13 @@ class LeanView:
         """With the view off nothing is stubbed; the figures still count what spilling saved."""
         items, _ = self._measure(messages)
         full = sum(item.tokens for item in items)
-        outcome = ViewOutcome(list(messages), full, full, ViewPlan(),
-                              spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0)
+        outcome = ViewOutcome(
+            list(messages),
+            full,
+            full,
+            ViewPlan(),
+            spill_tokens=_spill_tokens(messages, items, store_session) if store_session is not None else 0,
+        )
         self._record(outcome)
         return outcome
 
@@ -178,19 +195,34 @@ class LeanView:
         pin_span = self.settings.pin_turns
         quoted: dict[int, list[tuple[int, int]]] = {}
         if pin_span > 0 and self.settings.pin_quoted:
-            quoted = self._quotes.pins(messages, lambda m: _plain_text(m.get("content")),
-                                       lambda at: _after_turns(model_turns, at, pin_span), self.settings.min_chars)
+            quoted = self._quotes.pins(
+                messages,
+                lambda m: _plain_text(m.get("content")),
+                lambda at: _after_turns(model_turns, at, pin_span),
+                self.settings.min_chars,
+            )
         items = []
         for index, message in enumerate(messages):
             tokens = self._count(message) if message.__class__ is dict else 0
-            items.append(self._item(index, message, tokens, calls, model_turns, references, pin_span,
-                                    quoted.get(index, ()), rereads))
+            items.append(
+                self._item(
+                    index, message, tokens, calls, model_turns, references, pin_span, quoted.get(index, ()), rereads
+                )
+            )
         return items, calls
 
-    def _item(self, index: int, message: Any, tokens: int, calls: dict[str, Any], model_turns: list[int],
-              references: list[tuple[int, str]], pin_span: int,
-              quoted: Sequence[tuple[int, int]] = (),
-              rereads: Sequence[tuple[int, tuple[str, str, str]]] = ()) -> ViewItem:
+    def _item(
+        self,
+        index: int,
+        message: Any,
+        tokens: int,
+        calls: dict[str, Any],
+        model_turns: list[int],
+        references: list[tuple[int, str]],
+        pin_span: int,
+        quoted: Sequence[tuple[int, int]] = (),
+        rereads: Sequence[tuple[int, tuple[str, str, str]]] = (),
+    ) -> ViewItem:
         if message.__class__ is not dict:
             return ViewItem(tokens)
         role = message.get("role")
@@ -205,8 +237,7 @@ class LeanView:
         if role != "tool":
             return ViewItem(tokens)
         text = _plain_text(message.get("content"))
-        if text is None or len(text) < self.settings.min_chars or tokens <= 2 * STUB_TOKENS \
-                or is_stub(text):
+        if text is None or len(text) < self.settings.min_chars or tokens <= 2 * STUB_TOKENS or is_stub(text):
             return ViewItem(tokens)
         pins: list[tuple[int, int]] = list(quoted)
         if pin_span > 0:
@@ -216,18 +247,26 @@ class LeanView:
             if call is not None and call_name(call) == READ_TOOL:
                 # read again: the model wants this content; the host's dedup tells it to look here
                 region = read_key(call_arguments_text(call))
-                pins += [(at, _after_turns(model_turns, at, pin_span)) for at, ref in rereads
-                         if at > index and ref == region]
+                pins += [
+                    (at, _after_turns(model_turns, at, pin_span)) for at, ref in rereads if at > index and ref == region
+                ]
             if text.startswith(SPILL_HEADER):
                 head = text[:4000]
-                pins += [(at, _after_turns(model_turns, at, pin_span)) for at, handle in references
-                         if at > index and handle in head]
+                pins += [
+                    (at, _after_turns(model_turns, at, pin_span))
+                    for at, handle in references
+                    if at > index and handle in head
+                ]
         return ViewItem(tokens, cold_tokens=tokens - STUB_TOKENS, pins=tuple(pins))
 
     def _condensable(self, content: Any) -> bool:
         """Reasoning before tool calls worth condensing (plain text well over the kept head)."""
-        return (self.settings.condense_reasoning and content.__class__ is str
-                and len(content) > REASONING_HEAD_CHARS + 4 * STUB_TOKENS + 80 and REASONING_MARK not in content)
+        return (
+            self.settings.condense_reasoning
+            and content.__class__ is str
+            and len(content) > REASONING_HEAD_CHARS + 4 * STUB_TOKENS + 80
+            and REASONING_MARK not in content
+        )
 
     # -- rendering -------------------------------------------------------------
     def _stub(self, outcome: ViewOutcome, index: int, calls: dict[str, Any], store_session: StoreHandles) -> None:
@@ -237,8 +276,9 @@ class LeanView:
         else:
             self._condense_call_message(outcome, index, message, store_session)
 
-    def _stub_output(self, outcome: ViewOutcome, index: int, message: Message, calls: dict[str, Any],
-                     store_session: StoreHandles) -> None:
+    def _stub_output(
+        self, outcome: ViewOutcome, index: int, message: Message, calls: dict[str, Any], store_session: StoreHandles
+    ) -> None:
         text = _plain_text(message.get("content")) or ""
         call = calls.get(tool_result_id(message))
         name = call_name(call) if call is not None else (message.get("name") or "")
@@ -264,7 +304,9 @@ class LeanView:
         outcome.stubbed_outputs += 1
         outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
-    def _condense_call_message(self, outcome: ViewOutcome, index: int, message: Message, store_session: StoreHandles) -> None:
+    def _condense_call_message(
+        self, outcome: ViewOutcome, index: int, message: Message, store_session: StoreHandles
+    ) -> None:
         """An older assistant message with tool calls: reasoning condensed, oversized arguments cut."""
         replaced = dict(message)
         content = message.get("content")
@@ -272,7 +314,9 @@ class LeanView:
             key = ("reasoning", "", content)
             condensed = self._memo.get(key)
             if condensed is None:
-                handle = self._keep(store_session, content, kind=BlobKind.REASONING, tool_name="assistant", arguments="")
+                handle = self._keep(
+                    store_session, content, kind=BlobKind.REASONING, tool_name="assistant", arguments=""
+                )
                 if handle is not None:
                     condensed = condensed_reasoning(content, handle)
                     self._remember(key, condensed)
@@ -289,8 +333,9 @@ class LeanView:
                 key = ("arguments", call_name(call), arguments)
                 cut = self._memo.get(key)
                 if cut is None:
-                    handle = self._keep(store_session, arguments, kind=BlobKind.ARGUMENTS, tool_name=call_name(call),
-                                        arguments="")
+                    handle = self._keep(
+                        store_session, arguments, kind=BlobKind.ARGUMENTS, tool_name=call_name(call), arguments=""
+                    )
                     if handle is None:
                         outcome.unstored += 1
                         new_calls.append(call)
@@ -306,7 +351,9 @@ class LeanView:
             outcome.messages[index] = replaced
             outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
-    def _keep(self, store_session: StoreHandles, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
+    def _keep(
+        self, store_session: StoreHandles, text: str, *, kind: BlobKind, tool_name: str, arguments: str
+    ) -> str | None:
         try:
             return store_session.handle_for(text, kind=kind, tool_name=tool_name, arguments=arguments)
         except Exception as exc:  # noqa: BLE001 - a store failure keeps the output verbatim
@@ -333,21 +380,38 @@ class LeanView:
         if outcome.plan.steps > self._last_steps and stats.requests > 1:
             stats.steps += outcome.plan.steps - self._last_steps  # the first request caches nothing yet
         self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
-        stats.last = {"full_tokens": outcome.full_tokens, "sent_tokens": outcome.lean_tokens,
-                      "saved_tokens": outcome.saved_tokens, "unshaped_tokens": outcome.unshaped_tokens,
-                      "spill_tokens": outcome.spill_tokens, "stubbed_outputs": outcome.stubbed_outputs,
-                      "cut_arguments": outcome.cut_arguments, "condensed_reasoning": outcome.condensed,
-                      "pinned": len(outcome.plan.pinned),
-                      "hot_start": outcome.plan.hot_start, "unstored": outcome.unstored}
+        stats.last = {
+            "full_tokens": outcome.full_tokens,
+            "sent_tokens": outcome.lean_tokens,
+            "saved_tokens": outcome.saved_tokens,
+            "unshaped_tokens": outcome.unshaped_tokens,
+            "spill_tokens": outcome.spill_tokens,
+            "stubbed_outputs": outcome.stubbed_outputs,
+            "cut_arguments": outcome.cut_arguments,
+            "condensed_reasoning": outcome.condensed,
+            "pinned": len(outcome.plan.pinned),
+            "hot_start": outcome.plan.hot_start,
+            "unstored": outcome.unstored,
+        }
 
     def status(self) -> dict[str, Any]:
         s = self.stats
-        return {"enabled": self.settings.enabled, "hot_tokens": self.settings.hot_tokens,
-                "step_tokens": self.settings.step_tokens, "pin_turns": self.settings.pin_turns,
-                "requests": s.requests, "tokens_saved": s.tokens_saved, "sent_tokens": s.sent_tokens,
-                "unshaped_tokens": s.unshaped_tokens, "view_tokens_saved": s.view_tokens_saved,
-                "spill_tokens_saved": s.spill_tokens_saved, "steps": s.steps,
-                "unstored_outputs": s.unstored, "last_error": s.last_error, "last_request": dict(s.last)}
+        return {
+            "enabled": self.settings.enabled,
+            "hot_tokens": self.settings.hot_tokens,
+            "step_tokens": self.settings.step_tokens,
+            "pin_turns": self.settings.pin_turns,
+            "requests": s.requests,
+            "tokens_saved": s.tokens_saved,
+            "sent_tokens": s.sent_tokens,
+            "unshaped_tokens": s.unshaped_tokens,
+            "view_tokens_saved": s.view_tokens_saved,
+            "spill_tokens_saved": s.spill_tokens_saved,
+            "steps": s.steps,
+            "unstored_outputs": s.unstored,
+            "last_error": s.last_error,
+            "last_request": dict(s.last),
+        }
 
 
 def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session: StoreHandles) -> int:
@@ -371,9 +435,13 @@ def _plain_text(content: Any) -> str | None:
     """The text of a string or all-text content; None for anything else (left alone)."""
     if content.__class__ is str:
         return content
-    if isinstance(content, list) and content and all(
-            isinstance(p, dict) and p.get("type") in ("text", None) and isinstance(p.get("text"), str)
-            for p in content):
+    if (
+        isinstance(content, list)
+        and content
+        and all(
+            isinstance(p, dict) and p.get("type") in ("text", None) and isinstance(p.get("text"), str) for p in content
+        )
+    ):
         return content_text(content)
     return None
 
@@ -384,7 +452,6 @@ def _same_shape(content: Any, stub: str) -> Any:
         return stub
     first = {k: v for k, v in content[0].items() if k != "text"}
     return [{**first, "type": first.get("type") or "text", "text": stub}]
-
 
 
 def _after_turns(model_turns: list[int], position: int, turns: int) -> int:

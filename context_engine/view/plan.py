@@ -78,8 +78,9 @@ def plan_view(items: Sequence[ViewItem], *, hot_tokens: int, step_tokens: int) -
     return plan
 
 
-def _step(plan: ViewPlan, items: Sequence[ViewItem], pending: list[int], position: int,
-          step_tokens: int) -> tuple[list[int], int]:
+def _step(
+    plan: ViewPlan, items: Sequence[ViewItem], pending: list[int], position: int, step_tokens: int
+) -> tuple[list[int], int]:
     """Stub every unpinned pending item when they alone make a step; keep the pinned ones pending."""
     pinned = [i for i in pending if items[i].pinned_at(position)]
     if not pinned:

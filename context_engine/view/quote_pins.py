@@ -51,8 +51,13 @@ class QuoteIndex:
             found = self._assistant_memo[joined] = frozenset(quotable(assistant_text(message)))
         return found
 
-    def pins(self, messages: Sequence[Any], output_text: Callable[[Any], str | None],
-             pin_end: Callable[[int], int], min_chars: int = 0) -> dict[int, list[tuple[int, int]]]:
+    def pins(
+        self,
+        messages: Sequence[Any],
+        output_text: Callable[[Any], str | None],
+        pin_end: Callable[[int], int],
+        min_chars: int = 0,
+    ) -> dict[int, list[tuple[int, int]]]:
         """Output index -> ``(start, end)`` pins: from each assistant message that quotes it to ``pin_end(start)``.
 
         ``output_text`` gives a tool message's plain text (None: not text);

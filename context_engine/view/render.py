@@ -42,8 +42,7 @@ def condensed_reasoning(content: str, handle: str) -> str:
     cut = head.rfind(" ")
     if cut > REASONING_HEAD_CHARS // 2:
         head = head[:cut]
-    return (f'{head.rstrip()}… {REASONING_MARK}: {len(content) - len(head):,} chars; '
-            f'stowage_fetch(handle="{handle}")]')
+    return f'{head.rstrip()}… {REASONING_MARK}: {len(content) - len(head):,} chars; stowage_fetch(handle="{handle}")]'
 
 
 def cut_arguments(arguments: str, max_chars: int, handle: str) -> str:

@@ -23,9 +23,17 @@ from pathlib import Path
 from typing import Any
 
 LAPTOP = (1366, 768)  # the most common laptop screen
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars",
-         "--remote-debugging-pipe")
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+    "--remote-debugging-pipe",
+)
 
 
 def chromium_path() -> str | None:
@@ -59,18 +67,32 @@ class Browser:
             os.dup2(from_browser_w, 4)
 
         self.proc = subprocess.Popen(
-            [self.executable, *FLAGS, f"--user-data-dir={self.profile}",
-             f"--window-size={self.size[0]},{self.size[1]}", "about:blank"],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            preexec_fn=wire, pass_fds=(3, 4))  # kept open past close_fds, which runs after preexec_fn
+            [
+                self.executable,
+                *FLAGS,
+                f"--user-data-dir={self.profile}",
+                f"--window-size={self.size[0]},{self.size[1]}",
+                "about:blank",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=wire,
+            pass_fds=(3, 4),
+        )  # kept open past close_fds, which runs after preexec_fn
         os.close(to_browser_r)
         os.close(from_browser_w)
         targets = self.send("Target.getTargets")["targetInfos"]
         page = next(t["targetId"] for t in targets if t.get("type") == "page")
         self.session = self.send("Target.attachToTarget", targetId=page, flatten=True)["sessionId"]
         self.send("Page.enable")
-        self.send("Emulation.setDeviceMetricsOverride", width=self.size[0], height=self.size[1],
-                  deviceScaleFactor=1, mobile=False)
+        self.send(
+            "Emulation.setDeviceMetricsOverride",
+            width=self.size[0],
+            height=self.size[1],
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -124,8 +146,10 @@ class Browser:
                 self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
                 return
             time.sleep(0.25)
-        raise BrowserError(f"{url}: the page never got ready ({ready}); body: "
-                           + str(self.evaluate("document.body ? document.body.innerText.slice(0, 2000) : ''")))
+        raise BrowserError(
+            f"{url}: the page never got ready ({ready}); body: "
+            + str(self.evaluate("document.body ? document.body.innerText.slice(0, 2000) : ''"))
+        )
 
     def evaluate(self, expression: str) -> Any:
         result = self.send("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
@@ -141,17 +165,29 @@ class Browser:
         elif full_page:
             # Apps such as the Hermes dashboard scroll an inner pane, not the document: the window grows to the
             # tallest scrolling content for the picture (widths, and so the layout across, stay the same).
-            height = int(self.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
-                         or self.size[1])
-            self.send("Emulation.setDeviceMetricsOverride", width=self.size[0], height=max(height, self.size[1]),
-                      deviceScaleFactor=1, mobile=False)
+            height = int(
+                self.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
+                or self.size[1]
+            )
+            self.send(
+                "Emulation.setDeviceMetricsOverride",
+                width=self.size[0],
+                height=max(height, self.size[1]),
+                deviceScaleFactor=1,
+                mobile=False,
+            )
             self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         try:
             data = base64.b64decode(self.send("Page.captureScreenshot", **params)["data"])
         finally:
             if full_page and clip is None:
-                self.send("Emulation.setDeviceMetricsOverride", width=self.size[0], height=self.size[1],
-                          deviceScaleFactor=1, mobile=False)
+                self.send(
+                    "Emulation.setDeviceMetricsOverride",
+                    width=self.size[0],
+                    height=self.size[1],
+                    deviceScaleFactor=1,
+                    mobile=False,
+                )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         return path
@@ -164,8 +200,8 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
         raise ValueError(f"{path} is not a PNG")
     pos, idat, header = 8, b"", None
     while pos < len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
         pos += 12 + length
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", chunk)
@@ -183,7 +219,7 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
     previous = bytearray(stride)
     for y in range(height):
         kind = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
             up = previous[i]
@@ -200,7 +236,7 @@ def read_png(path: Path) -> tuple[int, int, list[bytes]]:
                 line[i] = (line[i] + (left if pa <= pb and pa <= pc else up if pb <= pc else corner)) & 0xFF
         previous = line
         if channels == 3:
-            rows.append(bytes(b for px in range(width) for b in (*line[px * 3:px * 3 + 3], 255)))
+            rows.append(bytes(b for px in range(width) for b in (*line[px * 3 : px * 3 + 3], 255)))
         else:
             rows.append(bytes(line))
     return width, height, rows

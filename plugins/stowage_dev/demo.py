@@ -88,6 +88,7 @@ def write_logs(work_dir: Path) -> None:
 
 def _handle(text: str) -> str:
     import re
+
     found = re.findall(r"handle: ([0-9a-f]{16,64})", text)
     return found[-1] if found else "0" * 16
 
@@ -99,53 +100,98 @@ NOTE_ANSWER = "Posted the note through the echo tool."
 def script(fake_llm: FakeLLMServer, *, stowage: bool = True) -> None:
     """The model's side of the session; without Stowage it does the same work with the host's own tools."""
     # 1. spill: a 1,800-line log, then a grep through the handle in the preview
-    fake_llm.on(Match.user_turn("NIGHTLY"), Reply.tool(ToolCall("read_file", {"path": "logs/nightly-full.log",
-                                                                              "limit": 10000}, id="call_nightly")))
+    fake_llm.on(
+        Match.user_turn("NIGHTLY"),
+        Reply.tool(ToolCall("read_file", {"path": "logs/nightly-full.log", "limit": 10000}, id="call_nightly")),
+    )
     if stowage:
-        fake_llm.on(Match.after_tool_result("call_nightly"), lambda request: Reply.tool(ToolCall(
-            "stowage_fetch", {"handle": _handle(request.tool_results["call_nightly"]), "mode": "grep",
-                              "pattern": "FAILED", "context": 1}, id="call_grep")))
+        fake_llm.on(
+            Match.after_tool_result("call_nightly"),
+            lambda request: Reply.tool(
+                ToolCall(
+                    "stowage_fetch",
+                    {
+                        "handle": _handle(request.tool_results["call_nightly"]),
+                        "mode": "grep",
+                        "pattern": "FAILED",
+                        "context": 1,
+                    },
+                    id="call_grep",
+                )
+            ),
+        )
         fake_llm.on(Match.after_tool_result("call_grep"), Reply.say(NIGHTLY_ANSWER))
     else:  # the whole log is in the context: the model reads the line off it
         fake_llm.on(Match.after_tool_result("call_nightly"), Reply.say(NIGHTLY_ANSWER))
     # 3. tool search: find a tool among the deferred ones and run it
     if stowage:
-        fake_llm.on(Match.user_turn("TOOLS"), Reply.tool(ToolCall("stowage_tool_search", {"query": "echo text back"},
-                                                                  id="call_search")))
-        fake_llm.on(Match.after_tool_result("call_search"), Reply.tool(ToolCall(
-            "stowage_tool_call", {"name": "harness_echo", "arguments": {"text": "parser fixed"}}, id="call_bridge")))
+        fake_llm.on(
+            Match.user_turn("TOOLS"),
+            Reply.tool(ToolCall("stowage_tool_search", {"query": "echo text back"}, id="call_search")),
+        )
+        fake_llm.on(
+            Match.after_tool_result("call_search"),
+            Reply.tool(
+                ToolCall(
+                    "stowage_tool_call",
+                    {"name": "harness_echo", "arguments": {"text": "parser fixed"}},
+                    id="call_bridge",
+                )
+            ),
+        )
         fake_llm.on(Match.after_tool_result("call_bridge"), Reply.say(NOTE_ANSWER))
     else:  # every schema is in every request: the model calls the tool directly
-        fake_llm.on(Match.user_turn("TOOLS"), Reply.tool(ToolCall("harness_echo", {"text": "parser fixed"},
-                                                                  id="call_bridge")))
+        fake_llm.on(
+            Match.user_turn("TOOLS"), Reply.tool(ToolCall("harness_echo", {"text": "parser fixed"}, id="call_bridge"))
+        )
         fake_llm.on(Match.after_tool_result("call_bridge"), Reply.say(NOTE_ANSWER))
     # 2. compaction
     for run in range(LOG_FILES):
         call_id = f"call_log_{run}"
-        fake_llm.on(Match.user_turn(f"LOG-{run} "), Reply.tool(ToolCall("read_file", {"path": f"logs/build-{run}.log"},
-                                                                       id=call_id)))
-        fake_llm.on(Match.after_tool_result(call_id),
-                    Reply.say(f"Run {run}: the build fails in test_parser (expected 3, got 4)."))
+        fake_llm.on(
+            Match.user_turn(f"LOG-{run} "),
+            Reply.tool(ToolCall("read_file", {"path": f"logs/build-{run}.log"}, id=call_id)),
+        )
+        fake_llm.on(
+            Match.after_tool_result(call_id),
+            Reply.say(f"Run {run}: the build fails in test_parser (expected 3, got 4)."),
+        )
     # The provider reports a near-full window on this turn's tool call.
-    fake_llm.on(Match.user_turn("FIX"), Reply.tool(ToolCall("read_file", {"path": "logs/build-0.log", "limit": 20},
-                                                            id="call_fix"), usage={"prompt_tokens": 100_000}))
+    fake_llm.on(
+        Match.user_turn("FIX"),
+        Reply.tool(
+            ToolCall("read_file", {"path": "logs/build-0.log", "limit": 20}, id="call_fix"),
+            usage={"prompt_tokens": 100_000},
+        ),
+    )
     fake_llm.on(Match.after_tool_result("call_fix"), Reply.say("I will patch the loop bound in src/parser/tokens.py."))
-    fake_llm.on(Match.user_turn("What is the next step"),
-                Reply.say("Re-run the parser tests once the loop bound is patched."), times=None)
+    fake_llm.on(
+        Match.user_turn("What is the next step"),
+        Reply.say("Re-run the parser tests once the loop bound is patched."),
+        times=None,
+    )
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY_REPLY), times=None)
 
 
 def describe_compaction(entry: dict[str, Any]) -> None:
     before, after = entry.get("tokens_before"), entry.get("tokens_after")
-    how = "forced by /compress" + (f" with focus {entry['focus_topic']!r}" if entry.get("focus_topic") else "") \
-        if entry.get("forced") else "automatic: the request crossed the trigger"
+    how = (
+        "forced by /compress" + (f" with focus {entry['focus_topic']!r}" if entry.get("focus_topic") else "")
+        if entry.get("forced")
+        else "automatic: the request crossed the trigger"
+    )
     _line(f"  {entry['result']} ({how})")
-    sizes = f"; request ~{before:,} -> ~{after:,} tokens (Hermes's estimate, system prompt and tools included)" \
-        if before and after and entry.get("forced") else ""  # the automatic one starts from the scripted figure
+    sizes = (
+        f"; request ~{before:,} -> ~{after:,} tokens (Hermes's estimate, system prompt and tools included)"
+        if before and after and entry.get("forced")
+        else ""
+    )  # the automatic one starts from the scripted figure
     _line(f"    history: {entry['messages_before']} -> {entry['messages_after']} messages{sizes}")
-    _line(f"    {entry['window_messages']} messages ({entry['window_tool_outputs']} tool outputs) went into a "
-          f"{entry['summary_chars']:,}-char summary and are stored whole under a handle"
-          + (f"; {entry['pruned_outputs']} older output(s) became stubs" if entry.get("pruned_outputs") else ""))
+    _line(
+        f"    {entry['window_messages']} messages ({entry['window_tool_outputs']} tool outputs) went into a "
+        f"{entry['summary_chars']:,}-char summary and are stored whole under a handle"
+        + (f"; {entry['pruned_outputs']} older output(s) became stubs" if entry.get("pruned_outputs") else "")
+    )
     if entry.get("summary_error"):
         _line(f"    the summary model failed ({entry['summary_error']}): a fallback summary took its place")
 
@@ -169,11 +215,17 @@ def run_session(workspace: Path, *, stowage: bool) -> tuple[Any, FakeLLMServer, 
     fake_llm = FakeLLMServer().start()
     extra: dict[str, Any] = {"auxiliary": {"transient_retries": 0}}
     if stowage:
-        extra["stowage"] = {"compaction": {"target_ratio": 0.05, "protect_last_n": 4},
-                            "tool_search": {"enabled": "auto", "threshold_pct": 2}}
-    home = HermesHome(root=workspace / ("stowage-home" if stowage else "builtin-home"), base_url=fake_llm.base_url,
-                      engine="stowage" if stowage else "compressor", plugins_enabled=["stowage"] if stowage else [],
-                      extra_config=extra)
+        extra["stowage"] = {
+            "compaction": {"target_ratio": 0.05, "protect_last_n": 4},
+            "tool_search": {"enabled": "auto", "threshold_pct": 2},
+        }
+    home = HermesHome(
+        root=workspace / ("stowage-home" if stowage else "builtin-home"),
+        base_url=fake_llm.base_url,
+        engine="stowage" if stowage else "compressor",
+        plugins_enabled=["stowage"] if stowage else [],
+        extra_config=extra,
+    )
     home.install_harness_probe()  # a plugin with 60 extra tools, to be deferred
     write_logs(home.work_dir)
     script(fake_llm, stowage=stowage)
@@ -219,18 +271,23 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
 
     if os.environ.get("STOWAGE_DEMO_DEBUG"):
         for request in fake_llm.chat_requests():
-            _line(f"  debug: #{request.index} main={request.is_main} last_user={str(request.last_user_text)[:40]!r} "
-                  f"last_role={request.roles[-1] if request.roles else None} rule={request.rule}")
+            _line(
+                f"  debug: #{request.index} main={request.is_main} last_user={str(request.last_user_text)[:40]!r} "
+                f"last_role={request.roles[-1] if request.roles else None} rule={request.rule}"
+            )
     if not result.ok:
         _line("The session failed: " + json.dumps(result.report.get("error"), indent=2))
         return 1
     engine = result.engine
     if engine["is_builtin"]:
-        _line("  Stowage is NOT running: Hermes fell back to its built-in compressor (check context.engine and "
-              "plugins.enabled; `stowage doctor` says which)")
+        _line(
+            "  Stowage is NOT running: Hermes fell back to its built-in compressor (check context.engine and "
+            "plugins.enabled; `stowage doctor` says which)"
+        )
         return 1
     source = {"entrypoint": "the pip entry point", "user": "a user plugin folder"}.get(
-        result.plugin("stowage")["source"], result.plugin("stowage")["source"])
+        result.plugin("stowage")["source"], result.plugin("stowage")["source"]
+    )
     _line(f"  Hermes runs Stowage as its context engine (plugin loaded from {source})")
     _section("Session")
     for step in result.steps:
@@ -238,16 +295,20 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
             text = (step.get("final_response") or "").replace("\n", " ")
             _line(f"  [{step['id']:>6}] assistant: {text[:90]}")
         elif step.get("op") == "compress":
-            _line(f"  [{step['id']:>6}] /compress parser bug: {step['messages_before']} -> {step['messages_after']} "
-                  "messages")
+            _line(
+                f"  [{step['id']:>6}] /compress parser bug: {step['messages_before']} -> {step['messages_after']} "
+                "messages"
+            )
     _section("1. Spill: a 1,800-line log never entered the context")
     spill_request = fake_llm.matching(Match.after_tool_result("call_nightly"))[0]
     preview = spill_request.tool_results["call_nightly"]
     _line(f"  the model saw {len(preview):,} chars instead of the whole output; first lines of what it saw:")
     _line(textwrap.indent("\n".join(preview.splitlines()[:6]), "  | ", predicate=lambda _: True))
     grep_reply = json.loads(fake_llm.matching(Match.after_tool_result("call_grep"))[0].tool_results["call_grep"])
-    _line(f"  then stowage_fetch(mode=grep, pattern=FAILED): {grep_reply.get('matches')} match in "
-          f"{grep_reply.get('scanned_lines'):,} lines:")
+    _line(
+        f"  then stowage_fetch(mode=grep, pattern=FAILED): {grep_reply.get('matches')} match in "
+        f"{grep_reply.get('scanned_lines'):,} lines:"
+    )
     _line(textwrap.indent(grep_reply.get("text", ""), "  | "))
     status = result.step("final")["engine"]["status"]
     _section("2. Compaction")
@@ -260,8 +321,10 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
         describe_compaction(entry)
     summaries = fake_llm.summary_requests()
     updates = sum(1 for r in summaries if "PREVIOUS SUMMARY" in r.messages[0]["content"])
-    _line(f"\n  the summary model was called {len(summaries)} time(s)"
-          + (f"; {updates} call(s) updated the previous summary instead of nesting it" if updates else ""))
+    _line(
+        f"\n  the summary model was called {len(summaries)} time(s)"
+        + (f"; {updates} call(s) updated the previous summary instead of nesting it" if updates else "")
+    )
     final = fake_llm.last_main_request()
     summary = next((m for m in final.messages if "STOWAGE CONTEXT SUMMARY" in json.dumps(m)), None)
     _section("What the model sees now (summary message, first lines)")
@@ -270,17 +333,25 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
         _line(textwrap.indent("\n".join(body.splitlines()[:16]), "  | ", predicate=lambda _: True))
     _section("3. Lean requests: what each request carried")
     _line(f"  {saved_text(SessionStatus.from_dict(status))}")
-    _line("  (saved: each request's tokens against the same history unshaped, every spilled output whole; "
-          "the figure `stowage status` and /stowage print)")
-    stubs = [m for m in final.messages if m.get("role") == "tool" and str(m.get("content")).startswith("[stowage: old output")]
+    _line(
+        "  (saved: each request's tokens against the same history unshaped, every spilled output whole; "
+        "the figure `stowage status` and /stowage print)"
+    )
+    stubs = [
+        m
+        for m in final.messages
+        if m.get("role") == "tool" and str(m.get("content")).startswith("[stowage: old output")
+    ]
     if stubs:
         _line(f"  {len(stubs)} older output(s) went as one line each, e.g.:")
         _line(f"  | {stubs[0]['content']}")
     _section("4. Tool search")
     search_request = fake_llm.matching(Match.after_tool_result("call_search"))[0]
     ts = status["tool_search"]
-    _line(f"  {ts['deferred']} tool schemas deferred ({ts['reason']}); the request offered "
-          f"{len(search_request.tool_names)} tools, bridges included")
+    _line(
+        f"  {ts['deferred']} tool schemas deferred ({ts['reason']}); the request offered "
+        f"{len(search_request.tool_names)} tools, bridges included"
+    )
     hits = json.loads(search_request.tool_results["call_search"]).get("matches", [])
     _line("  stowage_tool_search('echo text back') -> " + ", ".join(f"{h['name']} ({h['score']})" for h in hits[:3]))
     bridged = fake_llm.matching(Match.after_tool_result("call_bridge"))[0].tool_results["call_bridge"]
@@ -296,25 +367,39 @@ def measured(fake_llm: FakeLLMServer) -> dict[str, int]:
     from stowage.context_engine.tokens import TokenCounter
 
     counter = TokenCounter("o200k_base")
-    sizes = [sum(map(counter.count_message, r.messages)) + (counter.count_text(json.dumps(r.tools)) if r.tools else 0)
-             for r in fake_llm.main_requests()]
+    sizes = [
+        sum(map(counter.count_message, r.messages)) + (counter.count_text(json.dumps(r.tools)) if r.tools else 0)
+        for r in fake_llm.main_requests()
+    ]
     summaries = fake_llm.summary_requests()
-    return {"requests": len(sizes), "prompt_tokens": sum(sizes), "largest": max(sizes, default=0),
-            "summary_calls": len(summaries),
-            "summary_tokens": sum(sum(map(counter.count_message, r.messages)) for r in summaries)}
+    return {
+        "requests": len(sizes),
+        "prompt_tokens": sum(sizes),
+        "largest": max(sizes, default=0),
+        "summary_calls": len(summaries),
+        "summary_tokens": sum(sum(map(counter.count_message, r.messages)) for r in summaries),
+    }
 
 
 def compare(result: Any, stowage_llm: FakeLLMServer, builtin_llm: FakeLLMServer) -> None:
     ours, theirs = measured(stowage_llm), measured(builtin_llm)
     _section("Stowage vs Hermes's built-in compressor, the same scripted session")
     _line(f"  {'':34}{'Stowage':>12}{'built-in':>12}")
-    for key, label in (("requests", "requests to the model"), ("prompt_tokens", "prompt tokens sent, in all"),
-                       ("largest", "largest request, tokens"), ("summary_calls", "summary calls"),
-                       ("summary_tokens", "tokens sent to the summary model")):
+    for key, label in (
+        ("requests", "requests to the model"),
+        ("prompt_tokens", "prompt tokens sent, in all"),
+        ("largest", "largest request, tokens"),
+        ("summary_calls", "summary calls"),
+        ("summary_tokens", "tokens sent to the summary model"),
+    ):
         ratio = f"   {ours[key] / theirs[key]:.2f}x" if theirs[key] and key in ("prompt_tokens", "largest") else ""
         _line(f"  {label:34}{ours[key]:>12,}{theirs[key]:>12,}{ratio}")
-    _line("  (counted with tiktoken o200k_base on the requests the model server received; the built-in reads the "
-          "whole log into its context where Stowage spills it, and offers all 66 tool schemas in every request)")
+    _line(
+        "  (counted with tiktoken o200k_base on the requests the model server received; the built-in reads the "
+        "whole log into its context where Stowage spills it, and offers all 66 tool schemas in every request)"
+    )
+
+
 def result_home_events(result: Any) -> list[dict[str, Any]]:
     return getattr(result, "home_events", [])
 

@@ -77,9 +77,7 @@ class EventLog:
         self.step: int | None = None
 
     def add(self, kind: str, message: Any, **extra: Any) -> None:
-        self.events.append(
-            {"kind": kind, "message": str(message), "step": self.step, "time": time.time(), **extra}
-        )
+        self.events.append({"kind": kind, "message": str(message), "step": self.step, "time": time.time(), **extra})
 
     def status_callback(self, kind: str, message: Any = "", *args: Any, **kw: Any) -> None:
         """``AIAgent(status_callback=...)``: ``("warn"|"lifecycle", message)``."""
@@ -308,9 +306,7 @@ class Runner:
         handler: Callable[[dict[str, Any]], dict[str, Any]] | None = getattr(self, f"op_{op}", None)
         self.log.step = index
         first_event = len(self.log.events)
-        record: dict[str, Any] = {
-            "index": index, "op": op, "id": step.get("id"), "ok": True, "started_at": time.time(),
-        }
+        record: dict[str, Any] = {"index": index, "op": op, "id": step.get("id"), "ok": True, "started_at": time.time()}
         started = time.perf_counter()
         try:
             if handler is None:

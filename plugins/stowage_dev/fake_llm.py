@@ -50,9 +50,7 @@ __all__ = [
 ]
 
 MODEL_ID = "fake-model"
-_SECRET_HEADERS = frozenset(
-    {"authorization", "api-key", "x-api-key", "cookie", "proxy-authorization"}
-)
+_SECRET_HEADERS = frozenset({"authorization", "api-key", "x-api-key", "cookie", "proxy-authorization"})
 # Sentinel: pick "tool_calls" or "stop" from the reply's content.
 AUTO = "auto"
 
@@ -174,11 +172,7 @@ class RecordedRequest:
     @property
     def tool_results(self) -> dict[str, str]:
         """``tool_call_id -> text`` of every ``role: tool`` message."""
-        return {
-            str(m.get("tool_call_id")): message_text(m)
-            for m in self.messages
-            if m.get("role") == "tool"
-        }
+        return {str(m.get("tool_call_id")): message_text(m) for m in self.messages if m.get("role") == "tool"}
 
     @property
     def tool_calls(self) -> list[dict[str, Any]]:
@@ -261,12 +255,7 @@ class Match:
         shape of the compaction summary call (streamed on 0.20+)."""
 
         def pred(r: RecordedRequest) -> bool:
-            return (
-                r.is_aux
-                and r.roles == ["user"]
-                and not r.tools
-                and (contains is None or contains in r.text)
-            )
+            return r.is_aux and r.roles == ["user"] and not r.tools and (contains is None or contains in r.text)
 
         return Matcher(pred, f"summary_request({contains!r})")
 
@@ -277,9 +266,7 @@ class Match:
     @staticmethod
     def turn_start() -> Matcher:
         """The first model call of a user turn (the transcript ends on a user message)."""
-        return Matcher(
-            lambda r: r.is_chat and (r.last_message or {}).get("role") == "user", "turn_start"
-        )
+        return Matcher(lambda r: r.is_chat and (r.last_message or {}).get("role") == "user", "turn_start")
 
     @staticmethod
     def user_turn(marker: str) -> Matcher:
@@ -482,14 +469,7 @@ class Script:
             self.rules.append(rule)
         return rule
 
-    def on(
-        self,
-        match: Matcher,
-        reply: Reply | ReplyFactory,
-        *,
-        times: int | None = 1,
-        name: str = "",
-    ) -> Rule:
+    def on(self, match: Matcher, reply: Reply | ReplyFactory, *, times: int | None = 1, name: str = "") -> Rule:
         """Append a rule (see :class:`Rule`)."""
         return self.add(Rule(match=match, reply=reply, times=times, name=name))
 
@@ -523,9 +503,7 @@ def _rough_tokens(value: Any) -> int:
 
 def build_usage(request: RecordedRequest, reply: Reply) -> dict[str, Any]:
     """The ``usage`` object: rough defaults overridden by ``reply.usage``."""
-    completion = _rough_tokens(
-        [reply.text or "", [(c.name, c.arguments_json()) for c in reply.tool_calls]]
-    )
+    completion = _rough_tokens([reply.text or "", [(c.name, c.arguments_json()) for c in reply.tool_calls]])
     usage: dict[str, Any] = {
         "prompt_tokens": _rough_tokens(request.messages) + _rough_tokens(request.tools) - 1,
         "completion_tokens": completion,
@@ -569,11 +547,7 @@ def completion_json(
         message["reasoning_content"] = reply.reasoning
     if reply.tool_calls:
         message["tool_calls"] = [
-            {
-                "id": cid,
-                "type": "function",
-                "function": {"name": call.name, "arguments": call.arguments_json()},
-            }
+            {"id": cid, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json()}}
             for cid, call in zip(call_ids, reply.tool_calls)
         ]
     return {
@@ -583,12 +557,7 @@ def completion_json(
         "model": model,
         "system_fingerprint": None,
         "choices": [
-            {
-                "index": 0,
-                "message": message,
-                "logprobs": None,
-                "finish_reason": reply.resolved_finish_reason(),
-            }
+            {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.resolved_finish_reason()}
         ],
         "usage": usage,
     }
@@ -644,12 +613,7 @@ def stream_events(
         yield delta(
             {
                 "tool_calls": [
-                    {
-                        "index": index,
-                        "id": cid,
-                        "type": "function",
-                        "function": {"name": call.name, "arguments": ""},
-                    }
+                    {"index": index, "id": cid, "type": "function", "function": {"name": call.name, "arguments": ""}}
                 ]
             }
         )
@@ -684,21 +648,14 @@ class _Handler(BaseHTTPRequestHandler):
             body: Any = json.loads(raw) if raw else None
         except ValueError:
             body = None
-        headers = {
-            k.lower(): ("***" if k.lower() in _SECRET_HEADERS else v)
-            for k, v in self.headers.items()
-        }
-        return self.server.owner._record(
-            method=self.command, path=self.path, headers=headers, body=body, raw=raw
-        )
+        headers = {k.lower(): ("***" if k.lower() in _SECRET_HEADERS else v) for k, v in self.headers.items()}
+        return self.server.owner._record(method=self.command, path=self.path, headers=headers, body=body, raw=raw)
 
     def _send_json(self, status: int, payload: Any, extra: Mapping[str, str] | None = None) -> None:
         data = json.dumps(payload).encode()
         self._send_bytes(status, data, "application/json", extra)
 
-    def _send_bytes(
-        self, status: int, data: bytes, content_type: str, extra: Mapping[str, str] | None = None
-    ) -> None:
+    def _send_bytes(self, status: int, data: bytes, content_type: str, extra: Mapping[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
@@ -732,7 +689,17 @@ class _Handler(BaseHTTPRequestHandler):
             self._not_found()
             return
         if not isinstance(request.body, dict):
-            self._send_json(400, {"error": {"message": "body is not JSON", "type": "invalid_request_error", "param": None, "code": None}})
+            self._send_json(
+                400,
+                {
+                    "error": {
+                        "message": "body is not JSON",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": None,
+                    }
+                },
+            )
             return
         rule, reply = self.server.owner.script.choose(request)
         request.rule = rule.name if rule else None
@@ -744,7 +711,14 @@ class _Handler(BaseHTTPRequestHandler):
     def _not_found(self) -> None:
         self._send_json(
             404,
-            {"error": {"message": f"no route {self.command} {self.path}", "type": "not_found_error", "param": None, "code": None}},
+            {
+                "error": {
+                    "message": f"no route {self.command} {self.path}",
+                    "type": "not_found_error",
+                    "param": None,
+                    "code": None,
+                }
+            },
         )
 
     def _answer(self, request: RecordedRequest, reply: Reply) -> None:
@@ -836,8 +810,7 @@ class FakeLLMServer:
         self._stopping.clear()
         self._httpd = _HTTPServer(self)
         self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
-            name="fake-llm", daemon=True,
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-llm", daemon=True
         )
         self._thread.start()
         return self
@@ -881,9 +854,7 @@ class FakeLLMServer:
         }
 
     # -- script shortcuts ---------------------------------------------------
-    def on(
-        self, match: Matcher, reply: Reply | ReplyFactory, *, times: int | None = 1, name: str = ""
-    ) -> Rule:
+    def on(self, match: Matcher, reply: Reply | ReplyFactory, *, times: int | None = 1, name: str = "") -> Rule:
         """Append a rule to the script; see :meth:`Script.on`."""
         return self.script.on(match, reply, times=times, name=name)
 
@@ -894,8 +865,13 @@ class FakeLLMServer:
     def _record(self, *, method: str, path: str, headers: dict[str, str], body: Any, raw: bytes) -> RecordedRequest:
         with self._lock:
             request = RecordedRequest(
-                index=len(self._requests), method=method, path=path,
-                headers=headers, body=body, time=time.time(), raw_body=raw,
+                index=len(self._requests),
+                method=method,
+                path=path,
+                headers=headers,
+                body=body,
+                time=time.time(),
+                raw_body=raw,
             )
             self._requests.append(request)
             self._lock.notify_all()
@@ -908,10 +884,7 @@ class FakeLLMServer:
 
     def chat_requests(self, stream: bool | None = None) -> list[RecordedRequest]:
         """Chat-completion requests, optionally only streaming/non-streaming."""
-        return [
-            r for r in self.requests()
-            if r.is_chat and (stream is None or r.stream == stream)
-        ]
+        return [r for r in self.requests() if r.is_chat and (stream is None or r.stream == stream)]
 
     def main_requests(self) -> list[RecordedRequest]:
         """The agent loop's own calls (see :attr:`RecordedRequest.is_main`)."""

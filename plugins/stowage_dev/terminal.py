@@ -37,8 +37,15 @@ class InteractiveChat:
     def __enter__(self) -> "InteractiveChat":
         master, slave = pty.openpty()
         env = self.home.env({"TERM": "xterm-256color", "COLUMNS": str(self.columns), "LINES": "50", **self.extra})
-        self.proc = subprocess.Popen([HERMES, "chat"], env=env, cwd=self.home.work_dir, stdin=slave, stdout=slave,
-                                     stderr=slave, start_new_session=True)
+        self.proc = subprocess.Popen(
+            [HERMES, "chat"],
+            env=env,
+            cwd=self.home.work_dir,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            start_new_session=True,
+        )
         os.close(slave)
         self.fd = master
         return self

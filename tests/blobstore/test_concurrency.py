@@ -24,8 +24,7 @@ def test_processes_share_one_store_under_a_small_cap(tmp_path):
     root = str(tmp_path / "store")
     parent = BlobStore(root, workers.shared_policy(CAP))
     parent.mark_session_live("keeper")
-    keeper = {parent.put(f"pinned {i}\n".encode() * 2000, session_id="keeper").sha256
-              for i in range(5)}
+    keeper = {parent.put(f"pinned {i}\n".encode() * 2000, session_id="keeper").sha256 for i in range(5)}
     ctx = multiprocessing.get_context("spawn")
     with ctx.Pool(4) as pool:
         pending = pool.map_async(workers.mp_worker, [(root, w, 60, CAP) for w in range(4)])

@@ -11,15 +11,15 @@ import random
 import sys
 from typing import Iterator
 
-from stowage.blobstore import (BlobStore, CorruptBlobError, EvictedBlobError, HandleError,
-                               RetentionPolicy)
+from stowage.blobstore import BlobStore, CorruptBlobError, EvictedBlobError, HandleError, RetentionPolicy
 
 MIB = 1 << 20
 
 
 def shared_policy(cap: int) -> RetentionPolicy:
-    return RetentionPolicy(ttl_seconds=None, max_total_bytes=cap, fetch_grace_seconds=3600.0,
-                           session_idle_seconds=3600.0)
+    return RetentionPolicy(
+        ttl_seconds=None, max_total_bytes=cap, fetch_grace_seconds=3600.0, session_idle_seconds=3600.0
+    )
 
 
 def worker_payload(worker: int, i: int, rng: random.Random) -> bytes:
@@ -95,8 +95,7 @@ def crash_writer(root: str, seed: int, cap: int) -> None:
     print("ready", flush=True)
     k = 0
     while True:
-        store.put(crash_chunks(seed, k), session_id=f"crash-{seed}", tool_name="gen",
-                  tool_args=f"{seed}:{k}")
+        store.put(crash_chunks(seed, k), session_id=f"crash-{seed}", tool_name="gen", tool_args=f"{seed}:{k}")
         if k % 4 == 3:
             store.record_fetch(expected_sha(seed, k))
         k += 1

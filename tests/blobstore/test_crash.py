@@ -45,8 +45,11 @@ def test_sigkill_during_large_puts(tmp_path):
     script = Path(workers.__file__)
     seen_temps = 0
     for seed in range(ROUNDS):
-        proc = subprocess.Popen([sys.executable, str(script), str(root), str(seed), str(CAP)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, str(script), str(root), str(seed), str(CAP)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         try:
             assert proc.stdout.readline().strip() == b"ready", proc.stderr.read()
             time.sleep(rng.uniform(0.0, 0.2))
@@ -59,9 +62,16 @@ def test_sigkill_during_large_puts(tmp_path):
         check_every_resolvable_blob(store)
         report = store.doctor(temp_grace_seconds=0)
         assert report.consistent, report.to_dict()
-        assert report.kinds() <= {"stale-temp", "orphan-blob", "orphan-sidecar",
-                                  "interrupted-eviction", "trash-leftover", "bad-sidecar",
-                                  "evicted-leftover", "orphan-record"}
+        assert report.kinds() <= {
+            "stale-temp",
+            "orphan-blob",
+            "orphan-sidecar",
+            "interrupted-eviction",
+            "trash-leftover",
+            "bad-sidecar",
+            "evicted-leftover",
+            "orphan-record",
+        }
         seen_temps += "stale-temp" in report.kinds()
         store.close()
     assert seen_temps > 0  # the kills did land mid-write
@@ -79,6 +89,7 @@ def test_sigkill_during_large_puts(tmp_path):
 
 def test_a_put_into_a_new_shard_makes_the_shard_itself_durable(tmp_path, monkeypatch):
     import stowage.blobstore.store as store_module
+
     synced: list[Path] = []
     real = store_module.fsync_dir
     monkeypatch.setattr(store_module, "fsync_dir", lambda path: (synced.append(Path(path)), real(path)))
@@ -87,8 +98,11 @@ def test_a_put_into_a_new_shard_makes_the_shard_itself_durable(tmp_path, monkeyp
     assert synced == [store.blobs_dir, store.blob_path(first.sha256).parent]  # blobs/ before the blob's rename
     synced.clear()
     shard = first.sha256[:2]
-    same_shard = next(d for d in (str(n).encode() for n in range(100_000))
-                      if hashlib.sha256(d).hexdigest()[:2] == shard and d != b"first")
+    same_shard = next(
+        d
+        for d in (str(n).encode() for n in range(100_000))
+        if hashlib.sha256(d).hexdigest()[:2] == shard and d != b"first"
+    )
     store.put(same_shard)
     assert synced == [store.blob_path(first.sha256).parent]  # an existing shard: one folder fsync, as before
 
@@ -97,6 +111,7 @@ def _count_syncs(monkeypatch) -> list[str]:
     import os
 
     import stowage.blobstore.store as store_module
+
     calls: list[str] = []
     real_fsync = os.fsync
 
@@ -107,6 +122,7 @@ def _count_syncs(monkeypatch) -> list[str]:
             real_fsync(fd)
         finally:
             os.close(fd)
+
     monkeypatch.setattr(os, "fsync", lambda fd: (calls.append("file"), real_fsync(fd))[1])
     monkeypatch.setattr(store_module, "fsync_dir", sync_dir)
     return calls
@@ -126,6 +142,7 @@ def test_a_dedup_put_of_an_intact_copy_does_no_fsync(tmp_path, monkeypatch):
 
 def test_a_dedup_put_that_loses_its_intact_copy_replaces_it_durably(tmp_path, monkeypatch):
     import stowage.blobstore.store as store_module
+
     store = BlobStore(tmp_path / "store")
     first = store.put(b"payload\n" * 1000)
     # the copy read intact is swapped before the put takes the lock (another writer, an eviction ...)

@@ -383,8 +383,9 @@ def test_presentation_and_retrieval_import_only_stdlib_regex_and_their_own_room(
         for path in modules:
             for level, module in _relative_imports(path):
                 target = f"{room}.{module}" if level == 1 else module
-                assert level in (1, 2) and any(target == a or target.startswith(a + ".") for a in allowed), \
+                assert level in (1, 2) and any(target == a or target.startswith(a + ".") for a in allowed), (
                     f"{room}/{path.name} imports {'.' * level}{module}"
+                )
 
 
 def test_storage_imports_neither_presentation_nor_retrieval():

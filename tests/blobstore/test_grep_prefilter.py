@@ -15,18 +15,32 @@ from stowage.blobstore.retrieval.safe_regex import compile_user_pattern
 
 def batches_of(lines: list[str], size: int):
     for start in range(0, len(lines), size):
-        yield start + 1, lines[start:start + size], False
+        yield start + 1, lines[start : start + size], False
 
 
-def both(lines: list[str], pattern: str, *, literal: bool = False, ignore_case: bool = False, context: int = 2,
-         batch: int = 50):
+def both(
+    lines: list[str],
+    pattern: str,
+    *,
+    literal: bool = False,
+    ignore_case: bool = False,
+    context: int = 2,
+    batch: int = 50,
+):
     compiled = compile_user_pattern(pattern, literal=literal, ignore_case=ignore_case)
     plain = grep_lines(lines, compiled, context=context, max_matches=1000)
     stats = PrefilterStats()
-    filtered = grep_lines(prefiltered_lines(batches_of(lines, batch), batch_pattern(pattern, literal=literal,
-                                                                                   ignore_case=ignore_case),
-                                            context=context, stats=stats), compiled, context=context,
-                          max_matches=1000)
+    filtered = grep_lines(
+        prefiltered_lines(
+            batches_of(lines, batch),
+            batch_pattern(pattern, literal=literal, ignore_case=ignore_case),
+            context=context,
+            stats=stats,
+        ),
+        compiled,
+        context=context,
+        max_matches=1000,
+    )
     return plain, filtered, stats
 
 
@@ -53,9 +67,13 @@ def test_patterns_that_could_differ_on_joined_text_disable_the_prefilter():
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.sampled_from(["alpha", "beta gamma", "ERROR: x", "  ", "delta42", "Beta"]), max_size=120),
-       st.sampled_from(["beta", "^ERROR", r"\d+$", "a g", "BETA"]), st.booleans(), st.integers(1, 9),
-       st.integers(0, 3))
+@given(
+    st.lists(st.sampled_from(["alpha", "beta gamma", "ERROR: x", "  ", "delta42", "Beta"]), max_size=120),
+    st.sampled_from(["beta", "^ERROR", r"\d+$", "a g", "BETA"]),
+    st.booleans(),
+    st.integers(1, 9),
+    st.integers(0, 3),
+)
 def test_same_result_as_plain_grep(lines, pattern, ignore_case, batch, context):
     plain, filtered, _ = both(lines, pattern, ignore_case=ignore_case, batch=batch, context=context)
     assert filtered.render() == plain.render()

@@ -114,10 +114,7 @@ def test_format_path_and_pointer():
     assert to_pointer(["a/b", "~", 0]) == "/a~1b/~0/0"
 
 
-segments = st.lists(
-    st.one_of(st.integers(min_value=-5, max_value=10**6), st.text(max_size=12)),
-    max_size=6,
-)
+segments = st.lists(st.one_of(st.integers(min_value=-5, max_value=10**6), st.text(max_size=12)), max_size=6)
 
 
 @settings(max_examples=300, deadline=None)

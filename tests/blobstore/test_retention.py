@@ -6,8 +6,7 @@ import json
 
 import pytest
 
-from stowage.blobstore import (BlobStore, EvictedBlobError, RetentionPolicy,
-                               UnknownHandleError)
+from stowage.blobstore import BlobStore, EvictedBlobError, RetentionPolicy, UnknownHandleError
 from stowage_dev.clock import ManualClock
 
 HOUR, DAY = 3600.0, 86400.0
@@ -15,8 +14,13 @@ HOUR, DAY = 3600.0, 86400.0
 
 def make(tmp_path, **policy):
     clock = ManualClock()
-    defaults = dict(ttl_seconds=None, max_total_bytes=None, fetch_grace_seconds=HOUR,
-                    tombstone_ttl_seconds=30 * DAY, session_idle_seconds=DAY)
+    defaults = dict(
+        ttl_seconds=None,
+        max_total_bytes=None,
+        fetch_grace_seconds=HOUR,
+        tombstone_ttl_seconds=30 * DAY,
+        session_idle_seconds=DAY,
+    )
     defaults.update(policy)
     return BlobStore(tmp_path / "store", RetentionPolicy(**defaults), clock=clock), clock
 
@@ -35,8 +39,12 @@ def alive(store, sha) -> bool:
 
 def test_defaults():
     p = RetentionPolicy()
-    assert (p.ttl_seconds, p.max_total_bytes, p.fetch_grace_seconds, p.tombstone_ttl_seconds) == \
-        (7 * DAY, 1 << 30, HOUR, 30 * DAY)
+    assert (p.ttl_seconds, p.max_total_bytes, p.fetch_grace_seconds, p.tombstone_ttl_seconds) == (
+        7 * DAY,
+        1 << 30,
+        HOUR,
+        30 * DAY,
+    )
 
 
 def test_ttl_evicts_on_write_by_last_access(tmp_path):
@@ -133,8 +141,10 @@ def test_size_cap_holds_against_a_live_session_sparing_only_its_current_request(
     burst = [store.put(blob(200 + i), session_id="busy") for i in range(12)]
     assert store.stats()["total_bytes"] <= 1000
     assert alive(store, shown.sha256) and alive(store, burst[-1].sha256)
-    assert store.tombstoned_for("busy") == (len(old) + len(new) + len(burst) - store.stats()["blob_count"],
-                                            100 * (len(old) + len(new) + len(burst) - store.stats()["blob_count"]))
+    assert store.tombstoned_for("busy") == (
+        len(old) + len(new) + len(burst) - store.stats()["blob_count"],
+        100 * (len(old) + len(new) + len(burst) - store.stats()["blob_count"]),
+    )
     # an ended session pins nothing any more
     store.mark_session_ended("busy")
     store.put(blob(999, 950))
@@ -250,8 +260,9 @@ def test_ended_sessions_without_blobs_are_pruned(tmp_path):
     assert alive(store, res.sha256)
 
 
-@pytest.mark.parametrize("bad", [dict(ttl_seconds=0), dict(max_total_bytes=-1),
-                                 dict(fetch_grace_seconds=-5), dict(tombstone_ttl_seconds=-1)])
+@pytest.mark.parametrize(
+    "bad", [dict(ttl_seconds=0), dict(max_total_bytes=-1), dict(fetch_grace_seconds=-5), dict(tombstone_ttl_seconds=-1)]
+)
 def test_policy_rejects_nonsense(bad):
     with pytest.raises(ValueError):
         RetentionPolicy(**bad)

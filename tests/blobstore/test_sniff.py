@@ -32,9 +32,7 @@ Traceback (most recent call last):
 ValueError: bad input
 """
 
-SERVER_LOG = "\n".join(
-    f"2026-01-02T10:00:{i % 60:02d}Z INFO request {i} served in {i % 17}ms" for i in range(200)
-)
+SERVER_LOG = "\n".join(f"2026-01-02T10:00:{i % 60:02d}Z INFO request {i} served in {i % 17}ms" for i in range(200))
 
 PROSE = """\
 The quick brown fox jumps over the lazy dog. This paragraph is ordinary prose

@@ -12,8 +12,7 @@ import stat
 
 import pytest
 
-from stowage.blobstore import (BlobStore, EvictedBlobError, RetentionPolicy, StoreWriteError,
-                               UnknownHandleError)
+from stowage.blobstore import BlobStore, EvictedBlobError, RetentionPolicy, StoreWriteError, UnknownHandleError
 from stowage_dev.clock import ManualClock
 
 
@@ -28,8 +27,7 @@ def sha(data: bytes) -> str:
 
 def test_put_bytes_roundtrip_and_metadata(store):
     data = "alpha\nbéta\r\ngamma ✓".encode()
-    res = store.put(data, session_id="s1", tool_name="terminal", tool_args="cat x",
-                    kind="spill", content_type="log")
+    res = store.put(data, session_id="s1", tool_name="terminal", tool_args="cat x", kind="spill", content_type="log")
     assert res.sha256 == sha(data)
     assert res.handle == res.sha256[:16]
     assert (res.size, res.line_count, res.char_count, res.is_utf8) == (len(data), 3, 19, True)
@@ -127,8 +125,7 @@ def test_files_are_0600_and_folders_0700_whatever_the_umask(tmp_path, umask):
     finally:
         os.umask(old)
     mode = lambda p: stat.S_IMODE(os.stat(p).st_mode)  # noqa: E731
-    for folder in (st.root, st.blobs_dir, st.tmp_dir, st.trash_dir, st.quarantine_dir,
-                   st.blob_path(res.sha256).parent):
+    for folder in (st.root, st.blobs_dir, st.tmp_dir, st.trash_dir, st.quarantine_dir, st.blob_path(res.sha256).parent):
         assert mode(folder) == 0o700, folder
     for path in (st.blob_path(res.sha256), st.sidecar_path(res.sha256), st.index_path):
         assert mode(path) == 0o600, path
@@ -232,8 +229,24 @@ def test_unwritable_root_raises_store_write_error(tmp_path):
         BlobStore(blocker / "store")
 
 
-STORAGE_MODULES = ["store", "access", "index", "offsets", "retention", "errors", "handles",
-                   "doctor", "maintenance", "fsutil", "reader", "records", "safe_json", "window", "writer", "__init__"]
+STORAGE_MODULES = [
+    "store",
+    "access",
+    "index",
+    "offsets",
+    "retention",
+    "errors",
+    "handles",
+    "doctor",
+    "maintenance",
+    "fsutil",
+    "reader",
+    "records",
+    "safe_json",
+    "window",
+    "writer",
+    "__init__",
+]
 
 
 def test_storage_modules_use_only_stdlib_and_relative_imports():
@@ -253,12 +266,12 @@ def test_storage_modules_use_only_stdlib_and_relative_imports():
             elif isinstance(node, ast.ImportFrom):
                 if node.level == 0:
                     top = (node.module or "").split(".")[0]
-                    assert top in sys.stdlib_module_names or top == "__future__", \
-                        f"{name}.py imports {node.module}"
+                    assert top in sys.stdlib_module_names or top == "__future__", f"{name}.py imports {node.module}"
                 else:  # storage code depends on storage code only
                     targets = [node.module] if node.module else [a.name for a in node.names]
-                    assert node.level == 1 and all(t.split(".")[0] in storage for t in targets), \
+                    assert node.level == 1 and all(t.split(".")[0] in storage for t in targets), (
                         f"{name}.py imports .{targets}"
+                    )
 
 
 def test_all_sql_of_the_store_is_in_the_index_module():
@@ -273,7 +286,10 @@ def test_all_sql_of_the_store_is_in_the_index_module():
             if path == root / "blobstore" / "index.py" or "replay" in path.parts:
                 continue  # (replay reads Hermes's own state.db, not the store)
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                        and node.func.attr in ("execute", "executemany", "executescript"):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in ("execute", "executemany", "executescript")
+                ):
                     offenders.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not offenders, offenders

@@ -4,9 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from stowage.blobstore import (AmbiguousHandleError, BlobStore, EvictedBlobError,
-                               ForeignHandleError, HandleError, MalformedHandleError,
-                               PathLikeHandleError, UnknownHandleError)
+from stowage.blobstore import (
+    AmbiguousHandleError,
+    BlobStore,
+    EvictedBlobError,
+    ForeignHandleError,
+    HandleError,
+    MalformedHandleError,
+    PathLikeHandleError,
+    UnknownHandleError,
+)
 from stowage.blobstore import errors
 from stowage_dev.clock import ManualClock
 
@@ -16,20 +23,23 @@ def store(tmp_path):
     return BlobStore(tmp_path / "store", clock=ManualClock())
 
 
-@pytest.mark.parametrize("raw, reason", [
-    ("", "empty"),
-    ("   ", "empty"),
-    ("0123456789abcde", "too-short"),
-    ("abc", "too-short"),
-    ("0" * 65, "too-long"),
-    ("0123456789abcdefg", "non-hex"),
-    ("0123-4567-89ab-cdef", "non-hex"),
-    ("blob:0123456789abcdef", "non-hex"),
-    ("0123456789abcdef\n0000", "non-hex"),
-    (None, "not-text"),
-    (1234567890123456, "not-text"),
-    (b"0123456789abcdef", "not-text"),
-])
+@pytest.mark.parametrize(
+    "raw, reason",
+    [
+        ("", "empty"),
+        ("   ", "empty"),
+        ("0123456789abcde", "too-short"),
+        ("abc", "too-short"),
+        ("0" * 65, "too-long"),
+        ("0123456789abcdefg", "non-hex"),
+        ("0123-4567-89ab-cdef", "non-hex"),
+        ("blob:0123456789abcdef", "non-hex"),
+        ("0123456789abcdef\n0000", "non-hex"),
+        (None, "not-text"),
+        (1234567890123456, "not-text"),
+        (b"0123456789abcdef", "not-text"),
+    ],
+)
 def test_malformed_handles_say_what_is_wrong(store, raw, reason):
     with pytest.raises(MalformedHandleError) as info:
         store.resolve(raw)
@@ -39,11 +49,21 @@ def test_malformed_handles_say_what_is_wrong(store, raw, reason):
     assert "16 to 64 hexadecimal characters" in str(err)
 
 
-@pytest.mark.parametrize("raw", [
-    "../x", "/etc/passwd", "..", "~/.ssh/id_rsa", "0123456789abcdef/../../etc",
-    "0123456789abcdef\x000000", "..\\..\\windows\\system32", "C:\\blobs\\0123456789abcdef",
-    "./0123456789abcdef", ".0123456789abcdef",
-])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "../x",
+        "/etc/passwd",
+        "..",
+        "~/.ssh/id_rsa",
+        "0123456789abcdef/../../etc",
+        "0123456789abcdef\x000000",
+        "..\\..\\windows\\system32",
+        "C:\\blobs\\0123456789abcdef",
+        "./0123456789abcdef",
+        ".0123456789abcdef",
+    ],
+)
 def test_path_like_input_is_refused_before_any_lookup(store, raw, monkeypatch):
     class Exploding:
         def __getattr__(self, name):
@@ -134,8 +154,7 @@ def test_cross_session_reads_flag(tmp_path):
 
 
 def test_evicted_handle_explains_and_suggests_rerun(store):
-    res = store.put(b"big output", session_id="s1", tool_name="web_extract",
-                    tool_args='{"url": "https://example.com"}')
+    res = store.put(b"big output", session_id="s1", tool_name="web_extract", tool_args='{"url": "https://example.com"}')
     store.clock.t += 3600
     store.evict(res.handle, detail="cleanup test")
     with pytest.raises(EvictedBlobError) as info:
@@ -174,8 +193,7 @@ def test_reput_after_eviction_revives_the_handle(store):
 
 
 def test_error_classes_are_distinct_handle_errors():
-    classes = [MalformedHandleError, PathLikeHandleError, UnknownHandleError,
-               AmbiguousHandleError, EvictedBlobError]
+    classes = [MalformedHandleError, PathLikeHandleError, UnknownHandleError, AmbiguousHandleError, EvictedBlobError]
     assert all(issubclass(c, HandleError) for c in classes)
     assert len({c.code for c in classes}) == len(classes)
     # another session's handle is deliberately indistinguishable from an unknown one

@@ -46,11 +46,12 @@ def store(tmp_path):
     return BlobStore(tmp_path / "store")
 
 
-line_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"),
-                    max_size=30)
+line_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=30)
 documents = st.builds(
     lambda lines, crlf, tail: ("\r\n" if crlf else "\n").join(lines) + ("\n" if tail else ""),
-    st.lists(line_text, max_size=25), st.booleans(), st.booleans(),
+    st.lists(line_text, max_size=25),
+    st.booleans(),
+    st.booleans(),
 )
 
 
@@ -172,10 +173,12 @@ def test_flipped_byte_is_reported_for_reads_that_touch_it(big):
     assert res.sha256[:16] in str(info.value) and "chunk 2" in str(info.value)
     assert store.read_bytes(res.sha256, 0, 100) == data[:100]  # untouched chunks still read
     assert store.read_lines(res.sha256, 19_990, 3) == lines[19_989:19_992]
-    for read in (lambda: store.read_bytes(res.sha256),
-                 lambda: list(store.iter_lines(res.sha256)),
-                 lambda: store.open_stream(res.sha256).read(),
-                 lambda: store.read_chars(res.sha256, 599_000, 2000)):
+    for read in (
+        lambda: store.read_bytes(res.sha256),
+        lambda: list(store.iter_lines(res.sha256)),
+        lambda: store.open_stream(res.sha256).read(),
+        lambda: store.read_chars(res.sha256, 599_000, 2000),
+    ):
         with pytest.raises(CorruptBlobError):
             read()
 

@@ -20,8 +20,11 @@ def store(tmp_path):
 
 
 def snapshot(st: BlobStore):
-    files = sorted(str(p.relative_to(st.root)) for p in st.root.rglob("*")
-                   if p.is_file() and not p.name.startswith("index.sqlite3"))
+    files = sorted(
+        str(p.relative_to(st.root))
+        for p in st.root.rglob("*")
+        if p.is_file() and not p.name.startswith("index.sqlite3")
+    )
     stats = st.stats()
     return files, stats["blob_count"], stats["total_bytes"], stats["by_kind"]
 

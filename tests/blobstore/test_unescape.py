@@ -111,7 +111,11 @@ def test_text_views_in_parsed_doc_and_node_cap():
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=30) | st.text(alphabet="ab\n\\\"é", min_size=5, max_size=60),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.text(max_size=30)
+    | st.text(alphabet='ab\n\\"é', min_size=5, max_size=60),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=6), children, max_size=4),
     max_leaves=20,
 )

@@ -65,14 +65,20 @@ def filled(home) -> Filled:
     root = home / "stowage"
     now = time.time()
     old_store = BlobStore(root, clock=lambda: now - 10 * DAY)
-    old = old_store.put(b"ancient output\n" * 100, session_id="s-old", tool_name="terminal",
-                        tool_args="make test", kind="spill")
+    old = old_store.put(
+        b"ancient output\n" * 100, session_id="s-old", tool_name="terminal", tool_args="make test", kind="spill"
+    )
     old_store.mark_session_ended("s-old")
     old_store.close()
     store = BlobStore(root, RetentionPolicy(ttl_seconds=None))  # keep the old blob for gc to find
     store.mark_session_live("s-live")
     log = store.put(LOG, session_id="s-live", tool_name="terminal", tool_args="pytest -x", kind="spill")
     binary = store.put(BINARY, session_id="s-live", tool_name="browser_screenshot", tool_args="{}", kind="spill")
-    pruned = store.put(b'{"results": [1, 2, 3]}', session_id="s-live", tool_name="web_search",
-                       tool_args='{"query": "stowage"}', kind="pruned")
+    pruned = store.put(
+        b'{"results": [1, 2, 3]}',
+        session_id="s-live",
+        tool_name="web_search",
+        tool_args='{"query": "stowage"}',
+        kind="pruned",
+    )
     return Filled(home, root, store, log.handle, log.sha256, binary.handle, old.handle, old.sha256, pruned.handle)

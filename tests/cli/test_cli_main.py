@@ -24,6 +24,7 @@ def run_json(capsys, *argv: str) -> tuple[int, dict]:
 
 # -- missing store ----------------------------------------------------------------
 
+
 def test_status_without_store_says_where_it_looked_and_creates_nothing(home, capsys):
     code, out, _ = run(capsys, "status")
     assert code == 0
@@ -45,6 +46,7 @@ def test_doctor_without_store_is_not_a_problem(home, capsys):
 
 
 # -- status -----------------------------------------------------------------------
+
 
 def test_status_counts(filled, capsys):
     filled.store.evict(filled.pruned)
@@ -78,15 +80,29 @@ def test_status_json(filled, capsys):
 
 
 def test_status_follows_the_config_block(home, capsys, write_config):
-    write_config(home, {"store": {"path": "elsewhere", "ttl_hours": 2, "max_store_mb": 5,
-                                  "fetch_grace_hours": 0.5, "tombstone_ttl_days": 3}})
+    write_config(
+        home,
+        {
+            "store": {
+                "path": "elsewhere",
+                "ttl_hours": 2,
+                "max_store_mb": 5,
+                "fetch_grace_hours": 0.5,
+                "tombstone_ttl_days": 3,
+            }
+        },
+    )
     code, data = run_json(capsys, "status")
     assert code == 0
     assert data["store"]["path"] == str(home / "elsewhere")
     assert data["store"]["source"] == "stowage.store.path"
-    assert data["retention"]["policy"] == {"ttl_seconds": 7200.0, "max_total_bytes": 5 * 1024 * 1024,
-                                           "fetch_grace_seconds": 1800.0, "tombstone_ttl_seconds": 3 * 86400.0,
-                                           "session_idle_seconds": 86400.0}
+    assert data["retention"]["policy"] == {
+        "ttl_seconds": 7200.0,
+        "max_total_bytes": 5 * 1024 * 1024,
+        "fetch_grace_seconds": 1800.0,
+        "tombstone_ttl_seconds": 3 * 86400.0,
+        "session_idle_seconds": 86400.0,
+    }
 
 
 def test_store_option_overrides_config_and_options_work_after_the_subcommand(filled, tmp_path, capsys, write_config):
@@ -98,6 +114,7 @@ def test_store_option_overrides_config_and_options_work_after_the_subcommand(fil
 
 
 # -- blobs ls / show / cat --------------------------------------------------------------
+
 
 def test_ls_table_and_filters(filled, capsys):
     code, out, _ = run(capsys, "blobs", "ls")
@@ -191,13 +208,16 @@ def test_cat_json(filled, capsys):
     assert data["content"] == "2026-06-01 line 1 status=200\n2026-06-01 line 2 status=200\n"
 
 
-@pytest.mark.parametrize("handle, code_name, text", [
-    ("../x", "path_like_handle", "looks like a file path"),
-    ("/etc/passwd", "path_like_handle", "looks like a file path"),
-    ("zzzzzzzzzzzzzzzz", "malformed_handle", "is not hexadecimal"),
-    ("abc", "malformed_handle", "at least 16 are needed"),
-    ("0123456789abcdef", "unknown_handle", "no stored blob matches"),
-])
+@pytest.mark.parametrize(
+    "handle, code_name, text",
+    [
+        ("../x", "path_like_handle", "looks like a file path"),
+        ("/etc/passwd", "path_like_handle", "looks like a file path"),
+        ("zzzzzzzzzzzzzzzz", "malformed_handle", "is not hexadecimal"),
+        ("abc", "malformed_handle", "at least 16 are needed"),
+        ("0123456789abcdef", "unknown_handle", "no stored blob matches"),
+    ],
+)
 @pytest.mark.parametrize("action", ["show", "cat"])
 def test_bad_handles_exit_2_with_the_store_message(filled, capsys, handle, code_name, text, action):
     code, out, err = run(capsys, "blobs", action, handle)
@@ -209,8 +229,11 @@ def test_bad_handles_exit_2_with_the_store_message(filled, capsys, handle, code_
 def test_ambiguous_handle_exits_2(filled, capsys):
     twin = filled.log_sha[:16] + ("0" if filled.log_sha[16] != "0" else "1") * 48
     with filled.store.index.write() as tx:  # a second row sharing the first 16 hex digits
-        tx.execute("INSERT INTO blobs(sha,size,line_count,char_count,is_utf8,content_type,created_at,"
-                   "last_access,last_fetch,fetch_count) VALUES(?,1,1,1,1,'text',0,0,NULL,0)", (twin,))
+        tx.execute(
+            "INSERT INTO blobs(sha,size,line_count,char_count,is_utf8,content_type,created_at,"
+            "last_access,last_fetch,fetch_count) VALUES(?,1,1,1,1,'text',0,0,NULL,0)",
+            (twin,),
+        )
     code, _, err = run(capsys, "blobs", "show", filled.log_sha[:16])
     assert code == 2 and "matches 2 stored blobs" in err
     code, out, _ = run(capsys, "blobs", "show", filled.log_sha)  # the full hash still works
@@ -218,6 +241,7 @@ def test_ambiguous_handle_exits_2(filled, capsys):
 
 
 # -- gc ---------------------------------------------------------------------------
+
 
 def test_gc_dry_run_then_real(filled, capsys):
     code, out, _ = run(capsys, "gc", "--dry-run")
@@ -254,6 +278,7 @@ def test_gc_refuses_an_invalid_config(filled, capsys, write_config):
 
 
 # -- doctor -----------------------------------------------------------------------
+
 
 def flip_byte(filled) -> None:
     with open(filled.store.blob_path(filled.log_sha), "r+b") as fh:
@@ -312,14 +337,18 @@ def test_doctor_reports_unreadable_yaml(filled, capsys):
 def test_doctor_reports_a_tokenizer_that_does_not_load_offline(filled, capsys, monkeypatch):
     from stowage.context_engine import tokenizer_loader
 
-    monkeypatch.setattr("stowage.command.env.load_encoding",
-                        lambda name, allow_download=False: tokenizer_loader.LoadedEncoding(
-                            None, "unavailable", "bpe-openai (which ships the BPE files) is not installed"))
+    monkeypatch.setattr(
+        "stowage.command.env.load_encoding",
+        lambda name, allow_download=False: tokenizer_loader.LoadedEncoding(
+            None, "unavailable", "bpe-openai (which ships the BPE files) is not installed"
+        ),
+    )
     code, out, _ = run(capsys, "doctor")
     assert code == 1 and "does NOT load offline" in out and "tokenizer-offline" in out
 
 
 # -- every subcommand speaks JSON ------------------------------------------------------
+
 
 @pytest.mark.parametrize("argv", [["status"], ["blobs", "ls"], ["gc", "--dry-run"], ["doctor", "--no-verify"]])
 def test_json_output_parses(filled, capsys, argv):

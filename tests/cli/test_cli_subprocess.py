@@ -52,8 +52,9 @@ def test_ls_show_cat(filled):
 def test_cat_to_a_pipe_that_closes_early(filled):
     big = filled.store.put(b"y" * (8 << 20))
     script = f"{SCRIPT} blobs cat {big.handle} | head -c 10"
-    proc = subprocess.run(["sh", "-c", script], env={**os.environ, "HERMES_HOME": str(filled.home)},
-                          capture_output=True, timeout=120)
+    proc = subprocess.run(
+        ["sh", "-c", script], env={**os.environ, "HERMES_HOME": str(filled.home)}, capture_output=True, timeout=120
+    )
     assert proc.stdout == b"y" * 10 and b"Traceback" not in proc.stderr
 
 
@@ -68,8 +69,13 @@ def test_binary_to_a_terminal_is_refused_unless_forced(filled):
         """Run with stdout on a pseudo-terminal; returns (status, terminal output + stderr)."""
         master, slave = pty.openpty()
         try:
-            proc = subprocess.run([str(SCRIPT), *argv], env={**os.environ, "HERMES_HOME": str(filled.home)},
-                                  stdout=slave, stderr=subprocess.PIPE, timeout=120)
+            proc = subprocess.run(
+                [str(SCRIPT), *argv],
+                env={**os.environ, "HERMES_HOME": str(filled.home)},
+                stdout=slave,
+                stderr=subprocess.PIPE,
+                timeout=120,
+            )
         finally:
             os.close(slave)
         chunks = []

@@ -38,15 +38,27 @@ def test_a_right_config_has_no_problems_and_names_the_route(home):
     assert failures(home) == [] and ident["selected"] and ident["running"] == "stowage (via the entry point)"
 
 
-@pytest.mark.parametrize("config,kind,fix", [
-    ({"context": {"engine": "Stowage"}, "plugins": {"enabled": ["stowage"]}}, "engine-name-case",
-     "`context: {engine: stowage}`"),
-    ({"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"], "disabled": ["stowage"]}},
-     "plugin-disabled", "`hermes plugins enable stowage`"),
-    ({"context": {"engine": "stowage"}}, "plugin-not-enabled", "`hermes plugins enable stowage`"),
-    ({"context": {"engine": "stowage"}, "plugins": {"enabled": ["other"]}}, "plugin-not-enabled",
-     "`hermes plugins enable stowage`"),
-])
+@pytest.mark.parametrize(
+    "config,kind,fix",
+    [
+        (
+            {"context": {"engine": "Stowage"}, "plugins": {"enabled": ["stowage"]}},
+            "engine-name-case",
+            "`context: {engine: stowage}`",
+        ),
+        (
+            {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"], "disabled": ["stowage"]}},
+            "plugin-disabled",
+            "`hermes plugins enable stowage`",
+        ),
+        ({"context": {"engine": "stowage"}}, "plugin-not-enabled", "`hermes plugins enable stowage`"),
+        (
+            {"context": {"engine": "stowage"}, "plugins": {"enabled": ["other"]}},
+            "plugin-not-enabled",
+            "`hermes plugins enable stowage`",
+        ),
+    ],
+)
 def test_each_fallback_cause_is_an_error_with_its_fix(home, config, kind, fix):
     write(home, config)
     (problem,) = failures(home)
@@ -108,15 +120,26 @@ def test_register_time_notice_text():
 
 def test_the_hosts_terminal_cap_is_advice_with_the_fix(home, capsys):
     write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
-    (advice,) = [p for p in check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"]
-                 if p.get("advisory")]
+    (advice,) = [
+        p
+        for p in check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"]
+        if p.get("advisory")
+    ]
     assert advice["kind"] == "host-truncates-output" and advice["subject"] == "tool_output.max_bytes: 50,000 (default)"
     assert "`tool_output: {max_bytes: 2000000}`" in advice["detail"]
-    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]},
-                 "tool_output": {"max_bytes": 2_000_000}})
+    write(
+        home,
+        {
+            "context": {"engine": "stowage"},
+            "plugins": {"enabled": ["stowage"]},
+            "tool_output": {"max_bytes": 2_000_000},
+        },
+    )
     assert check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["problems"] == []
-    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]},
-                 "tool_output": {"max_bytes": 20_000}})
+    write(
+        home,
+        {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}, "tool_output": {"max_bytes": 20_000}},
+    )
     rc = main(["doctor", "--no-verify"])
     out = capsys.readouterr().out
     if "does NOT load offline" not in out:  # the advice alone never fails doctor
@@ -133,8 +156,11 @@ def _log(home: Path, *lines: str) -> None:
 
 def test_a_failed_plugin_import_is_an_error_with_the_hosts_cause_and_the_fix(home):
     write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
-    _log(home, "Failed to load plugin 'stowage': No module named 'tiktoken'",
-         "Context engine 'stowage' not found \u2014 falling back to built-in compressor")
+    _log(
+        home,
+        "Failed to load plugin 'stowage': No module named 'tiktoken'",
+        "Context engine 'stowage' not found \u2014 falling back to built-in compressor",
+    )
     (problem,) = failures(home)
     assert problem["kind"] == "plugin-load-failed" and "No module named 'tiktoken'" in problem["detail"]
     assert "/usr/bin/python3 -m pip install 'tiktoken>=0.7'" in problem["detail"]  # the one-line command, verbatim
@@ -144,8 +170,11 @@ def test_a_failed_plugin_import_is_an_error_with_the_hosts_cause_and_the_fix(hom
 
 def test_a_fallback_that_a_later_session_fixed_is_history(home):
     write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
-    _log(home, "Failed to load plugin 'stowage': No module named 'stowage.context_engine.ahead'",
-         "Context engine 'stowage' not found \u2014 falling back to built-in compressor")
+    _log(
+        home,
+        "Failed to load plugin 'stowage': No module named 'stowage.context_engine.ahead'",
+        "Context engine 'stowage' not found \u2014 falling back to built-in compressor",
+    )
     assert kinds(home) == ["plugin-load-failed"]
     _log(home, "Plugin 'stowage' registered context engine: stowage", "Using context engine: stowage")
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)

@@ -8,47 +8,90 @@ from stowage.context_engine.session_status import SessionStatus
 
 def test_every_figure_is_shown():
     status = {
-        "compression_count": 2, "threshold_tokens": 96_000, "last_prompt_tokens": 40_000,
-        "last_compaction": {"result": "fallback", "summary_error": "timeout after 3 s", "tokens_before": 100_000,
-                            "tokens_after": 20_000, "pruned_outputs": 4,
-                            "window_reference": "The 9 compacted messages are stored whole, one JSON message per line, "
-                                                "under handle abcdef0123456789."},
-        "view": {"enabled": True, "tokens_saved": 12_345, "requests": 7, "steps": 2, "sent_tokens": 50_000,
-                 "unshaped_tokens": 62_345, "view_tokens_saved": 10_000, "spill_tokens_saved": 2_345,
-                 "last_request": {"sent_tokens": 9_000, "full_tokens": 30_000, "unshaped_tokens": 31_000}},
-        "trigger": {"key": "view.compact_at", "share": 0.42, "tokens": 96_000, "context_length": 228_571,
-                    "measured_on": "the request as sent"},
-        "store": {"spills": 1, "spill_failures": 1, "archive_failures": 0, "last_store_error": "disk full",
-                  "recent_spills": [{"handle": "0123456789abcdef", "tool": "terminal", "tokens": 9_000}]},
+        "compression_count": 2,
+        "threshold_tokens": 96_000,
+        "last_prompt_tokens": 40_000,
+        "last_compaction": {
+            "result": "fallback",
+            "summary_error": "timeout after 3 s",
+            "tokens_before": 100_000,
+            "tokens_after": 20_000,
+            "pruned_outputs": 4,
+            "window_reference": "The 9 compacted messages are stored whole, one JSON message per line, "
+            "under handle abcdef0123456789.",
+        },
+        "view": {
+            "enabled": True,
+            "tokens_saved": 12_345,
+            "requests": 7,
+            "steps": 2,
+            "sent_tokens": 50_000,
+            "unshaped_tokens": 62_345,
+            "view_tokens_saved": 10_000,
+            "spill_tokens_saved": 2_345,
+            "last_request": {"sent_tokens": 9_000, "full_tokens": 30_000, "unshaped_tokens": 31_000},
+        },
+        "trigger": {
+            "key": "view.compact_at",
+            "share": 0.42,
+            "tokens": 96_000,
+            "context_length": 228_571,
+            "measured_on": "the request as sent",
+        },
+        "store": {
+            "spills": 1,
+            "spill_failures": 1,
+            "archive_failures": 0,
+            "last_store_error": "disk full",
+            "recent_spills": [{"handle": "0123456789abcdef", "tool": "terminal", "tokens": 9_000}],
+        },
         "tool_search": {"active": False, "reason": "too few tools", "searches": 0, "calls": 0},
         "governor": {"backoff": None, "summary_cooldown_seconds": 55.0},
     }
     text = "\n".join(session_text("s1", SessionStatus.from_dict(status)))
     assert "2; last: 100,000 -> 20,000 tokens, model-free fallback summary (why: timeout after 3 s)" in text
     assert "4 output(s) pruned; the summarized messages are stored whole under handle abcdef0123456789" in text
-    assert ("12,345 tokens saved over 7 requests (sent 50,000 of 62,345 history tokens; 10,000 by the lean view; "
-            "2,345 by spilled outputs)") in text
+    assert (
+        "12,345 tokens saved over 7 requests (sent 50,000 of 62,345 history tokens; 10,000 by the lean view; "
+        "2,345 by spilled outputs)"
+    ) in text
     assert "9,000 tokens sent of 31,000 (2 view step(s) so far)" in text
     assert "0123456789abcdef (terminal, 9,000 tokens)" in text
     assert "1 spill(s), 0 archive(s) not stored; last error: disk full" in text
     assert "inactive (too few tools)" in text
-    assert ("when a request reaches 96,000 tokens (view.compact_at 0.42 of the 228,571-token window, on the request "
-            "as sent); last request 40,000") in text and "cooling down 55.0 s" in text
+    assert (
+        "when a request reaches 96,000 tokens (view.compact_at 0.42 of the 228,571-token window, on the request "
+        "as sent); last request 40,000"
+    ) in text and "cooling down 55.0 s" in text
 
 
 def test_a_status_file_from_before_spills_were_counted_says_what_it_counts():
     from stowage.command.live import saved_text
 
-    assert saved_text(SessionStatus.from_dict({"view": {"tokens_saved": 500, "requests": 1}})) == "500 tokens saved over 1 request (by the lean view)"
+    assert (
+        saved_text(SessionStatus.from_dict({"view": {"tokens_saved": 500, "requests": 1}}))
+        == "500 tokens saved over 1 request (by the lean view)"
+    )
 
 
 def test_summaries_prepared_ahead_are_shown():
-    ahead = {"prepare_at": 0.9, "prepared": 3, "used": 2, "discarded": 1, "failed": 0, "state": "idle",
-             "last": {"prepared_ahead": True, "wait_ms": 0.27, "outcome": "used"}}
+    ahead = {
+        "prepare_at": 0.9,
+        "prepared": 3,
+        "used": 2,
+        "discarded": 1,
+        "failed": 0,
+        "state": "idle",
+        "last": {"prepared_ahead": True, "wait_ms": 0.27, "outcome": "used"},
+    }
     rows = dict(session_rows(SessionStatus.from_dict({"ahead": ahead})))
-    assert rows["summaries ahead"] == ("3 prepared, 2 used by a compaction, 1 discarded, 0 failed; now idle; "
-                                       "the last compaction waited 0 ms for its summary")
-    assert dict(session_rows(SessionStatus.from_dict({"ahead": {"prepare_at": 0}})))["summaries ahead"].startswith("off")
+    assert rows["summaries ahead"] == (
+        "3 prepared, 2 used by a compaction, 1 discarded, 0 failed; now idle; "
+        "the last compaction waited 0 ms for its summary"
+    )
+    assert dict(session_rows(SessionStatus.from_dict({"ahead": {"prepare_at": 0}})))["summaries ahead"].startswith(
+        "off"
+    )
     assert "summaries ahead" not in dict(session_rows(SessionStatus.from_dict({})))
 
 

@@ -49,12 +49,20 @@ def test_purge_refuses_without_yes_when_stdin_is_not_a_terminal(filled, capsys):
 def test_purge_a_session_asks_and_leaves_tombstones(filled, capsys):
     env = Env.resolve(filled.home, None)
     try:
-        cancelled = purge(env, session="s-old", older_than=None, yes=False, force=False,
-                          ask=lambda q: False, interactive=lambda: True)
+        cancelled = purge(
+            env, session="s-old", older_than=None, yes=False, force=False, ask=lambda q: False, interactive=lambda: True
+        )
         assert cancelled.code == 1 and filled.store.stat(filled.old_sha)
         asked = []
-        done = purge(env, session="s-old", older_than=None, yes=False, force=False,
-                     ask=lambda q: asked.append(q) or True, interactive=lambda: True)
+        done = purge(
+            env,
+            session="s-old",
+            older_than=None,
+            yes=False,
+            force=False,
+            ask=lambda q: asked.append(q) or True,
+            interactive=lambda: True,
+        )
     finally:
         env.close()
     assert "1 blob(s)" in asked[0] and done.code == 0 and done.data["removed"][0]["sha256"] == filled.old_sha

@@ -20,32 +20,50 @@ hermes_state = pytest.importorskip("hermes_state")
 
 
 def checksums(home: Path) -> dict[str, str]:
-    return {str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(home.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(home.rglob("*"))
+        if p.is_file()
+    }
 
 
 def write_session(db: Any, sid: str, messages: list[dict[str, Any]]) -> None:
     db.create_session(sid, source="cli", model="test-model", system_prompt="You are a test agent.")
     for message in messages:
-        db.append_message(sid, message["role"], content=message.get("content"),
-                          tool_calls=message.get("tool_calls"), tool_call_id=message.get("tool_call_id"),
-                          tool_name=message.get("tool_name"))
+        db.append_message(
+            sid,
+            message["role"],
+            content=message.get("content"),
+            tool_calls=message.get("tool_calls"),
+            tool_call_id=message.get("tool_call_id"),
+            tool_name=message.get("tool_name"),
+        )
 
 
 def call(cid: str, name: str = "terminal") -> dict[str, Any]:
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps({"command": "ls"})}}
 
 
-GOOD = [{"role": "user", "content": "list the files"},
-        {"role": "assistant", "content": "", "tool_calls": [call("c1")]},
-        {"role": "tool", "content": "a.txt\nb.txt\n" * 200, "tool_call_id": "c1", "tool_name": "terminal"},
-        {"role": "assistant", "content": "two files"},
-        {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "welcome"}]
-MALFORMED = [{"role": "user", "content": [{"type": "text", "text": "look at this"},
-                                          {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}]},
-             {"role": "tool", "content": "stray output", "tool_call_id": "orphan-1", "tool_name": "terminal"},
-             {"role": "assistant", "content": "", "tool_calls": [call("c9")]},
-             {"role": "assistant", "content": "I see a picture"}]
+GOOD = [
+    {"role": "user", "content": "list the files"},
+    {"role": "assistant", "content": "", "tool_calls": [call("c1")]},
+    {"role": "tool", "content": "a.txt\nb.txt\n" * 200, "tool_call_id": "c1", "tool_name": "terminal"},
+    {"role": "assistant", "content": "two files"},
+    {"role": "user", "content": "thanks"},
+    {"role": "assistant", "content": "welcome"},
+]
+MALFORMED = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "look at this"},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+        ],
+    },
+    {"role": "tool", "content": "stray output", "tool_call_id": "orphan-1", "tool_name": "terminal"},
+    {"role": "assistant", "content": "", "tool_calls": [call("c9")]},
+    {"role": "assistant", "content": "I see a picture"},
+]
 
 
 @pytest.fixture
@@ -78,8 +96,13 @@ def test_malformed_messages_are_named_and_other_sessions_replayed(home: Path, ca
     problems = " ".join(bad["problems"])
     assert "non-text content" in problems and "orphan" in problems and "without a result" in problems
     good = next(s for s in report["sessions"] if s["session"] == "good-1")
-    assert good["problems"] == [] and good["recorded"] == {"messages": 7, "user": 2, "assistant": 3, "tool": 1,
-                                                          "tool_calls": 1}
+    assert good["problems"] == [] and good["recorded"] == {
+        "messages": 7,
+        "user": 2,
+        "assistant": 3,
+        "tool": 1,
+        "tool_calls": 1,
+    }
     assert good["engines"]["built-in"]["requests"] == 3 == good["engines"]["stowage"]["requests"]
     assert checksums(home) == before
 
@@ -166,8 +189,9 @@ def test_bad_price_and_setting(home: Path, capsys) -> None:
 def test_bad_transcript_file(tmp_path: Path, capsys) -> None:
     path = tmp_path / "t.jsonl"
     good = {"id": "t1", "messages": GOOD}
-    path.write_text(json.dumps(good) + "\n" + json.dumps({"id": "t2", "messages": GOOD[:4]}) + "\n{broken\n",
-                    encoding="utf-8")
+    path.write_text(
+        json.dumps(good) + "\n" + json.dumps({"id": "t2", "messages": GOOD[:4]}) + "\n{broken\n", encoding="utf-8"
+    )
     code, out, _ = replay(capsys, tmp_path, "--from", str(path), "--json")
     report = json.loads(out)
     assert code == 0 and report["sessions_replayed"] == 2 and report["sessions_skipped"] == 1

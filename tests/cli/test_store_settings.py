@@ -21,22 +21,24 @@ def test_defaults_match_the_stores_own_defaults():
 
 
 def test_units_are_converted():
-    policy = retention_policy(settings(ttl_hours=0.5, max_store_mb=1.5, fetch_grace_hours=0,
-                                       tombstone_ttl_days=0))
+    policy = retention_policy(settings(ttl_hours=0.5, max_store_mb=1.5, fetch_grace_hours=0, tombstone_ttl_days=0))
     assert policy.ttl_seconds == 1800.0
     assert policy.max_total_bytes == int(1.5 * 1024 * 1024)
     assert policy.fetch_grace_seconds == 0.0 and policy.tombstone_ttl_seconds == 0.0
     assert isinstance(policy.max_total_bytes, int)
 
 
-@pytest.mark.parametrize("raw, expected", [
-    ("", "HOME/stowage"),
-    ("   ", "HOME/stowage"),
-    ("blobs", "HOME/blobs"),
-    ("/srv/stowage", "/srv/stowage"),
-    ("$STOWAGE_TEST_DIR/x", "/data/x"),
-    ("~/s", "USER/s"),
-])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("", "HOME/stowage"),
+        ("   ", "HOME/stowage"),
+        ("blobs", "HOME/blobs"),
+        ("/srv/stowage", "/srv/stowage"),
+        ("$STOWAGE_TEST_DIR/x", "/data/x"),
+        ("~/s", "USER/s"),
+    ],
+)
 def test_store_root(tmp_path, monkeypatch, raw, expected):
     monkeypatch.setenv("STOWAGE_TEST_DIR", "/data")
     monkeypatch.setenv("HOME", str(tmp_path / "user"))
@@ -53,5 +55,6 @@ def test_store_settings_imports_nothing_from_hermes():
     tree = ast.parse(Path(mod.__file__).read_text())
     modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
     modules |= {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
-    assert all(m is None or m.split(".")[0] not in {"agent", "hermes_cli", "hermes_constants", "stowage"}
-               for m in modules), modules
+    assert all(
+        m is None or m.split(".")[0] not in {"agent", "hermes_cli", "hermes_constants", "stowage"} for m in modules
+    ), modules

@@ -16,10 +16,22 @@ from stowage.context_engine.summary_log import append_summary, summaries_path
 from stowage.host.slash_command import stowage_command
 
 BODY = "## Goal\nShip it.\n\n## Full History\nThe 12 compacted messages are stored whole under handle 0123456789abcdef."
-RECORD = {"compaction": 1, "at": 1_700_000_000.0, "result": "compacted", "tokens_before": 100_000,
-          "tokens_after": 6_000, "messages_before": 30, "messages_after": 9, "window_messages": 22,
-          "window_tool_outputs": 5, "pruned_outputs": 2, "fallback_used": False, "model": "gpt-x",
-          "window_handle": "0123456789abcdef", "body": BODY}
+RECORD = {
+    "compaction": 1,
+    "at": 1_700_000_000.0,
+    "result": "compacted",
+    "tokens_before": 100_000,
+    "tokens_after": 6_000,
+    "messages_before": 30,
+    "messages_after": 9,
+    "window_messages": 22,
+    "window_tool_outputs": 5,
+    "pruned_outputs": 2,
+    "fallback_used": False,
+    "model": "gpt-x",
+    "window_handle": "0123456789abcdef",
+    "body": BODY,
+}
 
 
 def store_of(home):
@@ -44,8 +56,16 @@ def test_header_and_text_of_a_model_summary():
 
 
 def test_fallback_forced_and_damaged_records_still_format():
-    fallback = {**RECORD, "result": "fallback", "fallback_used": True, "summary_error": "timeout: slow",
-                "forced": True, "focus_topic": "tests", "window_handle": None, "tokens_before": None}
+    fallback = {
+        **RECORD,
+        "result": "fallback",
+        "fallback_used": True,
+        "summary_error": "timeout: slow",
+        "forced": True,
+        "focus_topic": "tests",
+        "window_handle": None,
+        "tokens_before": None,
+    }
     header = summary_header(fallback)
     assert "model-free fallback summary (why: timeout: slow)" in header
     assert "not stored (the store was unavailable)" in header and "focus: tests" in header
@@ -96,13 +116,33 @@ def test_cli_a_damaged_summary_file_is_not_a_traceback(home, capsys):
     assert code == 0 and "1 unreadable line(s)" in out
 
 
-PREVIEW = {"seen_at": 1000.0, "source": "request", "system_messages": 1, "messages": 40, "tokens": 52_000,
-           "last_prompt_tokens": 50_000, "threshold_tokens": 48_000, "would_compact": True, "reason": None,
-           "compactions_so_far": 0, "head_messages": 3, "head_tokens": 400, "window_messages": 29,
-           "window_tokens": 45_000, "window_tool_outputs": 12, "window_first": 4, "window_last": 32,
-           "pruned_outputs": 2, "pruned_tokens_saved": 3_000, "arguments_shrunk": 0, "images_removed": 0,
-           "tail_messages": 8, "tail_tokens": 2_500, "summary_budget_tokens": 3_200,
-           "estimated_after_tokens": 6_100}
+PREVIEW = {
+    "seen_at": 1000.0,
+    "source": "request",
+    "system_messages": 1,
+    "messages": 40,
+    "tokens": 52_000,
+    "last_prompt_tokens": 50_000,
+    "threshold_tokens": 48_000,
+    "would_compact": True,
+    "reason": None,
+    "compactions_so_far": 0,
+    "head_messages": 3,
+    "head_tokens": 400,
+    "window_messages": 29,
+    "window_tokens": 45_000,
+    "window_tool_outputs": 12,
+    "window_first": 4,
+    "window_last": 32,
+    "pruned_outputs": 2,
+    "pruned_tokens_saved": 3_000,
+    "arguments_shrunk": 0,
+    "images_removed": 0,
+    "tail_messages": 8,
+    "tail_tokens": 2_500,
+    "summary_budget_tokens": 3_200,
+    "estimated_after_tokens": 6_100,
+}
 
 
 def test_preview_text():
@@ -112,8 +152,16 @@ def test_preview_text():
     assert "messages 4-32: 29 message(s), 45,000 tokens, 12 tool output(s)" in text
     assert "2 older tool output(s) outside the window -> stubs, saving about 3,000 tokens" in text
     assert "8 message(s), 2,500 tokens" in text and "about 6,100 tokens or less" in text
-    quiet = preview_text("s1", {**PREVIEW, "would_compact": False, "reason": "below_threshold:9<48000",
-                                "window_messages": 0, "last_prompt_tokens": 9})
+    quiet = preview_text(
+        "s1",
+        {
+            **PREVIEW,
+            "would_compact": False,
+            "reason": "below_threshold:9<48000",
+            "window_messages": 0,
+            "last_prompt_tokens": 9,
+        },
+    )
     assert "below the threshold of 48,000" in quiet and "/compress forces one anyway" in quiet
     assert re.search(r"summarized +nothing", quiet)
     assert "backoff:x" in preview_text("s", {"reason": "backoff:x"})  # a bare dict still formats

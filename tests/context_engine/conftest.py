@@ -14,8 +14,10 @@ import pytest
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 
-GOOD_SUMMARY = ("## Goal\nFix the failing parser tests.\n\n## Progress\n### Done\n- ran pytest\n"
-                "### In Progress\n- none\n### Blocked\n- none\n\n## Next Steps\n- continue")
+GOOD_SUMMARY = (
+    "## Goal\nFix the failing parser tests.\n\n## Progress\n### Done\n- ran pytest\n"
+    "### In Progress\n- none\n### Blocked\n- none\n\n## Next Steps\n- continue"
+)
 
 
 class RecordingModel:
@@ -47,8 +49,9 @@ def tool_call(cid: str, name: str = "terminal", args: Any = None) -> dict[str, A
     return {"id": cid, "type": "function", "function": {"name": name, "arguments": arguments}}
 
 
-def tool_turn(cids: list[str], outputs: list[str], name: str = "terminal", args: Any = None,
-              content: str | None = None) -> list[dict[str, Any]]:
+def tool_turn(
+    cids: list[str], outputs: list[str], name: str = "terminal", args: Any = None, content: str | None = None
+) -> list[dict[str, Any]]:
     """An assistant message with (parallel) calls followed by their results."""
     calls = [tool_call(c, name, args) for c in cids]
     msgs: list[dict[str, Any]] = [{"role": "assistant", "content": content, "tool_calls": calls}]
@@ -70,16 +73,20 @@ def make_engine() -> Callable[..., StowageEngineCore]:
     budget only with the view off (tests/context_engine/test_view_*.py cover the view).
     """
 
-    def factory(*, model: Any = None, context_length: int = 64_000, stowage: dict | None = None,
-                compression: dict | None = None) -> StowageEngineCore:
+    def factory(
+        *, model: Any = None, context_length: int = 64_000, stowage: dict | None = None, compression: dict | None = None
+    ) -> StowageEngineCore:
         config: dict[str, Any] = {"stowage": {"view": {"enabled": False}}}
         if stowage:
             config["stowage"] = {**config["stowage"], **stowage}
         if compression:
             config["compression"] = compression
-        engine = StowageEngineCore(load_settings(config), summary_model=model if model is not None else RecordingModel())
-        engine.update_model(model="test-model", context_length=context_length, provider="custom",
-                            base_url="http://127.0.0.1:1")
+        engine = StowageEngineCore(
+            load_settings(config), summary_model=model if model is not None else RecordingModel()
+        )
+        engine.update_model(
+            model="test-model", context_length=context_length, provider="custom", base_url="http://127.0.0.1:1"
+        )
         return engine
 
     return factory
@@ -91,4 +98,5 @@ def helpers():
         call = staticmethod(tool_call)
         turn = staticmethod(tool_turn)
         GOOD_SUMMARY = GOOD_SUMMARY
+
     return H

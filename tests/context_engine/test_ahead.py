@@ -32,8 +32,19 @@ def add_turn(msgs: list[dict], seed: int = 7, calls: int = 1, chars: int = 2000)
     msgs = list(msgs) + [{"role": "user", "content": f"One more thing {seed}"}]
     for i in range(calls):
         cid = f"late{seed}_{i}"
-        msgs.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": json.dumps({"command": "ls"})}}]})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps({"command": "ls"})},
+                    }
+                ],
+            }
+        )
         msgs.append({"role": "tool", "tool_call_id": cid, "content": tool_output(rng, "terminal", chars)})
     return msgs + [{"role": "assistant", "content": "Done."}]
 
@@ -53,6 +64,7 @@ def ahead(engine) -> dict:
 
 
 # -- the decision ------------------------------------------------------------------------------
+
 
 def test_prepares_from_the_configured_share_of_the_trigger():
     assert not should_prepare(8_000, 10_000, 0.85)
@@ -85,6 +97,7 @@ def test_prepare_at_zero_is_off(make_engine, recording_model):
 
 
 # -- reuse -----------------------------------------------------------------------------------
+
 
 def test_same_window_uses_the_prepared_summary_with_the_exact_prompt(make_engine, recording_model):
     msgs = history()
@@ -170,8 +183,7 @@ def test_memory_context_is_part_of_the_key_and_stops_further_preparations(make_e
     assert len(model.prompts) == 2 and ahead(engine)["prepared"] == 1
 
 
-def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_call_again(make_engine,
-                                                                                         recording_model):
+def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_call_again(make_engine, recording_model):
     for failure in (SummaryFailure("timeout", "took too long"), RuntimeError("bug")):
         model = recording_model(failure)
         engine = make_engine(model=model)
@@ -187,11 +199,13 @@ def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_c
         assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
 
 
-def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_the_deadline(make_engine,
-                                                                                           recording_model):
+def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_the_deadline(
+    make_engine, recording_model
+):
     model = recording_model(SummaryFailure("http", "HTTP 500"))
-    engine = make_engine(model=model, stowage={"compaction": {"failure_cooldown_seconds": 0,
-                                                              "summary_timeout_seconds": 40}})
+    engine = make_engine(
+        model=model, stowage={"compaction": {"failure_cooldown_seconds": 0, "summary_timeout_seconds": 40}}
+    )
     msgs = history()
     near_trigger(engine)
     prepare(engine, msgs)
@@ -285,6 +299,7 @@ def test_a_running_preparation_is_waited_for_not_called_twice(make_engine, recor
 
 # -- lifetime --------------------------------------------------------------------------------
 
+
 def test_session_end_reset_and_copies_drop_the_pending_preparation(make_engine, recording_model):
     engine = make_engine(model=recording_model())
     engine.on_session_start("s1")
@@ -302,9 +317,14 @@ def test_session_end_reset_and_copies_drop_the_pending_preparation(make_engine, 
 
 # -- pure parts ------------------------------------------------------------------------------
 
+
 def test_clean_cut_never_splits_a_call_from_its_result(helpers):
-    msgs = [{"role": "user", "content": "go"}, *helpers.turn(["a"], ["out"]), {"role": "assistant", "content": "ok"},
-            {"role": "user", "content": "next"}]
+    msgs = [
+        {"role": "user", "content": "go"},
+        *helpers.turn(["a"], ["out"]),
+        {"role": "assistant", "content": "ok"},
+        {"role": "user", "content": "next"},
+    ]
     assert clean_cut(msgs, Window(0, 4))
     assert not clean_cut(msgs, Window(0, 2))  # the result would open the tail
     assert not clean_cut(msgs, Window(2, 4))  # the result without its call

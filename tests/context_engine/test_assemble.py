@@ -8,9 +8,18 @@ import json
 
 import pytest
 
-from stowage.context_engine.assemble import (CONTINUE_NOTE, REMOVED_CALL_NOTE, SUMMARY_ACK, ensure_user_first,
-                                             fix_arguments, merge_same_role, merge_summary_into, pair_tool_calls,
-                                             place_summary, sanitize)
+from stowage.context_engine.assemble import (
+    CONTINUE_NOTE,
+    REMOVED_CALL_NOTE,
+    SUMMARY_ACK,
+    ensure_user_first,
+    fix_arguments,
+    merge_same_role,
+    merge_summary_into,
+    pair_tool_calls,
+    place_summary,
+    sanitize,
+)
 from stowage.context_engine.messages import SUMMARY_FLAG, is_real_user_turn, is_summary, message_text
 from stowage.context_engine.summary import wrap
 from stowage.context_engine.validate import validate_messages
@@ -96,9 +105,13 @@ def test_role_choice_details():
 
 
 def test_merge_into_multipart_and_empty_content():
-    merged = merge_summary_into({"role": "user", "content": [{"type": "text", "text": "look"},
-                                                             {"type": "image_url", "image_url": {"url": "x"}}]},
-                                SUMMARY)
+    merged = merge_summary_into(
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "x"}}],
+        },
+        SUMMARY,
+    )
     assert merged["content"][0] == {"type": "text", "text": SUMMARY} and len(merged["content"]) == 3
     assert merge_summary_into({"role": "assistant", "content": None}, SUMMARY)["content"] == SUMMARY
 
@@ -112,17 +125,30 @@ def test_place_summary_does_not_mutate_inputs():
 
 # -- sanitize ------------------------------------------------------------------------
 
+
 def test_drops_orphan_results():
-    msgs = [{"role": "user", "content": "u"}, res("ghost"), {"role": "assistant", "content": "a"},
-            with_calls("c1"), res("c1"), res("c1"), res("other")]
+    msgs = [
+        {"role": "user", "content": "u"},
+        res("ghost"),
+        {"role": "assistant", "content": "a"},
+        with_calls("c1"),
+        res("c1"),
+        res("c1"),
+        res("other"),
+    ]
     out = pair_tool_calls(msgs)
     assert [m.get("tool_call_id") for m in out if m["role"] == "tool"] == ["c1"]
     assert validate_messages(sanitize(msgs)) == []
 
 
 def test_strips_unanswered_calls_and_notes_empty_assistant():
-    msgs = [{"role": "user", "content": "u"}, with_calls("a1", "a2"), res("a2"),
-            with_calls("b1"), {"role": "user", "content": "next"}]
+    msgs = [
+        {"role": "user", "content": "u"},
+        with_calls("a1", "a2"),
+        res("a2"),
+        with_calls("b1"),
+        {"role": "user", "content": "next"},
+    ]
     out = sanitize(msgs)
     assert validate_messages(out) == []
     partial = out[1]
@@ -130,21 +156,29 @@ def test_strips_unanswered_calls_and_notes_empty_assistant():
     removed = out[3]
     assert "tool_calls" not in removed and removed["content"] == REMOVED_CALL_NOTE
     # an assistant that had text keeps it instead of the note
-    out = sanitize([{"role": "user", "content": "u"}, with_calls("z", content="Let me check."),
-                    {"role": "user", "content": "v"}])
+    out = sanitize(
+        [{"role": "user", "content": "u"}, with_calls("z", content="Let me check."), {"role": "user", "content": "v"}]
+    )
     assert out[1]["content"] == "Let me check." and "tool_calls" not in out[1]
     assert msgs[1]["tool_calls"][0]["id"] == "a1", "input must not be mutated"
 
 
-@pytest.mark.parametrize("raw,expected", [
-    ("{broken", {"_stowage_unparsed_arguments": "{broken"}),
-    ("[1, 2]", {"_stowage_unparsed_arguments": "[1, 2]"}),
-    ("", None),
-    ('{"ok": true}', None),
-])
+@pytest.mark.parametrize(
+    "raw,expected",
+    [
+        ("{broken", {"_stowage_unparsed_arguments": "{broken"}),
+        ("[1, 2]", {"_stowage_unparsed_arguments": "[1, 2]"}),
+        ("", None),
+        ('{"ok": true}', None),
+    ],
+)
 def test_repairs_invalid_json_arguments(raw, expected):
-    msgs = [{"role": "user", "content": "u"}, {"role": "assistant", "content": None, "tool_calls": [call("c", raw)]},
-            res("c"), {"role": "assistant", "content": "done"}]
+    msgs = [
+        {"role": "user", "content": "u"},
+        {"role": "assistant", "content": None, "tool_calls": [call("c", raw)]},
+        res("c"),
+        {"role": "assistant", "content": "done"},
+    ]
     out = sanitize(msgs)
     assert validate_messages(out) == []
     args = out[1]["tool_calls"][0]["function"]["arguments"]
@@ -155,11 +189,20 @@ def test_repairs_invalid_json_arguments(raw, expected):
 
 
 def test_repairs_dict_arguments_and_bare_calls():
-    msgs = [{"role": "user", "content": "u"},
-            {"role": "assistant", "content": None, "tool_calls": [
+    msgs = [
+        {"role": "user", "content": "u"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
                 {"id": "d", "type": "function", "function": {"name": "t", "arguments": {"x": 1}}},
-                {"id": "e", "name": "bare", "arguments": "{}"}]},
-            res("d"), res("e"), {"role": "assistant", "content": "done"}]
+                {"id": "e", "name": "bare", "arguments": "{}"},
+            ],
+        },
+        res("d"),
+        res("e"),
+        {"role": "assistant", "content": "done"},
+    ]
     out = fix_arguments(msgs)
     calls = out[1]["tool_calls"]
     assert json.loads(calls[0]["function"]["arguments"]) == {"x": 1}
@@ -168,10 +211,16 @@ def test_repairs_dict_arguments_and_bare_calls():
 
 
 def test_merges_same_role_neighbours_without_losing_text():
-    msgs = [{"role": "user", "content": "one"}, {"role": "user", "content": "two"},
-            {"role": "assistant", "content": "a1"}, {"role": "assistant", "content": "a2"},
-            {"role": "user", "content": [{"type": "text", "text": "three"}]}, {"role": "user", "content": "four"},
-            {"role": "assistant", "content": ""}, {"role": "assistant", "content": None}]
+    msgs = [
+        {"role": "user", "content": "one"},
+        {"role": "user", "content": "two"},
+        {"role": "assistant", "content": "a1"},
+        {"role": "assistant", "content": "a2"},
+        {"role": "user", "content": [{"type": "text", "text": "three"}]},
+        {"role": "user", "content": "four"},
+        {"role": "assistant", "content": ""},
+        {"role": "assistant", "content": None},
+    ]
     out = merge_same_role(msgs)
     assert [m["role"] for m in out] == ["user", "assistant", "user", "assistant"]
     assert out[0]["content"] == "one\n\ntwo" and out[1]["content"] == "a1\n\na2"
@@ -200,8 +249,14 @@ def test_ensures_user_first():
 
 
 def test_sanitize_drops_non_dicts_and_keeps_valid_lists_identical():
-    valid = [SYSTEM, {"role": "user", "content": "u"}, with_calls("p", "q"), res("q"), res("p"),
-             {"role": "assistant", "content": "a"}]
+    valid = [
+        SYSTEM,
+        {"role": "user", "content": "u"},
+        with_calls("p", "q"),
+        res("q"),
+        res("p"),
+        {"role": "assistant", "content": "a"},
+    ]
     out = sanitize(valid)
     assert out == valid and all(a is b for a, b in zip(out, valid))
     assert validate_messages(sanitize([None, "x", *valid])) == []
@@ -247,6 +302,7 @@ def test_sanitize_output_always_valid_on_scrambled_input():
 
 def test_sanitize_repairs_what_would_otherwise_abort_every_compaction():
     from stowage.context_engine.assemble import sanitize
+
     call = {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}}
     messages = [
         {"role": "user", "content": "hi"},

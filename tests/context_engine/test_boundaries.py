@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from stowage.context_engine.boundaries import (align_backward, align_forward, budget_tail_start, choose_window,
-                                               head_end_index, keep_newest_turns)
+from stowage.context_engine.boundaries import (
+    align_backward,
+    align_forward,
+    budget_tail_start,
+    choose_window,
+    head_end_index,
+    keep_newest_turns,
+)
 from stowage.context_engine.messages import SUMMARY_FLAG
 
 
@@ -20,8 +26,11 @@ def a(text="a"):
 
 
 def calls(*ids):
-    return {"role": "assistant", "content": None, "tool_calls": [
-        {"id": i, "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in ids]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": i, "type": "function", "function": {"name": "t", "arguments": "{}"}} for i in ids],
+    }
 
 
 def res(cid):
@@ -108,8 +117,9 @@ def test_choose_window_never_splits_tool_groups():
     msgs += [a("done"), u("next"), calls("z1", "z2"), res("z1"), res("z2")]
     for budget in range(1, len(msgs) + 2):
         for first in range(0, 5):
-            window = choose_window(msgs, protect_first_n=first, tail_budget_tokens=budget, tail_min_messages=1,
-                                   count=one)
+            window = choose_window(
+                msgs, protect_first_n=first, tail_budget_tokens=budget, tail_min_messages=1, count=one
+            )
             for cut in (window.head_end, window.tail_start):
                 if cut < len(msgs):
                     assert msgs[cut]["role"] != "tool", (budget, first, window)
@@ -122,7 +132,6 @@ def test_choose_window_empty_when_everything_fits_in_head_and_tail():
     msgs = [u(), a(), u(), a()]
     window = choose_window(msgs, protect_first_n=3, tail_budget_tokens=100, tail_min_messages=2, count=one)
     assert window.size == 0
-
 
 
 def test_newest_user_in_head_does_not_block_the_window():

@@ -41,8 +41,11 @@ def test_compaction_shrinks_and_is_valid_and_does_not_mutate():
 
 
 def test_empty_and_tiny_inputs_are_noops_returning_the_same_list():
-    for msgs in ([], [{"role": "user", "content": "hi"}],
-                 [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]):
+    for msgs in (
+        [],
+        [{"role": "user", "content": "hi"}],
+        [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}],
+    ):
         outcome = run(msgs)
         assert outcome.messages is msgs and not outcome.changed and not outcome.aborted
 
@@ -51,15 +54,27 @@ def test_single_request_in_head_then_long_tool_work_is_summarized():
     big = json.dumps({"output": "\n".join(f"line {i} of the build log" for i in range(400)), "exit_code": 0})
     msgs = [{"role": "user", "content": "one request"}]
     for i in range(12):
-        msgs += [{"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"b{i}", "type": "function", "function": {"name": "terminal",
-                                                             "arguments": json.dumps({"command": f"make {i}"})}}]},
-            {"role": "tool", "tool_call_id": f"b{i}", "content": big + str(i)}]
+        msgs += [
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": f"b{i}",
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps({"command": f"make {i}"})},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": f"b{i}", "content": big + str(i)},
+        ]
     msgs.append({"role": "assistant", "content": "done"})
     called = []
-    outcome = run(msgs, summarize=lambda p: called.append(p) or GOOD,
-                  plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=100, tail_min_messages=2,
-                                      context_length=64_000))
+    outcome = run(
+        msgs,
+        summarize=lambda p: called.append(p) or GOOD,
+        plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=100, tail_min_messages=2, context_length=64_000),
+    )
     assert outcome.changed and len(called) == 1
     assert validate_messages(outcome.messages) == []
     assert outcome.messages[0] == msgs[0]
@@ -69,15 +84,22 @@ def test_single_request_in_head_then_long_tool_work_is_summarized():
 
 def test_prune_only_when_there_is_nothing_to_summarize():
     big = json.dumps({"output": "\n".join(f"line {i} of the build log" for i in range(400)), "exit_code": 0})
-    msgs = [{"role": "user", "content": "one request"},
-            {"role": "assistant", "content": None, "tool_calls": [
-                {"id": "b", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
-            {"role": "tool", "tool_call_id": "b", "content": big},
-            {"role": "assistant", "content": "done"}]
+    msgs = [
+        {"role": "user", "content": "one request"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "b", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "b", "content": big},
+        {"role": "assistant", "content": "done"},
+    ]
     called = []
-    outcome = run(msgs, summarize=lambda p: called.append(p) or GOOD,
-                  plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=100, tail_min_messages=1,
-                                      context_length=64_000))
+    outcome = run(
+        msgs,
+        summarize=lambda p: called.append(p) or GOOD,
+        plan=CompactionPlan(protect_first_n=3, tail_budget_tokens=100, tail_min_messages=1, context_length=64_000),
+    )
     # the head is the whole conversation but its old tool output is still pruned
     assert outcome.changed and called == [] and outcome.stats.window_messages == 0
     assert validate_messages(outcome.messages) == [] and len(outcome.messages) == len(msgs)
@@ -145,9 +167,14 @@ def test_abort_kinds_keep_messages():
 
 def test_duplicate_call_ids_in_the_tail_are_repaired_not_dropped():
     msgs = make_transcript(15, seed=6)
-    dup = [{"role": "assistant", "content": None, "tool_calls": [
-        {"id": "dup", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "dup", "content": "one"}]
+    dup = [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "dup", "type": "function", "function": {"name": "t", "arguments": "{}"}}],
+        },
+        {"role": "tool", "tool_call_id": "dup", "content": "one"},
+    ]
     second = copy.deepcopy(dup)
     second[1]["content"] = "two"
     msgs += dup + second + [{"role": "assistant", "content": "end"}]
@@ -161,8 +188,10 @@ def test_duplicate_call_ids_in_the_tail_are_repaired_not_dropped():
 def test_invalid_result_is_refused_with_reason(monkeypatch):
     # if assembly ever produced an invalid list, the input must come back unchanged
     import stowage.context_engine.compactor as compactor_module
+
     msgs = make_transcript(15, seed=6)
     from stowage.context_engine.validate import Problem
+
     monkeypatch.setattr(compactor_module, "validate_messages", lambda messages, profile: [Problem(0, "x", "broken")])
     outcome = run(msgs)
     assert outcome.aborted and not outcome.changed and outcome.messages is msgs
@@ -178,6 +207,7 @@ def test_summary_marker_in_tool_output_is_not_a_summary():
 
 
 # -- one summary deadline per compaction ---------------------------------------------------------
+
 
 class _Clock:
     def __init__(self) -> None:

@@ -42,11 +42,25 @@ def test_none_and_missing_config():
 
 
 def test_inherits_compression_keys():
-    s = load_settings({"compression": {"threshold": 0.6, "target_ratio": 0.3, "protect_first_n": 5,
-                                       "protect_last_n": 6, "abort_on_summary_failure": True}})
+    s = load_settings(
+        {
+            "compression": {
+                "threshold": 0.6,
+                "target_ratio": 0.3,
+                "protect_first_n": 5,
+                "protect_last_n": 6,
+                "abort_on_summary_failure": True,
+            }
+        }
+    )
     c = s.compaction
     assert (c.threshold, c.target_ratio, c.protect_first_n, c.protect_last_n, c.abort_on_summary_failure) == (
-        0.6, 0.3, 5, 6, True)
+        0.6,
+        0.3,
+        5,
+        6,
+        True,
+    )
     assert s.origins["compaction.threshold"] == "compression.threshold"
     assert s.origins["compaction.abort_on_summary_failure"] == "compression.abort_on_summary_failure"
 
@@ -60,8 +74,9 @@ def test_inherited_protect_last_n_capped_at_8():
 
 
 def test_explicit_stowage_value_wins_over_inherited():
-    s = load_settings({"compression": {"threshold": 0.6, "protect_first_n": 5},
-                       "stowage": {"compaction": {"threshold": 0.8}}})
+    s = load_settings(
+        {"compression": {"threshold": 0.6, "protect_first_n": 5}, "stowage": {"compaction": {"threshold": 0.8}}}
+    )
     assert s.compaction.threshold == 0.8
     assert s.origins["compaction.threshold"] == "stowage"
     assert s.compaction.protect_first_n == 5
@@ -73,8 +88,14 @@ def test_compression_keys_without_stowage_counterpart_are_ignored():
 
 
 def test_integer_given_as_float_and_choice_normalized():
-    s = load_settings({"stowage": {"compaction": {"protect_last_n": 10.0, "provider_profile": " OpenAI "},
-                                   "tool_search": {"enabled": False}}})
+    s = load_settings(
+        {
+            "stowage": {
+                "compaction": {"protect_last_n": 10.0, "provider_profile": " OpenAI "},
+                "tool_search": {"enabled": False},
+            }
+        }
+    )
     assert s.compaction.protect_last_n == 10 and isinstance(s.compaction.protect_last_n, int)
     assert s.compaction.provider_profile == "openai"
     assert s.tool_search.enabled == "off"  # YAML turns `off` into False
@@ -109,18 +130,21 @@ def test_inherited_bad_value_names_the_compression_key():
     assert "0.95" in err.problems[0] and "from 0.05 to 0.8" in err.problems[0]
 
 
-@pytest.mark.parametrize("section,key,value,accepted", [
-    ("compaction", "threshold", "high", "a number from 0.1 to 0.95"),
-    ("compaction", "protect_last_n", 2.5, "a whole number from 1 to 200"),
-    ("compaction", "protect_last_n", True, "a whole number"),
-    ("compaction", "abort_on_summary_failure", "yes", "true or false"),
-    ("compaction", "provider_profile", "anthropic", "one of 'strict', 'openai'"),
-    ("tokenizer", "encoding", "p50k_base", "one of 'o200k_base', 'cl100k_base'"),
-    ("store", "path", 42, "a string"),
-    ("spill", "never_spill", "terminal", "a list of strings"),
-    ("spill", "per_tool", {"terminal": -5}, "a mapping of tool name"),
-    ("spill", "per_tool", {"terminal": True}, "a mapping of tool name"),
-])
+@pytest.mark.parametrize(
+    "section,key,value,accepted",
+    [
+        ("compaction", "threshold", "high", "a number from 0.1 to 0.95"),
+        ("compaction", "protect_last_n", 2.5, "a whole number from 1 to 200"),
+        ("compaction", "protect_last_n", True, "a whole number"),
+        ("compaction", "abort_on_summary_failure", "yes", "true or false"),
+        ("compaction", "provider_profile", "anthropic", "one of 'strict', 'openai'"),
+        ("tokenizer", "encoding", "p50k_base", "one of 'o200k_base', 'cl100k_base'"),
+        ("store", "path", 42, "a string"),
+        ("spill", "never_spill", "terminal", "a list of strings"),
+        ("spill", "per_tool", {"terminal": -5}, "a mapping of tool name"),
+        ("spill", "per_tool", {"terminal": True}, "a mapping of tool name"),
+    ],
+)
 def test_wrong_type_or_value(section, key, value, accepted):
     err = _error({"stowage": {section: {key: value}}})
     assert len(err.problems) == 1
@@ -152,14 +176,25 @@ def test_section_and_block_must_be_mappings():
 
 
 def test_several_problems_reported_together():
-    err = _error({"compression": {"protect_first_n": -1},
-                  "stowage": {"compaction": {"threshold": 2, "protect_lastn": 3},
-                              "tokenizer": {"allow_download": "no"},
-                              "bogus": {}}})
+    err = _error(
+        {
+            "compression": {"protect_first_n": -1},
+            "stowage": {
+                "compaction": {"threshold": 2, "protect_lastn": 3},
+                "tokenizer": {"allow_download": "no"},
+                "bogus": {},
+            },
+        }
+    )
     text = str(err)
     assert len(err.problems) == 5
-    for fragment in ("compression.protect_first_n", "stowage.compaction.threshold", "protect_lastn",
-                     "stowage.tokenizer.allow_download", "stowage.bogus"):
+    for fragment in (
+        "compression.protect_first_n",
+        "stowage.compaction.threshold",
+        "protect_lastn",
+        "stowage.tokenizer.allow_download",
+        "stowage.bogus",
+    ):
         assert fragment in text
 
 
@@ -191,8 +226,15 @@ def test_every_schema_key_is_a_typed_field_of_its_section_and_nothing_else():
     from stowage.context_engine.config_schema import BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, NUMBER, STRING, STRINGS
     from stowage.context_engine.config_sections import SECTION_TYPES
 
-    expected_type = {BOOLEAN: bool, INTEGER: int, NUMBER: float, STRING: str, CHOICE: str,
-                     STRINGS: tuple[str, ...], INT_MAP: typing.Mapping[str, int]}
+    expected_type = {
+        BOOLEAN: bool,
+        INTEGER: int,
+        NUMBER: float,
+        STRING: str,
+        CHOICE: str,
+        STRINGS: tuple[str, ...],
+        INT_MAP: typing.Mapping[str, int],
+    }
     for section, cls in SECTION_TYPES.items():
         hints = typing.get_type_hints(cls)
         schema = {k.name: k for k in KEYS if k.section == section}

@@ -10,8 +10,7 @@ import pytest
 
 from stowage.context_engine.compaction_run import COOLDOWN_REASON
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.messages import (SUMMARY_MARKER, is_real_user_turn, is_summary, last_index,
-                                             message_text)
+from stowage.context_engine.messages import SUMMARY_MARKER, is_real_user_turn, is_summary, last_index, message_text
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
 from stowage_dev.transcripts import make_transcript, tool_output
@@ -43,15 +42,26 @@ def add_turn(msgs, rng, n_calls=4, text=None, prefix="x"):
     msgs.append({"role": "user", "content": text or f"Another request {rng.random():.6f}"})
     for i in range(n_calls):
         cid = f"{prefix}{rng.randrange(10**9)}"
-        msgs.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": cid, "type": "function", "function": {"name": "terminal",
-                                                         "arguments": json.dumps({"command": f"make step{i}"})}}]})
+        msgs.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": cid,
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps({"command": f"make step{i}"})},
+                    }
+                ],
+            }
+        )
         msgs.append({"role": "tool", "tool_call_id": cid, "content": tool_output(rng, "terminal", 6000)})
     msgs.append({"role": "assistant", "content": "Done with that."})
     return msgs
 
 
 # -- basic compaction ---------------------------------------------------------------------------
+
 
 def test_compaction_shrinks_returns_valid_list_and_sets_flags(make_engine, recording_model):
     model = recording_model()
@@ -104,6 +114,7 @@ def test_without_system_prompt_and_with_one(make_engine):
 
 # -- summary failures -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("kind", ["auth", "quota"])
 def test_auth_and_quota_failures_abort_with_messages_unchanged(make_engine, recording_model, kind):
     engine = make_engine(model=recording_model(SummaryFailure(kind, "HTTP 401/402 from provider")))
@@ -149,8 +160,10 @@ def test_other_failures_give_fallback_summary(make_engine, recording_model, name
     assert tokens(engine, out) < tokens(engine, msgs)
 
 
-@pytest.mark.parametrize("failure", [SummaryFailure("timeout", "slow"), SummaryFailure("http", "500"), "",
-                                     "<html>error</html>", ValueError("boom")])
+@pytest.mark.parametrize(
+    "failure",
+    [SummaryFailure("timeout", "slow"), SummaryFailure("http", "500"), "", "<html>error</html>", ValueError("boom")],
+)
 def test_abort_on_summary_failure_aborts_on_any_failure(make_engine, recording_model, failure):
     engine = make_engine(model=recording_model(failure), stowage={"compaction": {"abort_on_summary_failure": True}})
     msgs = history()
@@ -160,8 +173,9 @@ def test_abort_on_summary_failure_aborts_on_any_failure(make_engine, recording_m
 
 
 def test_abort_on_summary_failure_inherited_from_compression(make_engine, recording_model):
-    engine = make_engine(model=recording_model(SummaryFailure("timeout", "slow")),
-                         compression={"abort_on_summary_failure": True})
+    engine = make_engine(
+        model=recording_model(SummaryFailure("timeout", "slow")), compression={"abort_on_summary_failure": True}
+    )
     msgs = history()
     assert engine.compress(msgs) is msgs and engine._last_compress_aborted
 
@@ -208,6 +222,7 @@ def test_runtime_change_clears_cooldown(make_engine, recording_model):
 
 # -- should_compress and usage --------------------------------------------------------------------
 
+
 def test_should_compress_decides_on_argument(make_engine):
     engine = make_engine()
     assert engine.threshold_tokens == 48_000
@@ -236,10 +251,10 @@ def test_update_from_response_keeps_sentinel_on_empty_usage(make_engine):
     engine.update_from_response({"prompt_tokens": 0, "completion_tokens": 5})
     assert engine.last_prompt_tokens == -1 and engine.awaiting_real_usage_after_compression
     assert engine.get_status()["last_prompt_tokens"] == 0
-    engine.update_from_response({"prompt_tokens": 30_000, "completion_tokens": 500, "total_tokens": 30_500,
-                                 "cache_read_tokens": 10})
-    assert (engine.last_prompt_tokens, engine.last_completion_tokens, engine.last_total_tokens) == (30_000, 500,
-                                                                                                   30_500)
+    engine.update_from_response(
+        {"prompt_tokens": 30_000, "completion_tokens": 500, "total_tokens": 30_500, "cache_read_tokens": 10}
+    )
+    assert (engine.last_prompt_tokens, engine.last_completion_tokens, engine.last_total_tokens) == (30_000, 500, 30_500)
     assert engine.last_real_prompt_tokens == 30_000 and not engine.awaiting_real_usage_after_compression
     engine.update_from_response({"prompt_tokens": "40000", "completion_tokens": None})
     assert engine.last_prompt_tokens == 40_000 and engine.last_total_tokens == 40_000
@@ -281,6 +296,7 @@ def test_verdict_waits_for_first_real_count(make_engine):
 
 # -- one compaction per turn --------------------------------------------------------------------------
 
+
 def test_one_automatic_compaction_per_turn(make_engine, recording_model):
     model = recording_model()
     engine = make_engine(model=model)
@@ -321,6 +337,7 @@ def test_new_user_message_starts_a_new_turn_without_hook(make_engine):
 
 
 # -- iterative summaries ---------------------------------------------------------------------------------
+
 
 def test_second_compaction_updates_previous_summary(make_engine, recording_model):
     first_body = "## Goal\nFIRST-SUMMARY-TEXT: fix the parser.\n\n## Progress\n### Done\n- step one"
@@ -373,8 +390,10 @@ def test_input_with_consecutive_summary_messages(make_engine, recording_model):
 
     model = recording_model()
     engine = make_engine(model=model)
-    msgs = [{"role": "user", "content": wrap("## Goal\nOLDEST-SUMMARY")},
-            {"role": "assistant", "content": wrap("## Goal\nOLDER-SUMMARY")}] + history()
+    msgs = [
+        {"role": "user", "content": wrap("## Goal\nOLDEST-SUMMARY")},
+        {"role": "assistant", "content": wrap("## Goal\nOLDER-SUMMARY")},
+    ] + history()
     out = engine.compress(msgs)
     assert validate_messages(out) == []
     assert len(summaries(out)) == 1
@@ -418,11 +437,13 @@ def test_single_request_session_keeps_compacting(make_engine):
 
 # -- focus, memory, status, copies ------------------------------------------------------------------------
 
+
 def test_focus_topic_and_memory_context_reach_the_prompt(make_engine, recording_model):
     model = recording_model()
     engine = make_engine(model=model)
-    engine.compress(history(), focus_topic="database migrations", force=True,
-                    memory_context="User prefers PostgreSQL 16.")
+    engine.compress(
+        history(), focus_topic="database migrations", force=True, memory_context="User prefers PostgreSQL 16."
+    )
     prompt = model.prompts[0]
     assert 'FOCUS TOPIC: "database migrations"' in prompt
     assert "User prefers PostgreSQL 16." in prompt
@@ -477,10 +498,22 @@ def test_has_content_to_compress(make_engine):
     assert engine.has_content_to_compress([]) is False
     assert engine.has_content_to_compress(None) is False
     assert engine.has_content_to_compress([{"role": "user", "content": "hi"}]) is False
-    assert engine.has_content_to_compress([{"role": "system", "content": "s"}, {"role": "user", "content": "hi"},
-                                           {"role": "assistant", "content": "hello"}]) is False
-    assert engine.has_content_to_compress([{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
-                                           {"role": "user", "content": "c"}]) is True
+    assert (
+        engine.has_content_to_compress(
+            [
+                {"role": "system", "content": "s"},
+                {"role": "user", "content": "hi"},
+                {"role": "assistant", "content": "hello"},
+            ]
+        )
+        is False
+    )
+    assert (
+        engine.has_content_to_compress(
+            [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"}, {"role": "user", "content": "c"}]
+        )
+        is True
+    )
     assert engine.has_content_to_compress(history()) is True
 
 

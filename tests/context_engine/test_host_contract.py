@@ -10,8 +10,9 @@ from stowage.context_engine.host_contract import MEMBERS, HostEngine, member_nam
 
 def _protocol_members() -> set[str]:
     names = set(getattr(HostEngine, "__annotations__", {}))
-    names |= {n for n, v in vars(HostEngine).items() if not n.startswith("__")
-              and (callable(v) or isinstance(v, property))}
+    names |= {
+        n for n, v in vars(HostEngine).items() if not n.startswith("__") and (callable(v) or isinstance(v, property))
+    }
     return names - {"_is_protocol", "_is_runtime_protocol"}
 
 

@@ -32,8 +32,10 @@ def store(tmp_path):
 
 @pytest.fixture
 def engine(tmp_path):
-    eng = StowageEngineCore(load_settings({"stowage": {"spill": {"threshold_tokens": 500}}}),
-                            summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- go")
+    eng = StowageEngineCore(
+        load_settings({"stowage": {"spill": {"threshold_tokens": 500}}}),
+        summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- go",
+    )
     eng.update_model("m", 128_000)
     eng.on_session_start("session-a", hermes_home=str(tmp_path))
     return eng
@@ -51,24 +53,49 @@ def call(eng: StowageEngineCore, name: str, **args) -> dict:
 
 # -- spill --------------------------------------------------------------------------
 
+
 def test_small_result_is_not_spilled(store):
-    assert spill_result(store, "short output", tool_name="terminal", arguments="{}", session_id="s",
-                        policy=SpillPolicy(threshold_tokens=100), count_tokens=chars) is None
+    assert (
+        spill_result(
+            store,
+            "short output",
+            tool_name="terminal",
+            arguments="{}",
+            session_id="s",
+            policy=SpillPolicy(threshold_tokens=100),
+            count_tokens=chars,
+        )
+        is None
+    )
     assert store.stats()["blob_count"] == 0
 
 
 def test_large_result_becomes_a_preview_with_handle_and_is_stored_byte_for_byte(store):
     text = big_log()
-    spilled = spill_result(store, text, tool_name="terminal", arguments='{"command": "make"}', session_id="s",
-                           policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    spilled = spill_result(
+        store,
+        text,
+        tool_name="terminal",
+        arguments='{"command": "make"}',
+        session_id="s",
+        policy=SpillPolicy(threshold_tokens=100),
+        count_tokens=chars,
+    )
     assert spilled is not None
     message = spilled.message
     assert message.startswith(SPILL_HEADER) and "NOT the whole output" in message
     assert f"{len(text):,} chars" in message and "ERROR: linker failed" in message  # error line from the middle
     assert len(message) < 4000
     assert store.read_bytes(store.resolve(spilled.handle, "s")).decode() == text
-    again = spill_result(store, text, tool_name="terminal", arguments='{"command": "make"}', session_id="s",
-                         policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    again = spill_result(
+        store,
+        text,
+        tool_name="terminal",
+        arguments='{"command": "make"}',
+        session_id="s",
+        policy=SpillPolicy(threshold_tokens=100),
+        count_tokens=chars,
+    )
     assert again.message == message  # deterministic: prompt caches survive
 
 
@@ -76,43 +103,85 @@ def test_a_preview_says_when_the_host_had_already_cut_the_output(store):
     """Hermes's terminal tool keeps head and tail of outputs over tool_output.max_bytes, with this notice."""
     log = big_log(3000)
     cut = log[:20_000] + "\n\n... [OUTPUT TRUNCATED - 123456 chars omitted out of 173456 total] ...\n\n" + log[-30_000:]
-    spilled = spill_result(store, json.dumps({"output": cut, "exit_code": 0}), tool_name="terminal", arguments="{}",
-                           session_id="s", policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    spilled = spill_result(
+        store,
+        json.dumps({"output": cut, "exit_code": 0}),
+        tool_name="terminal",
+        arguments="{}",
+        session_id="s",
+        policy=SpillPolicy(threshold_tokens=100),
+        count_tokens=chars,
+    )
     assert "the whole output is stored" not in spilled.message
     assert "Hermes had already cut 123,456 of 173,456 chars" in spilled.message
     assert "tool_output.max_bytes" in spilled.message
-    whole = spill_result(store, log, tool_name="terminal", arguments="{}", session_id="s",
-                         policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    whole = spill_result(
+        store,
+        log,
+        tool_name="terminal",
+        arguments="{}",
+        session_id="s",
+        policy=SpillPolicy(threshold_tokens=100),
+        count_tokens=chars,
+    )
     assert "the whole output is stored" in whole.message
 
 
 def test_json_envelope_is_stored_with_an_unescaped_line_view(store):
     envelope = json.dumps({"output": big_log(3000), "exit_code": 2})
-    spilled = spill_result(store, envelope, tool_name="terminal", arguments="{}", session_id="s",
-                           policy=SpillPolicy(threshold_tokens=100), count_tokens=chars)
+    spilled = spill_result(
+        store,
+        envelope,
+        tool_name="terminal",
+        arguments="{}",
+        session_id="s",
+        policy=SpillPolicy(threshold_tokens=100),
+        count_tokens=chars,
+    )
     assert list(spilled.view_handles) == ["output"]
     view = store.resolve(spilled.view_handles["output"], "s")
     assert store.read_lines(view, 1501, 1) == ["ERROR: linker failed: undefined symbol foo_bar"]
     assert json.loads(store.read_bytes(store.resolve(spilled.handle, "s"))) == json.loads(envelope)
 
 
-@pytest.mark.parametrize("policy", [SpillPolicy(threshold_tokens=100, never_spill=("read_file",)),
-                                    SpillPolicy(threshold_tokens=100, per_tool={"read_file": 10**9}),
-                                    SpillPolicy(enabled=False)])
+@pytest.mark.parametrize(
+    "policy",
+    [
+        SpillPolicy(threshold_tokens=100, never_spill=("read_file",)),
+        SpillPolicy(threshold_tokens=100, per_tool={"read_file": 10**9}),
+        SpillPolicy(enabled=False),
+    ],
+)
 def test_never_spill_per_tool_and_disabled(store, policy):
-    assert spill_result(store, big_log(), tool_name="read_file", arguments="{}", session_id="s", policy=policy,
-                        count_tokens=chars) is None
+    assert (
+        spill_result(
+            store, big_log(), tool_name="read_file", arguments="{}", session_id="s", policy=policy, count_tokens=chars
+        )
+        is None
+    )
 
 
 def test_store_write_failure_passes_the_result_through(store, monkeypatch):
     def full_disk(*args, **kwargs):
         raise StoreWriteError("no space left on device", errno.ENOSPC)
+
     monkeypatch.setattr(store, "put", full_disk)
-    assert spill_result(store, big_log(), tool_name="terminal", arguments="{}", session_id="s",
-                        policy=SpillPolicy(threshold_tokens=100), count_tokens=chars) is None
+    assert (
+        spill_result(
+            store,
+            big_log(),
+            tool_name="terminal",
+            arguments="{}",
+            session_id="s",
+            policy=SpillPolicy(threshold_tokens=100),
+            count_tokens=chars,
+        )
+        is None
+    )
 
 
 # -- read-back tools ------------------------------------------------------------------
+
 
 def spilled_handles(eng: StowageEngineCore, text: str) -> list[str]:
     message = eng.spill_tool_result("terminal", {"command": "make"}, text)
@@ -143,10 +212,17 @@ def test_fetch_json_path(engine):
     assert "items" in missing["error"]
 
 
-@pytest.mark.parametrize("bad,fragment", [
-    ("../../etc/passwd", "file path"), ("/etc/passwd", "file path"), ("abc\x00def0123456789", "file path"),
-    ("zz", "not a valid blob handle"), ("0123456789abcdef", "no stored blob"), (12, "not a valid blob handle"),
-])
+@pytest.mark.parametrize(
+    "bad,fragment",
+    [
+        ("../../etc/passwd", "file path"),
+        ("/etc/passwd", "file path"),
+        ("abc\x00def0123456789", "file path"),
+        ("zz", "not a valid blob handle"),
+        ("0123456789abcdef", "no stored blob"),
+        (12, "not a valid blob handle"),
+    ],
+)
 def test_bad_handles_get_clear_errors(engine, bad, fragment):
     assert fragment in call(engine, "stowage_fetch", handle=bad)["error"]
 
@@ -180,6 +256,7 @@ def test_history_grep_finds_spilled_and_pruned_content_newest_first(engine):
 
 # -- lossless compaction ------------------------------------------------------------------
 
+
 def test_window_round_trips_through_json_lines():
     messages = make_transcript(5, seed=2)
     assert decode_window(encode_window(messages)) == messages
@@ -189,8 +266,9 @@ def test_compaction_keeps_every_pruned_output_and_the_window(store):
     messages = make_transcript(40, seed=11)
     archive = StoreArchive(store, lambda: "s")
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
-    outcome = compact(messages, plan, count=lambda m: len(json.dumps(m)) // 4,
-                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    outcome = compact(
+        messages, plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+    )
     assert outcome.changed and validate_messages(outcome.messages) == []
     originals = {m["tool_call_id"]: m["content"] for m in messages if m.get("role") == "tool"}
     stubs = [m for m in outcome.messages if m.get("role") == "tool" and m["content"].startswith(STORED_PREFIX)]
@@ -201,15 +279,20 @@ def test_compaction_keeps_every_pruned_output_and_the_window(store):
     (window_handle,) = HANDLE.findall(outcome.window_reference)
     window = decode_window(store.read_bytes(store.resolve(window_handle, "s")))
     start = messages.index(window[0])
-    assert window == messages[start:start + len(window)]
+    assert window == messages[start : start + len(window)]
 
 
 def test_compaction_without_a_writable_store_still_compacts(store, monkeypatch):
     monkeypatch.setattr(store, "put", lambda *a, **k: (_ for _ in ()).throw(StoreWriteError("disk full", 28)))
     archive = StoreArchive(store, lambda: "s")
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
-    outcome = compact(make_transcript(30, seed=4), plan, count=lambda m: len(json.dumps(m)) // 4,
-                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    outcome = compact(
+        make_transcript(30, seed=4),
+        plan,
+        count=lambda m: len(json.dumps(m)) // 4,
+        summarize=lambda prompt: "## Goal\nG",
+        archive=archive,
+    )
     assert outcome.changed and validate_messages(outcome.messages) == []
     assert archive.failures > 0 and outcome.window_reference is None
 
@@ -217,15 +300,21 @@ def test_compaction_without_a_writable_store_still_compacts(store, monkeypatch):
 def test_oversized_arguments_cut_by_compaction_are_stored_whole_under_a_handle(store):
     archive = StoreArchive(store, lambda: "s")
     big = json.dumps({"path": "notes.md", "content": "paragraph " * 600})
-    messages = [{"role": "user", "content": "write the notes"},
-                {"role": "assistant", "content": None, "tool_calls": [
-                    {"id": "w1", "type": "function", "function": {"name": "write_file", "arguments": big}}]},
-                {"role": "tool", "tool_call_id": "w1", "content": "written"}]
+    messages = [
+        {"role": "user", "content": "write the notes"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "w1", "type": "function", "function": {"name": "write_file", "arguments": big}}],
+        },
+        {"role": "tool", "tool_call_id": "w1", "content": "written"},
+    ]
     for n in range(12):
         messages += [{"role": "assistant", "content": f"step {n}"}, {"role": "user", "content": f"go on {n} " * 80}]
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=300, tail_min_messages=4, context_length=128_000)
-    outcome = compact(messages, plan, count=lambda m: len(json.dumps(m)) // 4,
-                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    outcome = compact(
+        messages, plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+    )
     assert outcome.changed and outcome.stats.arguments_shrunk == 1
     cut = outcome.messages[1]["tool_calls"][0]["function"]["arguments"]
     parsed = json.loads(cut)
@@ -245,8 +334,7 @@ def test_a_pruned_spill_preview_names_the_original_handle_the_spill_recorded(sto
     assert preview is not None and preview.startswith(SPILL_HEADER)
     original_handle = store.put(original.encode(), session_id="s", tool_name="terminal", kind="spill").handle
 
-    stub = session.archive().render_pruned(PrunedOutput(0, "c1", "terminal", '{"command": "make"}',
-                                                        preview))
+    stub = session.archive().render_pruned(PrunedOutput(0, "c1", "terminal", '{"command": "make"}', preview))
     assert stub is not None and f"the full output is under handle {original_handle}" in stub
 
     # A look-alike text this session did not write as a preview is not parsed for a handle.
@@ -271,9 +359,11 @@ def _lane():
                 future.set_result(fn())
             except BaseException as exc:  # noqa: BLE001
                 future.set_exception(exc)
+
         threading.Thread(target=work, daemon=True).start()
         futures.append(future)
         return future
+
     return gate, futures, submit
 
 
@@ -286,9 +376,15 @@ def test_window_is_put_during_the_summary_call_and_named_only_once_resolvable(st
         seen.append(futures[0].done())  # the put was started and is still waiting for the lane
         gate.set()
         return "## Goal\nG"
+
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
-    outcome = compact(make_transcript(40, seed=11), plan, count=lambda m: len(json.dumps(m)) // 4,
-                      summarize=summarize, archive=archive)
+    outcome = compact(
+        make_transcript(40, seed=11),
+        plan,
+        count=lambda m: len(json.dumps(m)) // 4,
+        summarize=summarize,
+        archive=archive,
+    )
     assert seen == [False] and futures[0].done()
     (handle,) = HANDLE.findall(outcome.window_reference)
     assert handle in outcome.summary_body and store.resolve(handle, "s")
@@ -296,16 +392,28 @@ def test_window_is_put_during_the_summary_call_and_named_only_once_resolvable(st
 
 def test_aborted_compaction_waits_for_its_window_put(store):
     from stowage.context_engine.summary import SummaryFailure
+
     gate, futures, submit = _lane()
     archive = StoreArchive(store, lambda: "s", submit=submit)
 
     def summarize(prompt):
         gate.set()
         raise SummaryFailure("auth", "401 invalid api key")
-    plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000,
-                          abort_on_summary_failure=True)
-    outcome = compact(make_transcript(40, seed=11), plan, count=lambda m: len(json.dumps(m)) // 4,
-                      summarize=summarize, archive=archive)
+
+    plan = CompactionPlan(
+        protect_first_n=3,
+        tail_budget_tokens=3000,
+        tail_min_messages=4,
+        context_length=128_000,
+        abort_on_summary_failure=True,
+    )
+    outcome = compact(
+        make_transcript(40, seed=11),
+        plan,
+        count=lambda m: len(json.dumps(m)) // 4,
+        summarize=summarize,
+        archive=archive,
+    )
     assert outcome.aborted and futures[0].done()
 
 
@@ -315,8 +423,13 @@ def test_failed_window_put_names_no_handle(store, monkeypatch):
     gate.set()
     archive = StoreArchive(store, lambda: "s", submit=submit)
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
-    outcome = compact(make_transcript(40, seed=11), plan, count=lambda m: len(json.dumps(m)) // 4,
-                      summarize=lambda prompt: "## Goal\nG", archive=archive)
+    outcome = compact(
+        make_transcript(40, seed=11),
+        plan,
+        count=lambda m: len(json.dumps(m)) // 4,
+        summarize=lambda prompt: "## Goal\nG",
+        archive=archive,
+    )
     assert outcome.changed and outcome.window_reference is None and archive.failures >= 1
     assert not HANDLE.findall(outcome.summary_body)
 
@@ -325,6 +438,7 @@ def test_failed_window_put_names_no_handle(store, monkeypatch):
 def test_window_lane_inherited_across_fork_still_runs_work():
     import os
     from stowage.context_engine.store_session.session import window_lane
+
     assert window_lane().run(lambda: 1).result(timeout=5) == 1  # the parent's pool has a thread
     pid = os.fork()
     if pid == 0:  # pragma: no cover - child

@@ -31,16 +31,20 @@ class _AbcStandIn:
         return None
 
 
-def host_select_context(engine: Any, request_messages: list[dict[str, Any]],
-                        conversation: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def host_select_context(
+    engine: Any, request_messages: list[dict[str, Any]], conversation: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """What the newer host does with the hook, per request."""
     override = getattr(type(engine), "select_context", None)
     if override is None or override is _AbcStandIn.select_context:
         return request_messages
     try:
-        selected = engine.select_context(copy.deepcopy(request_messages),
-                                         conversation_messages=copy.deepcopy(conversation),
-                                         incoming_message=None, budget_tokens=engine.threshold_tokens)
+        selected = engine.select_context(
+            copy.deepcopy(request_messages),
+            conversation_messages=copy.deepcopy(conversation),
+            incoming_message=None,
+            budget_tokens=engine.threshold_tokens,
+        )
     except Exception:  # noqa: BLE001 - the host logs a warning and sends the request unchanged
         return request_messages
     if isinstance(selected, list) and selected and all(isinstance(m, dict) for m in selected):
@@ -51,8 +55,15 @@ def host_select_context(engine: Any, request_messages: list[dict[str, Any]],
 def session(steps: int) -> list[dict[str, Any]]:
     messages: list[dict[str, Any]] = [{"role": "system", "content": "terse"}, {"role": "user", "content": "go"}]
     for n in range(steps):
-        messages.append({"role": "assistant", "content": None, "tool_calls": [
-            {"id": f"c{n}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"c{n}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": f"output {n}\n" * 300})
     return messages
 
@@ -104,6 +115,7 @@ def test_with_the_view_off_the_hook_changes_nothing(tmp_path):
 # clone_for_agent, bypass_cooldown and compress() on a worker thread
 # --------------------------------------------------------------------------
 
+
 def host_compression_gate(engine: Any, prompt_tokens: int) -> tuple[bool, str | None]:
     """Where the host explains a blocked compaction: the reason goes to logs and warnings."""
     info = getattr(engine, "should_compress_info", None)
@@ -126,8 +138,17 @@ def host_status_line(engine: Any, phase: str, **context: Any) -> str | None:
 
 
 def host_turn_complete(engine: Any, messages: list[dict[str, Any]], n: int, **extra: Any) -> None:
-    engine.on_turn_complete(messages, {"prompt_tokens": 100}, turn_id=f"t{n}", task_id="task", api_call_count=1,
-                            interrupted=False, failed=False, turn_exit_reason="completed", **extra)
+    engine.on_turn_complete(
+        messages,
+        {"prompt_tokens": 100},
+        turn_id=f"t{n}",
+        task_id="task",
+        api_call_count=1,
+        interrupted=False,
+        failed=False,
+        turn_exit_reason="completed",
+        **extra,
+    )
 
 
 def host_clone(engine: Any) -> Any:
@@ -138,8 +159,9 @@ def host_clone(engine: Any) -> Any:
         return copy.deepcopy(engine)
 
 
-def host_compress_on_worker(engine: Any, messages: list[dict[str, Any]], *, overflow: bool = False,
-                            **kwargs: Any) -> list[dict[str, Any]]:
+def host_compress_on_worker(
+    engine: Any, messages: list[dict[str, Any]], *, overflow: bool = False, **kwargs: Any
+) -> list[dict[str, Any]]:
     """``context_timeout_seconds > 0``: a pooled worker thread, on a private deep snapshot."""
     if overflow and "bypass_cooldown" in inspect.signature(engine.compress).parameters:
         kwargs["bypass_cooldown"] = True
@@ -152,8 +174,9 @@ def host_compress_on_worker(engine: Any, messages: list[dict[str, Any]], *, over
 
 
 def compacting_engine(tmp_path, recording_model, **stowage: Any) -> StowageEngineCore:
-    eng = StowageEngineCore(load_settings({"stowage": {"view": {"enabled": False}, **stowage}}),
-                            summary_model=recording_model())
+    eng = StowageEngineCore(
+        load_settings({"stowage": {"view": {"enabled": False}, **stowage}}), summary_model=recording_model()
+    )
     eng.update_model("m", 64_000)
     eng.on_session_start("s", hermes_home=str(tmp_path))
     return eng
@@ -187,8 +210,15 @@ def test_should_compress_info_gives_the_reasons(tmp_path, recording_model):
 
 def test_the_status_line_says_what_stowage_will_do(tmp_path, recording_model):
     eng = compacting_engine(tmp_path, recording_model)
-    context = {"approx_tokens": 60_000, "threshold_tokens": eng.threshold_tokens, "context_length": 64_000,
-               "model": "m", "attempt": 1, "max_attempts": 3, "a_future_key": True}
+    context = {
+        "approx_tokens": 60_000,
+        "threshold_tokens": eng.threshold_tokens,
+        "context_length": 64_000,
+        "model": "m",
+        "attempt": 1,
+        "max_attempts": 3,
+        "a_future_key": True,
+    }
     line = host_status_line(eng, "pre_api", **context)
     assert "summarizing older turns with m" in line and "60,000" in line
     eng.governor.record_summary_failure()
@@ -244,8 +274,9 @@ def test_compress_on_a_worker_thread_with_bypass_cooldown(tmp_path, recording_mo
 def test_compress_is_serialised_across_threads(tmp_path, recording_model):
     eng = compacting_engine(tmp_path, recording_model)
     results: list[Any] = []
-    workers = [threading.Thread(target=lambda: results.append(eng.compress(long_history(), force=True)))
-               for _ in range(3)]
+    workers = [
+        threading.Thread(target=lambda: results.append(eng.compress(long_history(), force=True))) for _ in range(3)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:

@@ -71,8 +71,9 @@ def transcripts(draw) -> list[dict]:
         if user_shape == "text":
             messages.append({"role": "user", "content": text})
         elif user_shape == "parts":
-            messages.append({"role": "user", "content": [{"type": "text", "text": text},
-                                                         {"type": "text", "text": "(second part)"}]})
+            messages.append(
+                {"role": "user", "content": [{"type": "text", "text": text}, {"type": "text", "text": "(second part)"}]}
+            )
         else:
             messages.append({"role": "user", "content": [{"type": "text", "text": text}, IMAGE]})
         for step_index, step in enumerate(steps):
@@ -91,8 +92,12 @@ def transcripts(draw) -> list[dict]:
         if ending == "text" or (ending == "parts" and not steps):
             messages.append({"role": "assistant", "content": f"Finished item {turn_index}."})
         elif ending == "parts":
-            messages.append({"role": "assistant", "content": [{"type": "text", "text": f"Item {turn_index}"},
-                                                              {"type": "text", "text": "done."}]})
+            messages.append(
+                {
+                    "role": "assistant",
+                    "content": [{"type": "text", "text": f"Item {turn_index}"}, {"type": "text", "text": "done."}],
+                }
+            )
         elif not steps:
             messages.append({"role": "assistant", "content": "Nothing to do."})
         # "none": the turn ends with tool results (an interrupted turn) unless it had no steps
@@ -103,8 +108,17 @@ def transcripts(draw) -> list[dict]:
 
 behaviour = st.one_of(
     st.just(GOOD),
-    st.sampled_from(["", "   ", "<html><body>502</body></html>", json.dumps({"error": "overloaded"}),
-                     "<think>only thinking</think>", "ok", "\x00\x01\x02" * 50]),
+    st.sampled_from(
+        [
+            "",
+            "   ",
+            "<html><body>502</body></html>",
+            json.dumps({"error": "overloaded"}),
+            "<think>only thinking</think>",
+            "ok",
+            "\x00\x01\x02" * 50,
+        ]
+    ),
     st.sampled_from(FAILURE_KINDS).map(lambda kind: SummaryFailure(kind, f"simulated {kind}")),
     st.just(RuntimeError("bug in the aux client")),
 )
@@ -123,12 +137,14 @@ class ScriptedModel:
         return item
 
 
-engine_config = st.fixed_dictionaries({
-    "threshold": st.sampled_from([0.1, 0.3, 0.75]),
-    "protect_first_n": st.integers(0, 5),
-    "protect_last_n": st.integers(1, 12),
-    "abort_on_summary_failure": st.booleans(),
-})
+engine_config = st.fixed_dictionaries(
+    {
+        "threshold": st.sampled_from([0.1, 0.3, 0.75]),
+        "protect_first_n": st.integers(0, 5),
+        "protect_last_n": st.integers(1, 12),
+        "abort_on_summary_failure": st.booleans(),
+    }
+)
 
 
 def newest_user_text(messages: list[dict]) -> str | None:
@@ -146,9 +162,14 @@ def test_generator_makes_valid_transcripts():
     check()
 
 
-@given(messages=transcripts(), config=engine_config, script=st.lists(behaviour, min_size=1, max_size=4),
-       force=st.booleans(), focus=st.sampled_from([None, "tests"]),
-       context_length=st.sampled_from([16_000, 64_000, 200_000]))
+@given(
+    messages=transcripts(),
+    config=engine_config,
+    script=st.lists(behaviour, min_size=1, max_size=4),
+    force=st.booleans(),
+    focus=st.sampled_from([None, "tests"]),
+    context_length=st.sampled_from([16_000, 64_000, 200_000]),
+)
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 def test_compress_never_raises_and_returns_valid_lists(messages, config, script, force, focus, context_length):
     assert validate_messages(messages) == []
@@ -157,8 +178,9 @@ def test_compress_never_raises_and_returns_valid_lists(messages, config, script,
     before = copy.deepcopy(messages)
     newest = newest_user_text(messages)
 
-    out = engine.compress(messages, current_tokens=engine.counter.count_messages(messages), focus_topic=focus,
-                          force=force)
+    out = engine.compress(
+        messages, current_tokens=engine.counter.count_messages(messages), focus_topic=focus, force=force
+    )
     assert messages == before, "the input list must not be mutated"
     assert isinstance(out, list)
     assert validate_messages(out) == [], [str(p) for p in validate_messages(out)]

@@ -6,28 +6,46 @@ import copy
 import json
 
 from stowage.context_engine.prune import IMAGE_PLACEHOLDER, PruneSettings, prune, shrink_json_arguments
-from stowage.context_engine.stubs import (DUPLICATE_PREFIX, PRUNED_PREFIX, PrunedOutput, argument_gist, default_stub,
-                                          is_stub, outcome_of)
+from stowage.context_engine.stubs import (
+    DUPLICATE_PREFIX,
+    PRUNED_PREFIX,
+    PrunedOutput,
+    argument_gist,
+    default_stub,
+    is_stub,
+    outcome_of,
+)
 from stowage.context_engine.validate import validate_messages
 
 LONG_LOG = "\n".join(f"line {i}: compiling module_{i}.c ... ok" for i in range(80))
-TRACEBACK = ("collecting tests\nrunning 12 tests\n" + "test ok\n" * 40
-             + "Traceback (most recent call last):\nValueError: bad parser state at token 17\n")
+TRACEBACK = (
+    "collecting tests\nrunning 12 tests\n"
+    + "test ok\n" * 40
+    + "Traceback (most recent call last):\nValueError: bad parser state at token 17\n"
+)
 IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "iVBOR" * 100}}
 
 
 def call(cid, name="terminal", args=None):
-    return {"id": cid, "type": "function",
-            "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args or {})}}
+    return {
+        "id": cid,
+        "type": "function",
+        "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args or {})},
+    }
 
 
 def history():
     """user, assistant(2 parallel calls), 2 results, assistant, user, assistant(call), result, assistant."""
     return [
         {"role": "user", "content": "build the project"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            call("c1", "terminal", {"command": "make all", "timeout": 600}),
-            call("c2", "read_file", {"path": "src/main.c"})]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                call("c1", "terminal", {"command": "make all", "timeout": 600}),
+                call("c2", "read_file", {"path": "src/main.c"}),
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": json.dumps({"output": LONG_LOG, "exit_code": 2})},
         {"role": "tool", "tool_call_id": "c2", "content": "int main() {}"},
         {"role": "assistant", "content": "The build failed."},
@@ -68,7 +86,7 @@ def test_error_line_is_the_outcome():
     msgs = history()
     out = prune(msgs, protect_from=len(msgs)).messages
     stub = out[7]["content"]
-    assert "terminal(command=\"pytest -q\")" in stub
+    assert 'terminal(command="pytest -q")' in stub
     assert "error: Traceback (most recent call last):" in stub
 
 
@@ -132,8 +150,10 @@ def test_images_outside_tail_replaced_but_newest_user_image_kept():
     ]
     result = prune(msgs, protect_from=4, keep_images_at=frozenset({2}))
     out = result.messages
-    assert out[0]["content"] == [{"type": "text", "text": "what is in this picture?"},
-                                 {"type": "text", "text": IMAGE_PLACEHOLDER}]
+    assert out[0]["content"] == [
+        {"type": "text", "text": "what is in this picture?"},
+        {"type": "text", "text": IMAGE_PLACEHOLDER},
+    ]
     assert out[2] is msgs[2]
     assert result.images_removed == 1 and result.changed
     assert msgs[0]["content"][1] is IMAGE  # input untouched
@@ -141,7 +161,10 @@ def test_images_outside_tail_replaced_but_newest_user_image_kept():
 
 
 def test_images_inside_tail_kept():
-    msgs = [{"role": "user", "content": [{"type": "text", "text": "see"}, IMAGE]}, {"role": "assistant", "content": "ok"}]
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": "see"}, IMAGE]},
+        {"role": "assistant", "content": "ok"},
+    ]
     result = prune(msgs, protect_from=0)
     assert result.messages[0] is msgs[0] and result.images_removed == 0
 
@@ -150,8 +173,11 @@ def test_oversized_arguments_shrunk_to_valid_json():
     big = {"path": "src/big.py", "content": "x = 1\n" * 2000, "items": list(range(100)), "nested": {"s": "y" * 3000}}
     msgs = [
         {"role": "user", "content": "write it"},
-        {"role": "assistant", "content": None, "tool_calls": [call("w1", "write_file", big),
-                                                              call("w2", "terminal", {"command": "ls"})]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [call("w1", "write_file", big), call("w2", "terminal", {"command": "ls"})],
+        },
         {"role": "tool", "tool_call_id": "w1", "content": "written"},
         {"role": "tool", "tool_call_id": "w2", "content": "a b"},
         {"role": "assistant", "content": "done"},
@@ -177,18 +203,22 @@ def test_unparseable_oversized_arguments_become_valid_json_object():
     parsed = json.loads(shrunk)
     assert isinstance(parsed, dict) and parsed["_stowage_truncated_arguments"].startswith('{"command": "echo')
     assert len(shrunk) <= 500
-    msgs = [{"role": "user", "content": "x"},
-            {"role": "assistant", "content": None, "tool_calls": [call("b1", args=text)]},
-            {"role": "tool", "tool_call_id": "b1", "content": "ok"},
-            {"role": "assistant", "content": "done"}]
+    msgs = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": None, "tool_calls": [call("b1", args=text)]},
+        {"role": "tool", "tool_call_id": "b1", "content": "ok"},
+        {"role": "assistant", "content": "done"},
+    ]
     out = prune(msgs, protect_from=3).messages
     assert validate_messages(out) == []
 
 
 def test_arguments_inside_tail_not_shrunk():
-    msgs = [{"role": "user", "content": "x"},
-            {"role": "assistant", "content": None, "tool_calls": [call("b1", args={"s": "q" * 5000})]},
-            {"role": "tool", "tool_call_id": "b1", "content": "ok"}]
+    msgs = [
+        {"role": "user", "content": "x"},
+        {"role": "assistant", "content": None, "tool_calls": [call("b1", args={"s": "q" * 5000})]},
+        {"role": "tool", "tool_call_id": "b1", "content": "ok"},
+    ]
     result = prune(msgs, protect_from=1)
     assert result.messages[1] is msgs[1] and result.arguments_shrunk == 0
 
@@ -234,8 +264,10 @@ def test_default_stub_duplicate_wording():
 
 
 def test_tool_name_from_result_when_call_is_missing():
-    msgs = [{"role": "user", "content": "x"},
-            {"role": "tool", "tool_call_id": "ghost", "name": "web_search", "content": LONG_LOG}]
+    msgs = [
+        {"role": "user", "content": "x"},
+        {"role": "tool", "tool_call_id": "ghost", "name": "web_search", "content": LONG_LOG},
+    ]
     out = prune(msgs, protect_from=2).messages
     assert "web_search(" in out[1]["content"]
 
@@ -249,9 +281,14 @@ def test_protect_from_out_of_range_is_clamped():
 
 def test_outcome_of_a_long_failure_is_read_near_its_end():
     frames = "    more context line here\n" * 20
-    output = ("collected 3 items\n" + "        x = helper()\n" * 40 + "Traceback (most recent call last):\n" + frames
-              + "E       AssertionError: expected 3, got 4\n\ntests/test_x.py:12: AssertionError\n"
-              + "FAILED tests/test_x.py::test_parse - AssertionError: expected 3, got 4\n"
-              + "=== 1 failed, 2 passed in 0.31s ===\n")
+    output = (
+        "collected 3 items\n"
+        + "        x = helper()\n" * 40
+        + "Traceback (most recent call last):\n"
+        + frames
+        + "E       AssertionError: expected 3, got 4\n\ntests/test_x.py:12: AssertionError\n"
+        + "FAILED tests/test_x.py::test_parse - AssertionError: expected 3, got 4\n"
+        + "=== 1 failed, 2 passed in 0.31s ===\n"
+    )
     # the specific line near the end, not the "Traceback" header further up
     assert outcome_of(output) == "error: E       AssertionError: expected 3, got 4"

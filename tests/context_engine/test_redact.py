@@ -10,8 +10,10 @@ from stowage.context_engine.redact import MASK, contains_secret, redact
 OPENAI = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv1wXy4z"
 ANTHROPIC = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1Hg0Fe-AbCdEfGh"
 GITHUB = "ghp_16C7e42F292c6912E7710c838347Ae178B4a"
-JWT = ("eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
-       "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c")
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4ifQ."
+    "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+)
 PRIVATE_KEY_BODY = "MIIEowIBAAKCAQEA7bq9yXk3Jr0nTq6bZ8F2hL+K1mJ0s9yT3vXw4pQ2rN8aBcD"
 
 CORPUS = [
@@ -19,29 +21,47 @@ CORPUS = [
     ("openai-bare", f"key: {OPENAI}", OPENAI),
     ("anthropic", f"ANTHROPIC says {ANTHROPIC} is set", ANTHROPIC),
     ("github-classic", f"git push with {GITHUB}", GITHUB),
-    ("github-fine", "token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF in use",
-     "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF"),
+    (
+        "github-fine",
+        "token github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF in use",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF",
+    ),
     ("github-oauth", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_16C7e42F292c6912E7710c838347Ae178B4a"),
     ("slack-bot", "SLACK xoxb-2048-4096-AbCdEfGhIjKlMnOp posted", "xoxb-2048-4096-AbCdEfGhIjKlMnOp"),
-    ("slack-app", "xapp-1-A0123456789-1234567890123-abcdef0123456789",
-     "xapp-1-A0123456789-1234567890123-abcdef0123456789"),
+    (
+        "slack-app",
+        "xapp-1-A0123456789-1234567890123-abcdef0123456789",
+        "xapp-1-A0123456789-1234567890123-abcdef0123456789",
+    ),
     ("google", "maps key AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY here", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
     ("aws-access-key", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "AKIAIOSFODNN7EXAMPLE"),
-    ("aws-secret-env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-     "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
+    (
+        "aws-secret-env",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
     ("stripe-live", "charge with sk_live_4eC39HqLyjWDarjtT1zdp7dc now", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
     ("stripe-test", "sk_test_4eC39HqLyjWDarjtT1zdp7dc", "sk_test_4eC39HqLyjWDarjtT1zdp7dc"),
     ("stripe-restricted", "rk_live_51H8abcdEFGHijklMNOPqrst", "rk_live_51H8abcdEFGHijklMNOPqrst"),
     ("huggingface", "HF hub: hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345", "hf_AbCdEfGhIjKlMnOpQrStUvWxYz012345"),
-    ("sendgrid", "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",
-     "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"),
-    ("npm", "//registry.npmjs.org/:_authToken=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
-     "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789"),
+    (
+        "sendgrid",
+        "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",
+        "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",
+    ),
+    (
+        "npm",
+        "//registry.npmjs.org/:_authToken=npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    ),
     ("pypi", "password = pypi-AgEIcHlwaS5vcmcCJGE0ZjYx", "pypi-AgEIcHlwaS5vcmcCJGE0ZjYx"),
     ("groq", "gsk_AbCdEfGhIjKlMnOpQrStUvWx", "gsk_AbCdEfGhIjKlMnOpQrStUvWx"),
     ("xai", "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd", "xai-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789AbCd"),
-    ("bearer-header", "curl -H 'Authorization: Bearer abcDEF123456ghiJKL789mno' https://api.example.com",
-     "abcDEF123456ghiJKL789mno"),
+    (
+        "bearer-header",
+        "curl -H 'Authorization: Bearer abcDEF123456ghiJKL789mno' https://api.example.com",
+        "abcDEF123456ghiJKL789mno",
+    ),
     ("bearer-prose", "the request sent Bearer Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1 and failed", "Zm9vYmFyYmF6cXV4cXV1eDEyMzQ1"),
     ("basic-header", "Authorization: Basic dXNlcm5hbWU6cGFzc3dvcmQxMjM=", "dXNlcm5hbWU6cGFzc3dvcmQxMjM="),
     ("token-header", "Authorization: token 0123456789abcdef0123", "0123456789abcdef0123"),
@@ -52,8 +72,11 @@ CORPUS = [
     ("env-token", "MY_SERVICE_TOKEN=abc123randomstringvalue", "abc123randomstringvalue"),
     ("env-quoted", 'export GITHUB_TOKEN="opaque-value-9f8e7d6c"', "opaque-value-9f8e7d6c"),
     ("env-lower", "api_key=lowercase-secret-value", "lowercase-secret-value"),
-    ("env-rails", "SECRET_KEY_BASE=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
-     "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"),
+    (
+        "env-rails",
+        "SECRET_KEY_BASE=9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    ),
     ("env-basic-auth", "BASIC_AUTH=user:pass1234", "user:pass1234"),
     ("env-qualified", "export API_KEY_PROD='prod-key-0001'", "prod-key-0001"),
     ("env-numbered", "GITHUB_TOKEN_2=second-token-value", "second-token-value"),
@@ -67,13 +90,22 @@ CORPUS = [
     ("json-access-token", '{"access_token": "opaque.oauth.token.value"}', "opaque.oauth.token.value"),
     ("json-spaced-colon", '{"password" : "spaced-colon-pw"}', "spaced-colon-pw"),
     ("json-client-secret", '{"client_secret": "cs-0123456789"}', "cs-0123456789"),
-    ("private-key", f"-----BEGIN RSA PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n-----END RSA PRIVATE KEY-----",
-     PRIVATE_KEY_BODY),
-    ("openssh-key", f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----",
-     PRIVATE_KEY_BODY),
+    (
+        "private-key",
+        f"-----BEGIN RSA PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n-----END RSA PRIVATE KEY-----",
+        PRIVATE_KEY_BODY,
+    ),
+    (
+        "openssh-key",
+        f"-----BEGIN OPENSSH PRIVATE KEY-----\n{PRIVATE_KEY_BODY}\n-----END OPENSSH PRIVATE KEY-----",
+        PRIVATE_KEY_BODY,
+    ),
     ("url-password", "git clone https://alice:Sup3rS3cret@github.com/org/repo.git", "Sup3rS3cret"),
-    ("url-bare-token", "git remote set-url origin https://ghtoken0123456789@github.com/org/repo.git",
-     "ghtoken0123456789"),
+    (
+        "url-bare-token",
+        "git remote set-url origin https://ghtoken0123456789@github.com/org/repo.git",
+        "ghtoken0123456789",
+    ),
     ("postgres", "DATABASE_URL postgresql://app:pgPassw0rd@db.internal:5432/app", "pgPassw0rd"),
     ("mysql", "mysql://root:rootpw123@localhost/db", "rootpw123"),
     ("mongodb-srv", "mongodb+srv://admin:m0ng0pw@cluster0.abc.mongodb.net/test", "m0ng0pw"),
@@ -85,22 +117,31 @@ CORPUS = [
     ("jwt", f"cookie session={JWT}", JWT),
     ("jwt-bare", f"decoded {JWT} ok", JWT),
     ("telegram", "bot token 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0", "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
-    ("telegram-url", "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0/getMe",
-     "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0"),
+    (
+        "telegram-url",
+        "https://api.telegram.org/bot123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0/getMe",
+        "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+    ),
     ("form-body", "grant_type=password&username=bob&password=formPw123&client_id=cli", "formPw123"),
     ("perplexity", "pplx-AbCdEfGhIjKlMnOpQrSt", "pplx-AbCdEfGhIjKlMnOpQrSt"),
     ("digitalocean", "dop_v1_0123456789abcdef0123456789abcdef", "dop_v1_0123456789abcdef0123456789abcdef"),
     ("gitlab", "glpat-AbCdEfGhIjKlMnOpQrSt", "glpat-AbCdEfGhIjKlMnOpQrSt"),
     # structured formats (issue 23)
-    ("pgp-private", "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGVpgpBody0123\n=Ab12\n-----END PGP PRIVATE KEY BLOCK-----",
-     "lQOYBGVpgpBody0123"),
+    (
+        "pgp-private",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBGVpgpBody0123\n=Ab12\n-----END PGP PRIVATE KEY BLOCK-----",
+        "lQOYBGVpgpBody0123",
+    ),
     ("redis-empty-user", "redis://:r3disOnlyPw@cache:6379/0", "r3disOnlyPw"),
     ("url-password-at", "postgres://app:p@ssw0rdAfterAt@db:5432/app", "ssw0rdAfterAt"),
     ("odbc-pwd", "Driver={ODBC Driver 18};Server=db;Uid=sa;Pwd=odbcPw0rd99;Encrypt=yes", "odbcPw0rd99"),
     ("odbc-pwd-braced", "Server=db;UID=sa;PWD={br;acedPw99};", "acedPw99"),
     ("ado-password-spaces", "Server=db;User Id=sa;Password=two words99;", "words99"),
-    ("vault-header", "curl -H 'X-Vault-Token: hvs.vaultTokenValue0123456789' https://vault:8200/v1/x",
-     "vaultTokenValue0123456789"),
+    (
+        "vault-header",
+        "curl -H 'X-Vault-Token: hvs.vaultTokenValue0123456789' https://vault:8200/v1/x",
+        "vaultTokenValue0123456789",
+    ),
     ("rapidapi-header", "-H 'X-RapidAPI-Key: rapid0123456789abcdef'", "rapid0123456789abcdef"),
     ("xml-password", "<server><username>dev</username><password>xmlPw0rd99</password></server>", "xmlPw0rd99"),
     ("python-dict", "{'user': 'bob', 'password': 'pyDictPw99'}", "pyDictPw99"),
@@ -151,7 +192,7 @@ FALSE_POSITIVES = [
     'password = getpass.getpass("Password: ")',
     'if (!password) { throw new Error("password: required"); }',
     "PWD=/home/dev/project\nOLDPWD=/home/dev",
-    "<token id=\"1\"><word>hello</word></token>",
+    '<token id="1"><word>hello</word></token>',
     '{"auth": "basic", "credsStore": "desktop"}',
     "redis://localhost:6379/0 and http://[::1]:8080/health",
     '{"url":"http://x:1","email":"y@z.com"}',

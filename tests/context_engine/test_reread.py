@@ -6,27 +6,48 @@ import json
 
 from stowage.context_engine.reread import is_dedup_answer, read_key, reread_answer
 
-UNCHANGED = json.dumps({"status": "unchanged", "message": "File unchanged since last read.", "path": "a.txt",
-                        "dedup": True, "content_returned": False})
-BLOCKED = json.dumps({"error": "BLOCKED: You have called read_file on this exact region 3 times and the file has "
-                               "NOT changed.", "path": "a.txt", "already_read": 3})
+UNCHANGED = json.dumps(
+    {
+        "status": "unchanged",
+        "message": "File unchanged since last read.",
+        "path": "a.txt",
+        "dedup": True,
+        "content_returned": False,
+    }
+)
+BLOCKED = json.dumps(
+    {
+        "error": "BLOCKED: You have called read_file on this exact region 3 times and the file has NOT changed.",
+        "path": "a.txt",
+        "already_read": 3,
+    }
+)
 CONTENT = json.dumps({"content": "1|alpha\n2|beta", "total_lines": 2})
 
 
 def _read(call_id: str, path: str = "a.txt", **extra: object) -> dict:
     arguments = json.dumps({"path": path, **extra})
-    return {"role": "assistant", "content": "", "tool_calls": [
-        {"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": arguments}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "read_file", "arguments": arguments}}],
+    }
 
 
 def _result(call_id: str, text: str) -> dict:
     return {"role": "tool", "tool_call_id": call_id, "content": text}
 
 
-HISTORY = [{"role": "user", "content": "read a"}, _read("r1"), _result("r1", CONTENT), _read("r2"),
-           {"role": "user", "content": "again"}]
-STUBBED = [m if m.get("tool_call_id") != "r1" else _result("r1", "[stowage: old output omitted] read_file")
-           for m in HISTORY]
+HISTORY = [
+    {"role": "user", "content": "read a"},
+    _read("r1"),
+    _result("r1", CONTENT),
+    _read("r2"),
+    {"role": "user", "content": "again"},
+]
+STUBBED = [
+    m if m.get("tool_call_id") != "r1" else _result("r1", "[stowage: old output omitted] read_file") for m in HISTORY
+]
 
 
 def test_dedup_answers_are_recognised() -> None:

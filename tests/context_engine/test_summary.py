@@ -9,10 +9,21 @@ import pytest
 from stowage.context_engine.assemble import merge_summary_into
 from stowage.context_engine.fallback import MAX_CHARS, build_fallback
 from stowage.context_engine.messages import SUMMARY_END_MARKER, SUMMARY_MARKER, is_summary
-from stowage.context_engine.summary import (SummaryFailure, clean_reply, extract_previous, ground,
-                                            remainder_after_summary, unwrap, wrap)
-from stowage.context_engine.summary_prompt import (NEWEST_REQUEST_HEADING, SummaryRequest, build_prompt,
-                                                   summary_budget_tokens)
+from stowage.context_engine.summary import (
+    SummaryFailure,
+    clean_reply,
+    extract_previous,
+    ground,
+    remainder_after_summary,
+    unwrap,
+    wrap,
+)
+from stowage.context_engine.summary_prompt import (
+    NEWEST_REQUEST_HEADING,
+    SummaryRequest,
+    build_prompt,
+    summary_budget_tokens,
+)
 from stowage.context_engine.transcript import TranscriptLimits, serialize_window
 
 GOOD = "## Goal\nShip the parser fix.\n\n## Progress\n### Done\n- fixed tokenizer\n\n## Next Steps\n- run CI"
@@ -20,21 +31,25 @@ GOOD = "## Goal\nShip the parser fix.\n\n## Progress\n### Done\n- fixed tokenize
 
 # -- clean_reply ------------------------------------------------------------------
 
-@pytest.mark.parametrize("reply,kind", [
-    ("", "empty"),
-    ("   \n\t ", "empty"),
-    ("<think>I should summarize the turns carefully.</think>", "empty"),
-    ("<thinking>\nplan\n</thinking>\n  ", "empty"),
-    ("<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>", "garbage"),
-    ("<html><head><title>Error</title></head><body>upstream timed out</body></html>", "garbage"),
-    (json.dumps({"error": {"message": "model overloaded", "type": "server_error"}}), "garbage"),
-    (json.dumps({"detail": "Not Found"}), "garbage"),
-    ("Sure!", "garbage"),
-    ("\x00\x01\x02\x03\x04\x05\x06\x07" * 30, "garbage"),
-    (None, "garbage"),
-    ({"content": GOOD}, "garbage"),
-    (42, "garbage"),
-])
+
+@pytest.mark.parametrize(
+    "reply,kind",
+    [
+        ("", "empty"),
+        ("   \n\t ", "empty"),
+        ("<think>I should summarize the turns carefully.</think>", "empty"),
+        ("<thinking>\nplan\n</thinking>\n  ", "empty"),
+        ("<!DOCTYPE html><html><body><h1>502 Bad Gateway</h1></body></html>", "garbage"),
+        ("<html><head><title>Error</title></head><body>upstream timed out</body></html>", "garbage"),
+        (json.dumps({"error": {"message": "model overloaded", "type": "server_error"}}), "garbage"),
+        (json.dumps({"detail": "Not Found"}), "garbage"),
+        ("Sure!", "garbage"),
+        ("\x00\x01\x02\x03\x04\x05\x06\x07" * 30, "garbage"),
+        (None, "garbage"),
+        ({"content": GOOD}, "garbage"),
+        (42, "garbage"),
+    ],
+)
 def test_clean_reply_failures(reply, kind):
     with pytest.raises(SummaryFailure) as info:
         clean_reply(reply)
@@ -73,8 +88,9 @@ def test_summary_failure_kinds():
 
 # -- ground -----------------------------------------------------------------------------
 
+
 def test_ground_replaces_model_written_newest_request_with_verbatim_quote():
-    body = (GOOD + f"\n\n{NEWEST_REQUEST_HEADING}\n> the model's stale paraphrase\n\n## Critical Context\n- v1.2")
+    body = GOOD + f"\n\n{NEWEST_REQUEST_HEADING}\n> the model's stale paraphrase\n\n## Critical Context\n- v1.2"
     grounded = ground(body, newest_request="Please rename foo() to bar()\nand rerun the tests.")
     assert "stale paraphrase" not in grounded
     assert grounded.count(NEWEST_REQUEST_HEADING) == 1
@@ -109,6 +125,7 @@ def test_ground_without_request():
 
 # -- wrap / unwrap / extract_previous -------------------------------------------------------------
 
+
 def test_wrap_unwrap_round_trip():
     content = wrap(GOOD)
     assert content.startswith(SUMMARY_MARKER) and content.endswith(SUMMARY_END_MARKER)
@@ -119,8 +136,11 @@ def test_wrap_unwrap_round_trip():
 
 def test_extract_previous_drops_grounding_sections():
     body = ground(GOOD, newest_request="the ask", store_reference="blob:9")
-    msgs = [{"role": "user", "content": "old"}, {"role": "assistant", "content": wrap(body)},
-            {"role": "user", "content": "new"}]
+    msgs = [
+        {"role": "user", "content": "old"},
+        {"role": "assistant", "content": wrap(body)},
+        {"role": "user", "content": "new"},
+    ]
     index, previous = extract_previous(msgs)
     assert index == 1 and previous == GOOD
 
@@ -153,6 +173,7 @@ def test_remainder_after_summary_variants():
 
 # -- prompt --------------------------------------------------------------------------------
 
+
 def test_prompt_first_compaction():
     prompt = build_prompt(SummaryRequest(transcript="### [1] USER\nhello", budget_tokens=1500, today="2026-11-22"))
     assert "2026-11-22" in prompt
@@ -165,9 +186,16 @@ def test_prompt_first_compaction():
 
 
 def test_prompt_iterative_focus_and_memory():
-    prompt = build_prompt(SummaryRequest(transcript="### [5] USER\nnext", budget_tokens=2000, today="2026-01-02",
-                                         previous_summary=GOOD, focus_topic="database migrations",
-                                         memory_context="  user prefers postgres  "))
+    prompt = build_prompt(
+        SummaryRequest(
+            transcript="### [5] USER\nnext",
+            budget_tokens=2000,
+            today="2026-01-02",
+            previous_summary=GOOD,
+            focus_topic="database migrations",
+            memory_context="  user prefers postgres  ",
+        )
+    )
     assert "PREVIOUS SUMMARY" in prompt and "NEW TURNS TO INCORPORATE" in prompt
     assert "<previous_summary>\n" + GOOD + "\n</previous_summary>" in prompt
     assert "TRANSCRIPT TO SUMMARIZE" not in prompt
@@ -187,12 +215,21 @@ def test_summary_budget_bounds():
 
 # -- transcript ---------------------------------------------------------------------------
 
+
 def test_transcript_redacts_strips_reasoning_and_cuts():
     window = [
         {"role": "user", "content": "my key is sk-ant-api03-abcdefghijklmnopqrstuv, deploy MEDIA:/tmp/x.png"},
-        {"role": "assistant", "content": "<think>secret plan</think>Deploying now.", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "terminal",
-                                                          "arguments": json.dumps({"command": "x" * 5000})}}]},
+        {
+            "role": "assistant",
+            "content": "<think>secret plan</think>Deploying now.",
+            "tool_calls": [
+                {
+                    "id": "c1",
+                    "type": "function",
+                    "function": {"name": "terminal", "arguments": json.dumps({"command": "x" * 5000})},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "head " + "m" * 20_000 + " tail\nfatal: disk full"},
         {"role": "user", "content": "long note " + "n" * 20_000 + " end of note"},
     ]
@@ -202,8 +239,10 @@ def test_transcript_redacts_strips_reasoning_and_cuts():
     assert "[media attachment]" in text and "MEDIA:" not in text
     assert "### [7] USER" in text and "### [8] ASSISTANT (calls tools: terminal(" in text
     # a long tool output appears as its verdict and size, like a pruned stub
-    assert "### [9] TOOL RESULT of terminal (call c1)\n[stowage: output not shown] -> error: fatal: disk full; " \
-           "20,027 chars" in text
+    assert (
+        "### [9] TOOL RESULT of terminal (call c1)\n[stowage: output not shown] -> error: fatal: disk full; "
+        "20,027 chars" in text
+    )
     assert "mmmmmmmmmm" not in text
     # a long message is cut in the middle
     assert "chars omitted here" in text and text.rstrip().endswith("end of note")
@@ -212,11 +251,20 @@ def test_transcript_redacts_strips_reasoning_and_cuts():
 
 def test_transcript_shows_short_tool_outputs_and_stubs_verbatim():
     window = [
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}},
-            {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}},
+                {"id": "c2", "type": "function", "function": {"name": "terminal", "arguments": "{}"}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "exit 0: 3 files"},
-        {"role": "tool", "tool_call_id": "c2", "content": "[stowage: tool output pruned] terminal() -> ok; " + "x" * 300},
+        {
+            "role": "tool",
+            "tool_call_id": "c2",
+            "content": "[stowage: tool output pruned] terminal() -> ok; " + "x" * 300,
+        },
     ]
     text = serialize_window(window, names={}, first_number=1)
     assert "exit 0: 3 files" in text and "[stowage: tool output pruned] terminal() -> ok;" in text
@@ -224,8 +272,9 @@ def test_transcript_shows_short_tool_outputs_and_stubs_verbatim():
 
 
 def test_transcript_fits_total_budget_by_eliding_middle():
-    window = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " + "w " * 2000}
-              for i in range(200)]
+    window = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i} " + "w " * 2000} for i in range(200)
+    ]
     limits = TranscriptLimits(total_chars=20_000)
     text = serialize_window(window, names={}, limits=limits)
     assert len(text) <= 20_000
@@ -235,12 +284,21 @@ def test_transcript_fits_total_budget_by_eliding_middle():
 
 # -- fallback ---------------------------------------------------------------------------------
 
+
 def test_fallback_lists_requests_actions_errors_and_files():
     window = [
         {"role": "user", "content": "Fix src/app/main.py please"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "t1", "type": "function", "function": {"name": "terminal",
-                                                          "arguments": json.dumps({"command": "pytest tests/test_main.py"})}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "t1",
+                    "type": "function",
+                    "function": {"name": "terminal", "arguments": json.dumps({"command": "pytest tests/test_main.py"})},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "t1", "content": "collected 3\nERROR: test_main failed: assert 1 == 2"},
         {"role": "assistant", "content": "Found the failing assertion."},
     ]
@@ -256,8 +314,9 @@ def test_fallback_lists_requests_actions_errors_and_files():
 
 def test_fallback_is_bounded_and_redacted():
     window = [{"role": "user", "content": f"request {i} with password=hunter2hunter2 " + "p " * 400} for i in range(50)]
-    window += [{"role": "tool", "tool_call_id": f"x{i}", "content": "Traceback error " + "e" * 300 + str(i)}
-               for i in range(50)]
+    window += [
+        {"role": "tool", "tool_call_id": f"x{i}", "content": "Traceback error " + "e" * 300 + str(i)} for i in range(50)
+    ]
     body = build_fallback(window, previous_summary="s" * 10_000, reason="garbage")
     assert len(body) <= MAX_CHARS
     assert "hunter2hunter2" not in body
@@ -272,8 +331,10 @@ def test_fallback_blockers_are_real_errors_not_null_error_fields():
         tool("a", json.dumps({"output": "all good\n3 passed, 0 failed", "exit_code": 0, "error": None})),
         tool("b", json.dumps({"success": True, "error": "", "exception": False, "errors": []})),
         tool("c", "summary: errors=0 failed: 0\nno errors found"),
-        tool("d", json.dumps({"output": "build\nERROR: linker failed: undefined symbol foo", "exit_code": 2,
-                              "error": None})),
+        tool(
+            "d",
+            json.dumps({"output": "build\nERROR: linker failed: undefined symbol foo", "exit_code": 2, "error": None}),
+        ),
         tool("e", json.dumps({"success": False, "error": "permission denied: /etc/shadow"})),
     ]
     body = build_fallback(window, previous_summary=None, reason="timeout")

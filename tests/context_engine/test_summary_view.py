@@ -9,8 +9,13 @@ from stowage.context_engine.compactor import compact
 from stowage.context_engine.messages import is_summary, message_text
 from stowage.context_engine.preview import SeenMessages, preview_compaction
 from stowage.context_engine.summary import unwrap
-from stowage.context_engine.summary_log import (append_summary, newest_session, read_summaries, summaries_path,
-                                                window_handle)
+from stowage.context_engine.summary_log import (
+    append_summary,
+    newest_session,
+    read_summaries,
+    summaries_path,
+    window_handle,
+)
 from stowage_dev.transcripts import make_transcript
 from stowage.context_engine.compaction_run import compaction_plan
 
@@ -73,8 +78,12 @@ def test_preview_chooses_the_window_compaction_chooses(make_engine):
     preview = engine.preview()
     assert preview is not None and preview.source == "request" and preview.system_messages == 1
     conversation = msgs[1:]
-    outcome = compact(conversation, compaction_plan(engine), count=engine.counter.estimate_message,
-                      summarize=lambda prompt: "## Goal\nx\n\n## Next Steps\n- y")
+    outcome = compact(
+        conversation,
+        compaction_plan(engine),
+        count=engine.counter.estimate_message,
+        summarize=lambda prompt: "## Goal\nx\n\n## Next Steps\n- y",
+    )
     assert preview.messages == len(conversation) == outcome.stats.messages_before
     assert preview.window_messages == outcome.stats.window_messages > 0
     assert preview.window_tool_outputs == outcome.stats.window_tool_outputs
@@ -97,9 +106,16 @@ def test_preview_before_any_history_and_after_a_reset(make_engine):
 def test_preview_of_a_short_history_summarizes_nothing(make_engine):
     seen = SeenMessages([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], 5.0, "request")
     engine = make_engine()
-    preview = preview_compaction(seen, compaction_plan(engine), count=engine.counter.estimate_message,
-                                 last_prompt_tokens=10, threshold_tokens=100, would_compact=False,
-                                 reason="below_threshold:10<100", compactions_so_far=0)
+    preview = preview_compaction(
+        seen,
+        compaction_plan(engine),
+        count=engine.counter.estimate_message,
+        last_prompt_tokens=10,
+        threshold_tokens=100,
+        would_compact=False,
+        reason="below_threshold:10<100",
+        compactions_so_far=0,
+    )
     assert preview.window_messages == 0 and preview.window_first == 0 and preview.summary_budget_tokens == 0
     assert preview.tail_messages + preview.head_messages == 2
 

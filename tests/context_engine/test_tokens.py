@@ -101,6 +101,7 @@ def test_load_is_cached_per_process(fresh_loader):
 
 # -- counting -------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def counter() -> TokenCounter:
     c = TokenCounter("o200k_base")
@@ -108,8 +109,9 @@ def counter() -> TokenCounter:
     return c
 
 
-@pytest.mark.parametrize("text", ["", "hello", "def f(x):\n    return x * 2\n", "naïve café — 東京 🙂",
-                                  "a" * (SAMPLE_THRESHOLD_CHARS - 1)])
+@pytest.mark.parametrize(
+    "text", ["", "hello", "def f(x):\n    return x * 2\n", "naïve café — 東京 🙂", "a" * (SAMPLE_THRESHOLD_CHARS - 1)]
+)
 def test_short_text_is_exact(counter, text):
     expected = len(tiktoken.get_encoding("o200k_base").encode_ordinary(text))
     assert counter.count_text(text) == expected
@@ -122,12 +124,23 @@ def test_special_token_text_is_not_rejected(counter):
 
 def _long_texts() -> dict[str, str]:
     rng = random.Random(7)
-    prose_words = ("the quick compaction engine keeps what matters and drops what does not, while the model "
-                   "continues its work on the repository; numbers like 42 and names like Stowage stay").split()
-    prose = "\n\n".join(" ".join(rng.choice(prose_words) for _ in range(rng.randint(40, 120))).capitalize() + "."
-                        for _ in range(60))
-    records = [{"id": i, "name": f"item-{i}", "tags": ["alpha", "beta"][: i % 3], "score": round(i * 0.37, 2),
-                "url": f"https://example.com/items/{i}?page={i % 7}"} for i in range(600)]
+    prose_words = (
+        "the quick compaction engine keeps what matters and drops what does not, while the model "
+        "continues its work on the repository; numbers like 42 and names like Stowage stay"
+    ).split()
+    prose = "\n\n".join(
+        " ".join(rng.choice(prose_words) for _ in range(rng.randint(40, 120))).capitalize() + "." for _ in range(60)
+    )
+    records = [
+        {
+            "id": i,
+            "name": f"item-{i}",
+            "tags": ["alpha", "beta"][: i % 3],
+            "score": round(i * 0.37, 2),
+            "url": f"https://example.com/items/{i}?page={i % 7}",
+        }
+        for i in range(600)
+    ]
     return {
         "log": tool_output(rng, "terminal", 60_000),
         "json-search": tool_output(rng, "web_search", 40_000),
@@ -153,21 +166,38 @@ def test_sampled_estimate_within_ten_percent(counter, kind):
 
 def test_message_count_includes_calls_and_images(counter):
     text_only = counter.count_message({"role": "user", "content": "look at this"})
-    with_image = counter.count_message({"role": "user", "content": [
-        {"type": "text", "text": "look at this"},
-        {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 50_000}}]})
+    with_image = counter.count_message(
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look at this"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 50_000}},
+            ],
+        }
+    )
     assert with_image - text_only == IMAGE_TOKENS
-    two_images = counter.count_message({"role": "user", "content": [
-        {"type": "input_image", "image_url": "x"}, {"type": "image", "source": {}}]})
+    two_images = counter.count_message(
+        {"role": "user", "content": [{"type": "input_image", "image_url": "x"}, {"type": "image", "source": {}}]}
+    )
     assert two_images == 4 + 2 * IMAGE_TOKENS
-    call = {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls -la"}'}}]}
+    call = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": '{"command": "ls -la"}'}}
+        ],
+    }
     assert counter.count_message(call) > counter.count_message({"role": "assistant", "content": None})
 
 
 def test_counts_never_raise_on_odd_messages(counter):
-    for odd in ({"role": "user", "content": None}, {"role": "user", "content": 12345}, {"content": ["raw", 3]},
-                "not a message", {"role": "assistant", "tool_calls": "nope"}):
+    for odd in (
+        {"role": "user", "content": None},
+        {"role": "user", "content": 12345},
+        {"content": ["raw", 3]},
+        "not a message",
+        {"role": "assistant", "tool_calls": "nope"},
+    ):
         assert counter.count_message(odd) >= 4
 
 

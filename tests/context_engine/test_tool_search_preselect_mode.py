@@ -16,16 +16,29 @@ from stowage.tool_search.session import ToolSearchSession
 from stowage.tool_search import BRIDGE_NAMES
 from stowage.tool_search.activation import estimate_tokens
 
-TOOLS = [{"type": "function", "function": {"name": f"weather_{what}", "description": f"Get the {what} forecast.",
-                                           "parameters": {"type": "object", "properties": {}}}}
-         for what in ("rain", "wind", "snow", "sun")]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": f"weather_{what}",
+            "description": f"Get the {what} forecast.",
+            "parameters": {"type": "object", "properties": {}},
+        },
+    }
+    for what in ("rain", "wind", "snow", "sun")
+]
 
 
 def shape(tool_search: dict[str, Any], context_length: int = 128_000) -> tuple[ToolSearchSession, list[str]]:
     session = ToolSearchSession(load_settings({"stowage": {"tool_search": tool_search}}).tool_search, estimate_tokens)
-    shaped = session.shape_request(TOOLS, [{"role": "user", "content": "will there be snow tomorrow?"}],
-                                   context_length=context_length, core_names=(), toolset_of=lambda _: "weather",
-                                   registered={t["function"]["name"] for t in TOOLS})
+    shaped = session.shape_request(
+        TOOLS,
+        [{"role": "user", "content": "will there be snow tomorrow?"}],
+        context_length=context_length,
+        core_names=(),
+        toolset_of=lambda _: "weather",
+        registered={t["function"]["name"] for t in TOOLS},
+    )
     return session, [t["function"]["name"] for t in shaped.tools]
 
 
@@ -55,13 +68,26 @@ def test_bridging_a_directly_listed_tool_says_to_call_it_by_name():
     from stowage.tool_search.session import ToolSearchSession
 
     def schema(name: str) -> dict:
-        return {"type": "function", "function": {"name": name, "description": f"{name} tool",
-                                                 "parameters": {"type": "object", "properties": {}}}}
+        return {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": f"{name} tool",
+                "parameters": {"type": "object", "properties": {}},
+            },
+        }
 
-    session = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}).tool_search, lambda t: len(t) // 4)
-    session.shape_request([schema("terminal"), schema("plugin_a"), schema("plugin_b")], [], context_length=128_000,
-                          core_names={"terminal"}, toolset_of=lambda n: "x", registered={"terminal", "plugin_a",
-                                                                                          "plugin_b"})
+    session = ToolSearchSession(
+        load_settings({"stowage": {"tool_search": {"enabled": "on"}}}).tool_search, lambda t: len(t) // 4
+    )
+    session.shape_request(
+        [schema("terminal"), schema("plugin_a"), schema("plugin_b")],
+        [],
+        context_length=128_000,
+        core_names={"terminal"},
+        toolset_of=lambda n: "x",
+        registered={"terminal", "plugin_a", "plugin_b"},
+    )
     reply = json.loads(session.handle("stowage_tool_call", {"name": "terminal", "arguments": {}}, None))
     assert "listed directly" in reply["error"]
     refused = json.loads(session.handle("stowage_tool_call", {"name": "secret_tool", "arguments": {}}, None))

@@ -31,15 +31,29 @@ def test_valid_simple_conversation_both_profiles():
 
 
 def test_parallel_tool_calls_accepted():
-    msgs = [U, {"role": "assistant", "content": None, "tool_calls": [call("a"), call("b"), call("c")]},
-            result("b"), result("a"), result("c"), A]
+    msgs = [
+        U,
+        {"role": "assistant", "content": None, "tool_calls": [call("a"), call("b"), call("c")]},
+        result("b"),
+        result("a"),
+        result("c"),
+        A,
+    ]
     assert validate_messages(msgs) == []
     assert validate_messages(msgs, "openai") == []
 
 
 def test_call_id_alternative_key_accepted():
-    msgs = [U, {"role": "assistant", "content": None, "tool_calls": [{"call_id": "x", "function": {
-        "name": "t", "arguments": "{}"}}]}, {"role": "tool", "call_id": "x", "content": "ok"}, A]
+    msgs = [
+        U,
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"call_id": "x", "function": {"name": "t", "arguments": "{}"}}],
+        },
+        {"role": "tool", "call_id": "x", "content": "ok"},
+        A,
+    ]
     assert validate_messages(msgs) == []
 
 
@@ -51,8 +65,12 @@ def test_orphan_tool_result():
 
 
 def test_result_separated_from_its_call_is_orphan_and_call_missing():
-    msgs = [U, {"role": "assistant", "content": None, "tool_calls": [call("a")]},
-            {"role": "user", "content": "interrupt"}, result("a")]
+    msgs = [
+        U,
+        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        {"role": "user", "content": "interrupt"},
+        result("a"),
+    ]
     assert codes(msgs, "openai") == ["missing_tool_result", "orphan_tool_result"]
 
 
@@ -69,8 +87,14 @@ def test_missing_result_at_end_of_list():
 
 
 def test_duplicate_call_id():
-    msgs = [U, {"role": "assistant", "content": None, "tool_calls": [call("a")]}, result("a"),
-            {"role": "assistant", "content": None, "tool_calls": [call("a")]}, result("a"), A]
+    msgs = [
+        U,
+        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        result("a"),
+        {"role": "assistant", "content": None, "tool_calls": [call("a")]},
+        result("a"),
+        A,
+    ]
     assert "duplicate_call_id" in codes(msgs, "openai")
 
 
@@ -151,11 +175,20 @@ def test_empty_assistant_message_without_calls():
 
 
 def test_several_problems_reported_together():
-    msgs = [A, {"role": "assistant", "content": "b", "tool_calls": [call("a", "{bad")]},
-            {"role": "system", "content": "late"}]
+    msgs = [
+        A,
+        {"role": "assistant", "content": "b", "tool_calls": [call("a", "{bad")]},
+        {"role": "system", "content": "late"},
+    ]
     found = codes(msgs)
-    for code in ("first_not_user", "same_role_neighbours", "bad_arguments_json", "missing_tool_result",
-                 "system_not_first", "no_user_turn"):
+    for code in (
+        "first_not_user",
+        "same_role_neighbours",
+        "bad_arguments_json",
+        "missing_tool_result",
+        "system_not_first",
+        "no_user_turn",
+    ):
         assert code in found
 
 

@@ -26,13 +26,21 @@ def make(tmp_path, **view: Any) -> StowageEngineCore:
 
 
 def history(steps: int, *, output_chars: int = 2400, args: dict | None = None) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."},
-                                      {"role": "user", "content": "Fix the parser."}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Fix the parser."},
+    ]
     for n in range(steps):
         arguments = json.dumps(args or {"command": f"cat part{n}.py"})
-        messages.append({"role": "assistant", "content": f"step {n}",
-                         "tool_calls": [{"id": f"c{n}", "type": "function",
-                                         "function": {"name": "terminal", "arguments": arguments}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"step {n}",
+                "tool_calls": [
+                    {"id": f"c{n}", "type": "function", "function": {"name": "terminal", "arguments": arguments}}
+                ],
+            }
+        )
         body = "".join(f"line {n}.{i} of the output\n" for i in range(output_chars // 24))
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": body})
     return messages
@@ -53,8 +61,11 @@ def test_old_outputs_become_stubs_whose_handles_read_back_the_whole_output(tmp_p
     before = copy.deepcopy(messages)
     sent = shape(engine, messages)
     assert messages == before  # the history is never changed
-    stubs = [(i, m["content"]) for i, m in enumerate(sent) if m["role"] == "tool" and
-             m["content"].startswith(VIEW_STUB_PREFIX)]
+    stubs = [
+        (i, m["content"])
+        for i, m in enumerate(sent)
+        if m["role"] == "tool" and m["content"].startswith(VIEW_STUB_PREFIX)
+    ]
     assert len(stubs) >= 4
     for index, stub in stubs:
         handle = HANDLE.search(stub).group(1)
@@ -81,7 +92,7 @@ def test_between_steps_each_request_extends_the_previous_one(tmp_path):
         sent = shape(engine, messages[:end])
         steps = engine.view.stats.steps
         if previous_sent is not None and steps == previous_steps:
-            assert sent[:len(previous_sent)] == previous_sent
+            assert sent[: len(previous_sent)] == previous_sent
             checked += 1
         previous_sent, previous_steps = sent, steps
     assert checked >= 5 and engine.view.stats.steps >= 2  # steps seen by later requests
@@ -123,9 +134,19 @@ def test_a_store_that_fails_to_write_keeps_outputs_verbatim(tmp_path, monkeypatc
 def test_a_read_back_output_stays_verbatim_while_pinned(tmp_path):
     engine = make(tmp_path, pin_turns=50)
     messages = history(3)
-    messages.append({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "f1", "type": "function", "function": {"name": "stowage_fetch",
-                                                       "arguments": json.dumps({"handle": "ab" * 8})}}]})
+    messages.append(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": "f1",
+                    "type": "function",
+                    "function": {"name": "stowage_fetch", "arguments": json.dumps({"handle": "ab" * 8})},
+                }
+            ],
+        }
+    )
     fetched = "fetched text\n" * 300
     messages.append({"role": "tool", "tool_call_id": "f1", "content": fetched})
     messages += history(12)[2:]
@@ -137,11 +158,16 @@ def test_a_read_back_output_stays_verbatim_while_pinned(tmp_path):
     assert again.startswith(VIEW_STUB_PREFIX) and "repeat the call" in again
 
 
-@pytest.mark.parametrize("odd", [
-    "not a message", None, {"role": "tool", "tool_call_id": "x", "content": None},
-    {"role": "tool", "tool_call_id": "y", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]},
-    {"role": "assistant", "content": None, "tool_calls": "broken"},
-])
+@pytest.mark.parametrize(
+    "odd",
+    [
+        "not a message",
+        None,
+        {"role": "tool", "tool_call_id": "x", "content": None},
+        {"role": "tool", "tool_call_id": "y", "content": [{"type": "image_url", "image_url": {"url": "data:,"}}]},
+        {"role": "assistant", "content": None, "tool_calls": "broken"},
+    ],
+)
 def test_malformed_messages_pass_untouched(tmp_path, odd):
     engine = make(tmp_path)
     messages = history(6)
@@ -214,10 +240,17 @@ def test_the_trigger_names_the_key_that_decides_it(tmp_path):
     engine = make(tmp_path)
     assert engine.get_status()["trigger"]["key"] == "view.compact_at"
     assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.5)
-    plain = StowageEngineCore(load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"threshold": 0.6}}}))
+    plain = StowageEngineCore(
+        load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"threshold": 0.6}}})
+    )
     plain.update_model("m", 100_000)
-    assert plain.get_status()["trigger"] == {"key": "compaction.threshold", "share": 0.6, "tokens": 60_000,
-                                             "context_length": 100_000, "measured_on": "the whole history"}
+    assert plain.get_status()["trigger"] == {
+        "key": "compaction.threshold",
+        "share": 0.6,
+        "tokens": 60_000,
+        "context_length": 100_000,
+        "measured_on": "the whole history",
+    }
     plain.model_thresholds = {"m": 0.5}
     plain.update_model("m", 100_000)
     assert plain.get_status()["trigger"]["key"] == "compression.model_thresholds" and plain.threshold_tokens == 50_000
@@ -229,21 +262,33 @@ def test_the_trigger_names_the_key_that_decides_it(tmp_path):
 def test_a_read_file_call_pins_the_earlier_reads_of_its_region(tmp_path):
     """The host's dedup answer refers the model to the earlier read: the view keeps that read in the request
     while the re-read is recent (an output stubbed before the re-read stays stubbed: the prompt cache)."""
+
     def read(n: int, path: str, body: str | None = None) -> list[dict[str, Any]]:
-        call = {"id": f"r{n}", "type": "function",
-                "function": {"name": "read_file", "arguments": json.dumps({"path": path})}}
+        call = {
+            "id": f"r{n}",
+            "type": "function",
+            "function": {"name": "read_file", "arguments": json.dumps({"path": path})},
+        }
         text = body or "".join(f"{path} line {i}: some content here\n" for i in range(200))
-        return [{"role": "assistant", "content": f"read {n}", "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": f"r{n}", "content": text}]
+        return [
+            {"role": "assistant", "content": f"read {n}", "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": f"r{n}", "content": text},
+        ]
 
     head = history(0) + read(0, "a.py") + read(1, "b.py")
     fillers = history(2)[2:]  # within the pin (pin_turns 3)
-    plain = {m.get("tool_call_id"): m["content"]
-             for m in shape(make(tmp_path, step_tokens=2000), head + fillers) if m["role"] == "tool"}
+    plain = {
+        m.get("tool_call_id"): m["content"]
+        for m in shape(make(tmp_path, step_tokens=2000), head + fillers)
+        if m["role"] == "tool"
+    }
     assert plain["r0"].startswith(VIEW_STUB_PREFIX) and plain["r1"].startswith(VIEW_STUB_PREFIX)
     again = head + read(2, "a.py", '{"status": "unchanged"}') + fillers
-    sent = {m.get("tool_call_id"): m["content"]
-            for m in shape(make(tmp_path / "2", step_tokens=2000), again) if m["role"] == "tool"}
+    sent = {
+        m.get("tool_call_id"): m["content"]
+        for m in shape(make(tmp_path / "2", step_tokens=2000), again)
+        if m["role"] == "tool"
+    }
     assert not sent["r0"].startswith(VIEW_STUB_PREFIX)  # a.py was read again: its earlier read is pinned
     assert sent["r1"].startswith(VIEW_STUB_PREFIX)  # b.py was not
 
@@ -261,4 +306,6 @@ def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):
     assert view["enabled"] is False and view["requests"] == 1 and view["view_tokens_saved"] == 0
     assert view["tokens_saved"] == view["spill_tokens_saved"] > 0.9 * engine.counter.count_text(big) - 2000
     rows = dict(session_rows(engine.status()))
-    assert rows["lean view"] == "off" and rows["saved"].startswith(f"{view['tokens_saved']:,} tokens saved over 1 request")
+    assert rows["lean view"] == "off" and rows["saved"].startswith(
+        f"{view['tokens_saved']:,} tokens saved over 1 request"
+    )

@@ -53,7 +53,7 @@ def test_a_pinned_output_is_passed_over_and_stubbed_by_the_first_step_after_its_
     pinned_index = len(items) - 1
     items[pinned_index] = output(1000, pins=((pinned_index, pinned_index + 6),))
     grown = items + [x for _ in range(10) for x in (batch(), output(1000))]
-    early = plan_view(grown[:pinned_index + 6], hot_tokens=1500, step_tokens=1500)  # the pin still holds
+    early = plan_view(grown[: pinned_index + 6], hot_tokens=1500, step_tokens=1500)  # the pin still holds
     assert pinned_index not in early.stubbed and early.stubbed  # others went, the pinned one stayed
     assert early.pinned == [pinned_index]
     late = plan_view(grown, hot_tokens=1500, step_tokens=1500)

@@ -32,13 +32,25 @@ def output(n: int, chars: int = 2400) -> str:
 
 def session(steps: int, quotes: dict[int, int]) -> list[dict[str, Any]]:
     """``steps`` tool rounds; round ``k`` in ``quotes`` runs a command naming ``helper_<quotes[k]>``."""
-    messages: list[dict[str, Any]] = [{"role": "system", "content": "You are terse."},
-                                      {"role": "user", "content": "Fix the parser."}]
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": "You are terse."},
+        {"role": "user", "content": "Fix the parser."},
+    ]
     for k in range(steps):
         command = f"grep -n helper_{quotes[k]} tests" if k in quotes else f"cat part{k}"
-        messages.append({"role": "assistant", "content": f"step {k}", "tool_calls": [
-            {"id": f"c{k}", "type": "function", "function": {"name": "terminal",
-                                                             "arguments": json.dumps({"command": command})}}]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"step {k}",
+                "tool_calls": [
+                    {
+                        "id": f"c{k}",
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps({"command": command})},
+                    }
+                ],
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output(k)})
     return messages
 
@@ -108,7 +120,7 @@ def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_pa
         for index, stub in stubbed.items():  # once stubbed, stubbed with the same bytes
             assert sent[index]["content"] == stub
         if previous_sent is not None and engine.view.stats.steps == previous_steps:
-            assert json.dumps(sent[:len(previous_sent)]) == json.dumps(previous_sent)  # byte for byte
+            assert json.dumps(sent[: len(previous_sent)]) == json.dumps(previous_sent)  # byte for byte
         previous_sent, previous_steps = sent, engine.view.stats.steps
     again = shape(make(tmp_path_factory.mktemp("b")), [dict(m) for m in messages])
     assert json.dumps(again) == json.dumps(previous_sent)  # a pure function of the history

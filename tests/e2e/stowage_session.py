@@ -21,8 +21,10 @@ OUTPUT_CHARS = 16_000
 # threshold is raised so the warm-up outputs stay in the window to be compacted
 # (spill has its own tests).
 COMPACT_CONFIG: dict[str, Any] = {
-    "stowage": {"compaction": {"target_ratio": 0.05, "protect_last_n": 4, "summary_timeout_seconds": 3},
-                "spill": {"threshold_tokens": 100_000}},
+    "stowage": {
+        "compaction": {"target_ratio": 0.05, "protect_last_n": 4, "summary_timeout_seconds": 3},
+        "spill": {"threshold_tokens": 100_000},
+    },
     "auxiliary": {"transient_retries": 0},
     "agent": {"api_max_retries": 1},
 }
@@ -49,8 +51,10 @@ def script_warm_up(fake_llm: FakeLLMServer, turns: int, prefix: str = "WARM") ->
     """Each ``<prefix>-i`` turn runs harness_big_output once, then answers."""
     for i in range(turns):
         call_id = f"call_{prefix.lower()}_{i}"
-        fake_llm.on(Match.user_turn(f"{prefix}-{i} "),
-                    Reply.tool(ToolCall("harness_big_output", {"chars": OUTPUT_CHARS, "token": f"{prefix}{i}"}, id=call_id)))
+        fake_llm.on(
+            Match.user_turn(f"{prefix}-{i} "),
+            Reply.tool(ToolCall("harness_big_output", {"chars": OUTPUT_CHARS, "token": f"{prefix}{i}"}, id=call_id)),
+        )
         fake_llm.on(Match.after_tool_result(call_id), Reply.say(f"{prefix.lower()} {i} done: output inspected"))
 
 
@@ -66,8 +70,10 @@ def warm_up(scenario: Scenario, turns: int, prefix: str = "WARM", secret_turn: i
 def script_big_turn(fake_llm: FakeLLMServer, marker: str = "BIG", prompt_tokens: int = 100_000) -> str:
     """The turn whose tool-call response reports usage over the threshold."""
     call_id = f"call_{marker.lower()}"
-    fake_llm.on(Match.user_turn(marker), Reply.tool(ToolCall("harness_echo", {"text": marker}, id=call_id),
-                                                   usage={"prompt_tokens": prompt_tokens}))
+    fake_llm.on(
+        Match.user_turn(marker),
+        Reply.tool(ToolCall("harness_echo", {"text": marker}, id=call_id), usage={"prompt_tokens": prompt_tokens}),
+    )
     fake_llm.on(Match.after_tool_result(call_id), Reply.say(f"{marker} finished"))
     return call_id
 

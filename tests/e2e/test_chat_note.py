@@ -18,13 +18,17 @@ from stowage_dev.terminal import InteractiveChat
 
 pytestmark = pytest.mark.e2e
 
-NOTE = re.compile(r"┊ stowage: stored harness_big_output's output \(60,000 chars, ~[\d,]+ tokens\) as ([0-9a-f]{16}); "
-                  r"the model sees a preview and reads the rest with stowage_fetch")
+NOTE = re.compile(
+    r"┊ stowage: stored harness_big_output's output \(60,000 chars, ~[\d,]+ tokens\) as ([0-9a-f]{16}); "
+    r"the model sees a preview and reads the rest with stowage_fetch"
+)
 
 
 def script(fake_llm: FakeLLMServer) -> None:
-    fake_llm.on(Match.user_turn("HUGE"), Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "HUGE"},
-                                                              id="call_huge")))
+    fake_llm.on(
+        Match.user_turn("HUGE"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "HUGE"}, id="call_huge")),
+    )
     fake_llm.on(Match.after_tool_result("call_huge"), Reply.say("huge output inspected"))
     fake_llm.on(Match.user_turn("SMALL"), Reply.tool(ToolCall("harness_echo", {"text": "tiny"}, id="call_small")))
     fake_llm.on(Match.after_tool_result("call_small"), Reply.say("small output read"))
@@ -44,8 +48,11 @@ def test_the_interactive_chat_says_when_an_output_is_stored_away(fake_llm: FakeL
         screen = chat.text
     notes = NOTE.findall(screen)
     assert len(set(notes)) == 1, screen[-3000:]
-    (preview,) = [m["content"] for m in fake_llm.matching(Match.after_tool_result("call_huge"))[0].messages
-                  if m.get("tool_call_id") == "call_huge"]
+    (preview,) = [
+        m["content"]
+        for m in fake_llm.matching(Match.after_tool_result("call_huge"))[0].messages
+        if m.get("tool_call_id") == "call_huge"
+    ]
     assert f"handle: {notes[0]}" in preview  # the handle the note names is the one the model got
     assert screen.index(notes[0]) < screen.rindex("huge output inspected")
 
@@ -70,8 +77,9 @@ def test_compress_sizes_in_stowage_summary_match_what_hermes_printed(fake_llm: F
 
     home = stowage_home(make_home)
     script_warm_up(fake_llm, 4)
-    fake_llm.on(Match.summary_request(), Reply.say("## Goal\nInspect the outputs.\n\n## Next Steps\n- go on"),
-                times=None)
+    fake_llm.on(
+        Match.summary_request(), Reply.say("## Goal\nInspect the outputs.\n\n## Next Steps\n- go on"), times=None
+    )
     with InteractiveChat(home) as chat:
         assert chat.read_until("❯", 120), chat.text[-3000:]
         for i in range(4):
@@ -84,8 +92,14 @@ def test_compress_sizes_in_stowage_summary_match_what_hermes_printed(fake_llm: F
     assert printed, chat.text[-3000:]
     hermes_before, hermes_after = (int(n.replace(",", "")) for n in printed.groups())
     env = {k: v for k, v in home.env().items() if k != "PYTHONPATH"}
-    shown = subprocess.run([str(Path(sys.executable).with_name("stowage")), "summary"], env={**os.environ, **env},
-                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    shown = subprocess.run(
+        [str(Path(sys.executable).with_name("stowage")), "summary"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     sizes = re.search(r"tokens\s+([\d,]+) -> ([\d,]+) tokens", shown.stdout)
     assert shown.returncode == 0 and sizes, shown.stdout + shown.stderr
     ours_before, ours_after = (int(n.replace(",", "")) for n in sizes.groups())

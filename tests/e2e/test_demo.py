@@ -15,13 +15,29 @@ import pytest
 
 pytestmark = pytest.mark.e2e
 
-NOISE = ("OK (default reply)", "roles ", "debug:", "host warnings", "Traceback", "BuildBackendWarning",
-         "not selected", "rule=", "time per phase", "phase 4 sanitize", "streams SSE")
+NOISE = (
+    "OK (default reply)",
+    "roles ",
+    "debug:",
+    "host warnings",
+    "Traceback",
+    "BuildBackendWarning",
+    "not selected",
+    "rule=",
+    "time per phase",
+    "phase 4 sanitize",
+    "streams SSE",
+)
 
 
 def test_the_demo_prints_what_stowage_did_and_compares_it_with_the_builtin() -> None:
-    run = subprocess.run([sys.executable, "-m", "stowage_dev.demo"], capture_output=True, text=True, timeout=900,
-                         stdin=subprocess.DEVNULL)
+    run = subprocess.run(
+        [sys.executable, "-m", "stowage_dev.demo"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
     out = run.stdout + run.stderr
     assert run.returncode == 0, out[-4000:]
     print(out)
@@ -30,14 +46,19 @@ def test_the_demo_prints_what_stowage_did_and_compares_it_with_the_builtin() -> 
     assert "Hermes runs Stowage as its context engine" in out
     assert re.search(r"trigger: a request of [\d,]+ tokens \(view\.compact_at 0\.42 of the 128,000-token window", out)
     # the one "saved" sentence of stowage status, spills included
-    saved = re.search(r"([\d,]+) tokens saved over (\d+) requests \(sent ([\d,]+) of ([\d,]+) history tokens; "
-                      r"([\d,]+) by the lean view; ([\d,]+) by spilled outputs\)", out)
+    saved = re.search(
+        r"([\d,]+) tokens saved over (\d+) requests \(sent ([\d,]+) of ([\d,]+) history tokens; "
+        r"([\d,]+) by the lean view; ([\d,]+) by spilled outputs\)",
+        out,
+    )
     assert saved, out
     total, _, sent, unshaped, by_view, by_spills = (int(g.replace(",", "")) for g in saved.groups())
     assert total == unshaped - sent == by_view + by_spills and by_spills > 0
     # both engines ran the same script; Stowage's figures come from the requests the server received
-    rows = {m.group(1).strip(): (int(m.group(2).replace(",", "")), int(m.group(3).replace(",", "")))
-            for m in re.finditer(r"^  ([a-z ,]+?)\s+([\d,]+)\s+([\d,]+)", out, re.M)}
+    rows = {
+        m.group(1).strip(): (int(m.group(2).replace(",", "")), int(m.group(3).replace(",", "")))
+        for m in re.finditer(r"^  ([a-z ,]+?)\s+([\d,]+)\s+([\d,]+)", out, re.M)
+    }
     assert rows["prompt tokens sent, in all"][0] < rows["prompt tokens sent, in all"][1]
     assert rows["summary calls"][0] >= 1 and rows["summary calls"][1] >= 1
     assert rows["requests to the model"][1] > 0

@@ -70,9 +70,7 @@ def test_tool_calls_run_real_tools_and_results_reach_next_request(
     assert roles == ["user", "assistant", "tool", "tool", "assistant"]
 
 
-def test_usage_over_threshold_triggers_builtin_compaction(
-    fake_llm: FakeLLMServer, hermes_home: HermesHome
-) -> None:
+def test_usage_over_threshold_triggers_builtin_compaction(fake_llm: FakeLLMServer, hermes_home: HermesHome) -> None:
     (hermes_home.work_dir / "notes.txt").write_text("hello\n")
     # The tool-call response reports 100k prompt tokens (> 96k threshold of a
     # 128k window), so the post-tool check compacts before the follow-up call.
@@ -132,7 +130,10 @@ def test_end_session_and_resume_from_state_db(fake_llm: FakeLLMServer, hermes_ho
 def test_summary_failure_is_reported_as_host_warning(fake_llm: FakeLLMServer, make_home) -> None:
     home = make_home(config={"auxiliary": {"transient_retries": 0}})
     (home.work_dir / "notes.txt").write_text("hello\n")
-    fake_llm.on(Match.user_turn("BIG"), Reply.tool(ToolCall("read_file", {"path": "notes.txt"}), usage={"prompt_tokens": 100_000}))
+    fake_llm.on(
+        Match.user_turn("BIG"),
+        Reply.tool(ToolCall("read_file", {"path": "notes.txt"}), usage={"prompt_tokens": 100_000}),
+    )
     fake_llm.on(Match.aux(), Reply.http_error(500, "summary backend down"), times=None)
 
     result = run_scenario(home, warm_up(Scenario()).turn("BIG", id="big"), check=True)

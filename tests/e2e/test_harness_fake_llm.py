@@ -65,18 +65,21 @@ def test_streaming_without_include_usage_has_no_usage_chunk(fake_llm: FakeLLMSer
 def test_streaming_parallel_tool_calls(fake_llm: FakeLLMServer) -> None:
     fake_llm.on(
         Match.user_turn("TOOLS"),
-        Reply.tool(ToolCall("terminal", {"command": "echo " + "x" * 60}), ToolCall("read_file", {"path": "a"}, id="call_fixed")),
+        Reply.tool(
+            ToolCall("terminal", {"command": "echo " + "x" * 60}), ToolCall("read_file", {"path": "a"}, id="call_fixed")
+        ),
     )
     chunks = list(
-        client(fake_llm).chat.completions.create(model="fake-model", stream=True,
-                                                 messages=[{"role": "system", "content": "agent"}, *user("TOOLS")])
+        client(fake_llm).chat.completions.create(
+            model="fake-model", stream=True, messages=[{"role": "system", "content": "agent"}, *user("TOOLS")]
+        )
     )
     calls: dict[int, dict[str, str]] = {}
     for chunk in chunks:
         for tc in (chunk.choices[0].delta.tool_calls or []) if chunk.choices else []:
             entry = calls.setdefault(tc.index, {"id": "", "name": "", "arguments": ""})
             entry["id"] = tc.id or entry["id"]
-            entry["name"] = (tc.function.name if tc.function and tc.function.name else entry["name"])
+            entry["name"] = tc.function.name if tc.function and tc.function.name else entry["name"]
             entry["arguments"] += (tc.function.arguments or "") if tc.function else ""
     assert calls[0]["name"] == "terminal" and calls[0]["id"].startswith("call_")
     assert json.loads(calls[0]["arguments"]) == {"command": "echo " + "x" * 60}
@@ -141,16 +144,25 @@ def test_matchers_on_tool_results_and_turn_start(fake_llm: FakeLLMServer) -> Non
     transcript = [  # the agent loop always sends its system prompt (a bare streamed user message is aux)
         {"role": "system", "content": "agent"},
         {"role": "user", "content": "MARK"},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "t", "arguments": "{}"}}],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "RESULT-XYZ"},
     ]
     fake_llm.on(Match.after_tool_result("c1", contains="XYZ"), Reply.say("got tool"))
     fake_llm.on(Match.user_turn("MARK"), Reply.say("turn start"))
     c = client(fake_llm)
     kw = {"model": "fake-model", "stream": True}
-    first = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(messages=transcript[:2], **kw) if ch.choices)
-    second = "".join(ch.choices[0].delta.content or "" for ch in c.chat.completions.create(messages=transcript, **kw) if ch.choices)
+    first = "".join(
+        ch.choices[0].delta.content or ""
+        for ch in c.chat.completions.create(messages=transcript[:2], **kw)
+        if ch.choices
+    )
+    second = "".join(
+        ch.choices[0].delta.content or "" for ch in c.chat.completions.create(messages=transcript, **kw) if ch.choices
+    )
     assert (first, second) == ("turn start", "got tool")
     last = fake_llm.last_main_request()
     assert last.tool_results == {"c1": "RESULT-XYZ"}

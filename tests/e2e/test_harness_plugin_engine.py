@@ -17,13 +17,7 @@ def test_plugin_engine_is_identified_and_driven(fake_llm: FakeLLMServer, make_ho
     home = make_home(engine="harness_dummy")
     home.install_harness_probe()
     fake_llm.on(Match.main(), Reply.say("fine", usage={"prompt_tokens": 4321}), times=None)
-    scenario = (
-        Scenario()
-        .turn("one")
-        .turn("two")
-        .compress(focus="the focus", id="manual")
-        .end_session(id="end")
-    )
+    scenario = Scenario().turn("one").turn("two").compress(focus="the focus", id="manual").end_session(id="end")
 
     result = run_scenario(home, scenario, env=ENGINE_ENV, check=True)
 

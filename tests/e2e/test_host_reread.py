@@ -29,7 +29,9 @@ SUPPORT = assess(VERSION)
 # the lean view reaches requests through the llm_request middleware (0.17+) or select_context (0.20+)
 HAS_VIEW = not any("tool search" in m for m in SUPPORT.missing)
 MARKER = "REREAD-MARKER-7f3a"
-NOTES = "\n".join(f"line {i:03d}: the configuration value of module {i} is {i * 7}" for i in range(120)) + f"\n{MARKER}\n"
+NOTES = (
+    "\n".join(f"line {i:03d}: the configuration value of module {i} is {i * 7}" for i in range(120)) + f"\n{MARKER}\n"
+)
 # small view budgets: an output leaves the hot zone after one filler turn and is stubbed at the next step
 VIEW = {"view": {"hot_tokens": 1000, "step_tokens": 1000}}
 
@@ -37,8 +39,11 @@ VIEW = {"view": {"hot_tokens": 1000, "step_tokens": 1000}}
 def _reads(fake_llm: FakeLLMServer, path: str, call_id: str, marker: str, *, with_search: bool = False) -> None:
     calls = [ToolCall("read_file", {"path": path}, id=call_id)]
     if with_search:  # a parallel batch, as models send it: the host runs read-only tools concurrently
-        calls.append(ToolCall("search_files", {"pattern": "module 7 ", "path": str(path).rsplit("/", 1)[0]},
-                              id=f"{call_id}_search"))
+        calls.append(
+            ToolCall(
+                "search_files", {"pattern": "module 7 ", "path": str(path).rsplit("/", 1)[0]}, id=f"{call_id}_search"
+            )
+        )
     fake_llm.on(Match.user_turn(marker), Reply.tool(*calls))
     fake_llm.on(Match.after_tool_result(call_id), Reply.say(f"{marker} read"))
 
@@ -46,8 +51,10 @@ def _reads(fake_llm: FakeLLMServer, path: str, call_id: str, marker: str, *, wit
 def _fillers(fake_llm: FakeLLMServer, scenario: Scenario, count: int) -> Scenario:
     for i in range(count):
         call_id = f"call_fill_{i}"
-        fake_llm.on(Match.user_turn(f"FILL-{i} "),
-                    Reply.tool(ToolCall("harness_big_output", {"chars": OUTPUT_CHARS, "token": f"FILL{i}"}, id=call_id)))
+        fake_llm.on(
+            Match.user_turn(f"FILL-{i} "),
+            Reply.tool(ToolCall("harness_big_output", {"chars": OUTPUT_CHARS, "token": f"FILL{i}"}, id=call_id)),
+        )
         fake_llm.on(Match.after_tool_result(call_id), Reply.say(f"fill {i} done"))
         scenario.turn(f"FILL-{i} more output")
     return scenario
@@ -107,8 +114,10 @@ def test_a_reread_after_a_compaction_gets_the_content(fake_llm: FakeLLMServer, m
     _reads(fake_llm, str(notes), "call_read_1", "READ-1")
     _reads(fake_llm, str(notes), "call_read_2", "READ-2")
     fake_llm.on(Match.summary_request(), Reply.say("## Goal\nread the notes\n\n## Progress\n- read (SUMMARY-OK)"))
-    fake_llm.on(Match.user_turn("BIG"), Reply.tool(ToolCall("harness_echo", {"text": "BIG"}, id="call_big"),
-                                                   usage={"prompt_tokens": 100_000}))
+    fake_llm.on(
+        Match.user_turn("BIG"),
+        Reply.tool(ToolCall("harness_echo", {"text": "BIG"}, id="call_big"), usage={"prompt_tokens": 100_000}),
+    )
     fake_llm.on(Match.after_tool_result("call_big"), Reply.say("BIG finished"))
 
     scenario = Scenario(cli_task_id=True).turn("READ-1 the notes", id="read1")
@@ -120,8 +129,9 @@ def test_a_reread_after_a_compaction_gets_the_content(fake_llm: FakeLLMServer, m
     assert status["compression_count"] >= 1, status
     second = fake_llm.matching(Match.after_tool_result("call_read_2"))[0]
     assert "SUMMARY-OK" in second.text  # the request is the compacted one
-    assert not any(MARKER in str(m.get("content")) for m in second.messages
-                   if m.get("tool_call_id") == "call_read_1"), "the first read survived the compaction whole"
+    assert not any(
+        MARKER in str(m.get("content")) for m in second.messages if m.get("tool_call_id") == "call_read_1"
+    ), "the first read survived the compaction whole"
     assert MARKER in second.tool_results["call_read_2"], second.tool_results["call_read_2"]
 
 
@@ -130,8 +140,7 @@ def test_a_large_terminal_output_is_spilled(fake_llm: FakeLLMServer, make_home) 
     command = "for i in $(seq 1 400); do printf 'row %066d\\n' $i; done"  # 400 lines of 70 characters
     fake_llm.on(Match.user_turn("TERM"), Reply.tool(ToolCall("terminal", {"command": command}, id="call_term")))
     fake_llm.on(Match.after_tool_result("call_term"), Reply.say("seen"))
-    result = run_scenario(home, Scenario(cli_task_id=True).turn("TERM run it", id="term").probe(id="after"),
-                          check=True)
+    result = run_scenario(home, Scenario(cli_task_id=True).turn("TERM run it", id="term").probe(id="after"), check=True)
 
     preview = fake_llm.matching(Match.after_tool_result("call_term"))[0].tool_results["call_term"]
     assert preview.startswith("[stowage: preview of a large tool output"), preview[:300]
@@ -141,7 +150,7 @@ def test_a_large_terminal_output_is_spilled(fake_llm: FakeLLMServer, make_home) 
 
 def test_a_large_terminal_output_is_spilled_in_the_cli(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 4000}}})
-    command = "for i in $(seq 1 400); do echo \"$i $(echo $i | sha256sum | head -c 64)\"; done"  # 400 x ~70 chars
+    command = 'for i in $(seq 1 400); do echo "$i $(echo $i | sha256sum | head -c 64)"; done'  # 400 x ~70 chars
     fake_llm.on(Match.user_turn("TERM"), Reply.tool(ToolCall("terminal", {"command": command}, id="call_term")))
     fake_llm.on(Match.after_tool_result("call_term"), Reply.say("TERM-SEEN"))
 
@@ -153,8 +162,10 @@ def test_a_large_terminal_output_is_spilled_in_the_cli(fake_llm: FakeLLMServer, 
     assert len(preview) < 12_000
 
 
-@pytest.mark.skipif(not hasattr(__import__("agent.context_engine", fromlist=["ContextEngine"]).ContextEngine,
-                                "select_context"), reason="this host has no select_context hook (before 0.20)")
+@pytest.mark.skipif(
+    not hasattr(__import__("agent.context_engine", fromlist=["ContextEngine"]).ContextEngine, "select_context"),
+    reason="this host has no select_context hook (before 0.20)",
+)
 def test_the_lean_view_through_select_context(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home, config={"stowage": VIEW})
     scenario = Scenario(cli_task_id=True)

@@ -26,7 +26,9 @@ pytestmark = pytest.mark.e2e
 VERSION = installed_version()
 SUPPORT = assess(VERSION)
 HAS_MIDDLEWARE = not any("tool search" in m for m in SUPPORT.missing)
-SUMMARY = "## Goal\nInspect the big outputs (SMOKE-SUMMARY).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
+SUMMARY = (
+    "## Goal\nInspect the big outputs (SMOKE-SUMMARY).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
+)
 SPILL_CHARS = 200_000
 
 REVIEW_AGENT = """
@@ -71,18 +73,27 @@ def test_stowage_is_the_running_engine_and_knows_the_host(fake_llm: FakeLLMServe
 def test_a_large_output_is_spilled_even_after_a_review_agent_starts(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 4000}}})
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi"))
-    fake_llm.on(Match.user_turn("SPILL"), Reply.tool(
-        ToolCall("harness_big_output", {"chars": SPILL_CHARS, "token": "SPILL"}, id="call_big")))
+    fake_llm.on(
+        Match.user_turn("SPILL"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": SPILL_CHARS, "token": "SPILL"}, id="call_big")),
+    )
     fake_llm.on(Match.after_tool_result("call_big"), Reply.say("seen"))
 
-    scenario = (Scenario().turn("HELLO", id="hello").python(REVIEW_AGENT, id="review")
-                .turn("SPILL it", id="spill").python(END_REVIEW, id="end_review").probe(id="after"))
+    scenario = (
+        Scenario()
+        .turn("HELLO", id="hello")
+        .python(REVIEW_AGENT, id="review")
+        .turn("SPILL it", id="spill")
+        .python(END_REVIEW, id="end_review")
+        .probe(id="after")
+    )
     result = run_scenario(home, scenario, check=True)
 
     review = result.step("review")["result"]
     # hosts before 0.18.0 hand the same engine object to the review agent; later ones a copy
-    assert review["shared"] is (VERSION is not None and SUPPORT.supported
-                                and any("one engine copy per agent" in m for m in SUPPORT.missing))
+    assert review["shared"] is (
+        VERSION is not None and SUPPORT.supported and any("one engine copy per agent" in m for m in SUPPORT.missing)
+    )
     assert review["engine_session"] == review["main_session"] == review["store_session"]
     preview = fake_llm.matching(Match.after_tool_result("call_big"))[0].tool_results["call_big"]
     assert preview.startswith("[stowage: preview of a large tool output")
@@ -96,8 +107,7 @@ def test_a_genuine_compaction_asks_the_summary_model(fake_llm: FakeLLMServer, ma
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
 
-    result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after", id="after"),
-                          check=True)
+    result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after", id="after"), check=True)
 
     assert len(fake_llm.summary_requests()) == 1
     status = result.step("big")["engine"]["status"]
@@ -105,8 +115,10 @@ def test_a_genuine_compaction_asks_the_summary_model(fake_llm: FakeLLMServer, ma
     # the compaction's result is kept: the next request is the compacted one (0.20.1 once threw it away)
     before = [r for r in result.step_requests(fake_llm, "big") if r.is_main][0]
     after = [r for r in result.step_requests(fake_llm, "after") if r.is_main][0]
-    assert "SMOKE-SUMMARY" in after.text and len(after.messages) < len(before.messages), \
-        (len(before.messages), len(after.messages))
+    assert "SMOKE-SUMMARY" in after.text and len(after.messages) < len(before.messages), (
+        len(before.messages),
+        len(after.messages),
+    )
     assert result.step("after")["final_response"]  # and the turn after it does not crash
 
 
@@ -116,8 +128,7 @@ def test_a_failing_summarizer_falls_back_and_the_session_goes_on(fake_llm: FakeL
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.http_error(500, "upstream exploded"), times=None)
 
-    result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after", id="after"),
-                          check=True)
+    result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after", id="after"), check=True)
 
     assert fake_llm.summary_requests(), "the summary model was asked"
     last = result.step("big")["engine"]["status"]["last_compaction"]

@@ -37,8 +37,16 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 HOST = "hermes-agent==0.19.0"
 CONFIG = {"stowage": {"spill": {"threshold_tokens": 6000}, "view": {"hot_tokens": 1000, "step_tokens": 500}}}
 PREVIEW = "[stowage: preview of a large tool output"
-BUILD_IGNORE = (".git", ".venv*", "__pycache__", "*.egg-info", ".*_cache", ".hypothesis", "test-artifacts",
-                "node_modules")
+BUILD_IGNORE = (
+    ".git",
+    ".venv*",
+    "__pycache__",
+    "*.egg-info",
+    ".*_cache",
+    ".hypothesis",
+    "test-artifacts",
+    "node_modules",
+)
 
 
 def _bin(venv_dir: Path, name: str) -> str:
@@ -53,13 +61,17 @@ def wheel_venv() -> Iterator[Path]:
         # end up in the next wheel (and the checkout stays as it was)
         source, dist = root / "source", root / "dist"
         shutil.copytree(REPO_ROOT, source, symlinks=True, ignore=_not_source)
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(source)],
-                       check=True, timeout=900)
+        subprocess.run(
+            [sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(dist), str(source)],
+            check=True,
+            timeout=900,
+        )
         wheel = next(dist.glob("hermes_stowage-*.whl"))
         target = root / "venv"
         venv.EnvBuilder(with_pip=True).create(target)
-        subprocess.run([_bin(target, "python"), "-m", "pip", "install", "--quiet", str(wheel), HOST],
-                       check=True, timeout=1800)
+        subprocess.run(
+            [_bin(target, "python"), "-m", "pip", "install", "--quiet", str(wheel), HOST], check=True, timeout=1800
+        )
         yield target
 
 
@@ -96,8 +108,14 @@ print(json.dumps(out))
 def test_the_wheel_holds_every_module_and_the_plugin_files(wheel_venv: Path) -> None:
     modules = _tree_modules()
     assert {"stowage.context_engine.ahead", "stowage.host.registration", "stowage.command.main"} <= set(modules)
-    proc = subprocess.run([_bin(wheel_venv, "python"), "-c", IMPORT_ALL, json.dumps(modules)], cwd=wheel_venv,
-                          capture_output=True, text=True, timeout=300, check=True)
+    proc = subprocess.run(
+        [_bin(wheel_venv, "python"), "-c", IMPORT_ALL, json.dumps(modules)],
+        cwd=wheel_venv,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
     files = json.loads(proc.stdout)
     failed = {name: f for name, f in files.items() if f is None or f.startswith("FAILED")}
     assert not failed, failed
@@ -111,11 +129,15 @@ def test_the_wheel_holds_every_module_and_the_plugin_files(wheel_venv: Path) -> 
 
 def _script_session(fake_llm: FakeLLMServer) -> None:
     """One user turn: a large output (spilled), then three medium ones; older ones reach the model as stubs."""
-    fake_llm.on(Match.user_turn("ROUTE"), Reply.tool(
-        ToolCall("harness_big_output", {"chars": 60_000, "token": "BIG"}, id="call_0")))
+    fake_llm.on(
+        Match.user_turn("ROUTE"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "BIG"}, id="call_0")),
+    )
     for i in range(1, 4):
-        fake_llm.on(Match.after_tool_result(f"call_{i - 1}"), Reply.tool(
-            ToolCall("harness_big_output", {"chars": 12_000, "token": f"MID{i}"}, id=f"call_{i}")))
+        fake_llm.on(
+            Match.after_tool_result(f"call_{i - 1}"),
+            Reply.tool(ToolCall("harness_big_output", {"chars": 12_000, "token": f"MID{i}"}, id=f"call_{i}")),
+        )
     fake_llm.on(Match.after_tool_result("call_3"), Reply.say("route checked"))
 
 
@@ -149,8 +171,7 @@ def _home(make_home, route: str) -> HermesHome:  # noqa: ANN001
     return home
 
 
-def test_the_wheel_in_a_clean_venv_runs_a_stowage_session(fake_llm: FakeLLMServer, make_home,
-                                                          wheel_venv: Path) -> None:
+def test_the_wheel_in_a_clean_venv_runs_a_stowage_session(fake_llm: FakeLLMServer, make_home, wheel_venv: Path) -> None:
     home = _home(make_home, "wheel")
     _script_session(fake_llm)
 
@@ -158,15 +179,33 @@ def test_the_wheel_in_a_clean_venv_runs_a_stowage_session(fake_llm: FakeLLMServe
 
     _assert_stowage_at_work(fake_llm, chat)
     assert chat.probe["engine"]["module"] == "stowage.host.hermes_engine"
-    doctor = subprocess.run([_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "doctor", "--no-verify"],
-                            env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+    doctor = subprocess.run(
+        [_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "doctor", "--no-verify"],
+        env=home.env(),
+        cwd=home.work_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert doctor.returncode == 0, doctor.stdout + doctor.stderr
     # the dashboard tab: linked where Hermes's dashboard looks, found by its discovery, its API on the package
-    linked = subprocess.run([_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "dashboard", "enable"],
-                            env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+    linked = subprocess.run(
+        [_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "dashboard", "enable"],
+        env=home.env(),
+        cwd=home.work_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert linked.returncode == 0, linked.stdout + linked.stderr
-    found = subprocess.run([_bin(wheel_venv, "python"), "-c", DASHBOARD_PROBE], env=home.env(), cwd=home.work_dir,
-                           capture_output=True, text=True, timeout=300)
+    found = subprocess.run(
+        [_bin(wheel_venv, "python"), "-c", DASHBOARD_PROBE],
+        env=home.env(),
+        cwd=home.work_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert found.returncode == 0, found.stdout + found.stderr
     tab = json.loads(found.stdout.strip().splitlines()[-1])
     assert tab["name"] == "stowage" and tab["has_api"] and tab["active"], tab
@@ -198,13 +237,18 @@ def test_a_plugin_folder_route_runs_a_stowage_session(fake_llm: FakeLLMServer, m
     # the route's `stowage` command: a host CLI subcommand, and the launcher in the plugin folder
     doctor = run_cli(home, "stowage", "doctor", "--no-verify")
     assert doctor.returncode == 0 and "stowage" in doctor.stdout, doctor.output
-    launcher = subprocess.run([sys.executable, str(home.plugins_dir / "stowage" / "launcher.py"), "status"],
-                              env=home.env(), cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+    launcher = subprocess.run(
+        [sys.executable, str(home.plugins_dir / "stowage" / "launcher.py"), "status"],
+        env=home.env(),
+        cwd=home.work_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert launcher.returncode == 0, launcher.stdout + launcher.stderr
 
 
-def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_llm: FakeLLMServer,
-                                                                          make_home) -> None:
+def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_llm: FakeLLMServer, make_home) -> None:
     home = _home(make_home, "copy")
     shutil.rmtree(home.plugins_dir / "stowage" / "context_engine" / "ahead")  # the module the 0.1.0 wheel lacked
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi"))
@@ -218,9 +262,14 @@ def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_l
     assert "Fix:" in said[0]
     # the pip-installed command of this venv examines that home (the user folder is what Hermes loaded there)
     env = {k: v for k, v in home.env().items() if k != "STOWAGE_HARNESS_HIDE_DISTS"}
-    doctor = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--hermes-home", str(home.path),
-                             "doctor", "--no-verify"], env=env, cwd=home.work_dir, capture_output=True,
-                            text=True, timeout=300)
+    doctor = subprocess.run(
+        [str(Path(sys.executable).with_name("stowage")), "--hermes-home", str(home.path), "doctor", "--no-verify"],
+        env=env,
+        cwd=home.work_dir,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert "No module named 'hermes_plugins.stowage.context_engine.ahead'" in doctor.stdout + doctor.stderr
 
@@ -230,7 +279,13 @@ def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_l
     assert again.returncode == 0 and again.probe["engine"]["class"] == "StowageContextEngine", again.output
     assert not [line for line in again.output.splitlines() if "failed to load" in line]
     for command in (["doctor", "--no-verify"], ["status"]):
-        checked = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--hermes-home", str(home.path),
-                                  *command], env=env, cwd=home.work_dir, capture_output=True, text=True, timeout=300)
+        checked = subprocess.run(
+            [str(Path(sys.executable).with_name("stowage")), "--hermes-home", str(home.path), *command],
+            env=env,
+            cwd=home.work_dir,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "would not load" not in checked.stdout and "host-fell-back" not in checked.stdout, checked.stdout

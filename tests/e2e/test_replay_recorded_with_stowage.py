@@ -32,9 +32,19 @@ def record(make_home, fake_llm: FakeLLMServer, engine: str):  # noqa: ANN001, AN
     home = make_home(engine=engine, plugins=["stowage"] if engine == "stowage" else [])
     home.install_harness_probe()
     for index in range(BIG_TURNS):
-        fake_llm.on(Match.user_turn(f"BIG{index}"),
-                    Reply.tool(*[ToolCall("harness_big_output", {"chars": OUTPUT_CHARS, "token": f"T{index}x{k}"},
-                                          id=f"call_big{index}x{k}") for k in range(OUTPUTS_PER_TURN)]))
+        fake_llm.on(
+            Match.user_turn(f"BIG{index}"),
+            Reply.tool(
+                *[
+                    ToolCall(
+                        "harness_big_output",
+                        {"chars": OUTPUT_CHARS, "token": f"T{index}x{k}"},
+                        id=f"call_big{index}x{k}",
+                    )
+                    for k in range(OUTPUTS_PER_TURN)
+                ]
+            ),
+        )
     scenario = Scenario()
     for index in range(2):
         scenario.turn(f"warm-up turn {index}")
@@ -57,8 +67,9 @@ def close(a: float, b: float, within: float = 0.02) -> bool:
     return abs(a - b) <= within * max(a, b)
 
 
-def test_a_stowage_recording_replays_like_a_plain_one(make_home, fake_llm: FakeLLMServer, tmp_path: Path,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_stowage_recording_replays_like_a_plain_one(
+    make_home, fake_llm: FakeLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     fake_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY the big outputs"), times=None)
     plain = record(make_home, fake_llm, "compressor")
     with_stowage = record(make_home, fake_llm, "stowage")
@@ -84,9 +95,14 @@ def test_a_stowage_recording_replays_like_a_plain_one(make_home, fake_llm: FakeL
     assert shortened["recorded_with_stowage"]["rebuilt"] == 0
 
     assert rebuilt["recorded"] == base["recorded"]
-    print("billed tokens (built-in / stowage): plain", [base["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
-          "stowage-recorded rebuilt", [rebuilt["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
-          "not rebuilt", [shortened["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")])
+    print(
+        "billed tokens (built-in / stowage): plain",
+        [base["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
+        "stowage-recorded rebuilt",
+        [rebuilt["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
+        "not rebuilt",
+        [shortened["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
+    )
     for engine in ("built-in", "stowage"):
         for key in ("billed_tokens", "prompt_tokens", "cost", "peak_request_tokens"):
             a, b = base["totals"][engine][key], rebuilt["totals"][engine][key]

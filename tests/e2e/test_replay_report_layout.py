@@ -52,10 +52,14 @@ def write_sessions(path: Path, count: int) -> list[str]:
     ids = []
     with path.open("w", encoding="utf-8") as handle:
         for number in range(count):
-            ident = f"t{number}" if number % 3 else f"20261125_1200{number:02d}_a-rather-long-gateway-session-id-{number}"
+            ident = (
+                f"t{number}" if number % 3 else f"20261125_1200{number:02d}_a-rather-long-gateway-session-id-{number}"
+            )
             ids.append(ident)
-            messages = [{"role": "system", "content": "You are a coding agent."},
-                        *make_transcript(8, seed=number, output_chars=9000 + 1500 * number)]
+            messages = [
+                {"role": "system", "content": "You are a coding agent."},
+                *make_transcript(8, seed=number, output_chars=9000 + 1500 * number),
+            ]
             handle.write(json.dumps({"id": ident, "messages": messages}) + "\n")
     return ids
 
@@ -67,8 +71,21 @@ def test_the_report_reads_well_at_laptop_size(tmp_path: Path, capsys: pytest.Cap
         pytest.skip("chromium is not installed: the report's layout is not checked here (CI checks it)")
     ids = write_sessions(tmp_path / "sessions.jsonl", 12)
     html = tmp_path / "report.html"
-    code = main(["replay", "--from", str(tmp_path / "sessions.jsonl"), "--window", "32000", "--html", str(html),
-                 "--quiet", "--json", "--hermes-home", str(tmp_path / "home")])
+    code = main(
+        [
+            "replay",
+            "--from",
+            str(tmp_path / "sessions.jsonl"),
+            "--window",
+            "32000",
+            "--html",
+            str(html),
+            "--quiet",
+            "--json",
+            "--hermes-home",
+            str(tmp_path / "home"),
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["sessions_replayed"] == len(ids)
 

@@ -37,8 +37,11 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def checksums(home: Path) -> dict[str, str]:
-    return {str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(home.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(home.rglob("*"))
+        if p.is_file()
+    }
 
 
 def direct_counts(db: Path) -> dict[str, dict[str, int]]:
@@ -54,10 +57,12 @@ def direct_counts(db: Path) -> dict[str, dict[str, int]]:
         out: dict[str, dict[str, int]] = {}
         for (sid,) in conn.execute("SELECT id FROM sessions"):
             where = "session_id = ? AND (active = 1 OR compacted = 1)"
-            (users,) = conn.execute(f"SELECT COUNT(DISTINCT content) FROM messages WHERE {where} AND role = 'user'",
-                                    (sid,)).fetchone()
-            (tools,) = conn.execute(f"SELECT COUNT(DISTINCT tool_call_id) FROM messages WHERE {where} "
-                                    "AND role = 'tool'", (sid,)).fetchone()
+            (users,) = conn.execute(
+                f"SELECT COUNT(DISTINCT content) FROM messages WHERE {where} AND role = 'user'", (sid,)
+            ).fetchone()
+            (tools,) = conn.execute(
+                f"SELECT COUNT(DISTINCT tool_call_id) FROM messages WHERE {where} AND role = 'tool'", (sid,)
+            ).fetchone()
             out[sid] = {"user": users, "tool": tools}
         return out
     finally:
@@ -72,9 +77,19 @@ def recorded_home(fake_llm: FakeLLMServer, make_home) -> tuple[HermesHome, int]:
     home.install_harness_probe()
     fake_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY-REPLAY the big outputs"), times=None)
     for index in range(BIG_TURNS):
-        fake_llm.on(Match.user_turn(f"BIG{index}"),
-                    Reply.tool(*[ToolCall("harness_big_output", {"chars": OUTPUT_CHARS, "token": f"T{index}x{k}"},
-                                          id=f"call_big{index}x{k}") for k in range(OUTPUTS_PER_TURN)]))
+        fake_llm.on(
+            Match.user_turn(f"BIG{index}"),
+            Reply.tool(
+                *[
+                    ToolCall(
+                        "harness_big_output",
+                        {"chars": OUTPUT_CHARS, "token": f"T{index}x{k}"},
+                        id=f"call_big{index}x{k}",
+                    )
+                    for k in range(OUTPUTS_PER_TURN)
+                ]
+            ),
+        )
     scenario = Scenario()
     for index in range(5):
         scenario.turn(f"warm-up turn {index}")
@@ -98,22 +113,37 @@ def run_cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, s
 def screenshot(html: Path, out_dir: Path) -> Path:
     png = out_dir / "replay-report.png"
     profile = Path(tempfile.mkdtemp(prefix="chromium-profile-", dir=out_dir))
-    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                    "--disable-component-update", "--disable-sync", "--no-first-run", f"--user-data-dir={profile}",
-                    f"--screenshot={png}", "--window-size=1200,1600", html.as_uri()],
-                   capture_output=True, timeout=120, check=False)
+    subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            f"--screenshot={png}",
+            "--window-size=1200,1600",
+            html.as_uri(),
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
     return png
 
 
-def test_replay_of_real_sessions(recorded_home: tuple[HermesHome, int], tmp_path: Path,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_of_real_sessions(
+    recorded_home: tuple[HermesHome, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     home, hermes_compactions = recorded_home
     assert hermes_compactions >= 1, "the recorded built-in session must have compacted"
     before = checksums(home.path)
     html = tmp_path / "report.html"
 
-    code, out, err = run_cli("replay", "--hermes-home", str(home.path), "--html", str(html), "--json",
-                             capsys=capsys)
+    code, out, err = run_cli("replay", "--hermes-home", str(home.path), "--html", str(html), "--json", capsys=capsys)
     assert code == 0, err
     report = json.loads(out)
     assert checksums(home.path) == before  # the user's state.db, config and store untouched
@@ -137,8 +167,7 @@ def test_replay_of_real_sessions(recorded_home: tuple[HermesHome, int], tmp_path
     assert big["engines"]["built-in"]["summary_calls"] == hermes_compactions
     totals = report["totals"]
     for engine in ("built-in", "stowage"):
-        assert totals[engine]["billed_tokens"] == sum(s["engines"][engine]["billed_tokens"]
-                                                      for s in report["sessions"])
+        assert totals[engine]["billed_tokens"] == sum(s["engines"][engine]["billed_tokens"] for s in report["sessions"])
         assert totals[engine]["requests"] > 0
     assert "stand-in summarizer" in report["summarizer"]
     assert report["tool_search_deferred_tokens"] is None and "not measured" in report["tool_search_note"]
@@ -165,14 +194,17 @@ def test_replay_of_real_sessions(recorded_home: tuple[HermesHome, int], tmp_path
     assert checksums(home.path) == before
 
 
-def test_replay_one_session_and_human_output(recorded_home: tuple[HermesHome, int], tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_replay_one_session_and_human_output(
+    recorded_home: tuple[HermesHome, int], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     home, _ = recorded_home
     sid = sorted(direct_counts(home.path / "state.db"))[0]
-    code, out, err = run_cli("replay", "--hermes-home", str(home.path), "--session", sid, "--no-html",
-                             "--price", "openai", capsys=capsys)
+    code, out, err = run_cli(
+        "replay", "--hermes-home", str(home.path), "--session", sid, "--no-html", "--price", "openai", capsys=capsys
+    )
     assert code == 0, err
     assert "1 session(s) replayed" in out and "price openai" in out
-    code, out, err = run_cli("replay", "--hermes-home", str(home.path), "--session", "no-such-session",
-                             "--no-html", capsys=capsys)
+    code, out, err = run_cli(
+        "replay", "--hermes-home", str(home.path), "--session", "no-such-session", "--no-html", capsys=capsys
+    )
     assert code == 2 and "no session 'no-such-session'" in err and "Traceback" not in err

@@ -27,14 +27,25 @@ HANDLE = re.compile(r"handle[\s:=\"']{1,3}([0-9a-f]{16,64})")
 
 def test_a_turn_that_spills_past_the_cap_keeps_the_store_near_it(fake_llm: FakeLLMServer, make_home) -> None:
     # A small hot zone: older previews become one-line stubs, so the request stops pointing to their outputs.
-    home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 4000},
-                                                       "view": {"hot_tokens": 1000, "step_tokens": 500},
-                                                       "store": {"max_store_mb": 1}}})
-    fake_llm.on(Match.user_turn("FLOOD"), Reply.tool(
-        ToolCall("harness_big_output", {"chars": CHARS, "token": "F0"}, id="call_0")))
+    home = stowage_home(
+        make_home,
+        config={
+            "stowage": {
+                "spill": {"threshold_tokens": 4000},
+                "view": {"hot_tokens": 1000, "step_tokens": 500},
+                "store": {"max_store_mb": 1},
+            }
+        },
+    )
+    fake_llm.on(
+        Match.user_turn("FLOOD"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": CHARS, "token": "F0"}, id="call_0")),
+    )
     for i in range(1, CALLS):
-        fake_llm.on(Match.after_tool_result(f"call_{i - 1}"), Reply.tool(
-            ToolCall("harness_big_output", {"chars": CHARS, "token": f"F{i}"}, id=f"call_{i}")))
+        fake_llm.on(
+            Match.after_tool_result(f"call_{i - 1}"),
+            Reply.tool(ToolCall("harness_big_output", {"chars": CHARS, "token": f"F{i}"}, id=f"call_{i}")),
+        )
     fake_llm.on(Match.after_tool_result(f"call_{CALLS - 1}"), Reply.say("all read"))
 
     result = run_scenario(home, Scenario().turn("FLOOD the store", id="flood"), check=True)

@@ -21,7 +21,9 @@ pytestmark = pytest.mark.e2e
 
 DELAY = 4.0  # seconds the summary model takes
 TRIGGER = int(128_000 * 0.5)  # view.compact_at of the 128k window
-SUMMARY = "## Goal\nInspect the big outputs (SUMMARY-AHEAD).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
+SUMMARY = (
+    "## Goal\nInspect the big outputs (SUMMARY-AHEAD).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
+)
 
 WAIT_UNTIL_READY = """
 import time
@@ -39,9 +41,13 @@ def test_compaction_uses_the_summary_prepared_during_an_earlier_turn(fake_llm: F
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY, delay=DELAY))
 
-    scenario = (warm_up(Scenario(), 5).turn("NEAR the trigger now", id="near")
-                .python(WAIT_UNTIL_READY, id="think")  # the user reads the answer meanwhile
-                .turn("BIG now", id="big").turn("after BIG", id="after"))
+    scenario = (
+        warm_up(Scenario(), 5)
+        .turn("NEAR the trigger now", id="near")
+        .python(WAIT_UNTIL_READY, id="think")  # the user reads the answer meanwhile
+        .turn("BIG now", id="big")
+        .turn("after BIG", id="after")
+    )
     result = run_scenario(home, scenario, check=True)
 
     (summary_call,) = fake_llm.summary_requests()  # one summary request for the one compaction
@@ -62,8 +68,10 @@ def test_compaction_uses_the_summary_prepared_during_an_earlier_turn(fake_llm: F
     assert "BIG now" in follow_up.text
     assert_valid_request(follow_up)
     assert "SUMMARY-AHEAD" in json.dumps(fake_llm.last_main_request().messages)
-    print(f"ahead e2e: think {result.step('think')['result']['waited_s']} s, big turn {big['duration_s']} s, "
-          f"compress waited {last['ahead_wait_ms']} ms, summary delay {DELAY} s")
+    print(
+        f"ahead e2e: think {result.step('think')['result']['waited_s']} s, big turn {big['duration_s']} s, "
+        f"compress waited {last['ahead_wait_ms']} ms, summary delay {DELAY} s"
+    )
 
 
 def test_a_hung_summary_model_costs_one_call_and_one_deadline(fake_llm: FakeLLMServer, make_home) -> None:
@@ -102,5 +110,7 @@ def test_a_hung_summary_model_costs_one_call_and_one_deadline(fake_llm: FakeLLMS
     assert "without the summary model" in json.dumps(summary) and "BIG now" in follow_up.text
     assert_valid_request(follow_up)
     assert any("Compression summary failed" in w for w in result.warnings()), result.warnings()
-    print(f"hung-model e2e: big turn {big['duration_s']} s, compress waited {last['ahead_wait_ms']} ms, "
-          f"{len(summary_requests)} summary request(s) on the wire, error {last['summary_error']!r}")
+    print(
+        f"hung-model e2e: big turn {big['duration_s']} s, compress waited {last['ahead_wait_ms']} ms, "
+        f"{len(summary_requests)} summary request(s) on the wire, error {last['summary_error']!r}"
+    )

@@ -12,19 +12,28 @@ import json
 
 import pytest
 
-from tests.e2e.stowage_session import (SECRET, assert_valid_request, script_big_turn, script_warm_up, stowage_home,
-                                       warm_up)
+from tests.e2e.stowage_session import (
+    SECRET,
+    assert_valid_request,
+    script_big_turn,
+    script_warm_up,
+    stowage_home,
+    warm_up,
+)
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 
 SUMMARY_1 = "## Goal\nInspect the big outputs (SUMMARY-ONE).\n\n## Progress\n### Done\n- inspected outputs\n\n## Next Steps\n- continue"
-SUMMARY_2 = "## Goal\nInspect more outputs (SUMMARY-TWO).\n\n## Progress\n### Done\n- all outputs\n\n## Next Steps\n- report"
+SUMMARY_2 = (
+    "## Goal\nInspect more outputs (SUMMARY-TWO).\n\n## Progress\n### Done\n- all outputs\n\n## Next Steps\n- report"
+)
 
 
 def test_threshold_crossing_compacts_with_redacted_summary_and_valid_next_request(
-        fake_llm: FakeLLMServer, make_home) -> None:
+    fake_llm: FakeLLMServer, make_home
+) -> None:
     home = stowage_home(make_home)
     script_warm_up(fake_llm, 5)
     script_big_turn(fake_llm)

@@ -61,22 +61,38 @@ def _get(url: str, token: str | None = TOKEN, method: str = "GET") -> tuple[int,
 @pytest.fixture(params=["copy", "symlink"])
 def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # noqa: ANN001, ANN201
     # The lean view stubs older outputs (full history and sent diverge); one huge output is spilled.
-    config = {"stowage": {"spill": {"threshold_tokens": 10_000},
-                          "view": {"hot_tokens": 1000, "step_tokens": 6000, "pin_turns": 4}}}
+    config = {
+        "stowage": {
+            "spill": {"threshold_tokens": 10_000},
+            "view": {"hot_tokens": 1000, "step_tokens": 6000, "pin_turns": 4},
+        }
+    }
     home = stowage_home(make_home, route=request.param, config=config)
     script_warm_up(fake_llm, 6)
-    fake_llm.on(Match.user_turn("HUGE"), Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "HUGE"},
-                                                              id="call_huge")))
+    fake_llm.on(
+        Match.user_turn("HUGE"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "HUGE"}, id="call_huge")),
+    )
     fake_llm.on(Match.after_tool_result("call_huge"), Reply.say("huge output inspected"))
-    scenario = warm_up(Scenario(), 6, secret_turn=None).turn("HUGE output please").python(
-        "from hermes_cli.plugins import get_plugin_command_handler\nresult = get_plugin_command_handler('stowage')('')",
-        id="slash")  # /stowage, dispatched the way the CLI does
+    scenario = (
+        warm_up(Scenario(), 6, secret_turn=None)
+        .turn("HUGE output please")
+        .python(
+            "from hermes_cli.plugins import get_plugin_command_handler\nresult = get_plugin_command_handler('stowage')('')",
+            id="slash",
+        )
+    )  # /stowage, dispatched the way the CLI does
     slash = run_scenario(home, scenario, check=True).step("slash")["result"]
     port = _free_port()
     log = (tmp_path / "dashboard.log").open("w")
-    proc = subprocess.Popen([HERMES, "dashboard", "--host", "127.0.0.1", "--port", str(port), "--no-open",
-                             "--skip-build"], env=home.env({"HERMES_DASHBOARD_SESSION_TOKEN": TOKEN}),
-                            cwd=home.work_dir, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [HERMES, "dashboard", "--host", "127.0.0.1", "--port", str(port), "--no-open", "--skip-build"],
+        env=home.env({"HERMES_DASHBOARD_SESSION_TOKEN": TOKEN}),
+        cwd=home.work_dir,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(240):  # until it answers (or dies)
@@ -90,7 +106,9 @@ def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # n
             time.sleep(0.5)
         if proc.poll() is not None or _get(f"{base}/api/plugins/stowage/sessions")[0] != 200:
             log.flush()
-            pytest.fail("the dashboard did not serve the Stowage API:\n" + (tmp_path / "dashboard.log").read_text()[-4000:])
+            pytest.fail(
+                "the dashboard did not serve the Stowage API:\n" + (tmp_path / "dashboard.log").read_text()[-4000:]
+            )
         yield home, base, request.param, slash
     finally:
         proc.terminate()
@@ -156,6 +174,7 @@ LAYOUT = r"""(() => {
 
 def _saved(text: str) -> int:
     import re
+
     found = re.search(r"([\d,]+) tokens saved over", text)
     assert found, text
     return int(found.group(1).replace(",", ""))
@@ -163,6 +182,7 @@ def _saved(text: str) -> int:
 
 def _rgb(css: str) -> tuple[int, int, int]:
     import re
+
     r, g, b = (int(v) for v in re.findall(r"\d+", css)[:3])
     return r, g, b
 
@@ -193,13 +213,19 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     # one "saved" figure, spills included: the API, /stowage in the session and `stowage status` agree
     view = detail["status"]["view"]
     saved = session["tokens_saved"]
-    assert saved == detail["tokens_saved"] == view["tokens_saved"] == view["view_tokens_saved"] + view["spill_tokens_saved"]
+    assert (
+        saved
+        == detail["tokens_saved"]
+        == view["tokens_saved"]
+        == view["view_tokens_saved"] + view["spill_tokens_saved"]
+    )
     assert view["spill_tokens_saved"] > 0 and view["view_tokens_saved"] > 0
     assert view["unshaped_tokens"] - view["sent_tokens"] == saved
     assert _saved(slash) == saved, slash
     cli_env = {k: v for k, v in home.env().items() if k != "PYTHONPATH"}  # the pip-installed CLI, any route
-    shown = subprocess.run([str(STOWAGE), "status"], env=cli_env, capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL)
+    shown = subprocess.run(
+        [str(STOWAGE), "status"], env=cli_env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert shown.returncode == 0 and _saved(shown.stdout) == saved, shown.stdout + shown.stderr
     assert detail["saved"] in shown.stdout and detail["saved"] in slash
     assert "view.compact_at 0.5 of the" in shown.stdout  # the key behind the trigger
@@ -208,8 +234,11 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     shot = ARTIFACTS / f"stowage-dashboard-tab-{route}.png"
     plot = ARTIFACTS / f"stowage-dashboard-timeline-{route}.png"
     with Browser() as browser:  # 1366x768, a common laptop screen
-        browser.open(f"{base}/stowage", "document.querySelector('[data-stowage-blobs] tbody tr') && "
-                                        "document.querySelector('[data-stowage-plot=\"timeline\"]')")
+        browser.open(
+            f"{base}/stowage",
+            "document.querySelector('[data-stowage-blobs] tbody tr') && "
+            "document.querySelector('[data-stowage-plot=\"timeline\"]')",
+        )
         layout = browser.evaluate(LAYOUT)
         browser.screenshot(shot)
         svg = layout["svg"]

@@ -23,17 +23,28 @@ STOWAGE = Path(sys.executable).with_name("stowage")
 
 
 def stowage(home: HermesHome, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run([str(STOWAGE), *argv], env=home.env(), capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL, cwd=home.work_dir)
+    return subprocess.run(
+        [str(STOWAGE), *argv],
+        env=home.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+        cwd=home.work_dir,
+    )
 
 
-@pytest.mark.parametrize("cause,kind,fix", [
-    ("disabled", "plugin-disabled", "hermes plugins enable stowage"),
-    ("case", "engine-name-case", "context: {engine: stowage}"),
-    ("not-enabled", "plugin-not-enabled", "hermes plugins enable stowage"),
-])
-def test_each_fallback_cause_fails_doctor_with_its_fix(fake_llm: FakeLLMServer, make_home, cause: str, kind: str,
-                                                        fix: str) -> None:
+@pytest.mark.parametrize(
+    "cause,kind,fix",
+    [
+        ("disabled", "plugin-disabled", "hermes plugins enable stowage"),
+        ("case", "engine-name-case", "context: {engine: stowage}"),
+        ("not-enabled", "plugin-not-enabled", "hermes plugins enable stowage"),
+    ],
+)
+def test_each_fallback_cause_fails_doctor_with_its_fix(
+    fake_llm: FakeLLMServer, make_home, cause: str, kind: str, fix: str
+) -> None:
     if cause == "case":
         home = make_home(engine="Stowage", plugins=["stowage"])
     elif cause == "not-enabled":
@@ -69,10 +80,13 @@ def test_a_right_install_passes_doctor_after_a_session(fake_llm: FakeLLMServer, 
     assert "stowage (via the entry point)" in doctor.stdout
 
 
-@pytest.mark.parametrize("engine,words", [("compressor", "not selected (context.engine is 'compressor')"),
-                                          ("Stowage", "matches engine names exactly")])
-def test_loaded_but_not_selected_is_said_in_the_terminal(fake_llm: FakeLLMServer, make_home, engine: str,
-                                                          words: str) -> None:
+@pytest.mark.parametrize(
+    "engine,words",
+    [("compressor", "not selected (context.engine is 'compressor')"), ("Stowage", "matches engine names exactly")],
+)
+def test_loaded_but_not_selected_is_said_in_the_terminal(
+    fake_llm: FakeLLMServer, make_home, engine: str, words: str
+) -> None:
     home = make_home(engine=engine, plugins=["stowage"])
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
 

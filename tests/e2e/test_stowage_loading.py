@@ -34,8 +34,9 @@ def test_install_route_loads_stowage_engine(fake_llm: FakeLLMServer, make_home, 
     home = stowage_home(make_home, route=route)
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
 
-    result = run_scenario(home, Scenario().turn("HELLO", id="t").probe("threshold_tokens", "context_length", id="p"),
-                          check=True)
+    result = run_scenario(
+        home, Scenario().turn("HELLO", id="t").probe("threshold_tokens", "context_length", id="p"), check=True
+    )
 
     _assert_stowage(result, source)
     assert result.step("t")["final_response"] == "hi there"
@@ -106,8 +107,14 @@ def test_hermes_plugins_menu_offers_stowage_as_context_engine(fake_llm: FakeLLMS
     import sys
 
     home = make_home(engine="compressor", plugins=["stowage"])
-    proc = subprocess.run([sys.executable, "-c", MENU_SCRIPT], env=home.env(), capture_output=True, text=True,
-                          timeout=120, cwd=home.work_dir)
+    proc = subprocess.run(
+        [sys.executable, "-c", MENU_SCRIPT],
+        env=home.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=home.work_dir,
+    )
     assert proc.returncode == 0, proc.stderr
     menu = json.loads(proc.stdout.strip().splitlines()[-1])
     assert menu["title"].startswith("Context Engine") and menu["items"][0] == "compressor (default)"

@@ -33,18 +33,20 @@ def _handles(text: str) -> list[str]:
 
 def test_large_output_is_spilled_and_read_back_with_the_agent_tools(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 4000}}})
-    fake_llm.on(Match.user_turn("SPILL"), Reply.tool(
-        ToolCall("harness_big_output", {"chars": BIG_CHARS, "token": "SPILL"}, id="call_big")))
+    fake_llm.on(
+        Match.user_turn("SPILL"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": BIG_CHARS, "token": "SPILL"}, id="call_big")),
+    )
 
     def fetch_reply(request):  # noqa: ANN001, ANN202 - the model reads the handle from the preview
         handle = _handles(request.tool_results["call_big"])[0]
-        return Reply.tool(ToolCall("stowage_fetch", {"handle": handle, "mode": "range", "start": 2000, "count": 3},
-                                   id="call_fetch"),
-                          ToolCall("stowage_fetch", {"handle": handle, "mode": "grep", "pattern": "END-SPILL"},
-                                   id="call_grep_blob"),
-                          ToolCall("stowage_grep", {"pattern": "line 0017[0-9]{2}", "max_results": 3},
-                                   id="call_history"),
-                          ToolCall("stowage_fetch", {"handle": "../../etc/passwd"}, id="call_bad"))
+        return Reply.tool(
+            ToolCall("stowage_fetch", {"handle": handle, "mode": "range", "start": 2000, "count": 3}, id="call_fetch"),
+            ToolCall("stowage_fetch", {"handle": handle, "mode": "grep", "pattern": "END-SPILL"}, id="call_grep_blob"),
+            ToolCall("stowage_grep", {"pattern": "line 0017[0-9]{2}", "max_results": 3}, id="call_history"),
+            ToolCall("stowage_fetch", {"handle": "../../etc/passwd"}, id="call_bad"),
+        )
+
     fake_llm.on(Match.after_tool_result("call_big"), fetch_reply)
     fake_llm.on(Match.after_tool_result("call_bad"), Reply.say("read it"))
 
@@ -72,8 +74,9 @@ def test_large_output_is_spilled_and_read_back_with_the_agent_tools(fake_llm: Fa
     assert store_status["spills"] == 1 and store_status["tool_calls"] == 4
 
 
-def test_after_compaction_every_pruned_output_and_the_window_are_recoverable(fake_llm: FakeLLMServer,
-                                                                               make_home) -> None:
+def test_after_compaction_every_pruned_output_and_the_window_are_recoverable(
+    fake_llm: FakeLLMServer, make_home
+) -> None:
     home = stowage_home(make_home)
     script_warm_up(fake_llm, 5)
     script_big_turn(fake_llm)
@@ -96,7 +99,7 @@ def test_after_compaction_every_pruned_output_and_the_window_are_recoverable(fak
     (window_handle,) = _handles(summary_text)
     window = decode_window(store.read_bytes(store.resolve(window_handle)))
     start = before.index(window[0])
-    assert window == before[start:start + len(window)]  # the whole window, byte for byte, in order
+    assert window == before[start : start + len(window)]  # the whole window, byte for byte, in order
 
     recovered: dict[str, str] = {}
     for message in after:
@@ -105,8 +108,11 @@ def test_after_compaction_every_pruned_output_and_the_window_are_recoverable(fak
             recovered[message["tool_call_id"]] = store.read_bytes(store.resolve(handle)).decode("utf-8")
     assert recovered, "outputs pruned outside the window carry handles"
     in_window = {m["tool_call_id"]: m["content"] for m in window if m.get("role") == "tool"}
-    verbatim = {m["tool_call_id"]: m["content"] for m in after if m.get("role") == "tool"
-                and m["content"] == originals.get(m["tool_call_id"])}
+    verbatim = {
+        m["tool_call_id"]: m["content"]
+        for m in after
+        if m.get("role") == "tool" and m["content"] == originals.get(m["tool_call_id"])
+    }
     for call_id, original in originals.items():
         copies = [text for text in (recovered.get(call_id), in_window.get(call_id), verbatim.get(call_id)) if text]
         assert copies and all(text == original for text in copies), f"{call_id} is not recoverable"

@@ -26,8 +26,11 @@ def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
 
-    scenario = warm_up(Scenario(), 5).turn("BIG now", id="big").python(
-        "from stowage.host.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
+    scenario = (
+        warm_up(Scenario(), 5)
+        .turn("BIG now", id="big")
+        .python("from stowage.host.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
+    )
     result = run_scenario(home, scenario, check=True)
 
     text = result.step("slash")["result"]
@@ -39,18 +42,30 @@ def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer
     assert "the summarized messages are stored whole under handle " in text and "output(s) pruned" in text
     assert re.search(r"store failures\s+none", text)
     # the trigger names the key that decides it (the lean view is on: view.compact_at)
-    assert re.search(r"next compaction\s+when a request reaches [\d,]+ tokens \(view\.compact_at 0\.5 of the "
-                     r"[\d,]+-token window, on the request as sent\)", text), text
+    assert re.search(
+        r"next compaction\s+when a request reaches [\d,]+ tokens \(view\.compact_at 0\.5 of the "
+        r"[\d,]+-token window, on the request as sent\)",
+        text,
+    ), text
     assert re.search(r"tool search\s+", text)
 
     # another process reads the same figures from the session status file
     env = home.env()
-    shown = subprocess.run([str(STOWAGE), "status"], env=env, capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL)
+    shown = subprocess.run(
+        [str(STOWAGE), "status"], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert shown.returncode == 0, shown.stderr
     assert "recent sessions" in shown.stdout and f"{before:,} -> {after:,} tokens, model summary" in shown.stdout
-    data = json.loads(subprocess.run([str(STOWAGE), "status", "--json"], env=env, capture_output=True, text=True,
-                                     timeout=120, stdin=subprocess.DEVNULL).stdout)
+    data = json.loads(
+        subprocess.run(
+            [str(STOWAGE), "status", "--json"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        ).stdout
+    )
     (session,) = data["sessions"]
     assert session["compression_count"] == 1 and session["compactions"][0]["result"] == "compacted"
     assert session["tool_search"] is not None and "threshold_tokens" in session
@@ -80,6 +95,7 @@ def test_rm_in_a_terminal_leaves_a_tombstone_the_model_reads(fake_llm: FakeLLMSe
         preview = next(m["content"] for m in request.messages if m.get("tool_call_id") == "call_warm_0")
         handle = re.search(r"handle: ([0-9a-f]{16,64})", preview).group(1)
         return Reply.tool(ToolCall("stowage_fetch", {"handle": handle}, id="call_fetch"))
+
     fake_llm.on(Match.user_turn("READ"), fetch)
     fake_llm.on(Match.after_tool_result("call_fetch"), Reply.say("it is gone"))
 

@@ -28,14 +28,19 @@ def _run_failing_compaction(fake_llm: FakeLLMServer, make_home, reply: Reply):  
     return run_scenario(home, scenario, check=True)
 
 
-@pytest.mark.parametrize("reply,kind", [
-    (Reply.http_error(500, "upstream exploded"), "http"),
-    (Reply.timeout(8), "timeout"),
-    (Reply.empty(), "empty"),
-    (Reply.say("<!DOCTYPE html><html><body>502 Bad Gateway</body></html>"), "garbage"),
-], ids=["http500", "timeout", "empty", "garbage"])
-def test_summary_failure_falls_back_without_losing_context(fake_llm: FakeLLMServer, make_home, reply: Reply,
-                                                           kind: str) -> None:
+@pytest.mark.parametrize(
+    "reply,kind",
+    [
+        (Reply.http_error(500, "upstream exploded"), "http"),
+        (Reply.timeout(8), "timeout"),
+        (Reply.empty(), "empty"),
+        (Reply.say("<!DOCTYPE html><html><body>502 Bad Gateway</body></html>"), "garbage"),
+    ],
+    ids=["http500", "timeout", "empty", "garbage"],
+)
+def test_summary_failure_falls_back_without_losing_context(
+    fake_llm: FakeLLMServer, make_home, reply: Reply, kind: str
+) -> None:
     result = _run_failing_compaction(fake_llm, make_home, reply)
 
     assert fake_llm.summary_requests(), "the summary model was asked"

@@ -23,8 +23,10 @@ from stowage_dev.runner import Scenario, run_scenario
 pytestmark = pytest.mark.e2e
 
 STOWAGE = Path(sys.executable).with_name("stowage")
-SUMMARY = ("## Goal\nInspect the outputs (SUMMARY-VIEW-7).\n\n## Progress\n### Done\n- inspected five outputs\n\n"
-           "## Next Steps\n- go on")
+SUMMARY = (
+    "## Goal\nInspect the outputs (SUMMARY-VIEW-7).\n\n## Progress\n### Done\n- inspected five outputs\n\n"
+    "## Next Steps\n- go on"
+)
 
 PREVIEW_STEP = """
 from stowage.host.slash_command import stowage_command
@@ -46,15 +48,20 @@ result = {"slash": stowage_command("summary"), "log": engine.compaction_log[-1].
 """
 
 
-def test_summary_shows_the_inserted_text_and_preview_predicts_the_compaction(fake_llm: FakeLLMServer,
-                                                                              make_home) -> None:
+def test_summary_shows_the_inserted_text_and_preview_predicts_the_compaction(
+    fake_llm: FakeLLMServer, make_home
+) -> None:
     home = stowage_home(make_home)
     script_warm_up(fake_llm, 5)
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
 
-    scenario = (warm_up(Scenario(), 5).python(PREVIEW_STEP, id="preview").turn("BIG now", id="big")
-                .python(AFTER_STEP, id="after"))
+    scenario = (
+        warm_up(Scenario(), 5)
+        .python(PREVIEW_STEP, id="preview")
+        .turn("BIG now", id="big")
+        .python(AFTER_STEP, id="after")
+    )
     result = run_scenario(home, scenario, check=True)
 
     # the preview, before the compaction
@@ -82,8 +89,9 @@ def test_summary_shows_the_inserted_text_and_preview_predicts_the_compaction(fak
 
     # ... and from another process, through the real console script
     env = home.env()
-    shown = subprocess.run([str(STOWAGE), "summary"], env=env, capture_output=True, text=True, timeout=120,
-                           stdin=subprocess.DEVNULL)
+    shown = subprocess.run(
+        [str(STOWAGE), "summary"], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+    )
     assert shown.returncode == 0, shown.stderr
     assert "--- summary as inserted into the history ---\n" + inserted + "\n--- end of summary ---" in shown.stdout
     assert f"{log['tokens_before']:,} -> {log['tokens_after']:,} tokens" in shown.stdout
@@ -94,13 +102,25 @@ def test_summary_shows_the_inserted_text_and_preview_predicts_the_compaction(fak
     handle = after["handle"]
     assert after["cli_code"] == 0 and handle in shown.stdout and handle in inserted
     assert "error" not in after["fetched"], after["fetched"]
-    cat = subprocess.run([str(STOWAGE), "blobs", "cat", handle], env=env, capture_output=True, text=True,
-                         timeout=120, stdin=subprocess.DEVNULL)
+    cat = subprocess.run(
+        [str(STOWAGE), "blobs", "cat", handle],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     window = [json.loads(line) for line in cat.stdout.splitlines() if line.strip()]
     assert len(window) == log["window_messages"]
     assert any("WARM-1" in message_text(m) for m in window)
 
-    missing = subprocess.run([str(STOWAGE), "summary", "--session", "no-such-session"], env=env,
-                             capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    missing = subprocess.run(
+        [str(STOWAGE), "summary", "--session", "no-such-session"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert missing.returncode == 2 and "unknown session 'no-such-session'" in missing.stderr
     assert "Traceback" not in missing.stderr

@@ -30,8 +30,15 @@ from stowage.tool_search import BRIDGE_NAMES, CALL_NAME, DESCRIBE_NAME, SEARCH_N
 from tests.e2e.stowage_session import assert_valid_request
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
 from stowage_dev.hermes_home import HARNESS_DIR, HermesHome
-from stowage_dev.mcp_catalog import (CATALOG_ENV, SERVERS, NpmServersMissing, capture_catalog, npm_dir,
-                                       plugin_tool_name, server_command)
+from stowage_dev.mcp_catalog import (
+    CATALOG_ENV,
+    SERVERS,
+    NpmServersMissing,
+    capture_catalog,
+    npm_dir,
+    plugin_tool_name,
+    server_command,
+)
 from stowage_dev.runner import DriverResult, Scenario, run_scenario
 from stowage_dev.tempdirs import scratch_dir
 
@@ -56,8 +63,11 @@ class CapturedCatalog:
     @property
     def names(self) -> set[str]:
         """Every catalog tool as the plugin registers it (``<server>_<tool>``)."""
-        return {plugin_tool_name(server, tool["name"])
-                for server, info in self.data["servers"].items() for tool in info["tools"]}
+        return {
+            plugin_tool_name(server, tool["name"])
+            for server, info in self.data["servers"].items()
+            for tool in info["tools"]
+        }
 
     def names_of(self, server: str) -> set[str]:
         return {plugin_tool_name(server, t["name"]) for t in self.data["servers"][server]["tools"]}
@@ -71,9 +81,11 @@ def npm_root() -> Path:
     """``STOWAGE_NPM_DIR``; skip when unset (fail under CI, where run.py always sets it)."""
     root = npm_dir()
     if root is None:
-        reason = ("MCP part skipped: STOWAGE_NPM_DIR is not set, so the npm MCP reference servers are not "
-                  "installed (npm missing when `python3 run.py setup` ran?). Install Node.js 18+ and npm and run "
-                  "`python3 run.py setup`, or point STOWAGE_NPM_DIR at an npm prefix holding them")
+        reason = (
+            "MCP part skipped: STOWAGE_NPM_DIR is not set, so the npm MCP reference servers are not "
+            "installed (npm missing when `python3 run.py setup` ran?). Install Node.js 18+ and npm and run "
+            "`python3 run.py setup`, or point STOWAGE_NPM_DIR at an npm prefix holding them"
+        )
         if os.environ.get("CI"):
             pytest.fail(f"under CI the MCP servers must be installed: {reason}")
         pytest.skip(reason)
@@ -98,12 +110,25 @@ def module_tmp() -> Iterator[Path]:
     yield from scratch_dir("stowage-e2e-ts-")
 
 
-def catalog_home(root: Path, base_url: str, tool_search: dict[str, Any], *, context_length: int = 128_000,
-                 config: dict[str, Any] | None = None, catalog: bool = True) -> HermesHome:
+def catalog_home(
+    root: Path,
+    base_url: str,
+    tool_search: dict[str, Any],
+    *,
+    context_length: int = 128_000,
+    config: dict[str, Any] | None = None,
+    catalog: bool = True,
+) -> HermesHome:
     """Stowage + the harness probe (+ the catalog plugin) with ``stowage.tool_search`` set."""
     extra = {**BASE_CONFIG, "stowage": {"tool_search": tool_search}, **(config or {})}
-    home = HermesHome(root=root, base_url=base_url, engine="stowage", plugins_enabled=["stowage"],
-                      extra_config=extra, context_length=context_length)
+    home = HermesHome(
+        root=root,
+        base_url=base_url,
+        engine="stowage",
+        plugins_enabled=["stowage"],
+        extra_config=extra,
+        context_length=context_length,
+    )
     home.install_harness_probe()
     if catalog:
         home.install_user_plugin(CATALOG_PLUGIN_DIR, mode="symlink")
@@ -177,34 +202,41 @@ SLACK_ARGS = {"channel_id": "C0123", "text": "deploy done"}
 def main_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[Session]:
     """``auto`` at a 128k window: search -> describe -> call; a direct call; list all; the full tool list."""
     with FakeLLMServer() as llm:
-        home = catalog_home(module_tmp / "main", llm.base_url,
-                            {"enabled": "auto", "threshold_pct": AUTO_THRESHOLD_PCT})
-        llm.on(Match.user_turn("FIND-ISSUE"),
-               Reply.tool(ToolCall(SEARCH_NAME, {"query": "open a new issue in a github repository"},
-                                   id="call_search")))
-        llm.on(Match.after_tool_result("call_search"),
-               Reply.tool(ToolCall(DESCRIBE_NAME, {"name": "github_create_issue"}, id="call_describe")))
-        llm.on(Match.after_tool_result("call_describe"),
-               Reply.tool(ToolCall(CALL_NAME, {"name": "github_create_issue", "arguments": ISSUE_ARGS},
-                                   id="call_bridge")))
+        home = catalog_home(module_tmp / "main", llm.base_url, {"enabled": "auto", "threshold_pct": AUTO_THRESHOLD_PCT})
+        llm.on(
+            Match.user_turn("FIND-ISSUE"),
+            Reply.tool(ToolCall(SEARCH_NAME, {"query": "open a new issue in a github repository"}, id="call_search")),
+        )
+        llm.on(
+            Match.after_tool_result("call_search"),
+            Reply.tool(ToolCall(DESCRIBE_NAME, {"name": "github_create_issue"}, id="call_describe")),
+        )
+        llm.on(
+            Match.after_tool_result("call_describe"),
+            Reply.tool(ToolCall(CALL_NAME, {"name": "github_create_issue", "arguments": ISSUE_ARGS}, id="call_bridge")),
+        )
         llm.on(Match.after_tool_result("call_bridge"), Reply.say("issue created"))
-        llm.on(Match.user_turn("DIRECT"),
-               Reply.tool(ToolCall("slack_slack_post_message", SLACK_ARGS, id="call_direct")))
+        llm.on(
+            Match.user_turn("DIRECT"), Reply.tool(ToolCall("slack_slack_post_message", SLACK_ARGS, id="call_direct"))
+        )
         llm.on(Match.after_tool_result("call_direct"), Reply.say("posted"))
         llm.on(Match.user_turn("LIST-ALL"), Reply.tool(ToolCall(SEARCH_NAME, {"query": "*"}, id="call_list")))
         llm.on(Match.after_tool_result("call_list"), Reply.say("listed"))
-        scenario = (Scenario()
-                    .turn("FIND-ISSUE: open an issue 'Login fails' in octo/demo on GitHub", id="issue")
-                    .turn("DIRECT: tell #deploys that the deploy is done", id="direct")
-                    .turn("LIST-ALL: which other tools do you have?", id="list")
-                    # as a JSON string: the report's own conversion flattens deeply nested schemas
-                    .python("import json\nresult = json.dumps(agent.tools)", id="full_tools"))
+        scenario = (
+            Scenario()
+            .turn("FIND-ISSUE: open an issue 'Login fails' in octo/demo on GitHub", id="issue")
+            .turn("DIRECT: tell #deploys that the deploy is done", id="direct")
+            .turn("LIST-ALL: which other tools do you have?", id="list")
+            # as a JSON string: the report's own conversion flattens deeply nested schemas
+            .python("import json\nresult = json.dumps(agent.tools)", id="full_tools")
+        )
         result = run_catalog(home, scenario, mcp_catalog)
         yield Session(result, llm, home)
 
 
 def test_auto_mode_defers_the_catalog_behind_three_bridges_and_shrinks_the_request(
-        main_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    main_session: Session, mcp_catalog: CapturedCatalog
+) -> None:
     full = main_session.full_tools()
     full_names = {t["function"]["name"] for t in full}
     assert mcp_catalog.names <= full_names  # Hermes registered every catalog tool
@@ -225,16 +257,19 @@ def test_auto_mode_defers_the_catalog_behind_three_bridges_and_shrinks_the_reque
     before, after = tools_tokens(full), tools_tokens(first.tools)
     listing = exact_tokens(json.dumps(search_description(first).partition("\n\n")[2], ensure_ascii=False)[1:-1])
     saved = before - after
-    print(f"\n[tool search] request tools: {len(full)} schemas, {before:,} tokens -> {len(first.tools)} schemas, "
-          f"{after:,} tokens, of which {listing:,} are the deferred-tool listing; saved {saved:,} o200k tokens "
-          f"({100 * saved / before:.0f}%), {saved + listing:,} without the listing")
+    print(
+        f"\n[tool search] request tools: {len(full)} schemas, {before:,} tokens -> {len(first.tools)} schemas, "
+        f"{after:,} tokens, of which {listing:,} are the deferred-tool listing; saved {saved:,} o200k tokens "
+        f"({100 * saved / before:.0f}%), {saved + listing:,} without the listing"
+    )
     # The listing is a budgeted trade (tokens for round trips, see the listing tests); the deferral itself
     # must still save at least 10k tokens, and the request must still shrink by a third or more.
     assert saved + listing >= 10_000 and 0 < listing <= 4000 and after < before * 2 / 3
 
 
 def test_search_describe_and_call_run_the_underlying_tool_through_hermes(
-        main_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    main_session: Session, mcp_catalog: CapturedCatalog
+) -> None:
     llm = main_session.llm
     search = json.loads(llm.matching(Match.after_tool_result("call_search"))[0].tool_results["call_search"])
     hits = [m["name"] for m in search["matches"]]
@@ -250,8 +285,11 @@ def test_search_describe_and_call_run_the_underlying_tool_through_hermes(
     issue_calls = [c for c in calls if c["tool"] == "github_create_issue"]
     assert len(issue_calls) == 1 and issue_calls[0]["args"] == ISSUE_ARGS
     after_call = llm.matching(Match.after_tool_result("call_bridge"))[0]
-    assert json.loads(after_call.tool_results["call_bridge"]) == {"ok": True, "tool": "github_create_issue",
-                                                                  "echo": ISSUE_ARGS}
+    assert json.loads(after_call.tool_results["call_bridge"]) == {
+        "ok": True,
+        "tool": "github_create_issue",
+        "echo": ISSUE_ARGS,
+    }
 
     # Every hook saw the underlying tool, none saw the bridge.
     hooks = catalog_records(main_session.home, "hook")
@@ -298,19 +336,40 @@ def scoped_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[S
     leak = {"channel_id": "C0123", "text": "leaked"}
     with FakeLLMServer() as llm:
         home = catalog_home(module_tmp / "scoped", llm.base_url, {"enabled": "on"})
-        llm.on(Match.user_turn("SCOPE"), Reply.tool(
-            ToolCall(SEARCH_NAME, {"query": "post a message to a slack channel"}, id="call_s_search"),
-            ToolCall(DESCRIBE_NAME, {"name": "slack_slack_post_message"}, id="call_s_describe")))
-        llm.on(Match.after_tool_result("call_s_describe"), Reply.tool(
-            ToolCall(CALL_NAME, {"name": "slack_slack_post_message", "arguments": leak}, id="call_s_call")))
-        llm.on(Match.after_tool_result("call_s_call"),
-               Reply.tool(ToolCall(SEARCH_NAME, {"query": "*"}, id="call_s_list")))
-        llm.on(Match.after_tool_result("call_s_list"), Reply.tool(
-            ToolCall(CALL_NAME, {"calls": [{"name": "slack_slack_post_message", "arguments": leak},
-                                           {"name": "github_create_issue", "arguments": ISSUE_ARGS}]},
-                     id="call_s_batch"),
-            ToolCall(DESCRIBE_NAME, {"names": ["slack_slack_post_message", "github_create_issue"]},
-                     id="call_s_describe_many")))
+        llm.on(
+            Match.user_turn("SCOPE"),
+            Reply.tool(
+                ToolCall(SEARCH_NAME, {"query": "post a message to a slack channel"}, id="call_s_search"),
+                ToolCall(DESCRIBE_NAME, {"name": "slack_slack_post_message"}, id="call_s_describe"),
+            ),
+        )
+        llm.on(
+            Match.after_tool_result("call_s_describe"),
+            Reply.tool(ToolCall(CALL_NAME, {"name": "slack_slack_post_message", "arguments": leak}, id="call_s_call")),
+        )
+        llm.on(
+            Match.after_tool_result("call_s_call"), Reply.tool(ToolCall(SEARCH_NAME, {"query": "*"}, id="call_s_list"))
+        )
+        llm.on(
+            Match.after_tool_result("call_s_list"),
+            Reply.tool(
+                ToolCall(
+                    CALL_NAME,
+                    {
+                        "calls": [
+                            {"name": "slack_slack_post_message", "arguments": leak},
+                            {"name": "github_create_issue", "arguments": ISSUE_ARGS},
+                        ]
+                    },
+                    id="call_s_batch",
+                ),
+                ToolCall(
+                    DESCRIBE_NAME,
+                    {"names": ["slack_slack_post_message", "github_create_issue"]},
+                    id="call_s_describe_many",
+                ),
+            ),
+        )
         llm.on(Match.after_tool_result("call_s_describe_many"), Reply.say("no slack here"))
         scenario = Scenario(agent={"disabled_toolsets": ["catalog-slack"]}).turn("SCOPE: post to slack", id="scope")
         result = run_catalog(home, scenario, mcp_catalog)
@@ -318,7 +377,8 @@ def scoped_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[S
 
 
 def test_a_tool_outside_the_session_scope_is_refused_and_never_listed(
-        scoped_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    scoped_session: Session, mcp_catalog: CapturedCatalog
+) -> None:
     slack = mcp_catalog.names_of("slack")
     final = scoped_session.llm.last_main_request()
     assert not slack & set(scoped_session.result.agents[0]["tools"])  # the host honoured disabled_toolsets
@@ -341,7 +401,8 @@ def test_a_tool_outside_the_session_scope_is_refused_and_never_listed(
 
 
 def test_out_of_scope_names_are_refused_in_batches_too_and_do_not_stop_the_others(
-        scoped_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    scoped_session: Session, mcp_catalog: CapturedCatalog
+) -> None:
     final = scoped_session.llm.last_main_request()
     batch = json.loads(final.tool_results["call_s_batch"])["results"]
     assert "not available to this session" in batch[0]["error"]
@@ -356,7 +417,8 @@ def test_out_of_scope_names_are_refused_in_batches_too_and_do_not_stop_the_other
 
 
 def test_bridge_text_is_byte_identical_across_turns_and_across_sessions_with_different_catalogs(
-        main_session: Session, scoped_session: Session) -> None:
+    main_session: Session, scoped_session: Session
+) -> None:
     main_requests = [r for r in main_session.llm.main_requests()]
     scoped_requests = [r for r in scoped_session.llm.main_requests()]
     for requests in (main_requests, scoped_requests):
@@ -365,8 +427,10 @@ def test_bridge_text_is_byte_identical_across_turns_and_across_sessions_with_dif
     # Across sessions only the listing differs: it follows each session's deferred tools.
     main_b, scoped_b = bridges_of(main_requests[0]), bridges_of(scoped_requests[0])
     assert main_b[1:] == scoped_b[1:] and main_b[0]["function"]["parameters"] == scoped_b[0]["function"]["parameters"]
-    assert (search_description(main_requests[0]).partition("\n\n")[0]
-            == search_description(scoped_requests[0]).partition("\n\n")[0])
+    assert (
+        search_description(main_requests[0]).partition("\n\n")[0]
+        == search_description(scoped_requests[0]).partition("\n\n")[0]
+    )
     assert "slack_slack_post_message" in listed_names(main_requests[0])
     assert "slack_slack_post_message" not in listed_names(scoped_requests[0])
     # The two sessions really defer different catalogs (slack is out of scope in one).
@@ -378,10 +442,12 @@ def test_bridge_text_is_byte_identical_across_turns_and_across_sessions_with_dif
 
 
 # ----------------------------------------------------------------------------- configuration
-def test_never_defer_keeps_a_catalog_schema_visible(fake_llm: FakeLLMServer, e2e_tmp: Path,
-                                                    mcp_catalog: CapturedCatalog) -> None:
-    home = catalog_home(e2e_tmp / "pinned", fake_llm.base_url,
-                        {"enabled": "on", "never_defer": ["github_create_issue"]})
+def test_never_defer_keeps_a_catalog_schema_visible(
+    fake_llm: FakeLLMServer, e2e_tmp: Path, mcp_catalog: CapturedCatalog
+) -> None:
+    home = catalog_home(
+        e2e_tmp / "pinned", fake_llm.base_url, {"enabled": "on", "never_defer": ["github_create_issue"]}
+    )
     run_catalog(home, Scenario().turn("hello"), mcp_catalog)
     request = fake_llm.last_main_request()
     names = set(request.tool_names)
@@ -391,8 +457,9 @@ def test_never_defer_keeps_a_catalog_schema_visible(fake_llm: FakeLLMServer, e2e
     assert pinned["parameters"] == mcp_catalog.input_schema("github", "create_issue")
 
 
-def test_mode_off_defers_nothing_and_offers_no_bridges(fake_llm: FakeLLMServer, e2e_tmp: Path,
-                                                      mcp_catalog: CapturedCatalog) -> None:
+def test_mode_off_defers_nothing_and_offers_no_bridges(
+    fake_llm: FakeLLMServer, e2e_tmp: Path, mcp_catalog: CapturedCatalog
+) -> None:
     home = catalog_home(e2e_tmp / "off", fake_llm.base_url, {"enabled": "off"})
     result = run_catalog(home, Scenario().turn("hello", id="t"), mcp_catalog)
     names = set(fake_llm.last_main_request().tool_names)
@@ -401,8 +468,9 @@ def test_mode_off_defers_nothing_and_offers_no_bridges(fake_llm: FakeLLMServer, 
     assert result.step("t")["engine"]["status"]["tool_search"]["reason"] == "mode off"
 
 
-def test_auto_mode_with_a_large_window_keeps_every_schema_visible(fake_llm: FakeLLMServer, e2e_tmp: Path,
-                                                                 mcp_catalog: CapturedCatalog) -> None:
+def test_auto_mode_with_a_large_window_keeps_every_schema_visible(
+    fake_llm: FakeLLMServer, e2e_tmp: Path, mcp_catalog: CapturedCatalog
+) -> None:
     home = catalog_home(e2e_tmp / "wide", fake_llm.base_url, {"enabled": "auto"}, context_length=1_000_000)
     result = run_catalog(home, Scenario().turn("hello", id="t"), mcp_catalog)
     names = set(fake_llm.last_main_request().tool_names)
@@ -411,27 +479,32 @@ def test_auto_mode_with_a_large_window_keeps_every_schema_visible(fake_llm: Fake
     assert not status["active"] and "< threshold 100000 tokens" in status["reason"]
 
 
-def test_preselect_shows_the_best_schemas_for_the_latest_user_message(fake_llm: FakeLLMServer, e2e_tmp: Path,
-                                                                     mcp_catalog: CapturedCatalog) -> None:
+def test_preselect_shows_the_best_schemas_for_the_latest_user_message(
+    fake_llm: FakeLLMServer, e2e_tmp: Path, mcp_catalog: CapturedCatalog
+) -> None:
     # "on" with preselect defers below the auto threshold too (at 10% of 128k this catalog would not defer).
-    home = catalog_home(e2e_tmp / "preselect", fake_llm.base_url,
-                        {"enabled": "on", "preselect": True, "preselect_k": 4})
-    scenario = (Scenario()
-                .turn("Geocode 10 Downing Street, London and give me driving directions to the British Museum",
-                      id="maps")
-                .turn("Read the text file notes.txt from disk", id="files"))
+    home = catalog_home(
+        e2e_tmp / "preselect", fake_llm.base_url, {"enabled": "on", "preselect": True, "preselect_k": 4}
+    )
+    scenario = (
+        Scenario()
+        .turn("Geocode 10 Downing Street, London and give me driving directions to the British Museum", id="maps")
+        .turn("Read the text file notes.txt from disk", id="files")
+    )
     result = run_catalog(home, scenario, mcp_catalog)
     maps = result.step_requests(fake_llm, "maps")[0]
     files = result.step_requests(fake_llm, "files")[0]
 
-    for request, step, expected in ((maps, "maps", {"google_maps_maps_geocode", "google_maps_maps_directions"}),
-                                    (files, "files", {"filesystem_read_text_file"})):
+    for request, step, expected in (
+        (maps, "maps", {"google_maps_maps_geocode", "google_maps_maps_directions"}),
+        (files, "files", {"filesystem_read_text_file"}),
+    ):
         names = request.tool_names
         kept = [n for n in names if n in mcp_catalog.names]
         assert expected <= set(kept), kept
         assert 0 < len(kept) <= 4 and set(BRIDGE_NAMES) <= set(names)
         # Kept schemas follow the bridges, in name order (byte-stable when the pick repeats).
-        assert names[-len(kept):] == sorted(kept) and names.index(CALL_NAME) < names.index(kept[0])
+        assert names[-len(kept) :] == sorted(kept) and names.index(CALL_NAME) < names.index(kept[0])
         full = next(t["function"] for t in request.tools if t["function"]["name"] == sorted(expected)[0])
         assert full["parameters"]  # the real schema, not a stub
         status = result.step(step)["engine"]["status"]["tool_search"]
@@ -440,15 +513,20 @@ def test_preselect_shows_the_best_schemas_for_the_latest_user_message(fake_llm: 
 
 
 # ----------------------------------------------------------------------------- Hermes's own tool search
-def test_hermes_tool_search_on_means_stowage_does_not_defer_again(fake_llm: FakeLLMServer, e2e_tmp: Path,
-                                                                 mcp_catalog: CapturedCatalog) -> None:
-    home = catalog_home(e2e_tmp / "host", fake_llm.base_url, {"enabled": "auto"},
-                        config={"tools": {"tool_search": {"enabled": "on"}}})
-    fake_llm.on(Match.user_turn("HOST"),
-                Reply.tool(ToolCall("tool_search", {"query": "open a new issue in a github repository"},
-                                    id="call_h_search")))
-    fake_llm.on(Match.after_tool_result("call_h_search"), Reply.tool(
-        ToolCall("tool_call", {"name": "github_create_issue", "arguments": ISSUE_ARGS}, id="call_h_call")))
+def test_hermes_tool_search_on_means_stowage_does_not_defer_again(
+    fake_llm: FakeLLMServer, e2e_tmp: Path, mcp_catalog: CapturedCatalog
+) -> None:
+    home = catalog_home(
+        e2e_tmp / "host", fake_llm.base_url, {"enabled": "auto"}, config={"tools": {"tool_search": {"enabled": "on"}}}
+    )
+    fake_llm.on(
+        Match.user_turn("HOST"),
+        Reply.tool(ToolCall("tool_search", {"query": "open a new issue in a github repository"}, id="call_h_search")),
+    )
+    fake_llm.on(
+        Match.after_tool_result("call_h_search"),
+        Reply.tool(ToolCall("tool_call", {"name": "github_create_issue", "arguments": ISSUE_ARGS}, id="call_h_call")),
+    )
     fake_llm.on(Match.after_tool_result("call_h_call"), Reply.say("done"))
     result = run_catalog(home, Scenario().turn("HOST: open the issue", id="host"), mcp_catalog)
 
@@ -473,25 +551,46 @@ def test_hermes_tool_search_on_means_stowage_does_not_defer_again(fake_llm: Fake
 
 # ----------------------------------------------------------------------------- a real MCP server in Hermes
 def test_a_real_mcp_server_started_by_hermes_is_deferred_found_and_called(
-        fake_llm: FakeLLMServer, e2e_tmp: Path, npm_root: Path) -> None:
+    fake_llm: FakeLLMServer, e2e_tmp: Path, npm_root: Path
+) -> None:
     memory_spec = next(s for s in SERVERS if s.name == "memory")
     scratch = e2e_tmp / "memory-server"
     scratch.mkdir()
     command, args, env = server_command(npm_root, memory_spec, scratch)
-    home = catalog_home(e2e_tmp / "mcp", fake_llm.base_url, {"enabled": "on"}, catalog=False,
-                        config={"mcp_servers": {"memory": {"command": command, "args": args, "env": env}}})
+    home = catalog_home(
+        e2e_tmp / "mcp",
+        fake_llm.base_url,
+        {"enabled": "on"},
+        catalog=False,
+        config={"mcp_servers": {"memory": {"command": command, "args": args, "env": env}}},
+    )
     entity = {"name": "Ada Lovelace", "entityType": "person", "observations": ["wrote the first program"]}
-    fake_llm.on(Match.user_turn("REMEMBER"), Reply.tool(
-        ToolCall(SEARCH_NAME, {"query": "create entities in the knowledge graph"}, id="call_m_search")))
-    fake_llm.on(Match.after_tool_result("call_m_search"), Reply.tool(
-        ToolCall(CALL_NAME, {"name": "mcp__memory__create_entities", "arguments": {"entities": [entity]}},
-                 id="call_m_create")))
-    fake_llm.on(Match.after_tool_result("call_m_create"), Reply.tool(
-        ToolCall(CALL_NAME, {"name": "mcp__memory__search_nodes", "arguments": {"query": "Lovelace"}},
-                 id="call_m_read")))
+    fake_llm.on(
+        Match.user_turn("REMEMBER"),
+        Reply.tool(ToolCall(SEARCH_NAME, {"query": "create entities in the knowledge graph"}, id="call_m_search")),
+    )
+    fake_llm.on(
+        Match.after_tool_result("call_m_search"),
+        Reply.tool(
+            ToolCall(
+                CALL_NAME,
+                {"name": "mcp__memory__create_entities", "arguments": {"entities": [entity]}},
+                id="call_m_create",
+            )
+        ),
+    )
+    fake_llm.on(
+        Match.after_tool_result("call_m_create"),
+        Reply.tool(
+            ToolCall(
+                CALL_NAME, {"name": "mcp__memory__search_nodes", "arguments": {"query": "Lovelace"}}, id="call_m_read"
+            )
+        ),
+    )
     fake_llm.on(Match.after_tool_result("call_m_read"), Reply.say("remembered"))
-    result = run_scenario(home, Scenario(discover_mcp=True).turn("REMEMBER: Ada wrote the first program",
-                                                                  id="mcp"), check=True)
+    result = run_scenario(
+        home, Scenario(discover_mcp=True).turn("REMEMBER: Ada wrote the first program", id="mcp"), check=True
+    )
 
     memory_tools = {n for n in result.agents[0]["tools"] if n.startswith("mcp__memory__")}
     assert {"mcp__memory__create_entities", "mcp__memory__search_nodes"} <= memory_tools
@@ -540,33 +639,76 @@ def batch_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[Se
     called with no search at all."""
     with FakeLLMServer() as llm:
         home = catalog_home(module_tmp / "batch", llm.base_url, {"enabled": "on"})
-        llm.on(Match.user_turn("BATCH"), Reply.tool(ToolCall(SEARCH_NAME, {"queries": [
-            "open a new issue in a github repository", "post a message to a slack channel",
-            "open a new issue in a github repository", 17]}, id="call_b_search")))
-        llm.on(Match.after_tool_result("call_b_search"), Reply.tool(ToolCall(DESCRIBE_NAME, {"names": [
-            "github_create_issue", "slack_slack_post_message", "no_such_tool", ""]}, id="call_b_describe")))
-        llm.on(Match.after_tool_result("call_b_describe"), Reply.tool(ToolCall(CALL_NAME, {"calls": [
-            {"name": "github_create_issue", "arguments": ISSUE_ARGS},
-            {"name": "slack_slack_post_message", "arguments": SLACK_ARGS},
-            {"name": "no_such_tool", "arguments": {}},
-            {"name": "github_create_issue", "arguments": ISSUE_ARGS}]}, id="call_b_call")))
+        llm.on(
+            Match.user_turn("BATCH"),
+            Reply.tool(
+                ToolCall(
+                    SEARCH_NAME,
+                    {
+                        "queries": [
+                            "open a new issue in a github repository",
+                            "post a message to a slack channel",
+                            "open a new issue in a github repository",
+                            17,
+                        ]
+                    },
+                    id="call_b_search",
+                )
+            ),
+        )
+        llm.on(
+            Match.after_tool_result("call_b_search"),
+            Reply.tool(
+                ToolCall(
+                    DESCRIBE_NAME,
+                    {"names": ["github_create_issue", "slack_slack_post_message", "no_such_tool", ""]},
+                    id="call_b_describe",
+                )
+            ),
+        )
+        llm.on(
+            Match.after_tool_result("call_b_describe"),
+            Reply.tool(
+                ToolCall(
+                    CALL_NAME,
+                    {
+                        "calls": [
+                            {"name": "github_create_issue", "arguments": ISSUE_ARGS},
+                            {"name": "slack_slack_post_message", "arguments": SLACK_ARGS},
+                            {"name": "no_such_tool", "arguments": {}},
+                            {"name": "github_create_issue", "arguments": ISSUE_ARGS},
+                        ]
+                    },
+                    id="call_b_call",
+                )
+            ),
+        )
         llm.on(Match.after_tool_result("call_b_call"), Reply.say("both done"))
-        llm.on(Match.user_turn("LISTED"), Reply.tool(
-            ToolCall(CALL_NAME, {"name": "google_maps_maps_geocode", "arguments": GEOCODE_ARGS}, id="call_listed")))
+        llm.on(
+            Match.user_turn("LISTED"),
+            Reply.tool(
+                ToolCall(CALL_NAME, {"name": "google_maps_maps_geocode", "arguments": GEOCODE_ARGS}, id="call_listed")
+            ),
+        )
         llm.on(Match.after_tool_result("call_listed"), Reply.say("geocoded"))
-        scenario = (Scenario()
-                    .turn("BATCH: open the issue and tell slack", id="batch")
-                    .turn("LISTED: where is 10 Downing Street?", id="listed"))
+        scenario = (
+            Scenario()
+            .turn("BATCH: open the issue and tell slack", id="batch")
+            .turn("LISTED: where is 10 Downing Street?", id="listed")
+        )
         result = run_catalog(home, scenario, mcp_catalog)
         yield Session(result, llm, home)
 
 
 def test_a_batched_search_answers_per_query_with_one_shared_tool_map(batch_session: Session) -> None:
-    out = json.loads(batch_session.llm.matching(Match.after_tool_result("call_b_search"))[0]
-                     .tool_results["call_b_search"])
+    out = json.loads(
+        batch_session.llm.matching(Match.after_tool_result("call_b_search"))[0].tool_results["call_b_search"]
+    )
     results = out["results"]
-    assert [r["query"] for r in results[:2]] == ["open a new issue in a github repository",
-                                                 "post a message to a slack channel"]
+    assert [r["query"] for r in results[:2]] == [
+        "open a new issue in a github repository",
+        "post a message to a slack channel",
+    ]
     assert "github_create_issue" in [m["name"] for m in results[0]["matches"]]
     assert "slack_slack_post_message" in [m["name"] for m in results[1]["matches"]]
     assert "repeats entry 0" in results[2]["error"] and "not a string" in results[3]["error"]
@@ -575,9 +717,11 @@ def test_a_batched_search_answers_per_query_with_one_shared_tool_map(batch_sessi
 
 
 def test_a_batched_describe_returns_each_schema_or_its_own_error(
-        batch_session: Session, mcp_catalog: CapturedCatalog) -> None:
-    out = json.loads(batch_session.llm.matching(Match.after_tool_result("call_b_describe"))[0]
-                     .tool_results["call_b_describe"])
+    batch_session: Session, mcp_catalog: CapturedCatalog
+) -> None:
+    out = json.loads(
+        batch_session.llm.matching(Match.after_tool_result("call_b_describe"))[0].tool_results["call_b_describe"]
+    )
     r = out["results"]
     assert r[0]["name"] == "github_create_issue"
     assert r[0]["parameters"] == mcp_catalog.input_schema("github", "create_issue")
@@ -589,19 +733,26 @@ def test_a_batched_call_runs_each_entry_through_hermes_and_refuses_the_bad_ones(
     after = batch_session.llm.matching(Match.after_tool_result("call_b_call"))[0]
     out = json.loads(after.tool_results["call_b_call"])
     r = out["results"]
-    assert r[0] == {"name": "github_create_issue", "result": {"ok": True, "tool": "github_create_issue",
-                                                             "echo": ISSUE_ARGS}}
+    assert r[0] == {
+        "name": "github_create_issue",
+        "result": {"ok": True, "tool": "github_create_issue", "echo": ISSUE_ARGS},
+    }
     assert r[1]["result"]["echo"] == SLACK_ARGS
     assert "not available to this session" in r[2]["error"]
     assert "repeats entry 0" in r[3]["error"]
     calls = catalog_records(batch_session.home, "call")
     assert [(c["tool"], c["args"]) for c in calls if c["tool"] != "google_maps_maps_geocode"] == [
-        ("github_create_issue", ISSUE_ARGS), ("slack_slack_post_message", SLACK_ARGS)]  # once each, in order
+        ("github_create_issue", ISSUE_ARGS),
+        ("slack_slack_post_message", SLACK_ARGS),
+    ]  # once each, in order
     # Each entry went through Hermes's dispatch: hooks saw the real tools, never the bridge.
     hooks = catalog_records(batch_session.home, "hook")
     for tool in ("github_create_issue", "slack_slack_post_message"):
         assert {h["hook"] for h in hooks if h["tool_name"] == tool} == {
-            "pre_tool_call", "post_tool_call", "transform_tool_result"}
+            "pre_tool_call",
+            "post_tool_call",
+            "transform_tool_result",
+        }
     # The host's executor also sees the batch itself as one engine-tool call (pre/post hooks, no
     # transform_tool_result, which Hermes fires only in handle_function_call).
     assert sorted(h["hook"] for h in hooks if h["tool_name"] == CALL_NAME) == ["post_tool_call", "pre_tool_call"]
@@ -619,15 +770,20 @@ def test_a_listed_tool_is_called_without_any_search(batch_session: Session) -> N
     assert out == {"ok": True, "tool": "google_maps_maps_geocode", "echo": GEOCODE_ARGS}
     called = [c["function"]["name"] for r in requests for c in r.tool_calls if c["id"] == "call_listed"]
     assert called and set(called) == {CALL_NAME}
-    searched = [c for r in requests for c in r.tool_calls if c["function"]["name"] == SEARCH_NAME
-                and c["id"] not in {"call_b_search"}]
+    searched = [
+        c
+        for r in requests
+        for c in r.tool_calls
+        if c["function"]["name"] == SEARCH_NAME and c["id"] not in {"call_b_search"}
+    ]
     assert not searched
     for request in requests:
         assert_consistent(request)
 
 
 def test_the_listing_is_byte_identical_across_requests_and_within_budget(
-        batch_session: Session, mcp_catalog: CapturedCatalog) -> None:
+    batch_session: Session, mcp_catalog: CapturedCatalog
+) -> None:
     requests = batch_session.llm.main_requests()
     assert len(requests) >= 6
     descriptions = {search_description(r) for r in requests}
@@ -639,8 +795,10 @@ def test_the_listing_is_byte_identical_across_requests_and_within_budget(
     status = batch_session.result.step("listed")["engine"]["status"]["tool_search"]
     assert status["listing_level"] == "sentences" and abs(status["listing_tokens"] - tokens) <= tokens // 50
     assert mcp_catalog.names <= listed_names(requests[0])  # every deferred catalog tool is listed
-    print(f"\n[tool search] listing: {len(listed_names(requests[0]))} tools, {tokens:,} o200k tokens, "
-          f"level {status['listing_level']}")
+    print(
+        f"\n[tool search] listing: {len(listed_names(requests[0]))} tools, {tokens:,} o200k tokens, "
+        f"level {status['listing_level']}"
+    )
 
 
 # ----------------------------------------------------------------------------- round trips, with and without
@@ -662,7 +820,7 @@ def policy_model(request: RecordedRequest) -> Reply:
     task = next(t for t in ROUND_TRIP_TASKS if t[0] in request.last_user_text)
     marker, tool, args, query = task
     last_user = max(i for i, m in enumerate(request.messages) if m.get("role") == "user")
-    turn = request.messages[last_user + 1:]
+    turn = request.messages[last_user + 1 :]
     issued = [c for m in turn for c in (m.get("tool_calls") or [])]
     if any(c["function"]["name"] == CALL_NAME for c in issued):
         return Reply.say(f"{marker} done")
@@ -694,22 +852,32 @@ def round_trips(mcp_catalog: CapturedCatalog, root: Path, tool_search: dict[str,
                 continue
             successes += 1
             requests += len(turn) - 1  # the last request only reads the result and answers
-            searches += sum(1 for r in turn[-1:] for c in r.tool_calls
-                            if c["function"]["name"] == SEARCH_NAME and c["id"].startswith(f"call_{marker}"))
-    return {"successes": successes, "requests_per_call": requests / max(1, successes),
-            "searches_per_call": searches / max(1, successes)}
+            searches += sum(
+                1
+                for r in turn[-1:]
+                for c in r.tool_calls
+                if c["function"]["name"] == SEARCH_NAME and c["id"].startswith(f"call_{marker}")
+            )
+    return {
+        "successes": successes,
+        "requests_per_call": requests / max(1, successes),
+        "searches_per_call": searches / max(1, successes),
+    }
 
 
 def test_the_listing_at_least_halves_round_trips_per_deferred_call(
-        mcp_catalog: CapturedCatalog, module_tmp: Path) -> None:
+    mcp_catalog: CapturedCatalog, module_tmp: Path
+) -> None:
     assert {t[1] for t in ROUND_TRIP_TASKS} <= mcp_catalog.names
     with_listing = round_trips(mcp_catalog, module_tmp / "rt-listing", {"enabled": "on"})
     without = round_trips(mcp_catalog, module_tmp / "rt-none", {"enabled": "on", "listing_max_tokens": 0})
-    print(f"\n[tool search] model requests per successful deferred call: without listing "
-          f"{without['requests_per_call']:.2f} ({without['searches_per_call']:.2f} searches), with listing "
-          f"{with_listing['requests_per_call']:.2f} ({with_listing['searches_per_call']:.2f} searches); "
-          f"{with_listing['successes']}/{len(ROUND_TRIP_TASKS)} and {without['successes']}/{len(ROUND_TRIP_TASKS)} "
-          "calls ran")
+    print(
+        f"\n[tool search] model requests per successful deferred call: without listing "
+        f"{without['requests_per_call']:.2f} ({without['searches_per_call']:.2f} searches), with listing "
+        f"{with_listing['requests_per_call']:.2f} ({with_listing['searches_per_call']:.2f} searches); "
+        f"{with_listing['successes']}/{len(ROUND_TRIP_TASKS)} and {without['successes']}/{len(ROUND_TRIP_TASKS)} "
+        "calls ran"
+    )
     assert with_listing["successes"] == without["successes"] == len(ROUND_TRIP_TASKS)
     assert with_listing["searches_per_call"] == 0 and without["searches_per_call"] == 1
     assert with_listing["requests_per_call"] <= without["requests_per_call"] / 2

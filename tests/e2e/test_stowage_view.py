@@ -34,8 +34,11 @@ def _tool_contents(request: Any) -> dict[str, str]:
 def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home, config={"stowage": VIEW})
     script_warm_up(fake_llm, 8)
-    result = run_scenario(home, warm_up(Scenario(), 8, secret_turn=None).python(
-        "result = engine.get_status()['view']", id="status"), check=True)
+    result = run_scenario(
+        home,
+        warm_up(Scenario(), 8, secret_turn=None).python("result = engine.get_status()['view']", id="status"),
+        check=True,
+    )
 
     last = _tool_contents(fake_llm.last_main_request())
     stubs = {cid: text for cid, text in last.items() if text.startswith(VIEW_STUB_PREFIX)}
@@ -53,7 +56,7 @@ def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm
     requests = fake_llm.main_requests()
     extended = broken = 0
     for before, after in zip(requests, requests[1:]):
-        if after.messages[:len(before.messages)] == before.messages:
+        if after.messages[: len(before.messages)] == before.messages:
             extended += 1
         else:
             broken += 1
@@ -78,8 +81,10 @@ def test_a_stub_read_back_by_handle_stays_verbatim_afterwards(fake_llm: FakeLLMS
     def fetch_the_oldest(request: Any) -> Reply:  # the model reads the handle off a stub it sees
         stub = _tool_contents(request)["call_warm_0"]
         handle = STUB_HANDLE.search(stub).group(1)
-        return Reply.tool(ToolCall("stowage_fetch", {"handle": handle, "mode": "range", "start": 1, "count": 40},
-                                   id="call_fetch"))
+        return Reply.tool(
+            ToolCall("stowage_fetch", {"handle": handle, "mode": "range", "start": 1, "count": 40}, id="call_fetch")
+        )
+
     fake_llm.on(Match.user_turn("READ"), fetch_the_oldest)
     fake_llm.on(Match.after_tool_result("call_fetch"), Reply.say("read it"))
     script_warm_up(fake_llm, 2, prefix="LATER")
@@ -89,7 +94,9 @@ def test_a_stub_read_back_by_handle_stays_verbatim_afterwards(fake_llm: FakeLLMS
     run_scenario(home, scenario, check=True)
 
     fetched = json.loads(_tool_contents(fake_llm.matching(Match.after_tool_result("call_fetch"))[0])["call_fetch"])
-    assert fetched["text"].splitlines()[0].lstrip().startswith("1| line 000000")  # the stub's handle reads the stored output
+    assert (
+        fetched["text"].splitlines()[0].lstrip().startswith("1| line 000000")
+    )  # the stub's handle reads the stored output
     later = fake_llm.main_requests()[-4:]  # the LATER turns: older outputs are stubs, the read-back is not
     assert all(_tool_contents(r)["call_warm_1"].startswith(VIEW_STUB_PREFIX) for r in later)
     assert all(json.loads(_tool_contents(r)["call_fetch"]) == fetched for r in later)
@@ -108,8 +115,9 @@ def _budget_session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any]) ->
     home = stowage_home(make_home, config={"stowage": {"compaction": {"threshold": 0.4}, "view": view}})
     script_warm_up(fake_llm, 16)
     fake_llm.on(Match.summary_request(), Reply.say("## Goal\nInspect outputs.\n\n## Next Steps\n- more"), times=None)
-    result = run_scenario(home, warm_up(Scenario(), 16, secret_turn=None).python(
-        "result = engine.get_status()", id="status"), check=True)
+    result = run_scenario(
+        home, warm_up(Scenario(), 16, secret_turn=None).python("result = engine.get_status()", id="status"), check=True
+    )
     return result.step("status")["result"]
 
 
@@ -132,15 +140,18 @@ def _quoting_session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any]) -
     home = stowage_home(make_home, config={"stowage": {"view": {**VIEW["view"], **view}}})
     for i in range(6):
         call_id = f"call_warm_{i}"
-        fake_llm.on(Match.user_turn(f"WARM-{i} "),
-                    Reply.tool(ToolCall("harness_big_output", {"chars": 16_000, "token": f"WARM{i}"}, id=call_id)))
+        fake_llm.on(
+            Match.user_turn(f"WARM-{i} "),
+            Reply.tool(ToolCall("harness_big_output", {"chars": 16_000, "token": f"WARM{i}"}, id=call_id)),
+        )
         fake_llm.on(Match.after_tool_result(call_id), Reply.say(f"warm {i} done; still relevant:\n{QUOTED_LINE}"))
     run_scenario(home, warm_up(Scenario(), 6, secret_turn=None), check=True)
     return _tool_contents(fake_llm.last_main_request())
 
 
 def test_an_output_the_agent_keeps_quoting_stays_verbatim_while_older_ones_become_stubs(
-        fake_llm: FakeLLMServer, make_home) -> None:
+    fake_llm: FakeLLMServer, make_home
+) -> None:
     last = _quoting_session(fake_llm, make_home, {})
     assert QUOTED_LINE in last["call_warm_0"] and not last["call_warm_0"].startswith(VIEW_STUB_PREFIX)
     stubbed = [cid for cid, text in last.items() if text.startswith(VIEW_STUB_PREFIX)]

@@ -24,9 +24,18 @@ from stowage.host.hermes_engine import StowageContextEngine  # noqa: E402
 
 HOST_ABC = ce.ContextEngine
 # called by hosts though not (or not on every host) declared on the ABC
-PROBED = ("record_completed_compaction", "bind_session_state", "carry_over_new_session_context",
-          "get_active_compression_failure_cooldown", "clone_for_agent", "select_context", "on_turn_complete",
-          "should_compress_info", "get_automatic_compaction_status_message", "prune_tool_results_only")
+PROBED = (
+    "record_completed_compaction",
+    "bind_session_state",
+    "carry_over_new_session_context",
+    "get_active_compression_failure_cooldown",
+    "clone_for_agent",
+    "select_context",
+    "on_turn_complete",
+    "should_compress_info",
+    "get_automatic_compaction_status_message",
+    "prune_tool_results_only",
+)
 # receivers that are the context engine in the host's code
 ENGINE_RECEIVERS = ("context_compressor", "compressor", "context_engine", "engine")
 
@@ -55,8 +64,9 @@ def test_stowage_accepts_every_parameter_of_the_hosts_declaration(name: str) -> 
     if not _stowage_defines(name):
         pytest.skip(f"Stowage inherits the host's {name}")
     ours = inspect.signature(getattr(StowageContextEngine, name))
-    assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ours.parameters.values()), \
+    assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ours.parameters.values()), (
         f"StowageContextEngine.{name}{ours} takes no **kwargs: a host passing one more keyword breaks it"
+    )
     declared = getattr(HOST_ABC, name, None)
     if declared is None:
         return
@@ -69,8 +79,11 @@ def test_stowage_accepts_every_parameter_of_the_hosts_declaration(name: str) -> 
         elif parameter.kind is parameter.KEYWORD_ONLY:
             kwargs[parameter.name] = _dummy(parameter)
     ours.bind(*args, **kwargs)  # positionally as declared
-    keyword_form = {p.name: _dummy(p) for p in list(theirs.parameters.values())[1:]
-                    if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    keyword_form = {
+        p.name: _dummy(p)
+        for p in list(theirs.parameters.values())[1:]
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
     ours.bind(None, **keyword_form, stowage_contract_probe=1)  # and by keyword, as hosts call most
 
 
@@ -114,8 +127,15 @@ def _host_call_sites() -> list[tuple[str, int, str, int, tuple[str, ...]]]:
                 continue
             if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
                 continue
-            sites.append((f"{path.relative_to(root)}", node.lineno, method, positional,
-                          tuple(k.arg for k in node.keywords if k.arg)))
+            sites.append(
+                (
+                    f"{path.relative_to(root)}",
+                    node.lineno,
+                    method,
+                    positional,
+                    tuple(k.arg for k in node.keywords if k.arg),
+                )
+            )
     return sites
 
 
@@ -130,8 +150,14 @@ def _aliases(tree: ast.AST, methods: set[str]) -> dict[str, tuple[str, bool]]:
         if not isinstance(node, ast.Assign) or len(node.targets) != 1 or not isinstance(node.targets[0], ast.Name):
             continue
         value = node.value
-        if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "getattr" \
-                and len(value.args) >= 2 and isinstance(value.args[1], ast.Constant) and value.args[1].value in methods:
+        if (
+            isinstance(value, ast.Call)
+            and isinstance(value.func, ast.Name)
+            and value.func.id == "getattr"
+            and len(value.args) >= 2
+            and isinstance(value.args[1], ast.Constant)
+            and value.args[1].value in methods
+        ):
             owner = ast.unparse(value.args[0])
             if owner.startswith("type(") or _is_engine(owner):
                 found[node.targets[0].id] = (str(value.args[1].value), owner.startswith("type("))
@@ -169,8 +195,9 @@ def test_compress_is_offered_bypass_cooldown_by_the_hosts_own_filter() -> None:
     parameters = inspect.signature(supported).parameters
     if "bypass_cooldown" not in parameters:
         pytest.skip("this host never passes bypass_cooldown")
-    kwargs = supported(engine.compress, current_tokens=1, focus_topic=None, force=False, memory_context="",
-                       bypass_cooldown=True)
+    kwargs = supported(
+        engine.compress, current_tokens=1, focus_topic=None, force=False, memory_context="", bypass_cooldown=True
+    )
     assert kwargs.get("bypass_cooldown") is True, kwargs
 
 
@@ -190,8 +217,14 @@ def test_model_thresholds_assigned_before_update_model_are_honoured() -> None:
     """The host sets ``engine.model_thresholds`` from compression.model_thresholds, then calls update_model."""
     engine = _engine()
     engine.model_thresholds = {"fake-model": 0.5, "custom:other": 0.9}
-    engine.update_model(model="fake-model", context_length=200_000, base_url="http://127.0.0.1:9", api_key="k",
-                        provider="custom", api_mode="chat_completions")
+    engine.update_model(
+        model="fake-model",
+        context_length=200_000,
+        base_url="http://127.0.0.1:9",
+        api_key="k",
+        provider="custom",
+        api_mode="chat_completions",
+    )
     assert engine.threshold_tokens == 100_000
     engine.model_thresholds = {"custom:other": 0.9}
     engine.update_model(model="other", context_length=200_000, provider="custom")
@@ -222,7 +255,10 @@ def _assignments(attribute: str) -> list[tuple[str, int]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Assign):
                 for target in node.targets:
-                    if isinstance(target, ast.Attribute) and target.attr == attribute \
-                            and ast.unparse(target.value).split(".")[-1].endswith(ENGINE_RECEIVERS):
+                    if (
+                        isinstance(target, ast.Attribute)
+                        and target.attr == attribute
+                        and ast.unparse(target.value).split(".")[-1].endswith(ENGINE_RECEIVERS)
+                    ):
                         found.append((str(path), node.lineno))
     return found

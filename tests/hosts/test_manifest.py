@@ -23,11 +23,39 @@ from stowage.host.host_support import MIN_HERMES
 
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_YAML = ROOT / "plugin.yaml"
-V2_FIELDS = {"name", "version", "description", "author", "kind", "requires_env", "provides_tools", "provides_hooks",
-             "manifest_version", "api_version", "requires_plugins", "python_dependencies", "config_schema", "license",
-             "homepage", "tags", "capabilities", "requires_hermes"}
-HOST_PACKAGES = {"agent", "hermes_cli", "tools", "model_tools", "toolsets", "run_agent", "gateway", "cli",
-                 "hermes_constants", "hermes_state", "hermes_logging"}
+V2_FIELDS = {
+    "name",
+    "version",
+    "description",
+    "author",
+    "kind",
+    "requires_env",
+    "provides_tools",
+    "provides_hooks",
+    "manifest_version",
+    "api_version",
+    "requires_plugins",
+    "python_dependencies",
+    "config_schema",
+    "license",
+    "homepage",
+    "tags",
+    "capabilities",
+    "requires_hermes",
+}
+HOST_PACKAGES = {
+    "agent",
+    "hermes_cli",
+    "tools",
+    "model_tools",
+    "toolsets",
+    "run_agent",
+    "gateway",
+    "cli",
+    "hermes_constants",
+    "hermes_state",
+    "hermes_logging",
+}
 RESERVED = {"tool_search", "tool_describe", "tool_call"}
 
 
@@ -85,7 +113,10 @@ def test_no_host_imports_outside_the_glue():
     for folder in ("context_engine", "blobstore", "tool_search"):
         for path in (ROOT / folder).rglob("*.py"):
             for node in ast.walk(ast.parse(path.read_text())):
-                names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
-                    [node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else ([node.module or ""] if isinstance(node, ast.ImportFrom) and node.level == 0 else [])
+                )
                 offenders += [f"{path.relative_to(ROOT)}: {n}" for n in names if n.split(".")[0] in HOST_PACKAGES]
     assert not offenders

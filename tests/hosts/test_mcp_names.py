@@ -14,9 +14,11 @@ def test_both_schemes_split_into_server_and_tool():
 
 
 def test_both_schemes_imply_the_mcp_toolset():
-    catalog = Catalog.from_schemas([
-        {"name": "mcp__github__create_issue", "description": "Create an issue."},
-        {"name": "mcp_memory_read_graph", "description": "Read the graph."},
-    ])
+    catalog = Catalog.from_schemas(
+        [
+            {"name": "mcp__github__create_issue", "description": "Create an issue."},
+            {"name": "mcp_memory_read_graph", "description": "Read the graph."},
+        ]
+    )
     assert catalog.get("mcp__github__create_issue").toolset == "mcp-github"
     assert catalog.get("mcp_memory_read_graph").toolset == "mcp-memory"

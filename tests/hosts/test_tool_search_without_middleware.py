@@ -27,7 +27,6 @@ def test_bridges_are_offered_where_the_host_has_middleware(hermes_home, recordin
     assert ctx.middleware == ["llm_request", "llm_execution"]
 
 
-
 def test_hooks_called_with_unknown_extra_kwargs_keep_working(hermes_home, recording_ctx):
     ctx = recording_ctx()
     stowage.register(ctx)

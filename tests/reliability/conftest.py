@@ -28,6 +28,8 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # no
         return
     terminalreporter.section("stowage reliability figures")
     for name, record in _FIGURES:
-        shown = ", ".join(f"{key}={value:,}" if isinstance(value, int) and not isinstance(value, bool)
-                          else f"{key}={value}" for key, value in record.items())
+        shown = ", ".join(
+            f"{key}={value:,}" if isinstance(value, int) and not isinstance(value, bool) else f"{key}={value}"
+            for key, value in record.items()
+        )
         terminalreporter.write_line(f"{name}: {shown}")

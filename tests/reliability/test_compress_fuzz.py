@@ -38,10 +38,15 @@ def _output(kind: str, size: int, seed: int):
     return "\n".join(f"[{seed}:{i:04d}] step {i} ok" for i in range(size // 25 + 1))
 
 
-call = st.tuples(st.sampled_from(["log", "sep", "none", "list"]), st.integers(0, 5000),
-                 st.sampled_from(["str", "dict"]), st.integers(0, 800))
-turn = st.tuples(st.sampled_from(["text", "parts", "empty_block"]), st.lists(st.lists(call, min_size=1, max_size=3),
-                                                                             max_size=3))
+call = st.tuples(
+    st.sampled_from(["log", "sep", "none", "list"]),
+    st.integers(0, 5000),
+    st.sampled_from(["str", "dict"]),
+    st.integers(0, 800),
+)
+turn = st.tuples(
+    st.sampled_from(["text", "parts", "empty_block"]), st.lists(st.lists(call, min_size=1, max_size=3), max_size=3)
+)
 
 
 @st.composite
@@ -56,18 +61,22 @@ def transcripts(draw):
         elif shape == "parts":
             messages.append({"role": "user", "content": [{"type": "text", "text": text}]})
         else:
-            messages.append({"role": "user", "content": [{"type": "text", "text": ""},
-                                                         {"type": "text", "text": text}]})
+            messages.append({"role": "user", "content": [{"type": "text", "text": ""}, {"type": "text", "text": text}]})
         for s, step in enumerate(steps):
             calls, results = [], []
             for kind, size, arg_shape, arg_size in step:
                 n += 1
                 args = {"command": f"run {t}.{s}", "payload": "a" * arg_size}
-                calls.append({"id": f"c{n}", "type": "function",
-                              "function": {"name": "terminal",
-                                           "arguments": json.dumps(args) if arg_shape == "str" else args}})
-                results.append({"role": "tool", "tool_call_id": f"c{n}", "name": "terminal",
-                                "content": _output(kind, size, n)})
+                calls.append(
+                    {
+                        "id": f"c{n}",
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps(args) if arg_shape == "str" else args},
+                    }
+                )
+                results.append(
+                    {"role": "tool", "tool_call_id": f"c{n}", "name": "terminal", "content": _output(kind, size, n)}
+                )
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
             messages += results
         messages.append({"role": "assistant", "content": f"Done with {t}."})
@@ -119,17 +128,28 @@ def recoverable_texts(store, session, messages):
     return texts
 
 
-@given(messages=transcripts(), focus=st.sampled_from([None, "item 3"]), force=st.booleans(),
-       context_length=st.sampled_from([8_000, 32_000]))
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                 HealthCheck.function_scoped_fixture])
-def test_compress_output_is_strictly_valid_and_nothing_is_lost(tmp_path_factory, messages, focus, force,
-                                                               context_length):
+@given(
+    messages=transcripts(),
+    focus=st.sampled_from([None, "item 3"]),
+    force=st.booleans(),
+    context_length=st.sampled_from([8_000, 32_000]),
+)
+@settings(
+    max_examples=40,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
+def test_compress_output_is_strictly_valid_and_nothing_is_lost(
+    tmp_path_factory, messages, focus, force, context_length
+):
     home = tmp_path_factory.mktemp("home")
-    engine = StowageEngineCore(load_settings({"stowage": {"compaction": {"threshold": 0.3, "protect_last_n": 2},
-                                                          "spill": {"threshold_tokens": 300}}}),
-                               summary_model=lambda prompt, runtime: SUMMARY)
+    engine = StowageEngineCore(
+        load_settings(
+            {"stowage": {"compaction": {"threshold": 0.3, "protect_last_n": 2}, "spill": {"threshold_tokens": 300}}}
+        ),
+        summary_model=lambda prompt, runtime: SUMMARY,
+    )
     engine.update_model("m", context_length)
     engine.on_session_start("fuzz", hermes_home=str(home))
     STATS["cases"] += 1

@@ -19,8 +19,25 @@ from stowage.context_engine.config_schema import INTEGER, KEYS, NUMBER
 
 pytestmark = pytest.mark.reliability
 
-BAD_NUMBERS = [".nan", ".inf", "-.inf", ".NaN", ".Inf", "1e309", "-1e309", "1" + "0" * 400, "-" + "9" * 400,
-               "2.5", "1e-320", "[1]", "{a: 1}", "''", "null", "yes", "0x10"]
+BAD_NUMBERS = [
+    ".nan",
+    ".inf",
+    "-.inf",
+    ".NaN",
+    ".Inf",
+    "1e309",
+    "-1e309",
+    "1" + "0" * 400,
+    "-" + "9" * 400,
+    "2.5",
+    "1e-320",
+    "[1]",
+    "{a: 1}",
+    "''",
+    "null",
+    "yes",
+    "0x10",
+]
 
 
 def parse(value: str):
@@ -47,8 +64,7 @@ def test_every_number_key_refuses_non_finite_and_junk_values(figures):
                 continue
             accepted += 1
             got = getattr(getattr(settings, key.section), key.name)
-            if not (isinstance(got, (int, float)) and math.isfinite(got)
-                    and key.minimum <= got <= key.maximum):
+            if not (isinstance(got, (int, float)) and math.isfinite(got) and key.minimum <= got <= key.maximum):
                 failures.append(f"{key.path}={raw}: accepted as {got!r}")
     figures.update(cases=cases, refused=refused, accepted=accepted, failures=len(failures))
     assert not failures, "\n".join(failures[:20])

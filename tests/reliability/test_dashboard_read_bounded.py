@@ -27,8 +27,9 @@ def client(tmp_path, monkeypatch):
     home.mkdir()
     monkeypatch.setenv("HERMES_HOME", str(home))
     plugin = _user_plugin_installer().install(home, link=True)  # the route Hermes's dashboard scans
-    spec = importlib.util.spec_from_file_location("stowage_dashboard_api_under_test",
-                                                  plugin / "dashboard" / "plugin_api.py")
+    spec = importlib.util.spec_from_file_location(
+        "stowage_dashboard_api_under_test", plugin / "dashboard" / "plugin_api.py"
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     app = fastapi.FastAPI()
@@ -51,8 +52,7 @@ def test_one_long_line_is_cut_with_the_offset_to_continue(client, figures):
     read, reads, biggest = line[: body["next_offset"]], 1, len(answer.content)
     start, offset = body["next_start"], body["next_offset"]
     while start == 1:  # continuing walks the whole line, without a gap or an overlap
-        answer = http.get(f"/api/plugins/stowage/blobs/{handle}", params={"start": start, "count": 1,
-                                                                          "offset": offset})
+        answer = http.get(f"/api/plugins/stowage/blobs/{handle}", params={"start": start, "count": 1, "offset": offset})
         body, reads, biggest = answer.json(), reads + 1, max(biggest, len(answer.content))
         shown = body["text"].split("\n… cut at")[0] if body["cut"] else body["text"]
         read += shown

@@ -22,15 +22,27 @@ from stowage.context_engine.store_session.fetch_tools import FETCH, GREP, FetchL
 from stowage.context_engine.store_session.session import SPILL_FAILED_NOTE
 
 pytestmark = pytest.mark.reliability
-MODES = [{"mode": "stat"}, {"mode": "range", "start": 5, "count": 20}, {"mode": "range", "unit": "chars"},
-         {"mode": "grep", "pattern": "line 4"}, {"mode": "json", "path": "$.items[3]"}, {"mode": "full"}]
+MODES = [
+    {"mode": "stat"},
+    {"mode": "range", "start": 5, "count": 20},
+    {"mode": "range", "unit": "chars"},
+    {"mode": "grep", "pattern": "line 4"},
+    {"mode": "json", "path": "$.items[3]"},
+    {"mode": "full"},
+]
 
 
 def stored(store: BlobStore) -> list[str]:
     # kind "spill": what Stowage stores for a large output, and what stowage_grep searches (GREP_KINDS)
-    return [store.put(json.dumps({"items": [f"line {i}" for i in range(200)]}, indent=1), session_id="s",
-                      tool_name="t", kind="spill").handle,
-            store.put("\n".join(f"line {i}" for i in range(300)), session_id="s", tool_name="t", kind="spill").handle]
+    return [
+        store.put(
+            json.dumps({"items": [f"line {i}" for i in range(200)]}, indent=1),
+            session_id="s",
+            tool_name="t",
+            kind="spill",
+        ).handle,
+        store.put("\n".join(f"line {i}" for i in range(300)), session_id="s", tool_name="t", kind="spill").handle,
+    ]
 
 
 def ask_everything(tools: FetchTools, handles: list[str]) -> tuple[int, list[str]]:
@@ -66,8 +78,9 @@ def small_tmpfs(path, size="6m"):
     if os.geteuid() != 0:
         pytest.skip("the full-disk test mounts a tmpfs and needs root (CI runs as root)")
     path.mkdir()
-    result = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                            capture_output=True, text=True)
+    result = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, text=True
+    )
     if result.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
     try:
@@ -98,8 +111,9 @@ def fill(path) -> int:
 
 def test_full_disk_on_a_real_tmpfs(tmp_path, figures):
     with small_tmpfs(tmp_path / "mnt") as mnt:
-        settings = load_settings({"stowage": {"spill": {"threshold_tokens": 300},
-                                              "store": {"path": str(mnt / "store")}}})
+        settings = load_settings(
+            {"stowage": {"spill": {"threshold_tokens": 300}, "store": {"path": str(mnt / "store")}}}
+        )
         engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- n")
         engine.update_model("m", 32_000)
         engine.on_session_start("s", hermes_home=str(tmp_path))
@@ -113,14 +127,27 @@ def test_full_disk_on_a_real_tmpfs(tmp_path, figures):
         result = engine.spill_tool_result("terminal", {"command": "make"}, big)
         messages = [{"role": "user", "content": "start"}]
         for i in range(6):
-            messages += [{"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"c{i}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}]},
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {"id": f"c{i}", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+                    ],
+                },
                 {"role": "tool", "tool_call_id": f"c{i}", "content": f"output {i}\n" * 400},
-                {"role": "assistant", "content": f"step {i} done"}, {"role": "user", "content": f"next {i}"}]
+                {"role": "assistant", "content": f"step {i} done"},
+                {"role": "user", "content": f"next {i}"},
+            ]
         out = engine.compress(messages, current_tokens=30_000, force=True)
         status = engine.get_status()["store"]
-        figures.update(filled_bytes=filled, fetch_requests=asked, fetch_failures=len(failures),
-                       spill_failures=status["spill_failures"], archive_failures=status["archive_failures"])
+        figures.update(
+            filled_bytes=filled,
+            fetch_requests=asked,
+            fetch_failures=len(failures),
+            spill_failures=status["spill_failures"],
+            archive_failures=status["archive_failures"],
+        )
         assert out is not messages  # compaction still works, with plain stubs
         assert status["archive_failures"] >= 1
         assert not failures, failures

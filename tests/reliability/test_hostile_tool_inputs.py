@@ -17,21 +17,61 @@ from stowage.context_engine.store_session.fetch_tools import FETCH, GREP, FetchL
 
 pytestmark = pytest.mark.reliability
 
-HOSTILE_NUMBERS = [float("inf"), float("-inf"), float("nan"), 1e309, -1e309, 10 ** 400, -(10 ** 400), 2 ** 63,
-                   "1e309", "9" * 5000, "nan", "", " ", "0x10", [], {}, None, True, 2.5, -1, 0]
-HOSTILE_TEXT = [5, 1.5, float("nan"), None, True, [], ["a"], {"a": 1}, "", "\x00", "../../etc/passwd",
-                "a" * 100_000, "(a+)+$", "[", "$" + ".a" * 5000, "/" * 3000]
+HOSTILE_NUMBERS = [
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    1e309,
+    -1e309,
+    10**400,
+    -(10**400),
+    2**63,
+    "1e309",
+    "9" * 5000,
+    "nan",
+    "",
+    " ",
+    "0x10",
+    [],
+    {},
+    None,
+    True,
+    2.5,
+    -1,
+    0,
+]
+HOSTILE_TEXT = [
+    5,
+    1.5,
+    float("nan"),
+    None,
+    True,
+    [],
+    ["a"],
+    {"a": 1},
+    "",
+    "\x00",
+    "../../etc/passwd",
+    "a" * 100_000,
+    "(a+)+$",
+    "[",
+    "$" + ".a" * 5000,
+    "/" * 3000,
+]
 
 
 @pytest.fixture
 def tools(tmp_path):
     store = BlobStore(tmp_path / "store")
     handles = {
-        "text": store.put("\n".join(f"line {i} \u2028 x" for i in range(3000)), session_id="s", tool_name="t", kind="spill").handle,
+        "text": store.put(
+            "\n".join(f"line {i} \u2028 x" for i in range(3000)), session_id="s", tool_name="t", kind="spill"
+        ).handle,
         "deep": store.put("[" * 200_000 + "]" * 200_000, session_id="s", tool_name="t", kind="spill").handle,
         "deep_obj": store.put('{"a":' * 5000 + "1" + "}" * 5000, session_id="s", tool_name="t", kind="spill").handle,
-        "json": store.put(json.dumps({"items": [{"name": i} for i in range(50)]}), session_id="s",
-                          tool_name="t", kind="spill").handle,
+        "json": store.put(
+            json.dumps({"items": [{"name": i} for i in range(50)]}), session_id="s", tool_name="t", kind="spill"
+        ).handle,
         "binary": store.put(bytes(range(256)) * 100, session_id="s", tool_name="t", kind="spill").handle,
     }
     return FetchTools(store, lambda: "s", FetchLimits()), handles
@@ -43,8 +83,10 @@ def answer(tools: FetchTools, name: str, args) -> dict:
     assert isinstance(data, dict)
     full = isinstance(args, dict) and args.get("mode") == "full"
     text = "".join(str(v) for v in data.values())
-    assert len(text) <= (tools.limits.full_fetch_max_chars if full else tools.limits.fetch_max_chars) + 2000, \
-        (args if len(str(args)) < 200 else str(args)[:200], len(text))
+    assert len(text) <= (tools.limits.full_fetch_max_chars if full else tools.limits.fetch_max_chars) + 2000, (
+        args if len(str(args)) < 200 else str(args)[:200],
+        len(text),
+    )
     return data
 
 
@@ -78,8 +120,11 @@ def test_every_hostile_input_is_answered_with_json(tools, figures):
     ft, handles = tools
     cases = raised = errors = 0
     failures = []
-    for name, args in [(FETCH, a) for a in fetch_cases(handles)] + [(GREP, a) for a in grep_cases()] + [
-            (FETCH, "not an object"), (FETCH, ["a"]), (FETCH, None), ("stowage_nope", {})]:
+    for name, args in (
+        [(FETCH, a) for a in fetch_cases(handles)]
+        + [(GREP, a) for a in grep_cases()]
+        + [(FETCH, "not an object"), (FETCH, ["a"]), (FETCH, None), ("stowage_nope", {})]
+    ):
         cases += 1
         try:
             data = answer(ft, name, args)
@@ -102,8 +147,8 @@ def test_non_finite_range_numbers_name_the_key(tools, key, value):
 
 def test_huge_start_is_past_the_end_not_an_overflow(tools):
     ft, handles = tools
-    assert "past the end" in answer(ft, FETCH, {"handle": handles["text"], "mode": "range", "start": 10 ** 400})["error"]
-    chars = answer(ft, FETCH, {"handle": handles["text"], "mode": "range", "unit": "chars", "start": 10 ** 400})
+    assert "past the end" in answer(ft, FETCH, {"handle": handles["text"], "mode": "range", "start": 10**400})["error"]
+    chars = answer(ft, FETCH, {"handle": handles["text"], "mode": "range", "unit": "chars", "start": 10**400})
     assert chars.get("text", "") == "" and chars.get("next_start") is None
 
 

@@ -32,11 +32,15 @@ def test_a_hung_summary_model_costs_one_deadline_and_one_call(figures):
         release.wait(30)
         raise SummaryFailure("timeout", "the host gave up at last")
 
-    engine = StowageEngineCore(load_settings({"stowage": {"view": {"enabled": False}, "compaction": {
-        "summary_timeout_seconds": DEADLINE}}}), summary_model=hung)
+    engine = StowageEngineCore(
+        load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"summary_timeout_seconds": DEADLINE}}}),
+        summary_model=hung,
+    )
     engine.update_model("m", 64_000)
-    history = make_transcript(30, seed=3) + [{"role": "user", "content": "Rename parse_header everywhere."},
-                                             {"role": "assistant", "content": "On it."}]
+    history = make_transcript(30, seed=3) + [
+        {"role": "user", "content": "Rename parse_header everywhere."},
+        {"role": "assistant", "content": "On it."},
+    ]
     try:
         engine.last_prompt_tokens = int(engine.threshold_tokens * 0.95)
         engine.prepare_ahead(history)  # the turn ends near the trigger: the summary is prepared, and hangs
@@ -47,10 +51,14 @@ def test_a_hung_summary_model_costs_one_deadline_and_one_call(figures):
         governor = engine.get_status()["governor"]
     finally:
         release.set()
-    figures.update(compactions=len(engine.compaction_log), model_calls=len(calls), fallback=sum(e.result == "fallback"
-                                                                        for e in engine.compaction_log),
-                   first_waited_ms=first_log.ahead_wait_ms, deadline_ms=int(DEADLINE * 1000),
-                   governor_failures=governor["summary_failures"])
+    figures.update(
+        compactions=len(engine.compaction_log),
+        model_calls=len(calls),
+        fallback=sum(e.result == "fallback" for e in engine.compaction_log),
+        first_waited_ms=first_log.ahead_wait_ms,
+        deadline_ms=int(DEADLINE * 1000),
+        governor_failures=governor["summary_failures"],
+    )
     assert len(calls) == 1 and calls[0] == DEADLINE  # the prepared call, given the configured deadline
     assert first_log.result == "fallback" and first_log.summary_calls == 0
     assert first_log.summary_error.startswith("timeout")

@@ -38,7 +38,7 @@ def build(root, n=60):
 
 def zero_page(path, page):
     data = bytearray(path.read_bytes())
-    data[PAGE * page:PAGE * (page + 1)] = bytes(PAGE)
+    data[PAGE * page : PAGE * (page + 1)] = bytes(PAGE)
     path.write_bytes(bytes(data))
 
 
@@ -62,8 +62,11 @@ def test_every_zeroed_index_page_gives_clean_errors_and_a_rebuild(tmp_path, figu
         zero_page(root / "index.sqlite3", page)
         store = BlobStore(root)
         tools = FetchTools(store, lambda: "owner", FetchLimits())
-        for name, args in ((FETCH, {"handle": next(iter(contents))[:16]}), (GREP, {"pattern": "row 7-"}),
-                           (FETCH, {"handle": next(iter(contents))[:16], "mode": "grep", "pattern": "row"})):
+        for name, args in (
+            (FETCH, {"handle": next(iter(contents))[:16]}),
+            (GREP, {"pattern": "row 7-"}),
+            (FETCH, {"handle": next(iter(contents))[:16], "mode": "grep", "pattern": "row"}),
+        ):
             try:
                 json.loads(tools.handle(name, args))
             except Exception as exc:  # noqa: BLE001 - counted
@@ -81,8 +84,13 @@ def test_every_zeroed_index_page_gives_clean_errors_and_a_rebuild(tmp_path, figu
         if missing:
             not_rebuilt.append(f"page {page}: {missing} blobs unreadable by their session after repair")
         store.close()
-    figures.update(pages=pages - 1, raised=len(raised), doctor_crashes=len(doctor_crashes),
-                   unrepaired=len(not_rebuilt), blobs_lost=lost)
+    figures.update(
+        pages=pages - 1,
+        raised=len(raised),
+        doctor_crashes=len(doctor_crashes),
+        unrepaired=len(not_rebuilt),
+        blobs_lost=lost,
+    )
     assert not raised, "\n".join(raised[:10])
     assert not doctor_crashes, "\n".join(doctor_crashes[:10])
     assert not not_rebuilt, "\n".join(not_rebuilt[:10])

@@ -56,8 +56,11 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("gitlab-runner", "runner registration {S}", "glrt-" + r(20))
     add("gitlab-url", "git clone https://oauth2:{S}@gitlab.example.com/x.git", "glpat-" + r(20))
     add("slack-bot", "slack {S}", "xoxb-1234567890-FAKE" + r(20))
-    add("slack-webhook", "post to https://hooks.slack.com/services/{S} now",
-        "T" + r(8, upper) + "/B" + r(10, upper) + "/" + r(24))
+    add(
+        "slack-webhook",
+        "post to https://hooks.slack.com/services/{S} now",
+        "T" + r(8, upper) + "/B" + r(10, upper) + "/" + r(24),
+    )
     add("discord-webhook", "https://discord.com/api/webhooks/123456789012345678/{S}", r(68, alnum + "_-"))
     add("aws-access-key-id", "aws id {S}", "AKIA" + r(16, upper))
     add("aws-secret-ini", "aws_secret_access_key = {S}", r(40, b64))
@@ -72,9 +75,11 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("bearer", "Authorization: Bearer {S}", r(40))
     add("basic", "curl -H 'Authorization: Basic {S}'", r(24) + "==")
     add("url-password", "postgres://app:{S}@db.internal:5432/x", "FAKEpw" + r(12))
-    add("azure-connection-string",
+    add(
+        "azure-connection-string",
         "DefaultEndpointsProtocol=https;AccountName=fakeacct;AccountKey={S};EndpointSuffix=core.windows.net",
-        r(86, b64) + "==")
+        r(86, b64) + "==",
+    )
     add("azure-sas", "https://x.blob.core.windows.net/c?sv=2022-11-02&sig={S}", r(43) + "%3D")
     add("mysql-p", "mysql -u root -p{S} shop", "FAKEpw" + r(10))
     add("mysql-p-quoted", "mysql -uroot -p'{S}' -h db", "FAKEpw" + r(10))
@@ -102,8 +107,11 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("pgpassword", "PGPASSWORD={S} psql", "FAKEpw" + r(10))
     add("docker-login", "docker login -u me -p {S} registry", "FAKEpw" + r(10))
     # issue 23: structured formats that reached the summary model
-    add("pgp-private-key-block",
-        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{S}\n=" + r(4) + "\n-----END PGP PRIVATE KEY BLOCK-----", r(64, b64))
+    add(
+        "pgp-private-key-block",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{S}\n=" + r(4) + "\n-----END PGP PRIVATE KEY BLOCK-----",
+        r(64, b64),
+    )
     add("redis-empty-user", "redis-cli -u redis://:{S}@cache.internal:6379/0 ping", "FAKEpw" + r(12))
     add("url-password-with-at", "postgres://app:{S}@db.internal:5432/app", "FAKEpw" + r(6) + "@" + r(10))
     add("odbc-pwd", "Driver={ODBC Driver 18 for SQL Server};Server=db;Uid=sa;Pwd={S};Encrypt=yes", "FAKEpw" + r(12))
@@ -111,12 +119,18 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("ado-password-spaces", "Server=db;User Id=sa;Password={S};", "FAKE pw " + r(10))
     add("vault-token-header", "curl -H 'X-Vault-Token: {S}' https://vault.internal:8200/v1/secret/db", "hvs." + r(24))
     add("vault-token-header-plain", "curl -H 'X-Vault-Token: {S}' https://vault.internal:8200/v1/x", "FAKE" + r(20))
-    add("xml-password", "<server><id>nexus</id><username>dev</username><password>{S}</password></server>",
-        "FAKEpw" + r(12))
+    add(
+        "xml-password",
+        "<server><id>nexus</id><username>dev</username><password>{S}</password></server>",
+        "FAKEpw" + r(12),
+    )
     add("python-dict-password", "connect(**{'user': 'bob', 'password': '{S}'})", "FAKEpw" + r(12))
     add("js-object-token", 'client = new Api({ token: "{S}", retries: 3 })', "FAKE" + r(20))
-    add("docker-config-auth", '{"auths": {"https://index.docker.io/v1/": {"auth": "{S}"}}}',
-        base64.b64encode(("me:FAKEpw" + r(12)).encode()).decode())
+    add(
+        "docker-config-auth",
+        '{"auths": {"https://index.docker.io/v1/": {"auth": "{S}"}}}',
+        base64.b64encode(("me:FAKEpw" + r(12)).encode()).decode(),
+    )
     add("stripe-webhook-secret", "stripe listen: your webhook signing secret is {S}", "whsec_" + r(32))
     add("shell-quoted-yaml", "echo '  password: {S}' > .env", "FAKEpw-" + r(12))
     add("printf-yaml", "printf 'db:\\n  password: {S}\\n' > config.yml", "FAKEpw" + r(12))
@@ -145,8 +159,11 @@ def _unique_pieces(items: list[tuple[str, str, str]]) -> dict[str, list[str]]:
     pieces: dict[str, list[str]] = {}
     for _, line, secret in items:
         others = [other for _, other, _ in items if other != line]
-        pieces[secret] = [piece for piece in re.split(r"[^A-Za-z0-9]+", secret)
-                          if len(piece) >= 8 and not any(piece in other for other in others)]
+        pieces[secret] = [
+            piece
+            for piece in re.split(r"[^A-Za-z0-9]+", secret)
+            if len(piece) >= 8 and not any(piece in other for other in others)
+        ]
     return pieces
 
 
@@ -154,8 +171,17 @@ CORPUS = corpus()
 _UNIQUE_PIECES = _unique_pieces(CORPUS)
 # the formats a third attack found reaching the model (issue 23) start here
 FORMATS_BEFORE_ISSUE_23 = [name for name, _, _ in CORPUS].index("pgp-private-key-block")
-PLACEMENTS = ("tool_output", "tool_output_json", "tool_error_line", "arguments", "user", "assistant", "memory_context", "focus",
-              "previous_summary")
+PLACEMENTS = (
+    "tool_output",
+    "tool_output_json",
+    "tool_error_line",
+    "arguments",
+    "user",
+    "assistant",
+    "memory_context",
+    "focus",
+    "previous_summary",
+)
 
 
 def transcript(items, placement: str) -> tuple[list[dict], str, str | None]:
@@ -163,30 +189,49 @@ def transcript(items, placement: str) -> tuple[list[dict], str, str | None]:
     messages: list[dict] = [{"role": "system", "content": "You are an agent."}]
     if placement == "previous_summary":
         body = "\n".join(f"- PLANT-{i}: {line}" for i, (_, line, _) in enumerate(items))
-        messages += [{"role": "user", "content": wrap("## Goal\nEarlier work\n\n## Critical Context\n" + body)},
-                     {"role": "assistant", "content": "Continuing."}]
+        messages += [
+            {"role": "user", "content": wrap("## Goal\nEarlier work\n\n## Critical Context\n" + body)},
+            {"role": "assistant", "content": "Continuing."},
+        ]
     messages.append({"role": "user", "content": "Please set up the services."})
     for i, (_, line, _) in enumerate(items):
         tagged = f"PLANT-{i}: {line}"
         if placement in ("tool_output", "tool_output_json", "tool_error_line", "arguments"):
             args = {"command": tagged} if placement == "arguments" else {"command": f"step {i}"}
-            output = {"tool_output": tagged, "tool_error_line": f"running\nError: PLANT-{i} failed with {line}",
-                      "tool_output_json": json.dumps({"output": tagged, "exit_code": 0}),
-                      "arguments": "ok"}[placement]
-            messages += [{"role": "assistant", "content": None, "tool_calls": [
-                {"id": f"c{i}", "type": "function", "function": {"name": "terminal", "arguments": json.dumps(args)}}]},
-                {"role": "tool", "tool_call_id": f"c{i}", "name": "terminal", "content": output}]
+            output = {
+                "tool_output": tagged,
+                "tool_error_line": f"running\nError: PLANT-{i} failed with {line}",
+                "tool_output_json": json.dumps({"output": tagged, "exit_code": 0}),
+                "arguments": "ok",
+            }[placement]
+            messages += [
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [
+                        {
+                            "id": f"c{i}",
+                            "type": "function",
+                            "function": {"name": "terminal", "arguments": json.dumps(args)},
+                        }
+                    ],
+                },
+                {"role": "tool", "tool_call_id": f"c{i}", "name": "terminal", "content": output},
+            ]
         elif placement == "user":
             messages += [{"role": "user", "content": tagged}, {"role": "assistant", "content": f"Noted {i}."}]
         elif placement == "assistant":
             messages += [{"role": "assistant", "content": tagged}, {"role": "user", "content": f"Go on {i}."}]
     if messages[-1]["role"] == "user":
         messages.append({"role": "assistant", "content": "Done."})
-    messages += [{"role": "user", "content": "Now summarize where we are."},
-                 {"role": "assistant", "content": "We are done with the setup."},
-                 {"role": "user", "content": "Thanks, continue."}]
-    memory = "\n".join(f"PLANT-{i}: {line}" for i, (_, line, _) in enumerate(items)) \
-        if placement == "memory_context" else ""
+    messages += [
+        {"role": "user", "content": "Now summarize where we are."},
+        {"role": "assistant", "content": "We are done with the setup."},
+        {"role": "user", "content": "Thanks, continue."},
+    ]
+    memory = (
+        "\n".join(f"PLANT-{i}: {line}" for i, (_, line, _) in enumerate(items)) if placement == "memory_context" else ""
+    )
     focus = f"PLANT-0: {items[0][1]}" if placement == "focus" else None
     return messages, memory, focus
 
@@ -203,9 +248,9 @@ def compaction(items, placement: str, reply=None) -> tuple[list[str], str]:
         prompts.append(prompt)
         return reply(prompt) if reply is not None else SUMMARY
 
-    engine = StowageEngineCore(load_settings({"stowage": {"compaction": {"protect_first_n": 1,
-                                                                         "protect_last_n": 1}}}),
-                               summary_model=model)
+    engine = StowageEngineCore(
+        load_settings({"stowage": {"compaction": {"protect_first_n": 1, "protect_last_n": 1}}}), summary_model=model
+    )
     engine.update_model("m", 200_000)
     messages, memory, focus = transcript(items, placement)
     out = engine.compress(messages, current_tokens=1000, focus_topic=focus, force=True, memory_context=memory)
@@ -225,17 +270,25 @@ def test_planted_secrets_never_reach_the_summary_model(figures):
             text = "\n".join(prompts)
             for i, (name, _, secret) in enumerate(items):
                 planted += 1
-                shown_whole = placement != "tool_output_json" or len(
-                    json.dumps({"output": f"PLANT-{i}: {items[i][1]}", "exit_code": 0})) < 200
+                shown_whole = (
+                    placement != "tool_output_json"
+                    or len(json.dumps({"output": f"PLANT-{i}: {items[i][1]}", "exit_code": 0})) < 200
+                )
                 if f"PLANT-{i}" not in text and shown_whole:  # longer outputs appear as their size only
                     missing.append(f"{placement}/{name}")
                 if leaks_in(secret, text):
                     leaked += 1
                     leaks.append(f"{placement}/{name}")
     formats_leaked = len({leak.split("/", 1)[1] for leak in leaks})
-    figures.update(formats=len(CORPUS), formats_issue23=len(CORPUS) - FORMATS_BEFORE_ISSUE_23,
-                   placements=len(PLACEMENTS), planted=planted, leaked=leaked, formats_leaked=formats_leaked,
-                   not_in_prompt=len(missing))
+    figures.update(
+        formats=len(CORPUS),
+        formats_issue23=len(CORPUS) - FORMATS_BEFORE_ISSUE_23,
+        placements=len(PLACEMENTS),
+        planted=planted,
+        leaked=leaked,
+        formats_leaked=formats_leaked,
+        not_in_prompt=len(missing),
+    )
     assert len(CORPUS) >= 70
     assert not missing, f"planted lines that never reached the prompt (the test would prove nothing): {missing[:10]}"
     assert not leaks, f"{len(leaks)} secrets reached the summary model: {leaks[:30]}"
@@ -253,8 +306,10 @@ def test_a_summary_quoting_secrets_or_the_fallback_summary_keeps_none_in_the_his
         raise SummaryFailure("http", "HTTP 500")
 
     leaks: list[str] = []
-    for reply, placements in ((quoting, ("tool_output",)), (failing, ("tool_output", "user", "assistant",
-                                                                         "arguments", "tool_error_line"))):
+    for reply, placements in (
+        (quoting, ("tool_output",)),
+        (failing, ("tool_output", "user", "assistant", "arguments", "tool_error_line")),
+    ):
         for placement in placements:
             prompts, summary = compaction(CORPUS, placement, reply)
             assert prompts and summary, "the compaction summarized the planted window"
@@ -264,12 +319,13 @@ def test_a_summary_quoting_secrets_or_the_fallback_summary_keeps_none_in_the_his
     figures.update(formats=len(CORPUS), leaked_into_history=len(leaks))
     assert not leaks, f"{len(leaks)} secrets entered the history: {leaks[:30]}"
 
+
 # Ordinary text near the secret formats (code, prose, URLs without credentials, git output and hashes, public
 # keys and certificates, headers that carry no secret): it must reach the summary model exactly as written.
 ORDINARY = [
     # code
     'password = getpass.getpass("Password: ")',
-    'def check_password(pw: str) -> bool:\n    return bcrypt.checkpw(pw, stored)',
+    "def check_password(pw: str) -> bool:\n    return bcrypt.checkpw(pw, stored)",
     'print(f"token: {token}")',
     'log.info("token: %s", masked)',
     'input("Password: ")',
@@ -282,11 +338,11 @@ ORDINARY = [
     "echo $PWD; pwd",
     "export PATH=$PWD/bin:$PATH; make",
     'std::string token_type = "bearer";',
-    "<passwordPolicy minLength=\"12\"/>",
-    "<token id=\"1\"><word>hello</word></token>",
+    '<passwordPolicy minLength="12"/>',
+    '<token id="1"><word>hello</word></token>',
     "<tokenCount>42</tokenCount>",
     "<keyName>primary</keyName>",
-    'Cookie handling is done by the browser; set-cookie headers are parsed on response.',
+    "Cookie handling is done by the browser; set-cookie headers are parsed on response.",
     "the cookie: chocolate chip",
     '"auth": "oauth2"',
     '{"auth": "basic", "credsStore": "desktop"}',
@@ -335,4 +391,3 @@ def test_ordinary_text_reaches_the_summary_model_untouched(figures):
     figures.update(ordinary_samples=len(ORDINARY), placements=2, changed=len(changed))
     assert len(ORDINARY) >= 40
     assert not changed, f"{len(changed)} ordinary samples were altered on their way to the model: {changed[:10]}"
-

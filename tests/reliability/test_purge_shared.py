@@ -26,8 +26,11 @@ ROTATED = b"output A produced, granted to session A2\n" * 300
 def fetch(root, session: str, handle: str) -> dict:
     store = BlobStore(root)
     try:
-        return json.loads(FetchTools(store, lambda: session, FetchLimits()).handle(
-            "stowage_fetch", {"handle": handle, "mode": "range", "start": 1, "count": 3}))
+        return json.loads(
+            FetchTools(store, lambda: session, FetchLimits()).handle(
+                "stowage_fetch", {"handle": handle, "mode": "range", "start": 1, "count": 3}
+            )
+        )
     finally:
         store.close()
 

@@ -28,11 +28,14 @@ def call(cid: str) -> dict[str, Any]:
 
 
 def conversation(output: str = "a.txt\nb.txt\n" * 200) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": "list the files"},
-            {"role": "assistant", "content": "", "tool_calls": [call("c1")]},
-            {"role": "tool", "content": output, "tool_call_id": "c1", "tool_name": "terminal"},
-            {"role": "assistant", "content": "two files"},
-            {"role": "user", "content": "thanks"}, {"role": "assistant", "content": "welcome"}]
+    return [
+        {"role": "user", "content": "list the files"},
+        {"role": "assistant", "content": "", "tool_calls": [call("c1")]},
+        {"role": "tool", "content": output, "tool_call_id": "c1", "tool_name": "terminal"},
+        {"role": "assistant", "content": "two files"},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "welcome"},
+    ]
 
 
 def write_db(home: Path, sessions: dict[str, list[dict[str, Any]]]) -> None:
@@ -40,9 +43,14 @@ def write_db(home: Path, sessions: dict[str, list[dict[str, Any]]]) -> None:
     for sid, messages in sessions.items():
         db.create_session(sid, source="cli", model="test-model", system_prompt="You are a test agent.")
         for message in messages:
-            db.append_message(sid, message["role"], content=message.get("content"),
-                              tool_calls=message.get("tool_calls"), tool_call_id=message.get("tool_call_id"),
-                              tool_name=message.get("tool_name"))
+            db.append_message(
+                sid,
+                message["role"],
+                content=message.get("content"),
+                tool_calls=message.get("tool_calls"),
+                tool_call_id=message.get("tool_call_id"),
+                tool_name=message.get("tool_name"),
+            )
     db.close()
 
 
@@ -61,15 +69,18 @@ def home(tmp_path: Path) -> Path:
     return home
 
 
-def test_deep_rows_and_a_far_future_start_cost_only_themselves(home: Path, tmp_path: Path, capsys,
-                                                               figures: dict) -> None:
+def test_deep_rows_and_a_far_future_start_cost_only_themselves(
+    home: Path, tmp_path: Path, capsys, figures: dict
+) -> None:
     names = ["good-1", "deep-calls", "deep-content", "far-future", "good-2"]
     write_db(home, {name: conversation() for name in names})
     conn = sqlite3.connect(home / "state.db")
-    conn.execute("UPDATE messages SET tool_calls = ? WHERE session_id = 'deep-calls' AND tool_calls IS NOT NULL",
-                 (DEEP,))
-    conn.execute("UPDATE messages SET content = ? WHERE session_id = 'deep-content' AND role = 'user'",
-                 ("\x00json:" + DEEP,))
+    conn.execute(
+        "UPDATE messages SET tool_calls = ? WHERE session_id = 'deep-calls' AND tool_calls IS NOT NULL", (DEEP,)
+    )
+    conn.execute(
+        "UPDATE messages SET content = ? WHERE session_id = 'deep-content' AND role = 'user'", ("\x00json:" + DEEP,)
+    )
     conn.execute("UPDATE sessions SET started_at = 1e300 WHERE id = 'far-future'")
     conn.commit()
     conn.close()
@@ -77,8 +88,14 @@ def test_deep_rows_and_a_far_future_start_cost_only_themselves(home: Path, tmp_p
     code, report, _ = replay(capsys, "--hermes-home", str(home), "--html", str(html))
     replayed = {s["session"]: s for s in report["sessions"]}
     skipped = {s["session"]: s["reason"] for s in report["skipped"]}
-    figures.update({"rows_tried": len(names), "sessions_replayed": len(replayed),
-                    "sessions_skipped": len(skipped), "report_written": html.is_file()})
+    figures.update(
+        {
+            "rows_tried": len(names),
+            "sessions_replayed": len(replayed),
+            "sessions_skipped": len(skipped),
+            "report_written": html.is_file(),
+        }
+    )
     assert code == 0 and html.is_file() and "good-1" in html.read_text(encoding="utf-8")
     assert {"good-1", "good-2", "far-future"} <= set(replayed)
     assert set(replayed) | set(skipped) == set(names)
@@ -104,8 +121,7 @@ def test_a_junk_or_deep_line_skips_that_line_only(tmp_path: Path, capsys, figure
 
 
 @pytest.mark.parametrize("source", ["jsonl", "state.db"])
-def test_a_30_mb_message_is_replayed_in_bounded_memory(home: Path, tmp_path: Path, source: str,
-                                                       figures: dict) -> None:
+def test_a_30_mb_message_is_replayed_in_bounded_memory(home: Path, tmp_path: Path, source: str, figures: dict) -> None:
     huge = ("drwxr-xr-x 2 user user 4096 file-name.txt\n" * 750_000)[:30_000_000]
     if source == "jsonl":
         path = tmp_path / "huge.jsonl"
@@ -117,12 +133,30 @@ def test_a_30_mb_message_is_replayed_in_bounded_memory(home: Path, tmp_path: Pat
         write_db(home, {"small": conversation(), "huge": conversation(huge)})
         args = ["--hermes-home", str(home)]
     del huge
-    probe = ("import resource, subprocess, sys\n"
-             "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
-             "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
-             "print(done.returncode)\nprint(done.stdout)\nsys.stderr.write(done.stderr)\n")
-    out = subprocess.run([sys.executable, "-c", probe, sys.executable, "-m", "stowage.command", "replay", *args,
-                          "--no-html", "--quiet", "--json"], capture_output=True, text=True, timeout=900)
+    probe = (
+        "import resource, subprocess, sys\n"
+        "done = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+        "print(done.returncode)\nprint(done.stdout)\nsys.stderr.write(done.stderr)\n"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe,
+            sys.executable,
+            "-m",
+            "stowage.command",
+            "replay",
+            *args,
+            "--no-html",
+            "--quiet",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     peak_kib, code, body = out.stdout.split("\n", 2)
     report = json.loads(body)
     peak_mib = int(peak_kib) // 1024

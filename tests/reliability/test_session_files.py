@@ -23,9 +23,20 @@ from stowage.context_engine.summary_log import append_summary, summaries_path
 
 pytestmark = pytest.mark.reliability
 DEEP = "[" * 100_000 + "]" * 100_000
-RECORD = {"compaction": 1, "at": 1_700_000_000.0, "result": "compacted", "tokens_before": 100_000,
-          "tokens_after": 6_000, "messages_before": 30, "messages_after": 9, "window_messages": 22,
-          "window_tool_outputs": 5, "pruned_outputs": 2, "fallback_used": False, "model": "gpt-x"}
+RECORD = {
+    "compaction": 1,
+    "at": 1_700_000_000.0,
+    "result": "compacted",
+    "tokens_before": 100_000,
+    "tokens_after": 6_000,
+    "messages_before": 30,
+    "messages_after": 9,
+    "window_messages": 22,
+    "window_tool_outputs": 5,
+    "pruned_outputs": 2,
+    "fallback_used": False,
+    "model": "gpt-x",
+}
 LONG_A = "gateway-session-" + "x" * 150 + "-A"
 LONG_B = "gateway-session-" + "x" * 150 + "-B"
 
@@ -57,15 +68,18 @@ def test_folders_0700_and_files_0600_under_a_permissive_umask(home: Path, figure
         append_summary(root, "s1", {**RECORD, "body": "B"})
     finally:
         os.umask(old)
-    modes = {"status_dir": mode(root / "session-status"), "summary_dir": mode(root / "session-summaries"),
-             "status_file": mode(status_path(root, "s1")), "summary_file": mode(summaries_path(root, "s1"))}
+    modes = {
+        "status_dir": mode(root / "session-status"),
+        "summary_dir": mode(root / "session-summaries"),
+        "status_file": mode(status_path(root, "s1")),
+        "summary_file": mode(summaries_path(root, "s1")),
+    }
     figures.update({key: f"{value:o}" for key, value in modes.items()})
     assert modes == {"status_dir": 0o700, "summary_dir": 0o700, "status_file": 0o600, "summary_file": 0o600}
 
 
 @pytest.mark.parametrize("first, second", [("team:alpha", "team/alpha"), (LONG_A, LONG_B)])
-def test_ids_that_sanitize_alike_never_share_a_file(home: Path, capsys, first: str, second: str,
-                                                    figures: dict) -> None:
+def test_ids_that_sanitize_alike_never_share_a_file(home: Path, capsys, first: str, second: str, figures: dict) -> None:
     root = home / "stowage"
     append_summary(root, first, {**RECORD, "body": "SUMMARY OF THE FIRST"})
     append_summary(root, second, {**RECORD, "body": "SUMMARY OF THE SECOND"})
@@ -92,8 +106,7 @@ def test_a_record_of_another_session_in_the_file_is_not_shown(home: Path, capsys
     assert code == 0 and "MINE" in out and "FOREIGN" not in out
 
 
-def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: Path, capsys,
-                                                                         figures: dict) -> None:
+def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: Path, capsys, figures: dict) -> None:
     root = home / "stowage"
     BlobStore(root).put(b"an output", session_id="s1", tool_name="terminal", kind="spill")  # status needs a store
     append_summary(root, "s1", {**RECORD, "body": "GOOD SUMMARY"})
@@ -109,8 +122,9 @@ def test_deeply_nested_lines_are_skipped_by_summary_status_and_dashboard(home: P
     assert code == 0
     assert [s["session_id"] for s in json.loads(out)["sessions"]] == ["s1"]
     # the dashboard tab's session list, through the dashboard's own API module (loaded as the dashboard loads it)
-    spec = importlib.util.spec_from_file_location("stowage_dashboard_api_under_test",
-                                                  Path(__file__).resolve().parents[2] / "dashboard" / "plugin_api.py")
+    spec = importlib.util.spec_from_file_location(
+        "stowage_dashboard_api_under_test", Path(__file__).resolve().parents[2] / "dashboard" / "plugin_api.py"
+    )
     assert spec is not None and spec.loader is not None
     api = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(api)
@@ -146,8 +160,12 @@ def test_purge_removes_the_session_from_an_old_shared_file_and_spares_the_other(
     store.close()
     old = root / "session-summaries" / "team_alpha.jsonl"  # the name both ids got before names were hashed
     old.parent.mkdir(parents=True)
-    old.write_text(json.dumps({**RECORD, "body": "ALPHA COLON", "session_id": "team:alpha"}) + "\n"
-                   + json.dumps({**RECORD, "body": "ALPHA SLASH", "session_id": "team/alpha"}) + "\n")
+    old.write_text(
+        json.dumps({**RECORD, "body": "ALPHA COLON", "session_id": "team:alpha"})
+        + "\n"
+        + json.dumps({**RECORD, "body": "ALPHA SLASH", "session_id": "team/alpha"})
+        + "\n"
+    )
     append_summary(root, "team:alpha", {**RECORD, "body": "ALPHA NEW"})
     code, _, _ = run(capsys, "purge", "--session", "team:alpha", "--yes", "--force")  # put() marks it live
     assert code == 0

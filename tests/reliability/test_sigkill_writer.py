@@ -55,8 +55,11 @@ def test_sigkill_at_random_points_loses_no_completed_put(tmp_path, figures):
     for round_number in range(ROUNDS):
         child = subprocess.Popen([sys.executable, str(script), str(root), str(journal), str(round_number)], env=env)
         deadline = time.monotonic() + 60
-        while (journal.read_bytes().count(b"ready\n") if journal.exists() else 0) <= round_number \
-                and child.poll() is None and time.monotonic() < deadline:
+        while (
+            (journal.read_bytes().count(b"ready\n") if journal.exists() else 0) <= round_number
+            and child.poll() is None
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.01)  # the child has imported everything and opened the store
         time.sleep(rng.uniform(0.02, 0.4))  # a random point of the write loop
         child.send_signal(signal.SIGKILL)
@@ -76,9 +79,15 @@ def test_sigkill_at_random_points_loses_no_completed_put(tmp_path, figures):
             lost_bytes += len(data)
     report = store.doctor(repair=True, temp_grace_seconds=0)
     after = store.doctor(temp_grace_seconds=0)
-    figures.update(rounds=ROUNDS, sigkills=kills, completed_puts=len(entries), puts_lost=lost_puts,
-                   bytes_lost=lost_bytes, residue_repaired=sum(i.repaired for i in report.issues),
-                   errors_after_repair=sum(i.severity == "error" for i in after.open_issues))
+    figures.update(
+        rounds=ROUNDS,
+        sigkills=kills,
+        completed_puts=len(entries),
+        puts_lost=lost_puts,
+        bytes_lost=lost_bytes,
+        residue_repaired=sum(i.repaired for i in report.issues),
+        errors_after_repair=sum(i.severity == "error" for i in after.open_issues),
+    )
     assert kills == ROUNDS and entries
     assert lost_puts == 0
     assert report.consistent and after.clean, [(i.kind, i.detail) for i in after.open_issues]

@@ -56,9 +56,14 @@ def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figu
     request: list[dict] = []
     with caplog.at_level(logging.WARNING, logger="stowage.blobstore"):
         for batch in range(10):  # ten tool batches of four outputs, all inside one turn (no time passes)
-            calls = [{"id": f"c{batch}-{k}", "type": "function",
-                      "function": {"name": "terminal", "arguments": json.dumps({"command": f"cat big{batch}{k}"})}}
-                     for k in range(4)]
+            calls = [
+                {
+                    "id": f"c{batch}-{k}",
+                    "type": "function",
+                    "function": {"name": "terminal", "arguments": json.dumps({"command": f"cat big{batch}{k}"})},
+                }
+                for k in range(4)
+            ]
             messages.append({"role": "assistant", "content": None, "tool_calls": calls})
             for k, call in enumerate(calls):
                 result = output(batch * 4 + k)
@@ -73,9 +78,14 @@ def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figu
     final = disk_bytes(engine.store_session.root)
     status = engine.get_status()["store"]["cap_evicted"]
     rows = dict(session_rows(engine.status()))
-    figures.update(written_mib=written // MIB, cap_mib=1, worst_disk_beyond_request_mib=round(worst / MIB, 2),
-                   final_disk_mib=round(final / MIB, 2), pinned_mib=round(pinned / MIB, 2),
-                   tombstoned=status["blobs"])
+    figures.update(
+        written_mib=written // MIB,
+        cap_mib=1,
+        worst_disk_beyond_request_mib=round(worst / MIB, 2),
+        final_disk_mib=round(final / MIB, 2),
+        pinned_mib=round(pinned / MIB, 2),
+        tombstoned=status["blobs"],
+    )
     assert worst <= MIB  # beyond what the current request points to (and new spills), the store holds its cap
     assert final <= MIB + pinned
     assert status["blobs"] >= 30 and status["bytes"] >= 30 * MIB * 0.9
@@ -93,7 +103,7 @@ def test_the_store_alone_holds_its_cap_against_a_live_session(tmp_path, figures)
     store.mark_session_live("busy")
     written, worst_excess, handles = 0, 0, []
     for part in range(40):  # no time passes: every blob is the current turn's
-        data = (f"part {part} ".encode() * 120_000)[:MIB - 1000]
+        data = (f"part {part} ".encode() * 120_000)[: MIB - 1000]
         put = store.put(data, session_id="busy", tool_name="terminal", kind="spill")
         handles.append(put.handle)
         store.pin_request("busy", [put.handle])  # the next request shows only the newest
@@ -105,8 +115,13 @@ def test_the_store_alone_holds_its_cap_against_a_live_session(tmp_path, figures)
             store.resolve(handle, "busy")
         except EvictedBlobError as exc:
             tombstoned += exc.tombstone.reason == "size-cap"
-    figures.update(written_mib=written // MIB, cap_mib=1, final_mib=round(store.stats()["total_bytes"] / MIB, 2),
-                   worst_excess_over_cap=worst_excess, tombstones=tombstoned)
+    figures.update(
+        written_mib=written // MIB,
+        cap_mib=1,
+        final_mib=round(store.stats()["total_bytes"] / MIB, 2),
+        worst_excess_over_cap=worst_excess,
+        tombstones=tombstoned,
+    )
     assert worst_excess <= MIB - 1000  # the previous request's blob is pinned while the next one is written
     assert tombstoned == len(handles) - store.stats()["blob_count"] == 38
 
@@ -125,10 +140,12 @@ def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_
     for i in range(6):
         call = {"id": f"c{i}", "type": "function", "function": {"name": "terminal", "arguments": f'{{"n": {i}}}'}}
         preview = engine.spill_tool_result("terminal", call["function"]["arguments"], output(i))
-        messages += [{"role": "user", "content": f"read output {i}"},
-                     {"role": "assistant", "content": None, "tool_calls": [call]},
-                     {"role": "tool", "tool_call_id": call["id"], "content": preview},
-                     {"role": "assistant", "content": f"output {i} read"}]
+        messages += [
+            {"role": "user", "content": f"read output {i}"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call["id"], "content": preview},
+            {"role": "assistant", "content": f"output {i} read"},
+        ]
     store = engine.store_session.store
     before = store.stats()["total_bytes"]
     for handle in {h for m in messages for h in HANDLE_REF.findall(m.get("content") or "")}:
@@ -138,8 +155,12 @@ def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_
     engine.spill_tool_result("terminal", '{"n": 99}', output(99))  # the next write enforces the cap
     pinned = pointed_to(store, compacted)
     after = store.stats()["total_bytes"]
-    figures.update(outputs_mib=6, before_compaction_mib=round(before / MIB, 2),
-                   after_mib=round(after / MIB, 2), compacted_history_points_to_mib=round(pinned / MIB, 2))
+    figures.update(
+        outputs_mib=6,
+        before_compaction_mib=round(before / MIB, 2),
+        after_mib=round(after / MIB, 2),
+        compacted_history_points_to_mib=round(pinned / MIB, 2),
+    )
     assert before >= 6 * MIB * 0.9
     assert after <= MIB + pinned + MIB  # the cap, what the compacted history points to, the new output
     assert after < before  # what only the summarized window pointed to was released

@@ -82,8 +82,9 @@ def test_corrupted_blobs_never_read_back_wrong(tmp_path, figures):
                 wrong += 1
     report = fresh.doctor()
     found = sum(1 for i in report.issues if i.kind == "corrupt-blob")
-    figures.update(blobs=len(originals), reads_refused=refused, reads_correct=correct, reads_wrong=wrong,
-                   doctor_found=found)
+    figures.update(
+        blobs=len(originals), reads_refused=refused, reads_correct=correct, reads_wrong=wrong, doctor_found=found
+    )
     assert wrong == 0 and found == len(originals)
 
 
@@ -95,7 +96,7 @@ def test_a_forged_sidecar_does_not_make_partial_reads_return_tampered_bytes(tmp_
     store.close()
     tampered = bytearray(data)
     at = data.index(b"7:00950")
-    tampered[at:at + 7] = b"HACKED!"
+    tampered[at : at + 7] = b"HACKED!"
     forged = dataclasses.replace(offsets_of(bytes(tampered), CHUNK), sha256=sha)
     store.blob_path(sha).write_bytes(bytes(tampered))
     store.sidecar_path(sha).write_bytes(forged.to_bytes())

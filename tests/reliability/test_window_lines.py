@@ -12,8 +12,10 @@ SEPARATORS = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x1d", "\x1
 
 
 def test_windows_with_unicode_line_separators_round_trip(figures):
-    messages = [{"role": "tool", "tool_call_id": f"c{i}", "content": f"before{sep}after{sep}"}
-                for i, sep in enumerate(SEPARATORS)]
+    messages = [
+        {"role": "tool", "tool_call_id": f"c{i}", "content": f"before{sep}after{sep}"}
+        for i, sep in enumerate(SEPARATORS)
+    ]
     messages.append({"role": "user", "content": "".join(SEPARATORS)})
     decoded = decode_window(encode_window(messages))
     figures.update(separators=len(SEPARATORS), messages=len(messages), equal=decoded == messages)

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from stowage.context_engine.replay.billing import (MESSAGE_OVERHEAD, PRICE_MODELS, PriceModel, RequestBiller,
-                                                   SessionBill, TokenMeter, message_key, tools_text)
+from stowage.context_engine.replay.billing import (
+    MESSAGE_OVERHEAD,
+    PRICE_MODELS,
+    PriceModel,
+    RequestBiller,
+    SessionBill,
+    TokenMeter,
+    message_key,
+    tools_text,
+)
 
 
 def words(text: str) -> int:
@@ -18,8 +26,11 @@ def meter() -> TokenMeter:
 
 SYSTEM = {"role": "system", "content": "you are a bot"}  # 5 words with the role
 USER = {"role": "user", "content": "fix the failing test"}  # 5 words with the role
-ASSISTANT = {"role": "assistant", "content": "", "tool_calls": [
-    {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": "{\"command\": \"ls\"}"}}]}
+ASSISTANT = {
+    "role": "assistant",
+    "content": "",
+    "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}],
+}
 TOOL = {"role": "tool", "tool_call_id": "c1", "content": "a.py b.py"}
 TOOLS = [{"type": "function", "function": {"name": "bash", "description": "run", "parameters": {}}}]
 
@@ -30,7 +41,7 @@ def test_message_tokens_are_the_wire_text_plus_framing() -> None:
     assert m.message_tokens(message_key(SYSTEM)) == 5 + MESSAGE_OVERHEAD
     assert m.message_tokens(message_key(USER)) == 5 + MESSAGE_OVERHEAD
     # role, then the call's id, name and arguments
-    assert m.message_tokens(message_key(ASSISTANT)) == len("assistant c1 bash {\"command\": \"ls\"}".split()) + 4
+    assert m.message_tokens(message_key(ASSISTANT)) == len('assistant c1 bash {"command": "ls"}'.split()) + 4
     # role, the answered call id, the content
     assert m.message_tokens(message_key(TOOL)) == len("tool c1 a.py b.py".split()) + 4
 
@@ -63,8 +74,9 @@ def test_hand_computed_session_with_cached_prefix_and_both_price_models() -> Non
     assert bill.billed_tokens == total + 100
     assert bill.summary_calls == 1
     for model in PRICE_MODELS:
-        assert bill.cost[model.name] == pytest.approx(cached * model.read + (total - cached) * model.write
-                                                      + 100 * model.write)
+        assert bill.cost[model.name] == pytest.approx(
+            cached * model.read + (total - cached) * model.write + 100 * model.write
+        )
     assert bill.peak_request_tokens == second.tokens
 
 

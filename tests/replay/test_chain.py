@@ -8,14 +8,27 @@ from pathlib import Path
 
 import pytest
 
-from stowage.context_engine.replay.chain import (DataMissing, chain_sessions, clean_transcript, read_transcripts)
+from stowage.context_engine.replay.chain import DataMissing, chain_sessions, clean_transcript, read_transcripts
 
 
 def transcript(n: int, turns: int = 3) -> dict:
     messages = [{"role": "system", "content": f"system {n}"}, {"role": "user", "content": f"task {n}"}]
     for i in range(turns):
-        messages.append({"role": "assistant", "content": f"step {i}", "tool_calls": str([
-            {"id": f"call_{i}", "type": "function", "function": {"name": "bash", "arguments": '{"command": "ls"}'}}])})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": f"step {i}",
+                "tool_calls": str(
+                    [
+                        {
+                            "id": f"call_{i}",
+                            "type": "function",
+                            "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+                        }
+                    ]
+                ),
+            }
+        )
         messages.append({"role": "tool", "tool_call_id": f"call_{i}", "content": f"out {n}.{i}"})
     messages.append({"role": "assistant", "content": "bad format"})
     messages.append({"role": "user", "content": "please use one bash block"})
@@ -68,13 +81,23 @@ def test_limit_and_missing_file(data: Path, tmp_path: Path) -> None:
 
 
 def test_clean_transcript_drops_orphans_and_parses_literal_tool_calls() -> None:
-    messages = clean_transcript([
-        {"role": "user", "content": "go"},
-        {"role": "assistant", "content": "", "tool_calls": "[{'id': 'a', 'function': {'name': 'bash', 'arguments': '{}'}}]"},
-        {"role": "tool", "tool_call_id": "zzz", "content": "orphan"},
-        {"role": "assistant", "content": "x", "tool_calls": [{"id": "b", "function": {"name": "bash", "arguments": "{}"}}]},
-        {"role": "tool", "tool_call_id": "b", "content": "ok"},
-        {"role": "weird", "content": "?"},
-    ])
+    messages = clean_transcript(
+        [
+            {"role": "user", "content": "go"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": "[{'id': 'a', 'function': {'name': 'bash', 'arguments': '{}'}}]",
+            },
+            {"role": "tool", "tool_call_id": "zzz", "content": "orphan"},
+            {
+                "role": "assistant",
+                "content": "x",
+                "tool_calls": [{"id": "b", "function": {"name": "bash", "arguments": "{}"}}],
+            },
+            {"role": "tool", "tool_call_id": "b", "content": "ok"},
+            {"role": "weird", "content": "?"},
+        ]
+    )
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
     assert messages[1]["tool_calls"][0]["id"] == "b"

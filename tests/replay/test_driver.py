@@ -26,8 +26,15 @@ class Recorder(Observer):
 class FakeEngine:
     """Duck-typed engine; ``answers`` scripts should_compress, ``mode`` scripts compress."""
 
-    def __init__(self, *, threshold: int = 10**9, answers: list[bool] | None = None, mode: str = "shrink",
-                 summarizer: StandInSummarizer | None = None, record_usage: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        threshold: int = 10**9,
+        answers: list[bool] | None = None,
+        mode: str = "shrink",
+        summarizer: StandInSummarizer | None = None,
+        record_usage: bool = True,
+    ) -> None:
         self.calls: list[tuple[str, Any]] = []
         self.threshold_tokens = threshold
         self.protect_first_n = 1
@@ -45,8 +52,16 @@ class FakeEngine:
         self.calls.clear()  # only what the driver does counts
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if name in ("last_prompt_tokens", "awaiting_real_usage_after_compression", "last_completion_tokens",
-                    "_verify_compaction_cleared_threshold") and "calls" in self.__dict__:
+        if (
+            name
+            in (
+                "last_prompt_tokens",
+                "awaiting_real_usage_after_compression",
+                "last_completion_tokens",
+                "_verify_compaction_cleared_threshold",
+            )
+            and "calls" in self.__dict__
+        ):
             self.calls.append(("set", (name, value)))
         object.__setattr__(self, name, value)
 
@@ -118,21 +133,40 @@ def test_no_compaction_order_per_turn_and_per_call() -> None:
         # turn 1: no preflight (2 messages or fewer, under threshold); no pre-API check (one message)
         "usage",
         "should_compress",  # post-tool check after the tool batch, on the real count
-        "defer", "should_compress", "usage",  # call 2: pre-API check, then usage
+        "defer",
+        "should_compress",
+        "usage",  # call 2: pre-API check, then usage
         # turn 2: preflight (more than first + last + 1 messages): estimate -> defer -> raise last -> should_compress
-        "defer", "set", "should_compress",
-        "defer", "should_compress", "usage",  # call 3
+        "defer",
+        "set",
+        "should_compress",
+        "defer",
+        "should_compress",
+        "usage",  # call 3
         "should_compress",  # post-tool
-        "defer", "should_compress", "usage"]  # call 4
+        "defer",
+        "should_compress",
+        "usage",
+    ]  # call 4
     assert kinds[0] == ("usage", first_request)
     assert kinds[1] == ("should_compress", (first_request, False))
-    assert [args for name, args in kinds if name == "usage"] == [first_request, second_request, third_request,
-                                                                 fourth_request]
+    assert [args for name, args in kinds if name == "usage"] == [
+        first_request,
+        second_request,
+        third_request,
+        fourth_request,
+    ]
     preflight = recorder.named("preflight")[0]["tokens"]
     assert kinds[6] == ("set", ("last_prompt_tokens", preflight))  # raised to the rough estimate
     assert preflight > second_request  # the estimate counts chars/4 of str(message): rougher than words
     assert [e["where"] for e in recorder.named("should_compress")] == [
-        "post_tool", "pre_api", "preflight", "pre_api", "post_tool", "pre_api"]
+        "post_tool",
+        "pre_api",
+        "preflight",
+        "pre_api",
+        "post_tool",
+        "pre_api",
+    ]
     assert result.bill.requests == 4 and result.user_turns == 2 and result.compactions == 0
 
 
@@ -141,14 +175,21 @@ def test_post_tool_uses_real_usage_and_compaction_writes_the_host_sentinels() ->
     engine = FakeEngine(answers=[True], summarizer=summarizer)  # the first check (post-tool) says yes
     result, recorder = run(engine, summarizer=summarizer)
     first_request = recorder.named("request")[0]["tokens"]
-    assert engine.calls[:3] == [("usage", first_request), ("should_compress", (first_request, True)),
-                                ("compress", (3, first_request))]  # approx = last_prompt_tokens
-    assert engine.calls[3:7] == [("set", ("last_prompt_tokens", -1)), ("set", ("last_completion_tokens", 0)),
-                                 ("set", ("awaiting_real_usage_after_compression", True)),
-                                 ("record_completed_compaction", False)]
+    assert engine.calls[:3] == [
+        ("usage", first_request),
+        ("should_compress", (first_request, True)),
+        ("compress", (3, first_request)),
+    ]  # approx = last_prompt_tokens
+    assert engine.calls[3:7] == [
+        ("set", ("last_prompt_tokens", -1)),
+        ("set", ("last_completion_tokens", 0)),
+        ("set", ("awaiting_real_usage_after_compression", True)),
+        ("record_completed_compaction", False),
+    ]
     assert result.compactions == 1 and result.bill.summary_calls == 1
     assert result.bill.summary_tokens == words(
-        "summarize these: first task look " + "out one " * 50)  # the stand-in saw that prompt
+        "summarize these: first task look " + "out one " * 50
+    )  # the stand-in saw that prompt
     assert result.summary_prompt_tokens == [result.bill.summary_tokens]
     assert result.bill.billed_tokens == result.bill.prompt_tokens + result.bill.summary_tokens
 
@@ -175,12 +216,19 @@ def test_unchanged_result_makes_no_boundary() -> None:
 def test_at_most_three_pre_api_compactions_per_turn() -> None:
     engine = FakeEngine(threshold=0)  # should_compress always says yes
     result, recorder = run(engine)
-    events = [(name, data.get("where")) for name, data in recorder.events
-              if name in ("should_compress", "request", "turn_start")]
+    events = [
+        (name, data.get("where"))
+        for name, data in recorder.events
+        if name in ("should_compress", "request", "turn_start")
+    ]
     turn = [("turn_start", None)]
     pre_api_three = [("should_compress", "pre_api")] * 3 + [("request", None)]  # then the request goes out anyway
-    per_turn = (turn + [("should_compress", "preflight")] + pre_api_three
-                + [("should_compress", "post_tool"), ("request", None)])  # the cap is per turn: no 4th check
+    per_turn = (
+        turn
+        + [("should_compress", "preflight")]
+        + pre_api_three
+        + [("should_compress", "post_tool"), ("request", None)]
+    )  # the cap is per turn: no 4th check
     assert events == per_turn + per_turn[:2] + [("should_compress", "preflight")] + per_turn[2:]
     assert result.bill.requests == 4
 
@@ -221,8 +269,12 @@ def test_tool_result_hooks_first_string_wins_and_turn_end_hooks_fire() -> None:
         raise AssertionError("only the first string return counts")
 
     engine = FakeEngine()
-    result, recorder = run(engine, tool_result_hooks=[skip, shorten, never],
-                           turn_end_hooks=[lambda session_id, **_: turns.append(session_id)], session_id="s2")
+    result, recorder = run(
+        engine,
+        tool_result_hooks=[skip, shorten, never],
+        turn_end_hooks=[lambda session_id, **_: turns.append(session_id)],
+        session_id="s2",
+    )
     assert result.hook_replaced_results == 2
     assert turns == ["s2", "s2"]
     last_request = recorder.named("request")[-1]["request"]
@@ -248,24 +300,35 @@ def test_engine_without_record_completed_compaction_gets_the_verify_flag() -> No
 
 def test_preflight_rechecks_after_each_pass_and_stops_without_progress() -> None:
     # user turns only: no API call, so every check is a preflight check
-    long_session = [{"role": "system", "content": "s"}] + [{"role": "user", "content": f"u{i} " * 200}
-                                                           for i in range(4)]
+    long_session = [{"role": "system", "content": "s"}] + [
+        {"role": "user", "content": f"u{i} " * 200} for i in range(4)
+    ]
 
     def preflights(engine: FakeEngine) -> list[tuple[str, Any]]:
         recorder = Recorder()
         HostDriver(TokenMeter(encode=words), window=10**6, observer=recorder).replay(
-            long_session, ReplayTarget(label="fake", engine=engine))
-        return [(name, data.get("where") or data.get("outcome")) for name, data in recorder.events
-                if name == "compress" or (name == "should_compress" and data["where"] == "preflight")]
+            long_session, ReplayTarget(label="fake", engine=engine)
+        )
+        return [
+            (name, data.get("where") or data.get("outcome"))
+            for name, data in recorder.events
+            if name == "compress" or (name == "should_compress" and data["where"] == "preflight")
+        ]
 
     # a compaction that helps: one pass, then the re-estimate is under the threshold
     shrinking = FakeEngine(threshold=400)
-    assert preflights(shrinking)[:3] == [("should_compress", "preflight"), ("compress", "boundary"),
-                                         ("should_compress", "preflight")]
+    assert preflights(shrinking)[:3] == [
+        ("should_compress", "preflight"),
+        ("compress", "boundary"),
+        ("should_compress", "preflight"),
+    ]
     # a compaction that changes nothing: one pass, no re-check (no progress)
     stuck = FakeEngine(threshold=400, mode="same")
-    assert preflights(stuck)[:3] == [("should_compress", "preflight"), ("compress", "noop"),
-                                     ("should_compress", "preflight")]
+    assert preflights(stuck)[:3] == [
+        ("should_compress", "preflight"),
+        ("compress", "noop"),
+        ("should_compress", "preflight"),
+    ]
 
 
 def test_cache_breaks_are_told_apart_from_compactions() -> None:
@@ -298,5 +361,9 @@ def test_post_tool_check_runs_once_after_the_whole_batch() -> None:
     ]
     HostDriver(TokenMeter(encode=words), observer=recorder).replay(transcript, ReplayTarget(label="f", engine=engine))
     names_ = [(name, data.get("where")) for name, data in recorder.events if name in ("request", "should_compress")]
-    assert names_ == [("request", None), ("should_compress", "post_tool"), ("should_compress", "pre_api"),
-                      ("request", None)]
+    assert names_ == [
+        ("request", None),
+        ("should_compress", "post_tool"),
+        ("should_compress", "pre_api"),
+        ("request", None),
+    ]

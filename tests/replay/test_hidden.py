@@ -29,10 +29,16 @@ def request(*messages: dict[str, Any]) -> dict[str, Any]:
 
 def test_code_like_tokens_and_lines_not_plain_words():
     assert code_tokens("the read_frame helper in src/net/frames.py calls self.sock.recv and parseHeader") == {
-        "read_frame", "src/net/frames.py", "self.sock.recv", "parseHeader"}
+        "read_frame",
+        "src/net/frames.py",
+        "self.sock.recv",
+        "parseHeader",
+    }
     assert code_tokens("Between 12345 and another sentence") == set()
     assert code_lines("src/a.py:3:    total = compute(y)\n  12\tif ready_to_go:\nplain words here\nreturn {") == {
-        "total = compute(y)", "if ready_to_go:"}
+        "total = compute(y)",
+        "if ready_to_go:",
+    }
     assert "read_frame" in quotable("def read_frame(sock):")
 
 
@@ -71,8 +77,10 @@ def test_an_output_compacted_away_is_needed_when_nothing_carries_its_token():
     tracker = HiddenUseTracker(TRANSCRIPT)
     tracker.event("request", request=request(TRANSCRIPT[0]))
     tracker.event("request", request=request(*TRANSCRIPT[:3]))
-    tracker.event("request", request=request({"role": "user", "content": "[CONTEXT SUMMARY] work happened"},
-                                     TRANSCRIPT[3], TRANSCRIPT[4]))
+    tracker.event(
+        "request",
+        request=request({"role": "user", "content": "[CONTEXT SUMMARY] work happened"}, TRANSCRIPT[3], TRANSCRIPT[4]),
+    )
     figures = tracker.figures()
     assert figures.needed_while_hidden == 1 and figures.examples[0]["how"] == "compacted away"
     assert figures.gaps == [0]

@@ -14,8 +14,14 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.replay import (HostDriver, Observer, StandInSummarizer, TokenMeter, chain_sessions,
-                                           read_transcripts)
+from stowage.context_engine.replay import (
+    HostDriver,
+    Observer,
+    StandInSummarizer,
+    TokenMeter,
+    chain_sessions,
+    read_transcripts,
+)
 from stowage.context_engine.replay.billing import RequestBiller
 from stowage.context_engine.replay.rough import RoughEstimator
 
@@ -53,9 +59,11 @@ class Requests(Observer):
 def recording(middleware: Any, returned: list[Any]) -> Any:
     def wrapper(**kwargs: Any) -> Any:
         result = middleware(**kwargs)
-        returned.append(result["request"] if isinstance(result, dict) and isinstance(result.get("request"), dict)
-                        else None)
+        returned.append(
+            result["request"] if isinstance(result, dict) and isinstance(result.get("request"), dict) else None
+        )
         return result
+
     return wrapper
 
 
@@ -97,7 +105,7 @@ def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path
         per_call = len(target.middlewares)
         for index, (request, tokens) in enumerate(observer.sent):
             if per_call:
-                outputs = [r for r in returned[index * per_call:(index + 1) * per_call] if r is not None]
+                outputs = [r for r in returned[index * per_call : (index + 1) * per_call] if r is not None]
                 if outputs:
                     assert request is outputs[-1]
             assert check.bill(request).tokens == tokens
@@ -108,8 +116,11 @@ def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path
 
 
 def test_rough_estimates_match_the_host(session: Any) -> None:
-    from agent.model_metadata import (_estimate_tools_tokens_rough, estimate_messages_tokens_rough,
-                                      estimate_request_tokens_rough)
+    from agent.model_metadata import (
+        _estimate_tools_tokens_rough,
+        estimate_messages_tokens_rough,
+        estimate_request_tokens_rough,
+    )
     from stowage.host.replay_host import FALLBACK_TOOLS
 
     messages = [m for m in session.messages if m["role"] != "system"][:200]
@@ -118,4 +129,5 @@ def test_rough_estimates_match_the_host(session: Any) -> None:
     assert rough.tools(FALLBACK_TOOLS) == _estimate_tools_tokens_rough(FALLBACK_TOOLS)
     system = session.messages[0]["content"]
     assert rough.request(messages, system_prompt=system, tools=FALLBACK_TOOLS) == estimate_request_tokens_rough(
-        messages, system_prompt=system, tools=FALLBACK_TOOLS)
+        messages, system_prompt=system, tools=FALLBACK_TOOLS
+    )

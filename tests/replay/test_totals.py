@@ -8,8 +8,13 @@ from stowage.context_engine.replay.totals import SUM_KEYS, add_session, with_rat
 
 
 def row(billed: int, summaries: int, peak: int, cost: float) -> dict:
-    return {**{key: 0 for key in SUM_KEYS}, "billed_tokens": billed, "summary_calls": summaries,
-            "peak_request_tokens": peak, "cost": {"m": cost}}
+    return {
+        **{key: 0 for key in SUM_KEYS},
+        "billed_tokens": billed,
+        "summary_calls": summaries,
+        "peak_request_tokens": peak,
+        "cost": {"m": cost},
+    }
 
 
 def test_sums_maxima_and_ratios() -> None:

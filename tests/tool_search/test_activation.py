@@ -33,10 +33,21 @@ def test_split_keeps_input_order_and_accepts_wrapped_schemas():
     assert deferrable == [tools[1]]
 
 
-@pytest.mark.parametrize("mode, expected", [
-    ("auto", "auto"), ("ON", "on"), (" off ", "off"), ("preselect", "preselect"),
-    (True, "on"), (False, "off"), ("yes", "on"), ("0", "off"), (None, "auto"), ("bogus", "auto"),
-])
+@pytest.mark.parametrize(
+    "mode, expected",
+    [
+        ("auto", "auto"),
+        ("ON", "on"),
+        (" off ", "off"),
+        ("preselect", "preselect"),
+        (True, "on"),
+        (False, "off"),
+        ("yes", "on"),
+        ("0", "off"),
+        (None, "auto"),
+        ("bogus", "auto"),
+    ],
+)
 def test_normalize_mode(mode, expected):
     assert normalize_mode(mode) == expected
 

@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-from stowage.tool_search import CALL_NAME, DESCRIBE_NAME, SEARCH_NAME, BridgeService, Catalog, IndexCache, bridge_schemas
+from stowage.tool_search import (
+    CALL_NAME,
+    DESCRIBE_NAME,
+    SEARCH_NAME,
+    BridgeService,
+    Catalog,
+    IndexCache,
+    bridge_schemas,
+)
 from stowage.tool_search.batch import MAX_NAMES, MAX_QUERIES
 
 from .conftest import SCHEMAS
@@ -24,9 +32,11 @@ def test_queries_come_back_grouped_with_one_shared_tool_map(svc):
     assert out["results"][1]["matches"][0]["name"] == "mcp__filesystem__read_file"
     named = {m["name"] for r in out["results"] for m in r["matches"]}
     assert set(out["tools"]) == named  # every named tool described once, no more
-    assert out["tools"]["mcp__github__create_issue"] == {"source": "mcp-github",
-                                                         "description": "Create a new issue in a GitHub repository.",
-                                                         "required": []}
+    assert out["tools"]["mcp__github__create_issue"] == {
+        "source": "mcp-github",
+        "description": "Create a new issue in a GitHub repository.",
+        "required": [],
+    }
     assert all(set(m) == {"name", "score", "match"} for r in out["results"] for m in r["matches"])
     assert out["total_available"] == len(svc.catalog)
 
@@ -80,7 +90,7 @@ def test_names_describe_several_tools_in_order_with_per_name_errors(svc):
     assert "not a string" in r[3]["error"] and "repeats entry 0" in r[4]["error"]
     many = svc.handle(DESCRIBE_NAME, {"names": [s["name"] for s in SCHEMAS] + ["x", "y", "z"]})["results"]
     assert len(many) == MAX_NAMES + 1 and "limit of 10 tool names" in many[-1]["error"]
-    assert all("error" not in x for x in many[:len(SCHEMAS)])
+    assert all("error" not in x for x in many[: len(SCHEMAS)])
     assert svc.handle(DESCRIBE_NAME, {"name": "weather_forecast"})["name"] == "weather_forecast"  # single form
 
 
@@ -101,11 +111,16 @@ def session(scoped: set[str] | None = None):
     from stowage.tool_search.session import ToolSearchSession
     from stowage.tool_search.activation import estimate_tokens
 
-    tools = [{"type": "function", "function": s} for s in SCHEMAS
-             if scoped is None or s["name"] in scoped]
+    tools = [{"type": "function", "function": s} for s in SCHEMAS if scoped is None or s["name"] in scoped]
     ts = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}).tool_search, estimate_tokens)
-    ts.shape_request(tools, [{"role": "user", "content": "hi"}], context_length=128_000, core_names=(),
-                     toolset_of=lambda _: "", registered={t["function"]["name"] for t in tools})
+    ts.shape_request(
+        tools,
+        [{"role": "user", "content": "hi"}],
+        context_length=128_000,
+        core_names=(),
+        toolset_of=lambda _: "",
+        registered={t["function"]["name"] for t in tools},
+    )
     return ts
 
 
@@ -117,14 +132,28 @@ def test_calls_run_each_in_scope_entry_and_refuse_the_rest():
         ran.append((name, arguments))
         return json.dumps({"ok": name})
 
-    out = json.loads(ts.handle(CALL_NAME, {"calls": [
-        {"name": "weather_forecast", "arguments": {"city": "Oslo"}},
-        {"name": "mcp__filesystem__write_file", "arguments": {"path": "/etc/passwd", "content": ""}},  # out of scope
-        {"name": "weather_forecast", "arguments": {"city": "Oslo"}},  # duplicate
-        "sendSlackMessage",  # not an object
-        {"name": "sendSlackMessage", "arguments": '{"channel": "C1", "text": "hi"}'},  # JSON-string arguments
-        {"name": "weather_forecast", "arguments": "{broken"},
-    ]}, dispatch))
+    out = json.loads(
+        ts.handle(
+            CALL_NAME,
+            {
+                "calls": [
+                    {"name": "weather_forecast", "arguments": {"city": "Oslo"}},
+                    {
+                        "name": "mcp__filesystem__write_file",
+                        "arguments": {"path": "/etc/passwd", "content": ""},
+                    },  # out of scope
+                    {"name": "weather_forecast", "arguments": {"city": "Oslo"}},  # duplicate
+                    "sendSlackMessage",  # not an object
+                    {
+                        "name": "sendSlackMessage",
+                        "arguments": '{"channel": "C1", "text": "hi"}',
+                    },  # JSON-string arguments
+                    {"name": "weather_forecast", "arguments": "{broken"},
+                ]
+            },
+            dispatch,
+        )
+    )
     r = out["results"]
     assert r[0] == {"name": "weather_forecast", "result": {"ok": "weather_forecast"}}
     assert "not available to this session" in r[1]["error"]

@@ -8,8 +8,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stowage.tool_search import (
-    CALL_NAME, DESCRIBE_NAME, SEARCH_NAME, BridgeError, BridgeService, Catalog, IndexCache,
-    ToolNotAvailable, bridge_schemas, bridge_tool_defs, parse_arguments,
+    CALL_NAME,
+    DESCRIBE_NAME,
+    SEARCH_NAME,
+    BridgeError,
+    BridgeService,
+    Catalog,
+    IndexCache,
+    ToolNotAvailable,
+    bridge_schemas,
+    bridge_tool_defs,
+    parse_arguments,
 )
 from stowage.tool_search.bridges import LIST_PAGE_SIZE
 
@@ -23,7 +32,10 @@ def service(catalog: Catalog) -> BridgeService:
 def test_bridge_names_are_exact():
     assert [s["name"] for s in bridge_schemas()] == [SEARCH_NAME, DESCRIBE_NAME, CALL_NAME]
     assert (SEARCH_NAME, DESCRIBE_NAME, CALL_NAME) == (
-        "stowage_tool_search", "stowage_tool_describe", "stowage_tool_call")
+        "stowage_tool_search",
+        "stowage_tool_describe",
+        "stowage_tool_call",
+    )
     assert [d["function"]["name"] for d in bridge_tool_defs()] == [SEARCH_NAME, DESCRIBE_NAME, CALL_NAME]
     assert all(d["type"] == "function" for d in bridge_tool_defs())
 
@@ -65,8 +77,15 @@ def test_search_returns_ranked_hits(catalog):
     assert first["source"] == "mcp-github"
     assert first["description"] == "Create a new issue in a GitHub repository."
     assert first["required"] == []
-    req = Catalog.from_schemas([{"name": "t", "description": "T.", "parameters": {
-        "type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]}}])
+    req = Catalog.from_schemas(
+        [
+            {
+                "name": "t",
+                "description": "T.",
+                "parameters": {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
+            }
+        ]
+    )
     assert service(req).search("t")["matches"][0]["required"] == ["a"]
     assert isinstance(first["score"], float) and first["score"] > 0
     assert len(out["matches"]) == 3
@@ -96,7 +115,10 @@ def test_list_all_names_every_tool_grouped_by_toolset(catalog):
     listed = [n for names in out["tools"].values() for n in names]
     assert sorted(listed) == sorted(catalog.names)
     assert out["tools"]["mcp-github"] == [
-        "mcp__github__create_issue", "mcp__github__create_pull_request", "mcp__github__list_issues"]
+        "mcp__github__create_issue",
+        "mcp__github__create_pull_request",
+        "mcp__github__list_issues",
+    ]
     assert "next_offset" not in out
 
 

@@ -16,6 +16,12 @@ def test_minilm_loads_offline_and_helps_preselect(catalog):
     assert embedder is not None
     vec = embedder.embed(["hello"])[0]
     assert len(vec) == 384 and abs(sum(x * x for x in vec) - 1.0) < 1e-3
-    picks = preselect(catalog, "do I need an umbrella in Oslo today?", k=2, embedder=embedder,
-                      cache=IndexCache(), embedding_cache=EmbeddingIndexCache())
+    picks = preselect(
+        catalog,
+        "do I need an umbrella in Oslo today?",
+        k=2,
+        embedder=embedder,
+        cache=IndexCache(),
+        embedding_cache=EmbeddingIndexCache(),
+    )
     assert picks[0] == "weather_forecast"

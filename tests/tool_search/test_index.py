@@ -31,11 +31,25 @@ def test_nested_parameters_are_indexed_two_levels_deep():
     nested = {
         "name": "deploy",
         "description": "Deploy an application.",
-        "parameters": {"type": "object", "properties": {
-            "config": {"type": "object", "properties": {
-                "regions": {"type": "array", "items": {"type": "object", "properties": {
-                    "zone": {"type": "string", "description": "Availability zone like eu-west-1a"}}}}}},
-        }},
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "config": {
+                    "type": "object",
+                    "properties": {
+                        "regions": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "zone": {"type": "string", "description": "Availability zone like eu-west-1a"}
+                                },
+                            },
+                        }
+                    },
+                }
+            },
+        },
     }
     index = ToolIndex(Catalog.from_schemas([nested, tool("other", "Unrelated tool.")]))
     assert names(index, "availability zone")[0] == "deploy"
@@ -43,10 +57,12 @@ def test_nested_parameters_are_indexed_two_levels_deep():
 
 
 def test_name_field_outweighs_description():
-    cat = Catalog.from_schemas([
-        tool("archive_project", "Move something to cold storage."),
-        tool("store_note", "Archive a note; the note can be restored from the archive later."),
-    ])
+    cat = Catalog.from_schemas(
+        [
+            tool("archive_project", "Move something to cold storage."),
+            tool("store_note", "Archive a note; the note can be restored from the archive later."),
+        ]
+    )
     assert names(ToolIndex(cat), "archive")[0] == "archive_project"
     # With the name weight removed, the description-heavy tool wins: the weight is what decides.
     flat = FieldWeights(name=0.0)
@@ -54,11 +70,13 @@ def test_name_field_outweighs_description():
 
 
 def test_server_tokens_count_but_weakly():
-    cat = Catalog.from_schemas([
-        tool("mcp__github__search_code", "Search code."),
-        tool("github_repo_stats", "Statistics of a GitHub repo."),
-        tool("mcp__jira__search_code", "Search code in Jira."),
-    ])
+    cat = Catalog.from_schemas(
+        [
+            tool("mcp__github__search_code", "Search code."),
+            tool("github_repo_stats", "Statistics of a GitHub repo."),
+            tool("mcp__jira__search_code", "Search code in Jira."),
+        ]
+    )
     index = ToolIndex(cat)
     assert names(index, "github")[0] == "github_repo_stats"
     assert "mcp__github__search_code" in names(index, "github", 3)
@@ -67,10 +85,12 @@ def test_server_tokens_count_but_weakly():
 
 def test_exact_name_beats_chattier_neighbours():
     # openai/codex #21503: BM25 alone ranks the exactly named tool below a verbose one.
-    cat = Catalog.from_schemas([
-        tool("get_file", "Fetch."),
-        tool("file_manager", "Get file, get file metadata, get file contents, get file history of any file."),
-    ])
+    cat = Catalog.from_schemas(
+        [
+            tool("get_file", "Fetch."),
+            tool("file_manager", "Get file, get file metadata, get file contents, get file history of any file."),
+        ]
+    )
     index = ToolIndex(cat)
     scores = index.bm25("get file")
     by_name = {cat.entries[i].name: s for i, s in scores.items()}
@@ -82,9 +102,18 @@ def test_exact_name_beats_chattier_neighbours():
 
 def test_exact_name_variants(catalog):
     index = ToolIndex(catalog)
-    for query in ["mcp__github__create_issue", "create_issue", "Create Issue", "create-issue",
-                  "CreateIssue", "github.create_issue", "github create issue",
-                  "please run mcp__github__create_issue now", "send_slack_message", "calendar create event"]:
+    for query in [
+        "mcp__github__create_issue",
+        "create_issue",
+        "Create Issue",
+        "create-issue",
+        "CreateIssue",
+        "github.create_issue",
+        "github create issue",
+        "please run mcp__github__create_issue now",
+        "send_slack_message",
+        "calendar create event",
+    ]:
         hit = index.search(query, 3)[0]
         assert hit.match == MATCH_NAME, query
     assert index.search("create_issue", 1)[0].name == "mcp__github__create_issue"
@@ -100,10 +129,12 @@ def test_ambiguous_short_name_returns_every_server(catalog):
 
 def test_typos_find_the_tool_first(catalog):
     index = ToolIndex(catalog)
-    for query, expected in [("creat_isue", "mcp__github__create_issue"),
-                            ("weather_forcast", "weather_forecast"),
-                            ("mcp__filesytem__read_file", "mcp__filesystem__read_file"),
-                            ("sendSlakMessage", "sendSlackMessage")]:
+    for query, expected in [
+        ("creat_isue", "mcp__github__create_issue"),
+        ("weather_forcast", "weather_forecast"),
+        ("mcp__filesytem__read_file", "mcp__filesystem__read_file"),
+        ("sendSlakMessage", "sendSlackMessage"),
+    ]:
         hit = index.search(query, 3)[0]
         assert hit.name == expected, query
         assert hit.match in (MATCH_NAME, MATCH_FUZZY)
@@ -135,11 +166,13 @@ def test_suggest_offers_close_names(catalog):
 
 
 def test_non_english_text_is_searchable():
-    cat = Catalog.from_schemas([
-        tool("get_weather", "查询城市的天气状况", city="城市名称"),
-        tool("translate", "Traduit un texte en français."),
-        tool("search_docs", "Search documentation."),
-    ])
+    cat = Catalog.from_schemas(
+        [
+            tool("get_weather", "查询城市的天气状况", city="城市名称"),
+            tool("translate", "Traduit un texte en français."),
+            tool("search_docs", "Search documentation."),
+        ]
+    )
     index = ToolIndex(cat)
     assert names(index, "我想知道上海目前的天气状况")[0] == "get_weather"
     assert names(index, "traduire en français")[0] == "translate"

@@ -5,16 +5,30 @@ from __future__ import annotations
 import json
 
 from stowage.tool_search import Catalog, assemble_tools, bridge_schemas, decide
-from stowage.tool_search.listing import (HEADER, LEVEL_COUNTS, LEVEL_NAMES, LEVEL_PARTIAL, LEVEL_SENTENCES,
-                                         ListingCache, approx_tokens, build_listing, first_sentence,
-                                         listing_budget)
+from stowage.tool_search.listing import (
+    HEADER,
+    LEVEL_COUNTS,
+    LEVEL_NAMES,
+    LEVEL_PARTIAL,
+    LEVEL_SENTENCES,
+    ListingCache,
+    approx_tokens,
+    build_listing,
+    first_sentence,
+    listing_budget,
+)
 
 from .conftest import SCHEMAS, tool
 
 
 def big_catalog(servers: int = 30, per: int = 20) -> Catalog:
-    return Catalog.from_schemas([tool(f"mcp__srv{s:02d}__tool_{t:02d}", f"Does thing {t} of server {s}. More text.")
-                                 for s in range(servers) for t in range(per)])
+    return Catalog.from_schemas(
+        [
+            tool(f"mcp__srv{s:02d}__tool_{t:02d}", f"Does thing {t} of server {s}. More text.")
+            for s in range(servers)
+            for t in range(per)
+        ]
+    )
 
 
 def test_first_level_is_name_and_first_sentence_grouped_by_toolset(catalog):

@@ -37,8 +37,9 @@ class FakeEmbedder:
 
 
 def test_bm25_alone_without_embedder(catalog):
-    picks = preselect(catalog, "Please read the file at /tmp/x and then write a file with the result", k=3,
-                      cache=IndexCache())
+    picks = preselect(
+        catalog, "Please read the file at /tmp/x and then write a file with the result", k=3, cache=IndexCache()
+    )
     assert set(picks[:2]) == {"mcp__filesystem__read_file", "mcp__filesystem__write_file"}
     assert len(picks) <= 3
 
@@ -58,8 +59,7 @@ def test_default_k_is_eight():
 def test_rrf_with_fake_embedder_matches_manual_fusion(catalog):
     emb = FakeEmbedder()
     message = "tell my colleague on slack that the forecast says rain"
-    got = preselect(catalog, message, k=4, embedder=emb, cache=IndexCache(),
-                    embedding_cache=EmbeddingIndexCache())
+    got = preselect(catalog, message, k=4, embedder=emb, cache=IndexCache(), embedding_cache=EmbeddingIndexCache())
     lexical = bm25_ranking(catalog, message, 50, IndexCache())
     dense = [n for n, _ in EmbeddingIndex(catalog, emb).rank(message, 50)]
     expected = [n for n, _ in reciprocal_rank_fusion([lexical, dense], k=60)][:4]
@@ -68,8 +68,14 @@ def test_rrf_with_fake_embedder_matches_manual_fusion(catalog):
 
 
 def test_embedder_finds_what_bm25_cannot(catalog):
-    picks = preselect(catalog, "do I need an umbrella", k=2, embedder=FakeEmbedder(), cache=IndexCache(),
-                      embedding_cache=EmbeddingIndexCache())
+    picks = preselect(
+        catalog,
+        "do I need an umbrella",
+        k=2,
+        embedder=FakeEmbedder(),
+        cache=IndexCache(),
+        embedding_cache=EmbeddingIndexCache(),
+    )
     assert picks[0] == "weather_forecast"
 
 

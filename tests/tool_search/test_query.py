@@ -32,19 +32,23 @@ def test_has_latin():
 
 
 def test_a_number_in_the_question_counts_half_a_word():
-    cat = Catalog.from_schemas([tool("Hotels_4_ReserveHotel", "Reserve a hotel room."),
-                                tool("other", "Something else.")])
+    cat = Catalog.from_schemas(
+        [tool("Hotels_4_ReserveHotel", "Reserve a hotel room."), tool("other", "Something else.")]
+    )
     index = ToolIndex(cat)
     assert abs(index.bm25("4")[0] - (index.bm25("reserve 4")[0] - index.bm25("reserve")[0])) < 1e-9
     assert index._bm25({"4": 1.0})[0] == 2 * index.bm25("4")[0]
 
 
 def test_name_coverage_prefers_the_tool_named_by_the_query_words():
-    cat = Catalog.from_schemas([
-        tool("get_weather", "Get the weather. Weather data for any city: weather now and weather later.",
-             city="City"),
-        tool("get_current_weather", "Returns conditions for a location.", location="City"),
-    ])
+    cat = Catalog.from_schemas(
+        [
+            tool(
+                "get_weather", "Get the weather. Weather data for any city: weather now and weather later.", city="City"
+            ),
+            tool("get_current_weather", "Returns conditions for a location.", location="City"),
+        ]
+    )
     assert ToolIndex(cat).search("current weather in Boston", 2)[0].name == "get_current_weather"
 
 

@@ -13,8 +13,7 @@ from .test_preselect import FakeEmbedder
 
 
 def service(catalog: Catalog, embedder) -> BridgeService:
-    return BridgeService(catalog, cache=IndexCache(),
-                         semantic=SemanticSearch(embedder, cache=EmbeddingIndexCache()))
+    return BridgeService(catalog, cache=IndexCache(), semantic=SemanticSearch(embedder, cache=EmbeddingIndexCache()))
 
 
 def test_the_semantic_leg_finds_what_bm25_cannot(catalog):

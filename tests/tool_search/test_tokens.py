@@ -3,19 +3,28 @@ from __future__ import annotations
 import pytest
 
 from stowage.tool_search.tokens import (
-    name_key, name_tokens, normalize, split_tool_name, split_words, tokenize, trigrams,
+    name_key,
+    name_tokens,
+    normalize,
+    split_tool_name,
+    split_words,
+    tokenize,
+    trigrams,
 )
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("create_issue", ["create", "issue"]),
-    ("getUserInfo", ["get", "user", "info"]),
-    ("getHTTPResponse", ["get", "http", "response"]),
-    ("math.factorial", ["math", "factorial"]),
-    ("s3-put-object", ["s", "3", "s3", "put", "object"]),
-    ("ListS3Buckets", ["list", "s", "3", "buckets", "s3"]),
-    ("oauth2Token", ["oauth", "2", "token", "oauth2"]),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("create_issue", ["create", "issue"]),
+        ("getUserInfo", ["get", "user", "info"]),
+        ("getHTTPResponse", ["get", "http", "response"]),
+        ("math.factorial", ["math", "factorial"]),
+        ("s3-put-object", ["s", "3", "s3", "put", "object"]),
+        ("ListS3Buckets", ["list", "s", "3", "buckets", "s3"]),
+        ("oauth2Token", ["oauth", "2", "token", "oauth2"]),
+    ],
+)
 def test_split_words_on_every_identifier_boundary(text, expected):
     assert split_words(text) == expected
 
@@ -30,11 +39,22 @@ def test_mcp_name_splits_server_from_tool():
     assert "mcp" not in tool_toks + server_toks
 
 
-@pytest.mark.parametrize("a, b", [
-    ("issues", "issue"), ("creating", "create"), ("created", "creates"),
-    ("listed", "list"), ("mapping", "map"), ("queries", "query"), ("boxes", "box"),
-    ("files", "file"), ("updated", "update"), ("movies", "movie"), ("restaurants", "restaurant"),
-])
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ("issues", "issue"),
+        ("creating", "create"),
+        ("created", "creates"),
+        ("listed", "list"),
+        ("mapping", "map"),
+        ("queries", "query"),
+        ("boxes", "box"),
+        ("files", "file"),
+        ("updated", "update"),
+        ("movies", "movie"),
+        ("restaurants", "restaurant"),
+    ],
+)
 def test_normalize_conflates_inflections(a, b):
     assert normalize(a) == normalize(b)
 

@@ -12,20 +12,23 @@ from stowage.tool_search.value_hints import implied_slot_words
 from .conftest import tool
 
 
-@pytest.mark.parametrize("text, words", [
-    ("forecast for Campbell on the 4th of March 2023", ("date",)),
-    ("rain in Vancouver on 2023-03-10?", ("date",)),
-    ("what is on tomorrow", ("date",)),
-    ("wake me at 7:30 am", ("time",)),
-    ("open https://huggingface.co with start", ("url",)),
-    ("mail jane.doe@example.org the notes", ("email",)),
-    ("convert 500 USD to euros", ("amount", "currency")),
-    ("a 15% tip", ("percent",)),
-    ("summarize report.csv and ./src/app/main.py", ("file", "path")),
-    ("the current weather in Boston", ()),
-    ("search 'march madness' teams", ()),
-    ("2023 sales by region", ()),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("forecast for Campbell on the 4th of March 2023", ("date",)),
+        ("rain in Vancouver on 2023-03-10?", ("date",)),
+        ("what is on tomorrow", ("date",)),
+        ("wake me at 7:30 am", ("time",)),
+        ("open https://huggingface.co with start", ("url",)),
+        ("mail jane.doe@example.org the notes", ("email",)),
+        ("convert 500 USD to euros", ("amount", "currency")),
+        ("a 15% tip", ("percent",)),
+        ("summarize report.csv and ./src/app/main.py", ("file", "path")),
+        ("the current weather in Boston", ()),
+        ("search 'march madness' teams", ()),
+        ("2023 sales by region", ()),
+    ],
+)
 def test_value_shapes_imply_slot_words(text, words):
     assert implied_slot_words(text) == words
 
@@ -42,16 +45,23 @@ def test_a_query_of_values_only_still_gets_its_words():
 
 
 def test_ordinal_endings_are_not_words():
-    assert tokenize("the 21st century on the 3rd floor, 25th") == ["21", normalize("century"), "3",
-                                                                     normalize("floor"), "25"]
+    assert tokenize("the 21st century on the 3rd floor, 25th") == [
+        "21",
+        normalize("century"),
+        "3",
+        normalize("floor"),
+        "25",
+    ]
     assert "s3" in tokenize("s3") and "oauth2" in tokenize("oauth2")
 
 
 def test_a_dated_question_prefers_the_tool_that_takes_a_date():
-    cat = Catalog.from_schemas([
-        tool("weather_now", "Weather for a city.", city="The city name."),
-        tool("weather_on_day", "Weather for a city.", city="The city name.", date="The day, YYYY-MM-DD."),
-    ])
+    cat = Catalog.from_schemas(
+        [
+            tool("weather_now", "Weather for a city.", city="The city name."),
+            tool("weather_on_day", "Weather for a city.", city="The city name.", date="The day, YYYY-MM-DD."),
+        ]
+    )
     index = ToolIndex(cat)
     assert [h.name for h in index.search("weather in Campbell on 2023-03-04", 2)][0] == "weather_on_day"
     assert [h.name for h in index.search("weather in Campbell", 2)][0] == "weather_now"

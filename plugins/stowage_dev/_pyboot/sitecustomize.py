@@ -150,12 +150,8 @@ def _hide_distributions(names: set[str]) -> None:
     md.distributions = distributions  # entry_points() looks this global up
 
     prefixes = tuple("__editable___" + n.replace("-", "_") + "_" for n in names)
-    sys.meta_path[:] = [
-        f for f in sys.meta_path if not getattr(f, "__module__", "").startswith(prefixes)
-    ]
-    sys.path_hooks[:] = [
-        h for h in sys.path_hooks if not getattr(h, "__module__", "").startswith(prefixes)
-    ]
+    sys.meta_path[:] = [f for f in sys.meta_path if not getattr(f, "__module__", "").startswith(prefixes)]
+    sys.path_hooks[:] = [h for h in sys.path_hooks if not getattr(h, "__module__", "").startswith(prefixes)]
     sys.path[:] = [p for p in sys.path if not str(p).startswith("__editable__.")]
     sys.path_importer_cache.clear()
     # Also covers regular (non-editable) installs of the hidden packages.

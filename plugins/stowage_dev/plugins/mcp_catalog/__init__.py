@@ -50,8 +50,16 @@ def tool_name(server: str, tool: str) -> str:
 
 def _handler(name: str, server: str, mcp_tool: str) -> Callable[..., str]:
     def handle(args: dict[str, Any], **kwargs: Any) -> str:
-        _append({"kind": "call", "tool": name, "server": server, "mcp_tool": mcp_tool, "args": args,
-                 "session_id": kwargs.get("session_id")})
+        _append(
+            {
+                "kind": "call",
+                "tool": name,
+                "server": server,
+                "mcp_tool": mcp_tool,
+                "args": args,
+                "session_id": kwargs.get("session_id"),
+            }
+        )
         return json.dumps({"ok": True, "tool": name, "echo": args}, sort_keys=True)
 
     return handle
@@ -59,8 +67,14 @@ def _handler(name: str, server: str, mcp_tool: str) -> Callable[..., str]:
 
 def _hook(hook: str) -> Callable[..., None]:
     def callback(**kwargs: Any) -> None:
-        _append({"kind": "hook", "hook": hook, "tool_name": kwargs.get("tool_name"),
-                 "tool_call_id": kwargs.get("tool_call_id")})
+        _append(
+            {
+                "kind": "hook",
+                "hook": hook,
+                "tool_name": kwargs.get("tool_name"),
+                "tool_call_id": kwargs.get("tool_call_id"),
+            }
+        )
 
     return callback
 
@@ -76,8 +90,11 @@ def register(ctx) -> None:  # noqa: ANN001 - the host's PluginContext
             continue
         for tool in info["tools"]:
             name = tool_name(server, tool["name"])
-            schema = {"name": name, "description": tool.get("description") or "",
-                      "parameters": tool.get("inputSchema") or {"type": "object", "properties": {}}}
+            schema = {
+                "name": name,
+                "description": tool.get("description") or "",
+                "parameters": tool.get("inputSchema") or {"type": "object", "properties": {}},
+            }
             ctx.register_tool(name, f"catalog-{server}", schema, _handler(name, server, tool["name"]))
     for hook in _HOOKS:
         ctx.register_hook(hook, _hook(hook))
