@@ -29,11 +29,13 @@ def register(ctx) -> None:  # noqa: ANN001 - the host's PluginContext
     so in the user's terminal, with the fix, before re-raising for the log.
     """
     try:
+        from .host.commands import register_commands
         from .host.registration import register_plugin
     except Exception as exc:
         _say_load_failed(exc)
         raise
     register_plugin(ctx)
+    register_commands(ctx)
 
 
 def _say_load_failed(exc: BaseException) -> None:

@@ -10,13 +10,14 @@ the typed :class:`CompactionRecord` in the log, the summary log on disk).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable
 
 from .ahead import build_job, should_prepare
 from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, CompactionPlan, compact
 from .config import Settings
 from .deadline import TIMEOUT_KEY, SummaryDeadline
+from .engine_parts import EngineParts
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .preview import CompactionPreview, preview_compaction
 from .prune import PruneSettings
@@ -25,16 +26,13 @@ from .summary import SummaryFailure
 from .summary_log import append_summary, window_handle
 from .thresholds import as_int
 
-if TYPE_CHECKING:
-    from .engine import StowageEngineCore
-
 logger = logging.getLogger(__name__)
 
 CALIBRATION_MESSAGES = 40  # the newest messages the token estimate is calibrated on
 COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
 
 
-def compaction_plan(engine: "StowageEngineCore", *, force: bool = False) -> CompactionPlan:
+def compaction_plan(engine: EngineParts, *, force: bool = False) -> CompactionPlan:
     """The numbers of a compaction now.
 
     A forced compaction (``/compress``) keeps only the tail's message floor:
@@ -59,7 +57,7 @@ def compaction_plan(engine: "StowageEngineCore", *, force: bool = False) -> Comp
     )
 
 
-def summarizer(engine: "StowageEngineCore", deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
+def summarizer(engine: EngineParts, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
     """The summary call for this session now; None while the model cools down (the fallback is used).
 
     A compaction passes its deadline on: the call gets what is left of it
@@ -84,7 +82,7 @@ def summarizer(engine: "StowageEngineCore", deadline: SummaryDeadline | None = N
 
 
 def run_compaction(
-    engine: "StowageEngineCore",
+    engine: EngineParts,
     messages: list[Message],
     current_tokens: int | None,
     focus_topic: str | None,
@@ -135,7 +133,7 @@ def run_compaction(
     return outcome.messages if compacted else messages
 
 
-def status_line(engine: "StowageEngineCore", context: dict[str, Any]) -> str:
+def status_line(engine: EngineParts, context: dict[str, Any]) -> str:
     """The user's status line before an automatic compaction (newer hosts): what Stowage will do."""
     approx = as_int(context.get("approx_tokens"))
     threshold = as_int(context.get("threshold_tokens")) or engine.threshold_tokens
@@ -156,7 +154,7 @@ def status_line(engine: "StowageEngineCore", context: dict[str, Any]) -> str:
     return f"Stowage: compacting{size}: storing old tool outputs and summarizing older turns with {model}"
 
 
-def _apply(engine: "StowageEngineCore", outcome: CompactionOutcome, *, model_called: bool) -> str:
+def _apply(engine: EngineParts, outcome: CompactionOutcome, *, model_called: bool) -> str:
     """What the outcome changes in the session; returns the record's ``result``."""
     state = engine.state
     flags, governor = state.flags, state.governor
@@ -236,7 +234,7 @@ def _tokens_after(
     return after + max(0, current_tokens - before)
 
 
-def _record_summary(engine: "StowageEngineCore", outcome: CompactionOutcome) -> None:
+def _record_summary(engine: EngineParts, outcome: CompactionOutcome) -> None:
     """Keep the summary as it went into the history, where ``stowage summary`` reads it."""
     if outcome.summary_body is None:
         return  # only outputs were pruned: there is no summary to show
@@ -256,7 +254,7 @@ def _record_summary(engine: "StowageEngineCore", outcome: CompactionOutcome) -> 
     )
 
 
-def prepare_ahead(engine: "StowageEngineCore", messages: Any) -> None:
+def prepare_ahead(engine: EngineParts, messages: Any) -> None:
     """At turn end: start the next compaction's summary on a background thread once the request nears the trigger.
 
     ``messages`` is the live history, the list ``compress()`` will later
@@ -285,7 +283,7 @@ def prepare_ahead(engine: "StowageEngineCore", messages: Any) -> None:
             state.ahead.start(job, summarize, on_failure=state.governor.record_summary_failure)
 
 
-def preview_now(engine: "StowageEngineCore") -> CompactionPreview | None:
+def preview_now(engine: EngineParts) -> CompactionPreview | None:
     """What a compaction of the last history the engine saw would do now (no model call, no write)."""
     seen = engine.last_seen
     if seen is None:

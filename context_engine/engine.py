@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
 
 from ..tool_search import BRIDGE_NAMES
 from ..tool_search.session import ShapedRequest, ToolSearchSession
@@ -24,6 +24,7 @@ from .ahead import AheadSummaries
 from .compaction_record import CompactionRecord
 from .compactor import Archive, CompactionOutcome
 from .config import Settings, default_settings
+from .engine_parts import SummaryModel
 from .engine_status import status_of
 from .governor import Governor
 from .host_contract import HostFacts
@@ -41,11 +42,9 @@ from .view import LeanView
 
 logger = logging.getLogger(__name__)
 
+
 # (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] (deadline.py) is the call's
 # timeout in seconds (what is left of the compaction's deadline), or None for the host's own.
-SummaryModel = Callable[[str, dict[str, Any]], str]
-
-
 class StowageEngineCore:
     """Compaction policy and host-visible state for one agent."""
 

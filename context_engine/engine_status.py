@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from .engine_parts import EngineParts
 from .plain_data import from_plain
 from .session_status import (
     COMPACTIONS_SHOWN,
@@ -18,11 +17,8 @@ from .session_status import (
 )
 from .trigger import trigger_status
 
-if TYPE_CHECKING:
-    from .engine import StowageEngineCore
 
-
-def status_of(engine: "StowageEngineCore") -> SessionStatus:
+def status_of(engine: EngineParts) -> SessionStatus:
     last_prompt = max(engine.last_prompt_tokens, 0)  # -1 is the host's "compression just ran"
     search = from_plain(ToolSearchStatus, engine.tool_search.status())
     if engine.host.tool_search_unavailable is not None:

@@ -17,13 +17,13 @@ from .hermes_engine import StowageContextEngine
 from .host_config import load_user_settings
 from .host_support import check_host
 from .notice import announce_if_not_selected
-from .slash_command import register_slash_command
 from .tool_search_glue import register_tool_search
 
 logger = logging.getLogger(__name__)
 
 
 def register_plugin(ctx: Any) -> None:
+    """The engine, its hooks and middleware (the commands are :func:`commands.register_commands`'s)."""
     settings, error = load_user_settings()
     if error is not None:
         logger.error("%s", error)
@@ -39,18 +39,6 @@ def register_plugin(ctx: Any) -> None:
         register_hook("post_llm_call", _prepare_ahead)
         register_hook("transform_tool_result", _spill_large_result)
     register_tool_search(ctx, engine)
-    register_slash_command(ctx)
-    register_cli = getattr(ctx, "register_cli_command", None)
-    if callable(register_cli):
-        # `hermes stowage doctor` etc.: the command on the routes that install no console script (git clone,
-        # user-plugin folder)
-        register_cli(
-            "stowage",
-            help="Stowage's command line (status, doctor, summary, blobs, gc, purge, replay)",
-            setup_fn=_cli_setup,
-            handler_fn=_cli_run,
-            description="The `stowage` command, run by Hermes's Python: hermes stowage doctor",
-        )
     announce_if_not_selected()
 
 
@@ -95,22 +83,3 @@ def _spill_large_result(
             spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle")))
         )
     return preview
-
-
-def _cli_setup(parser: Any) -> None:
-    import argparse
-
-    parser.add_argument(
-        "stowage_args",
-        nargs=argparse.REMAINDER,
-        metavar="COMMAND ...",
-        help="a stowage command and its options, e.g. doctor, status --json",
-    )
-
-
-def _cli_run(args: Any) -> None:
-    import sys
-
-    from ..command import main
-
-    sys.exit(main(list(getattr(args, "stowage_args", None) or [])))
