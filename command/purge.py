@@ -14,7 +14,7 @@ import sys
 import time
 from typing import Any, Callable
 
-from ..blobstore import HandleError
+from ..blobstore import BlobStore, HandleError, Tombstone
 from ..blobstore.retention import live_protected
 from ..context_engine.session_files import forget_session
 from .env import CliError, Env, Outcome
@@ -39,16 +39,9 @@ def can_ask() -> bool:
     return bool(sys.stdin) and sys.stdin.isatty()
 
 
-def rm(env: Env, handles: list[str]) -> Outcome:
-    """Remove the named blobs; an unknown, evicted or ambiguous handle removes nothing."""
-    env.require_valid_config("remove blobs")
-    store = env.open_store()
-    shas: list[str] = []
-    for handle in handles:
-        shas.append(store.resolve(handle))  # HandleError (exit 2) before anything is removed
-    sizes = {sha: store.stat(sha).size for sha in shas}
-    tombs = store.evict_many(shas, detail="removed with `stowage blobs rm`")
-    removed = [
+def _removed_rows(store: BlobStore, tombs: list[Tombstone]) -> list[dict[str, Any]]:
+    """What `blobs rm` and `purge` removed, one row a blob, for the text and for --json."""
+    return [
         {
             "handle": store.short_handle(t.sha256),
             "sha256": t.sha256,
@@ -58,6 +51,18 @@ def rm(env: Env, handles: list[str]) -> Outcome:
         }
         for t in tombs
     ]
+
+
+def rm(env: Env, handles: list[str]) -> Outcome:
+    """Remove the named blobs; an unknown, evicted or ambiguous handle removes nothing."""
+    env.require_valid_config("remove blobs")
+    store = env.open_store()
+    shas: list[str] = []
+    for handle in handles:
+        shas.append(store.resolve(handle))  # HandleError (exit 2) before anything is removed
+    sizes = {sha: store.stat(sha).size for sha in shas}
+    tombs = store.evict_many(shas, detail="removed with `stowage blobs rm`")
+    removed = _removed_rows(store, tombs)
     total = sum(sizes.values())
     lines = [
         f"removed {store.short_handle(t.sha256)} ({human_size(t.size)}, {t.tool_name or 'unknown tool'})" for t in tombs
@@ -167,16 +172,7 @@ def purge(
             forget_session(env.store_root, session)
         except OSError:
             pass
-    removed = [
-        {
-            "handle": store.short_handle(t.sha256),
-            "sha256": t.sha256,
-            "size": t.size,
-            "tool_name": t.tool_name,
-            "session_id": t.session_id,
-        }
-        for t in tombs
-    ]
+    removed = _removed_rows(store, tombs)
     text = f"removed {len(removed)} blob(s), {human_size(total)}, {what}; their handles now answer with tombstones"
     if spared:
         text += f"\n{len(spared)} blob(s) of live sessions spared (add --force to remove them too)"
