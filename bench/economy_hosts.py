@@ -206,7 +206,7 @@ def _worker(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="stowage-bench-host-")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from economy_data import sessions_of  # noqa: E402 - bench/ helper, after sys.path
+    from economy_data import common_of, sessions_of  # noqa: E402 - bench/ helper, after sys.path
 
     import agent.context_compressor as builtin
     from stowage.host import replay_host
@@ -216,6 +216,7 @@ def _worker(argv: list[str]) -> int:
     replay_host._install_builtin_route()
     tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
     meter = TokenMeter()
+    common = common_of(args.data, args.limit, args.half)
     shown = False
     for session in sessions_of(args.data, args.limit, args.chain, args.half):
         summarizer = StandInSummarizer(meter.count_text)
@@ -244,7 +245,7 @@ def _worker(argv: list[str]) -> int:
             host_version=args.host,
             close=lambda e=engine, s=session.id: e.on_session_end(s, []),
         )
-        tracker = HiddenUseTracker(session.messages)
+        tracker = HiddenUseTracker(session.messages, starts=session.starts, common=common)
         started = time.perf_counter()
         result = HostDriver(meter, window=args.window, observer=tracker).replay(session.messages, target)
         row = result.as_dict()
