@@ -171,6 +171,7 @@ class StowageEngineCore:
         if prompt <= 0:
             return  # {} after a compaction, or a provider without usage: keep the sentinel
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
+        self.state.rough_basis.usage_arrived()
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))
         self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
         self.awaiting_real_usage_after_compression = False
@@ -204,12 +205,15 @@ class StowageEngineCore:
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
         """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over."""
+        rough = as_int(rough_tokens)
+        self.state.rough_basis.ask(rough)
         return self.awaiting_real_usage_after_compression or defer_preflight(
-            as_int(rough_tokens),
+            rough,
             self.threshold_tokens,
             self.view.stats.last,
             view_enabled=self.view.settings.enabled,
             host_selects_context=self.host.selects_context,
+            estimate=self.state.rough_basis.estimate(rough, self.last_prompt_tokens),
         )
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:

@@ -28,7 +28,7 @@ from .messages import Message
 from .preview import SeenMessages
 from .session_status import RequestFigures
 from .store_session.session import StoreSession
-from .thresholds import as_int
+from .thresholds import RoughBasis, as_int
 from .tokens import TokenCounter
 from .view import LeanView, ViewSettings
 
@@ -73,6 +73,7 @@ class SessionState:
     # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
     last_request: tuple[list[Message], list[Message]] | None = None
     last_outcome: CompactionOutcome | None = None
+    rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
 
     @classmethod
     def new(
@@ -140,6 +141,7 @@ class SessionState:
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False
         self.last_outcome = None
+        self.rough_basis = RoughBasis()
         self.view = LeanView(self.view.settings, self.counter.count_message)
 
 
