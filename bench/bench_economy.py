@@ -227,6 +227,11 @@ def main(argv: list[str] | None = None) -> int:
         help="a Stowage setting for every Stowage run, e.g. view.enabled=false (repeatable)",
     )
     parser.add_argument(
+        "--no-builtin-prune",
+        action="store_true",
+        help="diagnostic: drive the 0.20.1 / 0.22.2 built-ins without prune_tool_results_only (which they call)",
+    )
+    parser.add_argument(
         "--no-newer-hosts", action="store_true", help="skip the 0.20.1 / 0.22.2 built-ins (they need their own venvs)"
     )
     parser.add_argument(
@@ -404,6 +409,8 @@ def _start_newer_hosts(
         worker_args += ["--limit", str(args.limit)]
     if args.half:
         worker_args += ["--half", args.half]
+    if args.no_builtin_prune:
+        worker_args.append("--no-prune")
     running, notes = [], []
     for host in economy_hosts.NEWER_HOSTS:
         problem = economy_hosts.ensure_venv(host)

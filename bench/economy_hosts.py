@@ -203,6 +203,7 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--window", type=int, required=True)
     parser.add_argument("--half", default="")
     parser.add_argument("--tools", required=True)
+    parser.add_argument("--no-prune", action="store_true", help="never call prune_tool_results_only (diagnostic)")
     args = parser.parse_args(argv)
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="stowage-bench-host-")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -223,6 +224,9 @@ def _worker(argv: list[str]) -> int:
         route = f"replay-route-{session.id}"
         replay_host._ROUTES[route] = summarizer
         engine, options = builtin_engine(route, args.window)
+        if args.no_prune:
+            options["prune_tool_results_only"] = "not called (--no-builtin-prune)"
+            engine.prune_tool_results_only = None  # the driver calls it only when callable
         if not shown:
             print(f"{args.host} built-in options: {options}", file=sys.stderr, flush=True)
             shown = True

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from .ahead import build_job, should_prepare
+from .ahead import build_job, growth_ratio, likely_used, should_prepare
 from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, CompactionPlan, compact
 from .config import Settings
@@ -266,6 +266,11 @@ def prepare_ahead(engine: EngineParts, messages: Any) -> None:
         return
     if engine.summary_model is None or engine.host.compress_gets_memory or engine.governor.backoff_reason() is not None:
         return
+    ratio = growth_ratio([(figures.full, figures.sent) for figures in engine.request_log])
+    if not likely_used(
+        engine.last_prompt_tokens, engine.threshold_tokens, engine.settings.compaction.prepare_at, ratio
+    ):
+        return  # the history would outgrow the prepared window before the compaction: a wasted call
     summarize = summarizer(engine)
     if summarize is None:
         return  # cooling down: the compaction will use the fallback summary anyway

@@ -35,7 +35,15 @@ from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
 from .status_file import write_session_status
 from .store_session.session import StoreSession
-from .thresholds import as_int, default_share, defer_preflight, model_threshold, tail_budget_tokens, threshold_tokens
+from .thresholds import (
+    as_int,
+    deep_view_at,
+    default_share,
+    defer_preflight,
+    model_threshold,
+    tail_budget_tokens,
+    threshold_tokens,
+)
 from .tokens import TokenCounter
 from .trigger import trigger_key
 from .view import LeanView
@@ -330,8 +338,10 @@ class StowageEngineCore:
             shaped = self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
         else:
             shaped = ShapedRequest(list(tools), messages, None)
+        tools_tokens = self.state.tools_tokens.of(shaped.tools, self.counter.count_text)
         if self.view.settings.enabled and not self.host.selects_context:
-            shaped = dataclasses.replace(shaped, messages=self.state.lean(shaped.messages))
+            deep_at = deep_view_at(self.threshold_tokens, tools_tokens)
+            shaped = dataclasses.replace(shaped, messages=self.state.lean(shaped.messages, deep_at))
         elif not self.host.selects_context:
             self.store_session.pin_request(shaped.messages)
             self.state.measure_unshaped(shaped.messages)
@@ -362,7 +372,9 @@ class StowageEngineCore:
             self.state.measure_unshaped(request_messages)
             return None
         try:
-            lean = self.state.lean(request_messages)
+            lean = self.state.lean(
+                request_messages, deep_view_at(self.threshold_tokens, self.state.tools_tokens.tokens)
+            )
         except Exception:  # the host would log it; say why ourselves and send unchanged
             logger.exception("stowage: the lean view failed; the request goes unchanged")
             return None

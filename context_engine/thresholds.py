@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -92,6 +93,28 @@ class RoughBasis:
         if last_prompt_tokens <= 0 or self.at_usage <= 0:
             return None
         return last_prompt_tokens + max(0, rough_tokens - self.at_usage)
+
+
+DEEP_HEADROOM_TOKENS = 4000  # a deep view step comes this far under the trigger: the gate looks one request ahead
+
+
+class ToolsTokens:
+    """The tokens of the request's tool list, counted once per distinct list (the newest one is kept)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.tokens = 0
+
+    def of(self, tools: Any, count_text: Any) -> int:
+        text = json.dumps(tools, sort_keys=True, ensure_ascii=False, default=str) if tools else ""
+        if text != self.text:
+            self.text, self.tokens = text, count_text(text) if text else 0
+        return self.tokens
+
+
+def deep_view_at(threshold: int, tools_tokens: int) -> int:
+    """The messages' tokens past which a deep view step is due (0: no trigger to stay under)."""
+    return max(0, threshold - tools_tokens - DEEP_HEADROOM_TOKENS) if threshold > 0 else 0
 
 
 def defer_preflight(
