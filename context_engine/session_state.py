@@ -75,6 +75,7 @@ class SessionState:
     last_outcome: CompactionOutcome | None = None
     rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
     tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)
+    turn_end_full: int = 0  # the whole history's tokens at the last turn end (how much a turn grows it)
 
     @classmethod
     def new(
@@ -143,6 +144,7 @@ class SessionState:
         self.awaiting_real_usage_after_compression = False
         self.last_outcome = None
         self.rough_basis = RoughBasis()
+        self.turn_end_full = 0
         self.view = LeanView(self.view.settings, self.counter.count_message)
 
 

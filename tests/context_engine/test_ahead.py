@@ -11,7 +11,7 @@ import json
 import random
 import threading
 
-from stowage.context_engine.ahead import build_job, clean_cut, growth_ratio, likely_used, should_prepare
+from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare
 from stowage.context_engine.boundaries import Window
 from stowage.context_engine.compactor import compact
 from stowage.context_engine.summary import SummaryFailure
@@ -75,16 +75,11 @@ def test_prepares_from_the_configured_share_of_the_trigger():
     assert not should_prepare(9_000, 0, 0.85)
 
 
-def test_prepares_only_when_the_history_will_not_outgrow_the_prepared_window():
-    # (full, sent) per request: the history grows 3 tokens per token sent (stubs hide the rest)
-    figures = [(100_000, 40_000), (50_000, 20_000), (53_000, 21_000), (59_000, 23_000)]
-    assert growth_ratio(figures) == 3.0  # measured since the compaction (full fell from 100,000)
-    assert growth_ratio([(10_000, 10_000), (12_000, 12_000)]) == 1.0  # nothing shaped
-    assert growth_ratio([(10_000, 10_000)]) == 1.0
+def test_prepares_only_when_the_next_turn_will_not_outgrow_the_prepared_window():
     # slack 10,000 * 0.15 = 1,500 tokens of longer tail
-    assert likely_used(8_500, 10_000, 0.85, 1.0)  # the view off: as before
-    assert not likely_used(8_500, 10_000, 0.85, 3.0)  # 1,500 more sent = 4,500 of history: stale by then
-    assert likely_used(9_500, 10_000, 0.85, 3.0)
+    assert likely_used(None, 10_000, 0.85)  # the first turn: not known yet
+    assert likely_used(1_500, 10_000, 0.85)
+    assert not likely_used(1_501, 10_000, 0.85)  # a long agent turn: stale by its compaction
 
 
 def test_engine_prepares_once_per_compaction_and_not_below_the_share(make_engine, recording_model):
