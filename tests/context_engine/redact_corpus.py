@@ -151,6 +151,21 @@ CORPUS = [
     ("shell-yaml", "echo '  password: correct-horse-battery' > .env", "correct-horse-battery"),
     ("cookie", "Cookie: sessionid=cookieSess0123; theme=dark", "cookieSess0123"),
     ("set-cookie", "Set-Cookie: session=setCookieSess0123; Path=/; HttpOnly", "setCookieSess0123"),
+    # key and config files, command-line flags (redact_formats.py)
+    (
+        "putty-private-lines",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 2\nAAAAC3Nz\nAAAAIPub\n"
+        "Private-Lines: 2\nAAAAIPuttyPriv0123\nAAAAIPuttyPriv4567\nPrivate-MAC: 0a1b2c",
+        "PuttyPriv4567",
+    ),
+    ("pgpass-echo", "echo 'db:5432:app:app:pgpassPw0rd99' >> ~/.pgpass", "pgpassPw0rd99"),
+    ("pgpass-cat", "$ cat ~/.pgpass\n*:*:*:postgres:pgpass Pw0rd 99", "Pw0rd 99"),
+    ("dotnet-add-key", '<add key="Smtp:Password" value="dotnetPw0rd99" />', "dotnetPw0rd99"),
+    ("dotnet-connection-string", '<add connectionString="Server=db;Password=two words99" />', "words99"),
+    ("plist-password", "<key>password</key>\n\t<string>plistPw0rd99</string>", "plistPw0rd99"),
+    ("flag-token", "gh auth login --token flagToken0123", "flagToken0123"),
+    ("flag-api-key-quoted", "tool --api-key 'flag key 0123'", "flag key 0123"),
+    ("flag-client-secret", "az login --client-secret=flagSecret0123", "flagSecret0123"),
 ]
 
 FALSE_POSITIVES = [
@@ -182,6 +197,13 @@ FALSE_POSITIVES = [
     "Content-Type: application/json\nX-Request-Id: 8f14e45f",
     "the cookie: chocolate chip",
     "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGV1\n-----END PGP PUBLIC KEY BLOCK-----",
+    "Private-Lines: the number of base64 lines that follow",
+    "db.internal:5432:app:app:readonly",
+    "one line per server in ~/.pgpass: hostname:port:database:username:password",
+    '<add key="PasswordMinLength" value="12" />',
+    "<key>PasswordHint</key><string>the dog</string>",
+    "pass --token to the CLI; --max-tokens 4096 --token-file ./t --password-stdin",
+    "vault login --token $VAULT_TOKEN; gh auth login --with-token < token.txt; tool --secret ./s.json",
     "",
 ]
 
