@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from stowage.context_engine.redact import MASK, redact, redact_many
 from stowage.context_engine.redact_rules import RULES, literal_head
 
-from .test_redact import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
+from .redact_corpus import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
 
 
 def reference_redact(text: str) -> str:

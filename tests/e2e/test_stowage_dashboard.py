@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.stowage_session import script_warm_up, stowage_home, warm_up
+from .stowage_session import script_warm_up, stowage_home, warm_up
 from stowage_dev.browser import Browser, chromium_path, count_color
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import HERMES, Scenario, run_scenario

@@ -17,7 +17,7 @@ import pytest
 
 from stowage.blobstore import BlobStore
 from stowage.context_engine.store_session.archive import decode_window
-from tests.e2e.stowage_session import OUTPUT_CHARS, script_big_turn, script_warm_up, stowage_home, warm_up
+from .stowage_session import OUTPUT_CHARS, script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 

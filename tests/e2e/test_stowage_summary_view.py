@@ -16,7 +16,7 @@ import pytest
 
 from stowage.context_engine.messages import is_summary, message_text
 from stowage.context_engine.summary import unwrap
-from tests.e2e.stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
+from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
 
