@@ -239,6 +239,13 @@ KEYS: tuple[Key, ...] = (
         4000,
     ),
     Key(
+        "view.stub_names",
+        BOOLEAN,
+        False,
+        "With view.stub_lines_chars, the kept lines take at most half of it and the rest lists the output's "
+        "identifiers and paths, the most used first (the names an agent writes code against).",
+    ),
+    Key(
         "view.pin_edited",
         BOOLEAN,
         False,

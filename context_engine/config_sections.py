@@ -42,6 +42,7 @@ class ViewSection:
     pin_turns: int
     pin_quoted: bool
     stub_lines_chars: int
+    stub_names: bool
     pin_edited: bool
     min_chars: int
     condense_reasoning: bool

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from functools import lru_cache
 from typing import Any, Callable, Sequence
 
 from ..messages import call_arguments_text, call_id, call_name, tool_calls_of, tool_result_id
@@ -73,6 +74,7 @@ def _newest(newest_read: dict[str, int], path: str) -> int | None:
     return max(same) if same else None
 
 
+@lru_cache(maxsize=8192)  # every request replays the whole history: each call is parsed once
 def read_path_of(tool_name: str, arguments: str) -> str | None:
     """The one file a call reads whole or in part (None: not a read, or more than one file)."""
     value = _arguments(arguments)
@@ -90,7 +92,8 @@ def read_path_of(tool_name: str, arguments: str) -> str | None:
     return paths.pop() if len(paths) == 1 else None
 
 
-def edited_paths(tool_name: str, arguments: str) -> set[str]:
+@lru_cache(maxsize=8192)
+def edited_paths(tool_name: str, arguments: str) -> frozenset[str]:
     """The files a call edits or writes, as far as its arguments say."""
     value = _arguments(arguments)
     found: set[str] = set()
@@ -104,7 +107,7 @@ def edited_paths(tool_name: str, arguments: str) -> set[str]:
     command = value.get("command")
     if isinstance(command, str):
         found |= _shell_edits(command)
-    return found
+    return frozenset(found)
 
 
 def _shell_edits(command: str) -> set[str]:

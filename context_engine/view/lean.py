@@ -67,6 +67,7 @@ class ViewSettings:
     condense_reasoning: bool = True
     pin_quoted: bool = True
     stub_lines_chars: int = 0
+    stub_names: bool = False
     pin_edited: bool = False
 
     @classmethod
@@ -82,6 +83,7 @@ class ViewSettings:
             view.condense_reasoning,
             view.pin_quoted,
             view.stub_lines_chars,
+            view.stub_names,
             view.pin_edited,
         )
 
@@ -303,7 +305,9 @@ class LeanView:
                 if handle is None:
                     outcome.unstored += 1
                     return
-            kept = digest(name, arguments, text, self.settings.stub_lines_chars) if handle is not None else None
+            kept = None
+            if handle is not None:
+                kept = digest(name, arguments, text, self.settings.stub_lines_chars, self.settings.stub_names)
             stub = output_stub(name, text, handle, kept.render() if kept is not None else "")
             if len(stub) >= len(text):
                 return

@@ -25,10 +25,13 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from .quotes import looks_like_code
+
 MAX_LINE_CHARS = 160  # a kept line is cut here (minified code, long log lines)
 MIN_SHARE = 4  # the digest is at most a quarter of the output: otherwise the output is not worth a stub with it
 
 SEARCH, READ, RUN, LISTING = "matching lines", "definitions", "errors", "entries"
+NAMES_HEAD = "names: "
 
 _READ_PROGRAMS = frozenset({"cat", "nl", "head", "tail", "less", "more", "bat", "awk"})
 _SEARCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
@@ -47,34 +50,51 @@ _ERROR = re.compile(
     re.IGNORECASE,
 )
 _FRAME = re.compile(r'^\s*File "[^"]+", line \d+')
+_NAME = re.compile(r"[A-Za-z_][\w./-]*\w")
 
 
 @dataclass(frozen=True)
 class Digest:
-    """The kept lines (in output order), what they are, and how many such lines the output had."""
+    """The kept lines (in output order), what they are, how many such lines the output had; the names kept."""
 
     kind: str
     lines: tuple[str, ...]
     of: int
+    names: tuple[str, ...] = ()
 
     def render(self) -> str:
-        more = f" of {self.of}" if self.of > len(self.lines) else ""
-        return "\n".join([f"{self.kind} ({len(self.lines)}{more}):", *self.lines])
+        parts = []
+        if self.lines:
+            more = f" of {self.of}" if self.of > len(self.lines) else ""
+            parts += [f"{self.kind} ({len(self.lines)}{more}):", *self.lines]
+        if self.names:
+            parts.append(f"{NAMES_HEAD}{', '.join(self.names)}")
+        return "\n".join(parts)
 
 
-def digest(tool_name: str, arguments: str, output: str, budget_chars: int) -> Digest | None:
-    """The lines of ``output`` an agent would quote, within ``budget_chars``; None when none fit or none apply."""
+def digest(tool_name: str, arguments: str, output: str, budget_chars: int, names: bool = False) -> Digest | None:
+    """The lines of ``output`` an agent would quote, within ``budget_chars``; None when none fit or none apply.
+
+    With ``names``, the lines take at most half the budget and the rest lists
+    the output's identifiers and paths not in those lines, the most used first
+    (what an agent names when it writes code against the output).
+    """
     budget = min(budget_chars, len(output) // MIN_SHARE)
     if budget <= 0:
         return None
     text = _plain_output(output)
     lines = text.splitlines()
     kind = output_kind(tool_name, arguments, lines)
-    if kind is None:
+    ranked = _candidates(kind, lines) if kind is not None else []
+    chosen = _fit(lines, ranked, budget // 2 if names else budget)
+    kept = tuple(chosen[i] for i in sorted(chosen))
+    listed = _names(text, kept, budget - sum(len(line) + 1 for line in kept)) if names else ()
+    if not kept and not listed:
         return None
-    ranked = _candidates(kind, lines)
-    if not ranked:
-        return None
+    return Digest(kind or "lines", kept, len(ranked), listed)
+
+
+def _fit(lines: list[str], ranked: list[int], budget: int) -> dict[int, str]:
     chosen: dict[int, str] = {}
     used = 0
     for index in ranked:
@@ -86,9 +106,29 @@ def digest(tool_name: str, arguments: str, output: str, budget_chars: int) -> Di
             continue  # a shorter, lower-ranked line may still fit
         chosen[index] = line
         used += cost
-    if not chosen:
-        return None
-    return Digest(kind, tuple(chosen[i] for i in sorted(chosen)), len(ranked))
+    return chosen
+
+
+def _names(text: str, kept: tuple[str, ...], budget: int) -> tuple[str, ...]:
+    """The output's code names not shown in ``kept``, most frequent first (ties: first seen), within ``budget``."""
+    budget -= len(NAMES_HEAD) + 1
+    if budget <= 0:
+        return ()
+    shown = "\n".join(kept)
+    first: dict[str, int] = {}
+    for match in _NAME.finditer(text):
+        token = match.group().rstrip(".:-/")
+        if token not in first and looks_like_code(token) and token not in shown:
+            first[token] = match.start()
+    ranked = sorted(first, key=lambda t: (-text.count(t), first[t]))
+    listed: list[str] = []
+    used = 0
+    for token in ranked:
+        cost = len(token) + 2
+        if used + cost <= budget:
+            listed.append(token)
+            used += cost
+    return tuple(listed)
 
 
 def output_kind(tool_name: str, arguments: str, lines: list[str]) -> str | None:
