@@ -36,7 +36,9 @@ NAMES_HEAD = "names: "
 _READ_PROGRAMS = frozenset({"cat", "nl", "head", "tail", "less", "more", "bat", "awk"})
 _SEARCH_PROGRAMS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git-grep"})
 _LIST_PROGRAMS = frozenset({"ls", "find", "tree", "fd", "git-ls-files"})
-_RUN_WORDS = re.compile(r"\b(?:pytest|unittest|runtests|tox|nosetests|manage\.py\s+test|python[\d.]*|node|npm|cargo|go)\b")
+_RUN_WORDS = re.compile(
+    r"\b(?:pytest|unittest|runtests|tox|nosetests|manage\.py\s+test|python[\d.]*|node|npm|cargo|go)\b"
+)
 _GREP_LINE = re.compile(r"^[^\s:]+:\d+[:-]")
 _NUMBER_PREFIX = re.compile(r"^\s*\d+(?:\t|\s*[|:]\s?| {2,})")  # `nl -ba`, read_file's `12|`, `cat -n`
 _DEFINITION = re.compile(
@@ -171,8 +173,11 @@ def _candidates(kind: str, lines: list[str]) -> list[int]:
         return definitions + imports
     errors = [i for i, line in enumerate(lines) if _ERROR.search(line.strip())]
     frames = [i for i, line in enumerate(lines) if _FRAME.match(line)]
-    frame_code = [i + 1 for i in frames if i + 1 < len(lines) and not _FRAME.match(lines[i + 1])]
-    innermost_first = [i for pair in zip(reversed(frames), reversed(frame_code)) for i in pair]
+    innermost_first = []
+    for i in reversed(frames):  # each frame, then the code line under it
+        innermost_first.append(i)
+        if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]):
+            innermost_first.append(i + 1)
     return list(reversed(errors)) + [i for i in innermost_first if i not in errors]
 
 

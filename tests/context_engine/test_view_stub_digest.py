@@ -66,7 +66,10 @@ def test_a_failing_run_keeps_the_error_and_the_innermost_frame():
             "Traceback (most recent call last):",
             '  File "reproduce_issue.py", line 12, in <module>',
             "    main()",
-            *[f'  File "django/db/models/mod_{i}.py", line {i}, in helper_{i}' + f"\n    helper_{i + 1}()" for i in range(30)],
+            *[
+                f'  File "django/db/models/mod_{i}.py", line {i}, in helper_{i}' + f"\n    helper_{i + 1}()"
+                for i in range(30)
+            ],
             '  File "django/db/models/sql/compiler.py", line 1140, in execute_sql',
             "    cursor = self.connection.cursor()",
             "django.db.utils.OperationalError: no such table: auth_user",
@@ -139,5 +142,7 @@ def test_a_digest_is_deterministic_within_budget_and_made_of_output_lines(comman
         return
     assert sum(len(line) + 1 for line in kept.lines) <= min(budget, len(output) // 4)
     shown = [line.replace("\t", "  ").rstrip() for line in lines]
-    assert all(line in shown or (line.endswith("…") and any(s.startswith(line[:-1]) for s in shown)) for line in kept.lines)
+    assert all(
+        line in shown or (line.endswith("…") and any(s.startswith(line[:-1]) for s in shown)) for line in kept.lines
+    )
     assert len(set(kept.lines)) == len(kept.lines) <= kept.of

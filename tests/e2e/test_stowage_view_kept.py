@@ -49,7 +49,12 @@ def _session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any], *, edit: 
     fake_llm.on(Match.after_tool_result("call_read"), Reply.say("read it"))
     scenario = Scenario(cli_task_id=True).turn("READ the frame reader")
     if edit:
-        change = {"mode": "replace", "path": str(source), "old_string": "    return value_0", "new_string": "    return value_1"}
+        change = {
+            "mode": "replace",
+            "path": str(source),
+            "old_string": "    return value_0",
+            "new_string": "    return value_1",
+        }
         fake_llm.on(Match.user_turn("EDIT"), Reply.tool(ToolCall("patch", change, id="call_edit")))
         fake_llm.on(Match.after_tool_result("call_edit"), Reply.say("edited"))
         scenario.turn("EDIT the return value")
