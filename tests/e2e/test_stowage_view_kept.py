@@ -8,7 +8,8 @@ follow, so the read leaves the hot zone and a view step stubs the old outputs:
   plain one-line stubs;
 * with ``view.pin_edited`` a ``patch`` of the file keeps its read verbatim
   while the outputs around it become stubs; without it the read is stubbed too
-  (quote pins off: the patch quotes the read, which would pin it as well).
+  (quote pins off: the patch quotes the read, which would pin it as well; the
+  pin lasts 12 model turns, longer than the session after the edit).
 """
 
 from __future__ import annotations
@@ -88,11 +89,11 @@ def test_the_stub_of_a_file_read_carries_its_definition_lines_while_other_stubs_
 def test_a_file_the_agent_edits_keeps_its_read_verbatim_while_older_outputs_become_stubs(
     fake_llm: FakeLLMServer, make_home
 ) -> None:
-    last = _session(fake_llm, make_home, {"pin_edited": True, "pin_quoted": False}, edit=True)
+    last = _session(fake_llm, make_home, {"pin_edited": True, "pin_quoted": False, "pin_turns": 12}, edit=True)
     assert SIGNATURE in last["call_read"] and not last["call_read"].startswith(VIEW_STUB_PREFIX)
     assert last["call_big_0"].startswith(VIEW_STUB_PREFIX)
 
 
 def test_without_edit_pins_the_read_of_the_edited_file_is_stubbed(fake_llm: FakeLLMServer, make_home) -> None:
-    last = _session(fake_llm, make_home, {"pin_edited": False, "pin_quoted": False}, edit=True)
+    last = _session(fake_llm, make_home, {"pin_edited": False, "pin_quoted": False, "pin_turns": 12}, edit=True)
     assert last["call_read"].startswith(VIEW_STUB_PREFIX) and last["call_big_0"].startswith(VIEW_STUB_PREFIX)
