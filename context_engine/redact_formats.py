@@ -51,10 +51,10 @@ _last_text: tuple[str, bool] = ("", False)  # the text last asked about, and whe
 def _mask_pgpass_line(match: Match[str]) -> str:
     """Mask the password of a five-field line when its text names ``pgpass`` (the rule's gate, as a condition)."""
     global _last_text
-    text = match.string
-    if text is not _last_text[0]:  # one lookup per text, not per line: a long file stays linear
-        _last_text = (text, "pgpass" in fold_case(text))
-    return mask_group(match) if _last_text[1] else match.group(0)
+    text, last = match.string, _last_text  # a local copy: another thread may replace the global meanwhile
+    if text is not last[0]:  # one lookup per text, not per line: a long file stays linear
+        last = _last_text = (text, "pgpass" in fold_case(text))
+    return mask_group(match) if last[1] else match.group(0)
 
 
 FORMAT_RULES: tuple[Rule, ...] = (

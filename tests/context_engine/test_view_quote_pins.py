@@ -30,14 +30,22 @@ def output(n: int, chars: int = 2400) -> str:
     return "\n".join(lines)
 
 
-def session(steps: int, quotes: dict[int, int]) -> list[dict[str, Any]]:
-    """``steps`` tool rounds; round ``k`` in ``quotes`` runs a command naming ``helper_<quotes[k]>``."""
+def session(steps: int, quotes: dict[int, int], edits: dict[int, int] | None = None) -> list[dict[str, Any]]:
+    """``steps`` tool rounds; round ``k`` in ``quotes`` runs a command naming ``helper_<quotes[k]>``.
+
+    Other rounds read ``src/module_<k>.py``; a round in ``edits`` edits ``src/module_<edits[k]>.py`` instead.
+    """
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You are terse."},
         {"role": "user", "content": "Fix the parser."},
     ]
     for k in range(steps):
-        command = f"grep -n helper_{quotes[k]} tests" if k in quotes else f"cat part{k}"
+        if k in quotes:
+            command = f"grep -n helper_{quotes[k]} tests"
+        elif edits and k in edits:
+            command = f"sed -i 's/total/sum/' src/module_{edits[k]}.py"
+        else:
+            command = f"cat src/module_{k}.py"
         messages.append(
             {
                 "role": "assistant",
@@ -95,21 +103,27 @@ def test_a_quote_pins_only_the_output_the_token_was_first_seen_in():
 
 
 @st.composite
-def quoted_sessions(draw: Any) -> tuple[int, dict[int, int]]:
+def quoted_sessions(draw: Any) -> tuple[int, dict[int, int], dict[int, int]]:
     steps = draw(st.integers(6, 16))
-    quotes = {}
+    quotes, edits = {}, {}
     for k in range(1, steps):
-        if draw(st.booleans()):
+        choice = draw(st.sampled_from(["read", "quote", "edit"]))
+        if choice == "quote":
             quotes[k] = draw(st.integers(0, k - 1))
-    return steps, quotes
+        elif choice == "edit":
+            edits[k] = draw(st.integers(0, k - 1))
+    return steps, quotes, edits
+
+
+KEPT = {"stub_lines_chars": 300, "stub_names": True, "pin_edited": True}  # stubs with lines, edit pins
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(quoted_sessions())
-def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_path_factory, spec):
-    steps, quotes = spec
-    messages = session(steps, quotes)
-    engine = make(tmp_path_factory.mktemp("a"))
+@given(quoted_sessions(), st.sampled_from([{}, KEPT]))
+def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_path_factory, spec, view):
+    steps, quotes, edits = spec
+    messages = session(steps, quotes, edits)
+    engine = make(tmp_path_factory.mktemp("a"), **view)
     previous_sent, previous_steps = None, None
     stubbed: dict[int, str] = {}
     for end in range(4, len(messages) + 1, 2):
@@ -122,5 +136,10 @@ def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_pa
         if previous_sent is not None and engine.view.stats.steps == previous_steps:
             assert json.dumps(sent[: len(previous_sent)]) == json.dumps(previous_sent)  # byte for byte
         previous_sent, previous_steps = sent, engine.view.stats.steps
-    again = shape(make(tmp_path_factory.mktemp("b")), [dict(m) for m in messages])
+    again = shape(make(tmp_path_factory.mktemp("b"), **view), [dict(m) for m in messages])
     assert json.dumps(again) == json.dumps(previous_sent)  # a pure function of the history
+    for index, stub in stubbed.items():  # with KEPT, the stub of a file read carries its def line
+        command = json.loads(messages[index - 1]["tool_calls"][0]["function"]["arguments"])["command"]
+        if command.startswith("cat src/module_"):
+            k = command.removeprefix("cat src/module_").removesuffix(".py")
+            assert (f"\ndefinitions (1):\ndef helper_{k}(value):\n" in stub) == bool(view), stub
