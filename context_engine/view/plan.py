@@ -26,7 +26,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-
 # A stub (tool, verdict, size, handle) or a condensed head (200 characters and a handle) is this much larger than
 # ``cold_tokens`` assumes: measured on the shared trajectories (about 51 tokens a stub, 83 a condensed message).
 STUB_SLACK_TOKENS = 30
