@@ -76,7 +76,7 @@ def test_hermes_plugins_install_from_a_clean_clone(fake_llm: FakeLLMServer, make
     missing = run_cli(home, "stowage", "doctor", env={"STOWAGE_HARNESS_HIDE_DISTS": hidden}, timeout=CLI_TIMEOUT)
     said = [line for line in missing.output.splitlines() if line.startswith("stowage: ")]
     assert len(said) == 1, missing.output
-    assert "failed to load (No module named 'regex')" in said[0], said
+    assert "failed to load (No module named 'regex'" in said[0], said
     assert " -m pip install " in said[0] and f"'{REQUIREMENTS['regex']}'" in said[0], said
 
     _assert_the_route_works(fake_llm, home)
@@ -100,4 +100,4 @@ def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) ->
     status = launcher(home, "status")
     assert status.returncode == 0, status.stdout + status.stderr
     broken = launcher(home, "doctor", hidden=",".join(sorted({STOWAGE_DIST, "regex"})))
-    assert broken.returncode == 1 and "stowage: cannot run (No module named 'regex')" in broken.stderr, broken
+    assert broken.returncode == 1 and "stowage: cannot run (No module named 'regex'" in broken.stderr, broken
