@@ -14,9 +14,11 @@ from the host (see ``stowage_dev.hermes_home``), so Hermes loads the folder.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -116,3 +118,25 @@ def launcher(home: HermesHome, *args: str, hidden: str | None = None) -> subproc
         text=True,
         timeout=CLI_TIMEOUT,
     )
+
+
+@dataclass
+class Printed:
+    stdout: str
+    python: str  # the interpreter of this venv's hermes (or hermesx) command
+
+
+def install_user_plugin_script(home: HermesHome) -> Printed:
+    """``python3 plugins/install_user_plugin.py --hermes-home <home>`` with this venv's Hermes first on PATH."""
+    bin_dir = Path(sys.executable).parent
+    env = home.env({"PATH": f"{bin_dir}{os.pathsep}{home.env().get('PATH', '')}"})
+    done = subprocess.run(
+        [sys.executable, str(REPO_ROOT / "plugins" / "install_user_plugin.py"), "--hermes-home", str(home.path)],
+        env=env,
+        cwd=home.work_dir,
+        capture_output=True,
+        text=True,
+        timeout=CLI_TIMEOUT,
+        check=True,
+    )
+    return Printed(done.stdout, str(bin_dir / "python"))

@@ -33,6 +33,7 @@ from tests.e2e.install_routes import (
     assert_installed_and_enabled,
     assert_stowage_at_work,
     install_git,
+    install_user_plugin_script,
     launcher,
     manifest_warnings,
     new_home,
@@ -85,7 +86,10 @@ def test_hermes_plugins_install_from_a_clean_clone(fake_llm: FakeLLMServer, make
 @pytest.mark.parametrize("route", ["copy", "link"])
 def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) -> None:
     home = new_home(make_home, route)
-    if route == "copy":  # the documented enable step (link: config.yaml written by hand, as a user may)
+    if route == "copy":  # as a user runs it: the script, then the documented enable step
+        printed = install_user_plugin_script(home)
+        assert f"{printed.python} -m pip install " in printed.stdout, printed.stdout
+        assert f"{printed.python} {home.plugins_dir / 'stowage' / 'launcher.py'} doctor" in printed.stdout
         home.plugins_enabled.remove("stowage")
         home.write_config()
         enabled = run_cli(home, "plugins", "enable", "stowage", timeout=CLI_TIMEOUT)
@@ -96,8 +100,10 @@ def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) ->
 
     _assert_the_route_works(fake_llm, home)
 
-    # the command also where the plugin does not load: the launcher in the plugin folder
+    # the command from the plugin folder, without Hermes: the launcher
     status = launcher(home, "status")
     assert status.returncode == 0, status.stdout + status.stderr
-    broken = launcher(home, "doctor", hidden=",".join(sorted({STOWAGE_DIST, "regex"})))
-    assert broken.returncode == 1 and "stowage: cannot run (No module named 'regex'" in broken.stderr, broken
+    # Hermes's Python without a requirement: doctor says so before the next start fails, with the pip command
+    broken = launcher(home, "doctor", "--no-verify", hidden=",".join(sorted({STOWAGE_DIST, "regex"})))
+    assert broken.returncode == 1, broken.stdout + broken.stderr
+    assert "requirement-missing" in broken.stdout and "-m pip install 'tiktoken" in broken.stdout, broken.stdout
