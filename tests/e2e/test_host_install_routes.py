@@ -13,7 +13,7 @@
   ``hermes config set``).
 
 In each, one ``hermes chat -q`` session in which the scripted model's requests
-show Stowage at work (a spilled output's preview, older outputs as stubs), the
+show Stowage at work (a spilled output's preview; older outputs as stubs from 0.17.0 on), the
 host logs no warning about Stowage's ``plugin.yaml``, and the route's
 ``stowage`` command (``hermes stowage doctor``, and the launcher in the plugin
 folder) exits 0.
@@ -22,7 +22,7 @@ folder) exits 0.
 from __future__ import annotations
 
 import pytest
-from stowage.host.host_support import installed_version
+from stowage.host.host_support import assess, installed_version
 from stowage.host.load_failure import REQUIREMENTS
 from stowage_dev.fake_llm import FakeLLMServer
 from stowage_dev.hermes_home import STOWAGE_DIST, HermesHome
@@ -44,6 +44,8 @@ from tests.e2e.install_routes import (
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 VERSION = installed_version()
+# before 0.17.0 no middleware API, so no lean view: the session shows Stowage by the spill alone
+HAS_VIEW = not any("tool search" in m for m in assess(VERSION).missing)
 # the 0.22 fork's installer: every plugin install or enable goes through its package manager's runtime
 MANAGED_RUNTIME_DOWNLOAD = "install failed: download failed"
 
@@ -55,7 +57,7 @@ def _managed_runtime_refused(result: CliResult) -> bool:
 def _assert_the_route_works(fake_llm: FakeLLMServer, home: HermesHome) -> None:
     script_session(fake_llm)
     chat = run_session(home)
-    assert_stowage_at_work(fake_llm, chat)
+    assert_stowage_at_work(fake_llm, chat, view=HAS_VIEW)
     assert chat.probe["engine"]["module"] == "hermes_plugins.stowage.host.hermes_engine"
     assert not manifest_warnings(home), manifest_warnings(home)
     doctor = run_cli(home, "stowage", "doctor", "--no-verify", timeout=CLI_TIMEOUT)
