@@ -33,9 +33,11 @@ from ..messages import (
 )
 from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
+from .edit_pins import edit_pins
 from .plan import ViewItem, ViewPlan, plan_view
 from .quote_pins import QuoteIndex
 from .render import REASONING_HEAD_CHARS, condensed_reasoning, cut_arguments, output_stub
+from .stub_digest import digest
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +66,9 @@ class ViewSettings:
     max_args_chars: int = 500
     condense_reasoning: bool = True
     pin_quoted: bool = True
+    stub_lines_chars: int = 0
+    stub_names: bool = False
+    pin_edited: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -77,6 +82,9 @@ class ViewSettings:
             settings.compaction.max_tool_args_chars,
             view.condense_reasoning,
             view.pin_quoted,
+            view.stub_lines_chars,
+            view.stub_names,
+            view.pin_edited,
         )
 
 
@@ -201,6 +209,9 @@ class LeanView:
                 lambda at: _after_turns(model_turns, at, pin_span),
                 self.settings.min_chars,
             )
+        if pin_span > 0 and self.settings.pin_edited:
+            for output, pins in edit_pins(messages, lambda at: _after_turns(model_turns, at, pin_span)).items():
+                quoted[output] = [*quoted.get(output, ()), *pins]
         items = []
         for index, message in enumerate(messages):
             tokens = self._count(message) if message.__class__ is dict else 0
@@ -284,7 +295,7 @@ class LeanView:
         name = call_name(call) if call is not None else (message.get("name") or "")
         name = name if isinstance(name, str) else ""
         arguments = call_arguments_text(call) if call is not None else ""
-        key = ("output", name, text)
+        key = ("output", f"{name}\x00{arguments}", text)
         stub = self._memo.get(key)
         if stub is None:
             if name in READ_BACK_TOOLS:
@@ -294,7 +305,10 @@ class LeanView:
                 if handle is None:
                     outcome.unstored += 1
                     return
-            stub = output_stub(name, text, handle)
+            kept = None
+            if handle is not None:
+                kept = digest(name, arguments, text, self.settings.stub_lines_chars, self.settings.stub_names)
+            stub = output_stub(name, text, handle, kept.render() if kept is not None else "")
             if len(stub) >= len(text):
                 return
             self._remember(key, stub)
