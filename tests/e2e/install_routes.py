@@ -92,7 +92,10 @@ def assert_stowage_at_work(fake_llm: FakeLLMServer, chat: CliResult, *, view: bo
     """
     assert chat.returncode == 0, chat.output
     assert "route checked" in chat.stdout
-    assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
+    (plugin,) = [p for p in chat.probe["plugins"] if p["key"] == "stowage"]
+    assert plugin["enabled"] and plugin["error"] is None, chat.probe
+    if "engine" in chat.probe:  # the CLI's active agent (not exposed by 0.17.0's CLI)
+        assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
     assert fake_llm.matching(Match.after_tool_result("call_0"))[0].tool_results["call_0"].startswith(PREVIEW)
     last = fake_llm.matching(Match.after_tool_result("call_3"))[-1].tool_results
     stubbed = [cid for cid, text in last.items() if text.startswith(VIEW_STUB_PREFIX)]
