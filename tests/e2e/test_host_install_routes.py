@@ -28,7 +28,7 @@ from stowage_dev.fake_llm import FakeLLMServer
 from stowage_dev.hermes_home import STOWAGE_DIST, HermesHome
 from stowage_dev.runner import CliResult, run_cli
 
-from tests.e2e.install_routes import (
+from .install_routes import (
     CLI_TIMEOUT,
     assert_installed_and_enabled,
     assert_stowage_at_work,

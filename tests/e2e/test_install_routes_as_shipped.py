@@ -32,7 +32,7 @@ from stowage_dev.hermes_home import REPO_ROOT, _user_plugin_installer
 from stowage_dev.runner import run_cli
 from stowage_dev.tempdirs import scratch_dir
 
-from tests.e2e.install_routes import assert_stowage_at_work, new_home, run_session, script_session
+from .install_routes import assert_stowage_at_work, new_home, run_session, script_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
