@@ -16,7 +16,8 @@ In each, one ``hermes chat -q`` session in which the scripted model's requests
 show Stowage at work (a spilled output's preview; older outputs as stubs from 0.17.0 on), the
 host logs no warning about Stowage's ``plugin.yaml``, and the route's
 ``stowage`` command (``hermes stowage doctor``, and the launcher in the plugin
-folder) exits 0.
+folder) exits 0; with a requirement missing from Hermes's Python, the
+launcher's doctor exits 1 with the pip command.
 """
 
 from __future__ import annotations
