@@ -283,6 +283,13 @@ KEYS: tuple[Key, ...] = (
         0.1,
         0.95,
     ),
+    Key(
+        "view.deep_step",
+        BOOLEAN,
+        False,
+        "When the request as sent nears view.compact_at, the view stubs its cold outputs and reasoning at once "
+        "(below view.step_tokens) before a compaction is needed: one prompt-cache break instead of a summary.",
+    ),
     # -- tokenizer ------------------------------------------------------------
     Key(
         "tokenizer.encoding",

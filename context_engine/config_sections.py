@@ -48,6 +48,7 @@ class ViewSection:
     min_chars: int
     condense_reasoning: bool
     compact_at: float
+    deep_step: bool
 
 
 @dataclass(frozen=True)

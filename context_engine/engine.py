@@ -35,7 +35,15 @@ from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
 from .status_file import write_session_status
 from .store_session.session import StoreSession
-from .thresholds import as_int, default_share, defer_preflight, model_threshold, tail_budget_tokens, threshold_tokens
+from .thresholds import (
+    as_int,
+    deep_view_at,
+    default_share,
+    defer_preflight,
+    model_threshold,
+    tail_budget_tokens,
+    threshold_tokens,
+)
 from .tokens import TokenCounter
 from .trigger import trigger_key
 from .view import LeanView
@@ -171,6 +179,7 @@ class StowageEngineCore:
         if prompt <= 0:
             return  # {} after a compaction, or a provider without usage: keep the sentinel
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
+        self.state.rough_basis.usage_arrived()
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))
         self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
         self.awaiting_real_usage_after_compression = False
@@ -204,12 +213,15 @@ class StowageEngineCore:
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
         """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over."""
+        rough = as_int(rough_tokens)
+        self.state.rough_basis.ask(rough)
         return self.awaiting_real_usage_after_compression or defer_preflight(
-            as_int(rough_tokens),
+            rough,
             self.threshold_tokens,
             self.view.stats.last,
             view_enabled=self.view.settings.enabled,
             host_selects_context=self.host.selects_context,
+            estimate=self.state.rough_basis.estimate(rough, self.last_prompt_tokens),
         )
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
@@ -326,8 +338,10 @@ class StowageEngineCore:
             shaped = self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
         else:
             shaped = ShapedRequest(list(tools), messages, None)
+        tools_tokens = self.state.tools_tokens.of(shaped.tools, self.counter.count_text)
         if self.view.settings.enabled and not self.host.selects_context:
-            shaped = dataclasses.replace(shaped, messages=self.state.lean(shaped.messages))
+            deep_at = deep_view_at(self.threshold_tokens, tools_tokens)
+            shaped = dataclasses.replace(shaped, messages=self.state.lean(shaped.messages, deep_at))
         elif not self.host.selects_context:
             self.store_session.pin_request(shaped.messages)
             self.state.measure_unshaped(shaped.messages)
@@ -358,7 +372,9 @@ class StowageEngineCore:
             self.state.measure_unshaped(request_messages)
             return None
         try:
-            lean = self.state.lean(request_messages)
+            lean = self.state.lean(
+                request_messages, deep_view_at(self.threshold_tokens, self.state.tools_tokens.tokens)
+            )
         except Exception:  # the host would log it; say why ourselves and send unchanged
             logger.exception("stowage: the lean view failed; the request goes unchanged")
             return None

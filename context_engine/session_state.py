@@ -28,7 +28,7 @@ from .messages import Message
 from .preview import SeenMessages
 from .session_status import RequestFigures
 from .store_session.session import StoreSession
-from .thresholds import as_int
+from .thresholds import RoughBasis, ToolsTokens, as_int
 from .tokens import TokenCounter
 from .view import LeanView, ViewSettings
 
@@ -73,6 +73,9 @@ class SessionState:
     # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
     last_request: tuple[list[Message], list[Message]] | None = None
     last_outcome: CompactionOutcome | None = None
+    rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
+    tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)
+    turn_end_full: int = 0  # the whole history's tokens at the last turn end (how much a turn grows it)
 
     @classmethod
     def new(
@@ -95,11 +98,11 @@ class SessionState:
         """A fresh state for another agent's engine: the same store folder and tokenizer, nothing else."""
         return SessionState.new(settings, counter=copy.deepcopy(self.counter), store=self.store.relocated())
 
-    def lean(self, messages: list[Message]) -> list[Message]:
+    def lean(self, messages: list[Message], deep_at: int = 0) -> list[Message]:
         """One request as the lean view sends it; its figures go to the request log."""
         store = self.store if self.store.store is not None else None
         self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
-        outcome = self.view.apply(messages, store)
+        outcome = self.view.apply(messages, store, deep_at=deep_at)
         self.store.pin_request(outcome.messages)
         self.last_request = (messages, outcome.messages)
         if store is None and outcome.unstored:
@@ -140,6 +143,8 @@ class SessionState:
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False
         self.last_outcome = None
+        self.rough_basis = RoughBasis()
+        self.turn_end_full = 0
         self.view = LeanView(self.view.settings, self.counter.count_message)
 
 

@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 
 READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})
 STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more than that to be stubbed
+DEEP_MIN_TOKENS = 1000  # a deep step must take out at least this much (each step is one prompt-cache break)
 _MEMO_LIMIT = 8192
 
 
@@ -70,6 +71,7 @@ class ViewSettings:
     stub_names: bool = False
     pin_edited: bool = False
     pin_named: bool = False
+    deep_step: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -87,6 +89,7 @@ class ViewSettings:
             view.stub_names,
             view.pin_edited,
             view.pin_named,
+            view.deep_step,
         )
 
 
@@ -146,11 +149,21 @@ class LeanView:
         self._quotes = QuoteIndex()
         self._last_steps = 0
 
-    def apply(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
-        """The request's messages with the view applied (the input list is not changed)."""
+    def apply(self, messages: list[Message], store_session: StoreHandles | None, deep_at: int = 0) -> ViewOutcome:
+        """The request's messages with the view applied (the input list is not changed).
+
+        ``deep_at``: the messages' share of the compaction trigger (with ``deep_step`` on, the plan stubs
+        what it can early once the request grows past it; 0: never).
+        """
         items, calls = self._measure(messages)
         full = sum(item.tokens for item in items)
-        plan = plan_view(items, hot_tokens=self.settings.hot_tokens, step_tokens=self.settings.step_tokens)
+        plan = plan_view(
+            items,
+            hot_tokens=self.settings.hot_tokens,
+            step_tokens=self.settings.step_tokens,
+            deep_at=deep_at if self.settings.deep_step else 0,
+            deep_min=DEEP_MIN_TOKENS,
+        )
         outcome = ViewOutcome(
             list(messages),
             full,
@@ -407,6 +420,7 @@ class LeanView:
             "cut_arguments": outcome.cut_arguments,
             "condensed_reasoning": outcome.condensed,
             "pinned": len(outcome.plan.pinned),
+            "deep_steps": outcome.plan.deep_steps,
             "hot_start": outcome.plan.hot_start,
             "unstored": outcome.unstored,
         }

@@ -6,6 +6,9 @@ import json
 from typing import Any
 
 from stowage.context_engine.view.edit_pins import edit_pins, edited_paths, read_path_of
+from stowage.context_engine.view.render import VIEW_STUB_PREFIX
+
+from .view_sessions import make, output_index, session, shape
 
 
 def bash(command: str) -> str:
@@ -66,8 +69,6 @@ def test_an_edit_of_a_file_never_read_pins_nothing():
 
 
 def test_through_the_engine_the_read_of_an_edited_file_stays_verbatim_while_others_are_stubbed(tmp_path):
-    from tests.context_engine.test_view_quote_pins import VIEW_STUB_PREFIX, make, output_index, session, shape
-
     messages = session(12, {}, {k: 1 for k in range(2, 12, 2)})  # rounds 2, 4, ... edit src/module_1.py
     pinned = shape(make(tmp_path / "a", pin_edited=True, pin_quoted=False), messages)
     assert pinned[output_index(messages, 1)]["content"] == messages[output_index(messages, 1)]["content"]
