@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stowage.context_engine.view.edit_pins import edit_pins, edited_paths, read_path_of
+from stowage.context_engine.view.edit_pins import edit_pins, edited_paths, named_paths, read_path_of
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 
 from .view_sessions import make, output_index, session, shape
@@ -78,8 +78,6 @@ def test_through_the_engine_the_read_of_an_edited_file_stays_verbatim_while_othe
 
 
 def test_with_named_any_call_naming_the_file_pins_its_newest_read():
-    from stowage.context_engine.view.edit_pins import named_paths
-
     messages = [
         call("r", "cat src/frames.py"),  # 0
         result("r"),  # 1
