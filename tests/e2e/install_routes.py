@@ -82,7 +82,9 @@ def script_session(fake_llm: FakeLLMServer) -> None:
 
 
 def run_session(home: HermesHome, hermes: str | None = None) -> CliResult:
-    return run_cli(home, "chat", "-q", "ROUTE please", "-Q", hermes=hermes, timeout=CLI_TIMEOUT)
+    # faulthandler: a crash of the host process (seen once on 0.22.2 at exit, -11) leaves its stacks in the output
+    env = {"PYTHONFAULTHANDLER": "1"}
+    return run_cli(home, "chat", "-q", "ROUTE please", "-Q", hermes=hermes, timeout=CLI_TIMEOUT, env=env)
 
 
 def assert_stowage_at_work(fake_llm: FakeLLMServer, chat: CliResult, *, view: bool = True) -> None:
