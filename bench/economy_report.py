@@ -159,45 +159,23 @@ def targets(
             return 1.0 if value == 0 else float("inf")
         return value / reference
 
-    if newest is not None:
-        checks += [
-            (
-                f"billed prompt tokens vs {newest}",
-                r("billed_tokens", newest),
-                "<= 0.45x",
-                r("billed_tokens", newest) <= 0.45,
-            ),
-            (f"cache-aware cost vs {newest}", r(COST, newest), "<= 0.55x", r(COST, newest) <= 0.55),
-            (f"summary calls vs {newest}", r("summary_calls", newest), "<= 1.00x", r("summary_calls", newest) <= 1.0),
-            (
-                f"needed while hidden vs {newest}'s share",
-                share(hidden[stowage]),
-                f"<= {share(hidden[newest]):.2%}",
-                share(hidden[stowage]) <= share(hidden[newest]),
-            ),
-            (
-                "needed while hidden, share of outputs",
-                share(hidden[stowage]),
-                "<= 1.00%",
-                share(hidden[stowage]) <= 0.01,
-            ),
+    def against(base: str, billed: float, cost: float) -> list[tuple[str, float, str, bool]]:
+        """The ratio limits against one engine, and its needed-while-hidden share as a ceiling."""
+        ratios = (
+            (f"billed prompt tokens vs {base}", r("billed_tokens", base), billed),
+            (f"cache-aware cost vs {base}", r(COST, base), cost),
+            (f"summary calls vs {base}", r("summary_calls", base), 1.0),
+        )
+        ceiling, mine = share(hidden[base]), share(hidden[stowage])
+        return [(what, value, f"<= {limit:.2f}x", value <= limit) for what, value, limit in ratios] + [
+            (f"needed while hidden vs {base}'s share", mine, f"<= {ceiling:.2%}", mine <= ceiling)
         ]
-    checks += [
-        (
-            f"billed prompt tokens vs {oldest}",
-            r("billed_tokens", oldest),
-            "<= 1.00x",
-            r("billed_tokens", oldest) <= 1.0,
-        ),
-        (f"cache-aware cost vs {oldest}", r(COST, oldest), "<= 1.00x", r(COST, oldest) <= 1.0),
-        (f"summary calls vs {oldest}", r("summary_calls", oldest), "<= 1.00x", r("summary_calls", oldest) <= 1.0),
-        (
-            f"needed while hidden vs {oldest}'s share",
-            share(hidden[stowage]),
-            f"<= {share(hidden[oldest]):.2%}",
-            share(hidden[stowage]) <= share(hidden[oldest]),
-        ),
-    ]
+
+    if newest is not None:
+        checks += against(newest, billed=0.45, cost=0.55)
+        mine = share(hidden[stowage])
+        checks.append(("needed while hidden, share of outputs", mine, "<= 1.00%", mine <= 0.01))
+    checks += against(oldest, billed=1.0, cost=1.0)
     return checks
 
 

@@ -60,6 +60,19 @@ def saved_text(status: SessionStatus) -> str:
     return text + " (" + "; ".join(parts) + ")"
 
 
+def saved_figures(status: SessionStatus) -> list[tuple[str, str]]:
+    """The totals as labelled figures, the numbers of :func:`saved_text`: the dashboard shows them in one row."""
+    view = status.view
+    figures = [("tokens saved", _n(saved_tokens(status))), ("requests", _n(view.requests if view is not None else 0))]
+    if view is not None and view.unshaped_tokens is not None:
+        figures += [
+            ("sent", f"{_n(view.sent_tokens)} of {_n(view.unshaped_tokens)}"),
+            ("by the lean view", _n(view.view_tokens_saved)),
+            ("by spills", _n(view.spill_tokens_saved)),
+        ]
+    return figures + [("compactions", _n(status.compression_count)), ("spills", _n(status.store.spills))]
+
+
 def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
     """Rows for one session: compactions, spills, savings, failures, tool search, the next trigger."""
     rows: list[tuple[str, Any]] = []

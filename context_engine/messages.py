@@ -12,6 +12,7 @@ import functools
 import json
 from typing import Any, Mapping
 
+from ..tool_search.messages import call_id, call_name, last_index, tool_calls_of  # noqa: F401 - re-exported
 from .markers import SUMMARY_END_MARKER, SUMMARY_MARKER  # noqa: F401 - re-exported
 
 # isinstance(x, dict) rather than typing.Mapping throughout: the abstract
@@ -21,7 +22,6 @@ Message = dict[str, Any]
 
 IMAGE_PART_TYPES = frozenset({"image_url", "input_image", "image"})
 SUMMARY_FLAG = "_stowage_summary"
-_NO_CALLS: list[dict[str, Any]] = []  # shared; never mutated
 
 
 def role_of(message: Any) -> str:
@@ -94,36 +94,6 @@ def has_content(message: Any) -> bool:
     return True
 
 
-def tool_calls_of(message: Any) -> list[dict[str, Any]]:
-    """The assistant's tool calls as a list of dicts (empty when none).
-
-    Returns the message's own list when it is well formed (callers never
-    mutate it): this runs for every message in every pass of a compaction.
-    """
-    if not isinstance(message, dict):
-        return _NO_CALLS
-    calls = message.get("tool_calls")
-    if not calls or not isinstance(calls, list):
-        return _NO_CALLS
-    if all(call.__class__ is dict for call in calls):
-        return calls
-    return [c for c in calls if isinstance(c, dict)]
-
-
-def call_id(call: Mapping[str, Any]) -> str:
-    """The id of a tool call; hosts use ``id`` and sometimes ``call_id``."""
-    value = call.get("id") or call.get("call_id") or ""
-    return value if isinstance(value, str) else str(value)
-
-
-def call_name(call: Mapping[str, Any]) -> str:
-    fn = call.get("function")
-    if isinstance(fn, dict) and isinstance(fn.get("name"), str):
-        return fn["name"]
-    name = call.get("name")
-    return name if isinstance(name, str) else ""
-
-
 def call_arguments_text(call: Mapping[str, Any]) -> str:
     fn = call.get("function")
     args = fn.get("arguments") if isinstance(fn, dict) else call.get("arguments")
@@ -190,14 +160,6 @@ def is_real_user_turn(message: Any) -> bool:
     if isinstance(message, dict) and message.get("_todo_snapshot_synthetic"):
         return False
     return True
-
-
-def last_index(messages: list[Message], predicate) -> int:  # noqa: ANN001
-    """Index of the last message matching ``predicate``, or -1."""
-    for index in range(len(messages) - 1, -1, -1):
-        if predicate(messages[index]):
-            return index
-    return -1
 
 
 @functools.lru_cache(maxsize=8192)

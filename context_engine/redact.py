@@ -5,9 +5,11 @@ surrounding key, header or URL so the text stays readable and parseable.
 Rules (in :mod:`.redact_rules`) cover vendor key prefixes, bearer/basic
 authorization headers, api-key headers, ``KEY=value`` and ``key: value``
 assignments with secret names, JSON fields, private key blocks, passwords in
-URLs and connection strings, secret query parameters, JWTs and chat-bot
-tokens.  Nothing is memoized across texts: a compaction redacts each message
-once, and the cost is kept low by the rules' gates and finders instead.
+URLs and connection strings, secret query parameters, JWTs, chat-bot
+tokens, and (in :mod:`.redact_formats`) PuTTY keys, ``.pgpass`` lines, .NET
+and plist settings and secret-named command-line flags.  Nothing is
+memoized across texts: a compaction redacts each message once, and the cost
+is kept low by the rules' gates and finders instead.
 """
 
 from __future__ import annotations

@@ -166,18 +166,33 @@ def on_lowered_positions(find: Finder) -> Finder:
 
 _LAST_NON_WORD = re.compile(r"(?s).*[^A-Za-z0-9_]")
 _WORD_RUN = re.compile(r"[A-Za-z0-9_]*")
+_LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^a-z0-9_-]")
+_NAME_RUN = re.compile(r"[a-z0-9_-]*")
 
 
-def _word_run_start(text: str, at: int) -> int:
-    """Start of the ``[A-Za-z0-9_]`` run holding position ``at`` (scanned back in C-sized steps)."""
-    high = at
-    while high > 0:
-        low = max(0, high - 256)
-        match = _LAST_NON_WORD.match(text, low, high)
-        if match:
-            return match.end()
-        high = low
-    return 0
+def _run_starts(text: str, positions: Iterable[int], last_outside: re.Pattern[str], run: re.Pattern[str]) -> list[int]:
+    """The start of the run (``run``'s characters) holding each position, once per run.
+
+    Each start is found scanning back in C-sized steps for the last character
+    outside the run (``last_outside``, ``.*`` then that character); positions
+    inside a run already seen are skipped.
+    """
+    starts: list[int] = []
+    run_end = -1
+    for at in positions:
+        if at < run_end:
+            continue
+        high, start = at, 0
+        while high > 0:
+            low = max(0, high - 256)
+            outside = last_outside.match(text, low, high)
+            if outside:
+                start = outside.end()
+                break
+            high = low
+        starts.append(start)
+        run_end = max(at + 1, run.match(text, at).end())  # type: ignore[union-attr]  # a * pattern always matches
+    return starts
 
 
 def at_identifier_holding(*words: str) -> Finder:
@@ -185,19 +200,10 @@ def at_identifier_holding(*words: str) -> Finder:
 
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         text = haystack.text
-        starts: list[int] = []
-        run_end = -1
-        for at in occurrences(text, [word for word in words if haystack.has(word)]):
-            if at >= run_end:
-                starts.append(_word_run_start(text, at))
-                run_end = max(at + 1, _WORD_RUN.match(text, at).end())  # type: ignore[union-attr]  # a * pattern always matches
-        return matches_at(pattern, text, starts)
+        positions = occurrences(text, [word for word in words if haystack.has(word)])
+        return matches_at(pattern, text, _run_starts(text, positions, _LAST_NON_WORD, _WORD_RUN))
 
     return find
-
-
-_LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^a-z0-9_-]")
-_NAME_RUN = re.compile(r"[a-z0-9_-]*")
 
 
 def at_name_holding(*words: str) -> Finder:
@@ -210,21 +216,8 @@ def at_name_holding(*words: str) -> Finder:
     @on_lowered_positions
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
         lowered = haystack.lowered
-        starts: list[int] = []
-        run_end = -1
-        for at in occurrences(lowered, [word for word in words if haystack.lower_has(word)]):
-            if at >= run_end:
-                high, start = at, 0
-                while high > 0:  # back to the run's start, in C-sized steps
-                    low = max(0, high - 256)
-                    outside = _LAST_OUTSIDE_NAME.match(lowered, low, high)
-                    if outside:
-                        start = outside.end()
-                        break
-                    high = low
-                starts.append(start)
-                run_end = max(at + 1, _NAME_RUN.match(lowered, at).end())  # type: ignore[union-attr]  # a * pattern always matches
-        return matches_at(pattern, haystack.text, starts)
+        positions = occurrences(lowered, [word for word in words if haystack.lower_has(word)])
+        return matches_at(pattern, haystack.text, _run_starts(lowered, positions, _LAST_OUTSIDE_NAME, _NAME_RUN))
 
     return find
 

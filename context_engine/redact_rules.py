@@ -15,6 +15,7 @@ import binascii
 import re
 from re import Match
 
+from .redact_formats import FORMAT_RULES
 from .redact_match import (
     MASK,
     Haystack,
@@ -384,12 +385,13 @@ RULES: tuple[Rule, ...] = (
         at_words("machine"),
     ),
     # -- structured formats (issue 23) --
-    # Connection strings (ODBC, ADO.NET): Pwd=...; PWD={va;lue}; Password=with spaces;
+    # Connection strings (ODBC, ADO.NET): Pwd=...; PWD={va;lue}; Password=with spaces; or up to the closing
+    # quote of a connectionString="..." attribute.
     Rule(
         re.compile(
             r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=[ \t]*(?P<secret>"
             + _NOT_A_LOOKUP
-            + r"(?:\{(?:[^}\r\n]|\}\})*\}|[^;\r\n'\"=&]*[^;\s'\"=&](?=[ \t]*;)|[^;\s'\"&]+))"
+            + r"(?:\{(?:[^}\r\n]|\}\})*\}|[^;\s'\"=&](?:[^;\r\n'\"=&]*[^;\s'\"=&])?(?=[ \t]*[;'\"])|[^;\s'\"&]+))"
         ),
         _mask_connection_password,
         in_lowered("pwd", "passw", text_requires=("=",)),
@@ -467,4 +469,6 @@ RULES: tuple[Rule, ...] = (
         in_text("_auth", "="),
         at_words("_auth"),
     ),
+    # Key and config files and command-line flags (redact_formats.py): PuTTY, .pgpass, .NET, plist, --token.
+    *FORMAT_RULES,
 )

@@ -12,6 +12,7 @@ import json
 import re
 from typing import Any, NamedTuple
 
+from ..blobstore.presentation.excerpt_json import plural
 from .markers import DUPLICATE_PREFIX, PRUNED_PREFIX, STUB_PREFIXES  # re-exported
 
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
@@ -130,7 +131,7 @@ def _first_error_word(lowered: str) -> int:
 
 def size_description(content: str) -> str:
     lines = content.count("\n") + 1 if content else 0
-    return f"{len(content):,} chars, {lines:,} lines"
+    return f"{len(content):,} chars, {plural(lines, 'line')}"
 
 
 def default_stub(output: PrunedOutput) -> str:

@@ -131,6 +131,7 @@ def session(session_id: str) -> dict[str, Any]:
                     "status": status.as_dict(),
                     "tokens_saved": live.saved_tokens(status),
                     "saved": live.saved_text(status),
+                    "totals": [[label, value] for label, value in live.saved_figures(status)],
                     "rows": [[label, str(value)] for label, value in lines],
                 }
     raise HTTPException(404, f"unknown session {session_id!r}: no status file in this Hermes home's store")

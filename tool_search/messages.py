@@ -3,7 +3,8 @@
 Tool search rewrites deferred calls in a request's history and ranks by
 the newest user message; these helpers read plain OpenAI-style message
 dicts defensively (anything malformed reads as empty), so this package
-needs nothing from the context engine.
+needs nothing from the context engine; the engine's ``messages`` module
+takes the tool-call helpers from here rather than keeping copies.
 """
 
 from __future__ import annotations
@@ -36,11 +37,16 @@ def message_text(message: Any) -> str:
 
 
 def tool_calls_of(message: Any) -> list[dict[str, Any]]:
-    """An assistant message's tool calls that are dicts (the message's own list when all are)."""
+    """An assistant message's tool calls that are dicts (empty when none).
+
+    Returns the message's own list when it is well formed (callers never
+    mutate it): the context engine reads it for every message in every pass
+    of a compaction, so the common case is one class test per call.
+    """
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     if not calls or not isinstance(calls, list):
         return _NO_CALLS
-    if all(isinstance(call, dict) for call in calls):
+    if all(call.__class__ is dict for call in calls):
         return calls
     return [c for c in calls if isinstance(c, dict)]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..retrieval.jsonpath import Segment
-from .excerpt_json import STYLES, inline_value, outline
+from .excerpt_json import STYLES, inline_value, outline, plural, top_level_shape
 from .excerpt_lines import DEFAULT_SCAN_CHARS, Span, count_lines, render_chars, render_lines
 from .sniff import magic_label, sniff
 from .unescape import TextView, salvage_text_views, text_views_in
@@ -54,6 +54,7 @@ class Excerpt:
     layout: str = "lines"
     shown_char_ranges: tuple[tuple[int, int], ...] = ()
     view_path: str | None = None
+    shape: str = ""  # JSON: what the document is at its top ("a JSON array of 40 items"), else empty
 
 
 @dataclass(frozen=True)
@@ -161,15 +162,15 @@ def _salvaged_excerpt(text: str, o: _Opts, total_lines: int) -> Excerpt | None:
         return None
     top = (
         f"JSON, not valid (cut off?), {n:,} chars; recovered string after key {big.path!r} "
-        f"({len(big.text):,} chars, {count_lines(big.text):,} lines, unescaped):"
+        f"({len(big.text):,} chars, {plural(count_lines(big.text), 'line')}, unescaped):"
     )
-    base: dict[str, Any] = dict(kind="json", total_lines=total_lines, total_chars=n)
+    base: dict[str, Any] = dict(kind="json", total_lines=total_lines, total_chars=n, shape="JSON cut off (not valid)")
     return _view_excerpt(top, big.text, big.path, o, base)
 
 
 def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
     n = len(text)
-    base: dict[str, Any] = dict(kind="json", total_lines=total_lines, total_chars=n)
+    base: dict[str, Any] = dict(kind="json", total_lines=total_lines, total_chars=n, shape=top_level_shape(doc))
     views: list[TextView] = text_views_in(
         doc, min_chars=max(200, int(_VIEW_SHARE * n)), require_newline=False, max_views=4, max_nodes=_VIEW_SEARCH_NODES
     )
@@ -179,14 +180,14 @@ def _json_excerpt(text: str, doc: Any, o: _Opts, total_lines: int) -> Excerpt:
         path = "$" if isinstance(doc, str) or big is None else big.path
         focus: tuple[Segment, ...] = () if isinstance(doc, str) or big is None else big.segments
         if isinstance(doc, str):
-            top = f"JSON string, {len(doc):,} chars, {count_lines(doc):,} lines when unescaped:"
+            top = f"JSON string, {len(doc):,} chars, {plural(count_lines(doc), 'line')} when unescaped:"
         else:
             top = next(
                 (t for st in STYLES if len(t := outline(doc, st, focus)) <= o.budget * 2 // 5),
                 outline(doc, STYLES[-1], focus),
             )
             lines = count_lines(view_text)
-            size = f"{lines:,} lines" if lines > 1 else f"{len(view_text):,} chars"
+            size = plural(lines, "line") if lines > 1 else f"{len(view_text):,} chars"
             top += f"\n{path} (unescaped, {size}):"
         return _view_excerpt(top, view_text, path, o, base)
     return Excerpt(_fit_outline(doc, o.budget), layout="json", omitted_lines=total_lines, **base)

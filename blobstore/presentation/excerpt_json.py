@@ -18,7 +18,7 @@ from typing import Any, Iterator
 
 from ..retrieval.jsonpath import Segment
 
-__all__ = ["OutlineStyle", "STYLES", "inline_value", "outline"]
+__all__ = ["OutlineStyle", "STYLES", "inline_value", "outline", "plural", "top_level_shape"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*\Z")
 _SAMPLE_ITEMS = 50
@@ -69,8 +69,29 @@ def _str_note(s: str) -> str:
     return f"string, {len(s):,} chars{extra}"
 
 
-def _plural(n: int, word: str) -> str:
+def plural(n: int, word: str) -> str:
+    """``1 line``, ``2 lines``, ``1,204 lines``."""
     return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
+_SHAPE_KEYS = 6
+
+
+def top_level_shape(doc: Any) -> str:
+    """What a parsed document is at its top, in a few words: ``a JSON object with 2 keys: output, exit_code``.
+
+    A spill's first line names it, so the model knows before the preview
+    whether to ask for a key, an index range or lines.
+    """
+    if isinstance(doc, dict):
+        if not doc:
+            return "an empty JSON object"
+        keys = ", ".join(_key(str(k)) for k in itertools.islice(doc, _SHAPE_KEYS))
+        more = ", …" if len(doc) > _SHAPE_KEYS else ""
+        return f"a JSON object with {plural(len(doc), 'key')}: {keys}{more}"
+    if isinstance(doc, list):
+        return f"a JSON array of {plural(len(doc), 'item')}" if doc else "an empty JSON array"
+    return "JSON null" if doc is None else f"a JSON {_type_name(doc)}"
 
 
 def inline_value(v: Any, limit: int, focus: tuple[Segment, ...] | None = None) -> str:
@@ -115,7 +136,7 @@ def inline_value(v: Any, limit: int, focus: tuple[Segment, ...] | None = None) -
         shown += 1
     rest = len(v) - shown
     if rest:
-        parts.append("…+" + _plural(rest, "key" if is_obj else "item"))
+        parts.append("…+" + plural(rest, "key" if is_obj else "item"))
     return open_ + ", ".join(parts) + close
 
 
@@ -125,9 +146,9 @@ def _array_summary(arr: list) -> str:
     if not sample:
         return "array, empty"
     if len(types) > 1:
-        return f"array, {_plural(len(arr), 'item')} of mixed types ({', '.join(sorted(types))})"
+        return f"array, {plural(len(arr), 'item')} of mixed types ({', '.join(sorted(types))})"
     only = types.pop()
-    desc = f"array, {_plural(len(arr), 'item')} of {only}"
+    desc = f"array, {plural(len(arr), 'item')} of {only}"
     if only == "object":
         keys: dict[str, None] = {}
         for x in sample:
@@ -147,7 +168,7 @@ def _describe(v: Any, style: OutlineStyle, focus: tuple[Segment, ...] | None, pa
             return json.dumps(v, ensure_ascii=False)
         return f"{inline_value(v, min(style.item_chars, 60))} ({_str_note(v)})"
     if isinstance(v, dict):
-        return f"object, {_plural(len(v), 'key')}" if v else "{}"
+        return f"object, {plural(len(v), 'key')}" if v else "{}"
     if isinstance(v, list):
         return _array_summary(v)
     return inline_value(v, style.item_chars)
@@ -172,7 +193,7 @@ def _outline_node(
         if len(v) > len(keys):
             names = ", ".join(_key(k) for k in itertools.islice(v.keys(), len(keys), len(keys) + 8))
             tail = ", …" if len(v) > len(keys) + 8 else ""
-            out.append(f"{pad}… {_plural(len(v) - len(keys), 'more key')}: {names}{tail}")
+            out.append(f"{pad}… {plural(len(v) - len(keys), 'more key')}: {names}{tail}")
     elif isinstance(v, list):
         n = len(v)
         head = min(style.head_items, n)
@@ -184,14 +205,14 @@ def _outline_node(
 
         out += [item(i) for i in range(head)]
         if n - head - tail_n > 0:
-            out.append(f"{pad}… {_plural(n - head - tail_n, 'item')} …")
+            out.append(f"{pad}… {plural(n - head - tail_n, 'item')} …")
         out += [item(i) for i in range(n - tail_n, n)]
 
 
 def outline(doc: Any, style: OutlineStyle, focus: tuple[Segment, ...] | None = None) -> str:
     """Outline of *doc* in *style*; *focus* marks a string rendered elsewhere."""
     if isinstance(doc, dict):
-        head = f"JSON object, {_plural(len(doc), 'key')}" + (":" if doc else " (empty)")
+        head = f"JSON object, {plural(len(doc), 'key')}" + (":" if doc else " (empty)")
     elif isinstance(doc, list):
         head = _array_summary(doc).replace("array", "JSON array", 1) + (":" if doc else "")
     else:

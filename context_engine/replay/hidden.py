@@ -144,7 +144,12 @@ class HiddenUseTracker(Observer):
     # -- figures -------------------------------------------------------------
     def figures(self) -> HiddenFigures:
         used = {cid for reply in self._replies for cid in reply}
-        needed = sorted(self._needed.values(), key=lambda n: n["request"])
+        # By request, then transcript order: the outputs one answer quotes are found through a set,
+        # whose order follows the process's hash seed, and the bench JSON must be the same every run.
+        position = {call_id: i for i, call_id in enumerate(self._order)}
+        needed = [
+            self._needed[cid] for cid in sorted(self._needed, key=lambda c: (self._needed[c]["request"], position[c]))
+        ]
         return HiddenFigures(
             outputs=len(self._outputs),
             hidden=len(self._first_hidden),

@@ -126,6 +126,7 @@ def spill_result(
         view_handles,
         excerpt.text,
         excerpt.view_path,
+        excerpt.shape,
     )
     return Spilled(message, original.handle, view_handles, tokens)
 
@@ -158,10 +159,16 @@ def _render(
     view_handles: dict[str, str],
     excerpt: str,
     excerpt_view: str | None,
+    shape: str,
 ) -> str:
+    size = (
+        f"{len(text):,} chars"
+        + (" on one line" if lines <= 1 else f", {lines:,} lines")
+        + (f", {shape}" if shape else "")
+    )
     parts = [
         SPILL_HEADER,
-        f"{tool_name or 'tool'}({gist}) returned {len(text):,} chars, {lines:,} lines (~{tokens:,} tokens); "
+        f"{tool_name or 'tool'}({gist}) returned {size} (~{tokens:,} tokens); "
         + (
             "the whole output is stored."
             if (cut := host_truncation(text)) is None

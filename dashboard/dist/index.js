@@ -146,9 +146,14 @@
     if (!data) return h("p", null, "Loading\u2026");
     return h("div", { "data-stowage-session": data.session_id },
       h("h3", { style: { fontWeight: 600 } }, "Session " + data.session_id),
-      h("p", { "data-stowage-totals": "", "data-tokens-saved": data.tokens_saved }, data.saved + "; " +
-        fmt(data.status.compression_count) + " compaction" + (data.status.compression_count === 1 ? "" : "s") + "; " +
-        fmt((data.status.store || {}).spills) + " spill" + ((data.status.store || {}).spills === 1 ? "" : "s")),
+      // the totals as one row of labelled figures (a sentence of them wrapped at 1366 px); the sentence is the tooltip
+      h("div", { "data-stowage-totals": "", "data-tokens-saved": data.tokens_saved, title: data.saved,
+          style: { display: "flex", flexWrap: "wrap", columnGap: 22, rowGap: 4, fontSize: 13, margin: "4px 0 10px" } },
+        (data.totals || []).map(function (figure) {
+          return h("span", { key: figure[0], "data-figure": figure[0], style: { whiteSpace: "nowrap" } },
+            h("span", { style: { opacity: 0.7, marginRight: 6 } }, figure[0]),
+            h("span", { style: { fontWeight: 600, fontVariantNumeric: "tabular-nums" } }, figure[1]));
+        })),
       h(Timeline, { status: data.status }), h(Legend),
       h("table", { style: { fontSize: 13, width: "100%", borderCollapse: "collapse" }, "data-stowage-rows": "" },
         h("tbody", null, data.rows.map(function (row, i) {

@@ -86,14 +86,14 @@ class Browser:
         page = next(t["targetId"] for t in targets if t.get("type") == "page")
         self.session = self.send("Target.attachToTarget", targetId=page, flatten=True)["sessionId"]
         self.send("Page.enable")
-        self.send(
-            "Emulation.setDeviceMetricsOverride",
-            width=self.size[0],
-            height=self.size[1],
-            deviceScaleFactor=1,
-            mobile=False,
-        )
+        self._window(self.size[1])
         return self
+
+    def _window(self, height: int) -> None:
+        """The window is ``self.size`` wide and ``height`` CSS px tall, at one device pixel per CSS px."""
+        self.send(
+            "Emulation.setDeviceMetricsOverride", width=self.size[0], height=height, deviceScaleFactor=1, mobile=False
+        )
 
     def __exit__(self, *exc: object) -> None:
         try:
@@ -169,25 +169,13 @@ class Browser:
                 self.evaluate("Math.max(...[...document.querySelectorAll('*')].map(e => e.scrollHeight))")
                 or self.size[1]
             )
-            self.send(
-                "Emulation.setDeviceMetricsOverride",
-                width=self.size[0],
-                height=max(height, self.size[1]),
-                deviceScaleFactor=1,
-                mobile=False,
-            )
+            self._window(max(height, self.size[1]))
             self.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
         try:
             data = base64.b64decode(self.send("Page.captureScreenshot", **params)["data"])
         finally:
             if full_page and clip is None:
-                self.send(
-                    "Emulation.setDeviceMetricsOverride",
-                    width=self.size[0],
-                    height=self.size[1],
-                    deviceScaleFactor=1,
-                    mobile=False,
-                )
+                self._window(self.size[1])
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(data)
         return path

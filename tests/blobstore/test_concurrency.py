@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import multiprocessing
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))
-import test_concurrency_workers as workers  # noqa: E402
-
-from stowage.blobstore import BlobStore, EvictedBlobError  # noqa: E402
+import stowage_dev.store_workers as workers
+from stowage.blobstore import BlobStore, EvictedBlobError
 
 CAP = 3 * workers.MIB
 

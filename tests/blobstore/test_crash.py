@@ -10,12 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
-import test_concurrency_workers as workers  # noqa: E402
-
-import pytest  # noqa: E402
-
-from stowage.blobstore import BlobStore  # noqa: E402
+import pytest
+import stowage_dev.store_workers as workers
+from stowage.blobstore import BlobStore
 
 pytestmark = pytest.mark.slow
 
@@ -42,11 +39,10 @@ def test_sigkill_during_large_puts(tmp_path):
     root = tmp_path / "store"
     BlobStore(root)  # create the schema once
     rng = random.Random(20240607)
-    script = Path(workers.__file__)
     seen_temps = 0
     for seed in range(ROUNDS):
         proc = subprocess.Popen(
-            [sys.executable, str(script), str(root), str(seed), str(CAP)],
+            [sys.executable, "-m", workers.__name__, str(root), str(seed), str(CAP)],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )

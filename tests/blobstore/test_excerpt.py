@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stowage.blobstore.presentation.excerpt import Excerpt, build_excerpt
+from stowage.blobstore.presentation.excerpt_json import top_level_shape
 
 MARKER = re.compile(r"^… ([\d,]+) lines? omitted …$")
 NUMBERED = re.compile(r"^ *(\d+)\|(?: (.*))?$")
@@ -395,3 +396,31 @@ def test_storage_imports_neither_presentation_nor_retrieval():
     for path in sorted(package.glob("*.py")):
         for level, module in _relative_imports(path):
             assert level == 1 and module.split(".")[0] not in ROOMS, f"{path.name} imports {'.' * level}{module}"
+
+
+@pytest.mark.parametrize(
+    "doc,shape",
+    [
+        ({"output": "x", "exit_code": 0}, "a JSON object with 2 keys: output, exit_code"),
+        ({"only": 1}, "a JSON object with 1 key: only"),
+        ({f"k{i}": i for i in range(9)}, "a JSON object with 9 keys: k0, k1, k2, k3, k4, k5, …"),
+        ({"a key": 1}, 'a JSON object with 1 key: "a key"'),
+        ({}, "an empty JSON object"),
+        (list(range(1200)), "a JSON array of 1,200 items"),
+        ([1], "a JSON array of 1 item"),
+        ([], "an empty JSON array"),
+        ("text", "a JSON string"),
+    ],
+)
+def test_json_excerpts_name_the_top_level_shape(doc, shape):
+    assert build_excerpt(json.dumps(doc) + " " * 3000, budget_chars=400).shape == shape
+
+
+def test_json_scalars_have_a_shape_too():
+    assert [top_level_shape(v) for v in (3.5, True, None)] == ["a JSON number", "a JSON boolean", "JSON null"]
+
+
+def test_one_line_strings_are_counted_in_the_singular():
+    ex = build_excerpt(json.dumps("one line " * 400), budget_chars=400)
+    assert ex.text.startswith("JSON string, 3,600 chars, 1 line when unescaped:")
+    assert build_excerpt("plain text " * 400, budget_chars=400).shape == ""

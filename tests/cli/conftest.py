@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import yaml
 
 from stowage.blobstore import BlobStore, RetentionPolicy
 
@@ -36,27 +35,6 @@ class Filled:
     pruned: str
     log_bytes: bytes = LOG
     binary_bytes: bytes = BINARY
-
-
-@pytest.fixture
-def home(tmp_path, monkeypatch) -> Path:
-    """An empty Hermes home, also exported as ``HERMES_HOME``."""
-    path = tmp_path / "hermes"
-    path.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(path))
-    return path
-
-
-def _write_config(home: Path, block: object) -> Path:
-    path = home / "config.yaml"
-    path.write_text(yaml.safe_dump({"model": {"default": "x"}, "stowage": block}), encoding="utf-8")
-    return path
-
-
-@pytest.fixture
-def write_config():
-    """``write_config(home, block)``: a config.yaml whose ``stowage:`` block is ``block``."""
-    return _write_config
 
 
 @pytest.fixture

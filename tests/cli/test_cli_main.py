@@ -10,6 +10,8 @@ import pytest
 from stowage.command import main
 from stowage.context_engine.tokens import TokenCounter
 
+from .hermes_config import write_config
+
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
@@ -79,7 +81,7 @@ def test_status_json(filled, capsys):
     assert data["config"]["valid"] and not data["config"]["exists"]
 
 
-def test_status_follows_the_config_block(home, capsys, write_config):
+def test_status_follows_the_config_block(home, capsys):
     write_config(
         home,
         {
@@ -105,7 +107,7 @@ def test_status_follows_the_config_block(home, capsys, write_config):
     }
 
 
-def test_store_option_overrides_config_and_options_work_after_the_subcommand(filled, tmp_path, capsys, write_config):
+def test_store_option_overrides_config_and_options_work_after_the_subcommand(filled, tmp_path, capsys):
     write_config(filled.home, {"store": {"path": str(tmp_path / "nowhere")}})
     code, data = run_json(capsys, "status", "--store", str(filled.root))
     assert code == 0 and data["store"]["source"] == "--store" and data["store"]["blob_count"] == 4
@@ -262,7 +264,7 @@ def test_gc_dry_run_then_real(filled, capsys):
     assert out.startswith("gc: evicted 0 blob(s)")
 
 
-def test_gc_uses_the_configured_size_cap(filled, capsys, write_config):
+def test_gc_uses_the_configured_size_cap(filled, capsys):
     write_config(filled.home, {"store": {"max_store_mb": 1, "ttl_hours": 87_000}})
     filled.store.put(b"x" * (1 << 20), tool_name="big")
     _, data = run_json(capsys, "gc", "--dry-run")
@@ -270,7 +272,7 @@ def test_gc_uses_the_configured_size_cap(filled, capsys, write_config):
     assert data["total_bytes_after"] <= 1 << 20
 
 
-def test_gc_refuses_an_invalid_config(filled, capsys, write_config):
+def test_gc_refuses_an_invalid_config(filled, capsys):
     write_config(filled.home, {"store": {"ttl_hours": -1}})
     code, _, err = run(capsys, "gc")
     assert code == 1 and "invalid configuration" in err and "stowage.store.ttl_hours" in err
@@ -313,7 +315,7 @@ def test_doctor_finds_a_flipped_byte_and_repair_quarantines_it(filled, capsys):
     assert code == 0 and "result: no problems" in out
 
 
-def test_doctor_reports_an_invalid_config(filled, capsys, write_config):
+def test_doctor_reports_an_invalid_config(filled, capsys):
     write_config(filled.home, {"store": {"ttl_hourz": 3}, "compaction": {"threshold": 2}})
     code, out, _ = run(capsys, "doctor")
     assert code == 1

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from .hermes_config import write_config
+
 _BESIDE = Path(sys.executable).with_name("stowage")  # the venv's own script first
 SCRIPT = _BESIDE if _BESIDE.exists() else Path(shutil.which("stowage") or _BESIDE)
 pytestmark = pytest.mark.skipif(not SCRIPT.exists(), reason="the stowage console script is not installed")
@@ -109,7 +111,7 @@ def test_gc_and_doctor(filled):
     assert proc.returncode == 0 and b"repaired" in proc.stdout
 
 
-def test_invalid_config(filled, write_config):
+def test_invalid_config(filled):
     write_config(filled.home, {"spill": {"threshold_tokens": "lots"}})
     proc = stowage(filled.home, "doctor")
     assert proc.returncode == 1 and b"stowage.spill.threshold_tokens = 'lots': not a number" in proc.stdout

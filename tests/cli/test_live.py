@@ -130,3 +130,35 @@ def test_doctor_reports_progress_on_large_stores(filled):
     small(1, 3, 10)  # a small store: no progress line at all
     small.close()
     assert quiet.getvalue() == ""
+
+
+def test_the_totals_as_labelled_figures_hold_the_numbers_of_the_sentence():
+    from stowage.command.live import saved_figures, saved_text
+
+    status = SessionStatus.from_dict(
+        {
+            "compression_count": 1,
+            "store": {"spills": 2},
+            "view": {
+                "requests": 9,
+                "tokens_saved": 7000,
+                "sent_tokens": 30000,
+                "unshaped_tokens": 37000,
+                "view_tokens_saved": 4000,
+                "spill_tokens_saved": 3000,
+            },
+        }
+    )
+    assert saved_figures(status) == [
+        ("tokens saved", "7,000"),
+        ("requests", "9"),
+        ("sent", "30,000 of 37,000"),
+        ("by the lean view", "4,000"),
+        ("by spills", "3,000"),
+        ("compactions", "1"),
+        ("spills", "2"),
+    ]
+    sentence = saved_text(status)
+    assert all(value.split(" of ")[0] in sentence for _, value in saved_figures(status)[:5])
+    old = SessionStatus.from_dict({"view": {"tokens_saved": 500, "requests": 1}})
+    assert [label for label, _ in saved_figures(old)] == ["tokens saved", "requests", "compactions", "spills"]

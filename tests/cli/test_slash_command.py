@@ -9,6 +9,8 @@ import pytest
 from stowage.command import main
 from stowage.host.slash_command import register_slash_command, stowage_command
 
+from .hermes_config import write_config
+
 
 def slash(filled_or_home, args: str) -> str:
     home = filled_or_home if isinstance(filled_or_home, Path) else filled_or_home.home
@@ -42,7 +44,7 @@ def test_real_gc_repairs_and_unknown_args_are_refused_with_help(filled):
     assert "cannot parse" in slash(filled, 'status "unclosed')
 
 
-def test_missing_store_and_errors_come_back_as_text(home, write_config):
+def test_missing_store_and_errors_come_back_as_text(home):
     assert "not created yet" in slash(home, "")
     assert slash(home, "gc --dry-run").startswith("stowage: no Stowage store at ")
     write_config(home, {"store": {"ttl_hours": "soon"}})

@@ -14,24 +14,10 @@ from stowage.context_engine.session_status import SessionStatus
 from stowage.context_engine.status_file import write_session_status
 from stowage.context_engine.summary_log import append_summary, summaries_path
 from stowage.host.slash_command import stowage_command
+from stowage_dev.records import compaction_record
 
 BODY = "## Goal\nShip it.\n\n## Full History\nThe 12 compacted messages are stored whole under handle 0123456789abcdef."
-RECORD = {
-    "compaction": 1,
-    "at": 1_700_000_000.0,
-    "result": "compacted",
-    "tokens_before": 100_000,
-    "tokens_after": 6_000,
-    "messages_before": 30,
-    "messages_after": 9,
-    "window_messages": 22,
-    "window_tool_outputs": 5,
-    "pruned_outputs": 2,
-    "fallback_used": False,
-    "model": "gpt-x",
-    "window_handle": "0123456789abcdef",
-    "body": BODY,
-}
+RECORD = compaction_record(window_handle="0123456789abcdef", body=BODY)
 
 
 def store_of(home):

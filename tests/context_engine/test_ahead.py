@@ -13,40 +13,17 @@ import threading
 
 from stowage.context_engine.ahead import build_job, clean_cut, should_prepare
 from stowage.context_engine.boundaries import Window
+from stowage.context_engine.compaction_run import compaction_plan
 from stowage.context_engine.compactor import compact
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
-from stowage_dev.transcripts import make_transcript, tool_output
-from stowage.context_engine.compaction_run import compaction_plan
 
-NEWEST = "Please rename parse_header() to parse_head() everywhere."
+from .helpers import NEWEST, RecordingModel, add_turn, history, make_engine, tool_turn
 
 
-def history(turns: int = 30, seed: int = 1) -> list[dict]:
-    msgs = make_transcript(turns, seed=seed)
-    return msgs + [{"role": "user", "content": NEWEST}, {"role": "assistant", "content": "On it."}]
-
-
-def add_turn(msgs: list[dict], seed: int = 7, calls: int = 1, chars: int = 2000) -> list[dict]:
-    rng = random.Random(seed)
-    msgs = list(msgs) + [{"role": "user", "content": f"One more thing {seed}"}]
-    for i in range(calls):
-        cid = f"late{seed}_{i}"
-        msgs.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": cid,
-                        "type": "function",
-                        "function": {"name": "terminal", "arguments": json.dumps({"command": "ls"})},
-                    }
-                ],
-            }
-        )
-        msgs.append({"role": "tool", "tool_call_id": cid, "content": tool_output(rng, "terminal", chars)})
-    return msgs + [{"role": "assistant", "content": "Done."}]
+def later_turn(msgs: list[dict], calls: int = 1, chars: int = 2000) -> list[dict]:
+    """The next user turn ("One more thing 7") with ``calls`` tool calls."""
+    return add_turn(msgs, random.Random(7), calls=calls, chars=chars, text="One more thing 7")
 
 
 def near_trigger(engine, share: float = 0.95) -> None:
@@ -75,8 +52,8 @@ def test_prepares_from_the_configured_share_of_the_trigger():
     assert not should_prepare(9_000, 0, 0.85)
 
 
-def test_engine_prepares_once_per_compaction_and_not_below_the_share(make_engine, recording_model):
-    model = recording_model()
+def test_engine_prepares_once_per_compaction_and_not_below_the_share():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     near_trigger(engine, 0.5)
@@ -84,12 +61,12 @@ def test_engine_prepares_once_per_compaction_and_not_below_the_share(make_engine
     assert model.prompts == [] and ahead(engine)["prepared"] == 0
     near_trigger(engine)
     prepare(engine, msgs)
-    prepare(engine, add_turn(msgs))  # next turn end: the pending window is still a prefix, no second call
+    prepare(engine, later_turn(msgs))  # next turn end: the pending window is still a prefix, no second call
     assert len(model.prompts) == 1 and ahead(engine)["prepared"] == 1 and ahead(engine)["state"] == "ready"
 
 
-def test_prepare_at_zero_is_off(make_engine, recording_model):
-    model = recording_model()
+def test_prepare_at_zero_is_off():
+    model = RecordingModel()
     engine = make_engine(model=model, stowage={"compaction": {"prepare_at": 0}})
     near_trigger(engine, 2.0)
     prepare(engine, history())
@@ -99,12 +76,12 @@ def test_prepare_at_zero_is_off(make_engine, recording_model):
 # -- reuse -----------------------------------------------------------------------------------
 
 
-def test_same_window_uses_the_prepared_summary_with_the_exact_prompt(make_engine, recording_model):
+def test_same_window_uses_the_prepared_summary_with_the_exact_prompt():
     msgs = history()
-    sync_model = recording_model()
+    sync_model = RecordingModel()
     sync_out = make_engine(model=sync_model, stowage={"compaction": {"prepare_at": 0}}).compress(copy.deepcopy(msgs))
 
-    model = recording_model()
+    model = RecordingModel()
     engine = make_engine(model=model)
     near_trigger(engine)
     prepare(engine, msgs)
@@ -116,14 +93,14 @@ def test_same_window_uses_the_prepared_summary_with_the_exact_prompt(make_engine
     assert last["prepared_ahead"] is True and last["ahead_wait_ms"] is not None
 
 
-def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays(make_engine, recording_model):
-    model = recording_model()
+def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     near_trigger(engine)
     prepare(engine, msgs)
     job_window = engine.ahead.pending.window
-    later = add_turn(msgs)
+    later = later_turn(msgs)
     out = engine.compress(later)
     assert len(model.prompts) == 1 and ahead(engine)["used"] == 1
     assert validate_messages(out, "strict") == []
@@ -132,21 +109,21 @@ def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays(make_engi
     assert "One more thing 7" in kept and NEWEST in kept
 
 
-def test_prefix_whose_longer_tail_is_over_budget_is_not_used(make_engine, recording_model):
-    model = recording_model()
+def test_prefix_whose_longer_tail_is_over_budget_is_not_used():
+    model = RecordingModel()
     engine = make_engine(model=model, stowage={"compaction": {"prepare_at": 0.99}})
     msgs = history()
     near_trigger(engine, 1.0)
     prepare(engine, msgs)
-    later = add_turn(msgs, calls=8, chars=8000)  # far more growth than 1% of the trigger
+    later = later_turn(msgs, calls=8, chars=8000)  # far more growth than 1% of the trigger
     engine.compress(later)
     assert len(model.prompts) == 2  # the prepared call was wasted, the compaction summarized the whole window
     assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
     assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
 
 
-def test_changed_history_is_not_used(make_engine, recording_model):
-    model = recording_model()
+def test_changed_history_is_not_used():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     near_trigger(engine)
@@ -159,8 +136,8 @@ def test_changed_history_is_not_used(make_engine, recording_model):
     assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
 
 
-def test_a_focus_topic_never_uses_it(make_engine, recording_model):
-    model = recording_model()
+def test_a_focus_topic_never_uses_it():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     near_trigger(engine)
@@ -170,8 +147,8 @@ def test_a_focus_topic_never_uses_it(make_engine, recording_model):
     assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
 
 
-def test_memory_context_is_part_of_the_key_and_stops_further_preparations(make_engine, recording_model):
-    model = recording_model()
+def test_memory_context_is_part_of_the_key_and_stops_further_preparations():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     near_trigger(engine)
@@ -179,13 +156,13 @@ def test_memory_context_is_part_of_the_key_and_stops_further_preparations(make_e
     out = engine.compress(msgs, memory_context="user prefers tabs")
     assert len(model.prompts) == 2 and ahead(engine)["discarded"] == 1
     near_trigger(engine)
-    prepare(engine, add_turn(out))  # the host passes memory context: a preparation could never match
+    prepare(engine, later_turn(out))  # the host passes memory context: a preparation could never match
     assert len(model.prompts) == 2 and ahead(engine)["prepared"] == 1
 
 
-def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_call_again(make_engine, recording_model):
+def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_call_again():
     for failure in (SummaryFailure("timeout", "took too long"), RuntimeError("bug")):
-        model = recording_model(failure)
+        model = RecordingModel(failure)
         engine = make_engine(model=model)
         msgs = history()
         near_trigger(engine)
@@ -199,10 +176,8 @@ def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_c
         assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
 
 
-def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_the_deadline(
-    make_engine, recording_model
-):
-    model = recording_model(SummaryFailure("http", "HTTP 500"))
+def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_the_deadline():
+    model = RecordingModel(SummaryFailure("http", "HTTP 500"))
     engine = make_engine(
         model=model, stowage={"compaction": {"failure_cooldown_seconds": 0, "summary_timeout_seconds": 40}}
     )
@@ -217,7 +192,7 @@ def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_t
     assert 0 < model.runtimes[1]["timeout"] <= 40  # the call got what was left of the compaction's deadline
 
 
-def test_a_hung_preparation_costs_one_deadline_and_one_call(make_engine):
+def test_a_hung_preparation_costs_one_deadline_and_one_call():
     """The model hangs: the compaction waits within its deadline, writes the fallback, never calls twice."""
     gate, entered = threading.Event(), threading.Event()
     runtimes: list[dict] = []
@@ -247,7 +222,7 @@ def test_a_hung_preparation_costs_one_deadline_and_one_call(make_engine):
     assert engine.get_status()["governor"]["summary_failures"] == 1
 
 
-def test_a_preparation_failing_while_the_compaction_waits_is_that_compactions_failure(make_engine):
+def test_a_preparation_failing_while_the_compaction_waits_is_that_compactions_failure():
     gate, entered = threading.Event(), threading.Event()
     calls: list[str] = []
 
@@ -275,9 +250,9 @@ def test_a_preparation_failing_while_the_compaction_waits_is_that_compactions_fa
     assert engine.get_status()["governor"]["summary_failures"] == 1  # counted once, by the compaction
 
 
-def test_a_running_preparation_is_waited_for_not_called_twice(make_engine, recording_model):
+def test_a_running_preparation_is_waited_for_not_called_twice():
     gate, entered = threading.Event(), threading.Event()
-    inner = recording_model()
+    inner = RecordingModel()
 
     def slow(prompt, runtime):
         entered.set()
@@ -300,8 +275,8 @@ def test_a_running_preparation_is_waited_for_not_called_twice(make_engine, recor
 # -- lifetime --------------------------------------------------------------------------------
 
 
-def test_session_end_reset_and_copies_drop_the_pending_preparation(make_engine, recording_model):
-    engine = make_engine(model=recording_model())
+def test_session_end_reset_and_copies_drop_the_pending_preparation():
+    engine = make_engine(model=RecordingModel())
     engine.on_session_start("s1")
     msgs = history()
     near_trigger(engine)
@@ -318,10 +293,10 @@ def test_session_end_reset_and_copies_drop_the_pending_preparation(make_engine, 
 # -- pure parts ------------------------------------------------------------------------------
 
 
-def test_clean_cut_never_splits_a_call_from_its_result(helpers):
+def test_clean_cut_never_splits_a_call_from_its_result():
     msgs = [
         {"role": "user", "content": "go"},
-        *helpers.turn(["a"], ["out"]),
+        *tool_turn(["a"], ["out"]),
         {"role": "assistant", "content": "ok"},
         {"role": "user", "content": "next"},
     ]
@@ -330,8 +305,8 @@ def test_clean_cut_never_splits_a_call_from_its_result(helpers):
     assert not clean_cut(msgs, Window(2, 4))  # the result without its call
 
 
-def test_job_prompt_is_the_compactors(make_engine, recording_model):
-    model = recording_model()
+def test_job_prompt_is_the_compactors():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     plan = compaction_plan(engine)
@@ -340,7 +315,7 @@ def test_job_prompt_is_the_compactors(make_engine, recording_model):
     assert job is not None and model.prompts == [job.prompt]
 
 
-def test_a_dropped_preparation_that_fails_later_is_not_counted(make_engine):
+def test_a_dropped_preparation_that_fails_later_is_not_counted():
     gate, entered = threading.Event(), threading.Event()
 
     def hanging(prompt, runtime):

@@ -7,22 +7,14 @@ import json
 import random
 
 import pytest
-
 from stowage.context_engine.compaction_run import COOLDOWN_REASON
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.messages import SUMMARY_MARKER, is_real_user_turn, is_summary, last_index, message_text
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
-from stowage_dev.transcripts import make_transcript, tool_output
+from stowage_dev.transcripts import make_transcript
 
-NEWEST = "Please finally rename parse_header() to parse_head() everywhere and rerun the suite."
-
-
-def history(turns: int = 30, seed: int = 1, system: bool = False) -> list[dict]:
-    """About 70k tokens for 30 turns: over the 48k threshold of a 64k window."""
-    msgs = make_transcript(turns, seed=seed, system=system)
-    msgs += [{"role": "user", "content": NEWEST}, {"role": "assistant", "content": "On it."}]
-    return msgs
+from .helpers import NEWEST, RecordingModel, add_turn, history, make_engine, tool_turn
 
 
 def tokens(engine, msgs):
@@ -37,34 +29,11 @@ def all_text(msgs):
     return "\n".join(message_text(m) for m in msgs)
 
 
-def add_turn(msgs, rng, n_calls=4, text=None, prefix="x"):
-    msgs = list(msgs)
-    msgs.append({"role": "user", "content": text or f"Another request {rng.random():.6f}"})
-    for i in range(n_calls):
-        cid = f"{prefix}{rng.randrange(10**9)}"
-        msgs.append(
-            {
-                "role": "assistant",
-                "content": None,
-                "tool_calls": [
-                    {
-                        "id": cid,
-                        "type": "function",
-                        "function": {"name": "terminal", "arguments": json.dumps({"command": f"make step{i}"})},
-                    }
-                ],
-            }
-        )
-        msgs.append({"role": "tool", "tool_call_id": cid, "content": tool_output(rng, "terminal", 6000)})
-    msgs.append({"role": "assistant", "content": "Done with that."})
-    return msgs
-
-
 # -- basic compaction ---------------------------------------------------------------------------
 
 
-def test_compaction_shrinks_returns_valid_list_and_sets_flags(make_engine, recording_model):
-    model = recording_model()
+def test_compaction_shrinks_returns_valid_list_and_sets_flags():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     before = copy.deepcopy(msgs)
@@ -90,8 +59,8 @@ def test_compaction_shrinks_returns_valid_list_and_sets_flags(make_engine, recor
     assert status["compression_count"] == 1 and status["engine"] == "stowage"
 
 
-def test_noop_returns_the_same_list_object(make_engine, recording_model):
-    model = recording_model()
+def test_noop_returns_the_same_list_object():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
     out = engine.compress(msgs)
@@ -101,7 +70,7 @@ def test_noop_returns_the_same_list_object(make_engine, recording_model):
     assert engine.compress([]) == [] and engine.compression_count == 0
 
 
-def test_without_system_prompt_and_with_one(make_engine):
+def test_without_system_prompt_and_with_one():
     engine = make_engine()
     out = engine.compress(history(system=False), force=True)
     assert out[0]["role"] == "user" and validate_messages(out) == []
@@ -116,8 +85,8 @@ def test_without_system_prompt_and_with_one(make_engine):
 
 
 @pytest.mark.parametrize("kind", ["auth", "quota"])
-def test_auth_and_quota_failures_abort_with_messages_unchanged(make_engine, recording_model, kind):
-    engine = make_engine(model=recording_model(SummaryFailure(kind, "HTTP 401/402 from provider")))
+def test_auth_and_quota_failures_abort_with_messages_unchanged(kind):
+    engine = make_engine(model=RecordingModel(SummaryFailure(kind, "HTTP 401/402 from provider")))
     msgs = history()
     out = engine.compress(msgs)
     assert out is msgs
@@ -143,8 +112,8 @@ FALLBACK_FAILURES = {
 
 
 @pytest.mark.parametrize("name", list(FALLBACK_FAILURES))
-def test_other_failures_give_fallback_summary(make_engine, recording_model, name):
-    model = recording_model(FALLBACK_FAILURES[name])
+def test_other_failures_give_fallback_summary(name):
+    model = RecordingModel(FALLBACK_FAILURES[name])
     engine = make_engine(model=model)
     msgs = history()
     out = engine.compress(msgs)
@@ -164,23 +133,23 @@ def test_other_failures_give_fallback_summary(make_engine, recording_model, name
     "failure",
     [SummaryFailure("timeout", "slow"), SummaryFailure("http", "500"), "", "<html>error</html>", ValueError("boom")],
 )
-def test_abort_on_summary_failure_aborts_on_any_failure(make_engine, recording_model, failure):
-    engine = make_engine(model=recording_model(failure), stowage={"compaction": {"abort_on_summary_failure": True}})
+def test_abort_on_summary_failure_aborts_on_any_failure(failure):
+    engine = make_engine(model=RecordingModel(failure), stowage={"compaction": {"abort_on_summary_failure": True}})
     msgs = history()
     out = engine.compress(msgs)
     assert out is msgs and engine._last_compress_aborted is True and engine._last_summary_error
     assert engine.compression_count == 0
 
 
-def test_abort_on_summary_failure_inherited_from_compression(make_engine, recording_model):
+def test_abort_on_summary_failure_inherited_from_compression():
     engine = make_engine(
-        model=recording_model(SummaryFailure("timeout", "slow")), compression={"abort_on_summary_failure": True}
+        model=RecordingModel(SummaryFailure("timeout", "slow")), compression={"abort_on_summary_failure": True}
     )
     msgs = history()
     assert engine.compress(msgs) is msgs and engine._last_compress_aborted
 
 
-def test_no_summary_model_attached_uses_fallback(make_engine):
+def test_no_summary_model_attached_uses_fallback():
     engine = StowageEngineCore()
     engine.update_model(model="m", context_length=64_000)
     out = engine.compress(history())
@@ -188,8 +157,8 @@ def test_no_summary_model_attached_uses_fallback(make_engine):
     assert validate_messages(out) == []
 
 
-def test_cooldown_after_failure_skips_model_until_forced(make_engine, recording_model):
-    model = recording_model(SummaryFailure("timeout", "slow"))
+def test_cooldown_after_failure_skips_model_until_forced():
+    model = RecordingModel(SummaryFailure("timeout", "slow"))
     engine = make_engine(model=model)
     rng = random.Random(3)
     msgs = engine.compress(history())
@@ -197,12 +166,12 @@ def test_cooldown_after_failure_skips_model_until_forced(make_engine, recording_
     assert engine.governor.cooldown_remaining() > 0
     # next turn: automatic compaction runs but does not call the model
     engine.end_turn()
-    msgs = add_turn(msgs, rng, n_calls=12)
+    msgs = add_turn(msgs, rng, calls=12)
     out = engine.compress(msgs)
     assert out is not msgs and len(model.prompts) == 1
     assert engine._last_summary_fallback_used and engine._last_summary_error == COOLDOWN_REASON
     # /compress (force) clears the cooldown and calls the model, which now works
-    msgs = add_turn(out, rng, n_calls=12)
+    msgs = add_turn(out, rng, calls=12)
     out = engine.compress(msgs, force=True)
     assert len(model.prompts) == 2
     assert not engine._last_summary_fallback_used and engine._last_summary_error is None
@@ -210,8 +179,8 @@ def test_cooldown_after_failure_skips_model_until_forced(make_engine, recording_
     assert validate_messages(out) == []
 
 
-def test_runtime_change_clears_cooldown(make_engine, recording_model):
-    engine = make_engine(model=recording_model(SummaryFailure("timeout", "slow")))
+def test_runtime_change_clears_cooldown():
+    engine = make_engine(model=RecordingModel(SummaryFailure("timeout", "slow")))
     engine.compress(history())
     assert engine.governor.cooldown_remaining() > 0
     engine.update_model(model="test-model", context_length=64_000, provider="custom", base_url="http://127.0.0.1:1")
@@ -223,7 +192,7 @@ def test_runtime_change_clears_cooldown(make_engine, recording_model):
 # -- should_compress and usage --------------------------------------------------------------------
 
 
-def test_should_compress_decides_on_argument(make_engine):
+def test_should_compress_decides_on_argument():
     engine = make_engine()
     assert engine.threshold_tokens == 48_000
     engine.last_prompt_tokens = 100_000  # stale real value
@@ -242,7 +211,7 @@ def test_should_compress_without_model_info_is_false():
     assert engine.should_compress(10**9) is False
 
 
-def test_update_from_response_keeps_sentinel_on_empty_usage(make_engine):
+def test_update_from_response_keeps_sentinel_on_empty_usage():
     engine = make_engine()
     engine.last_prompt_tokens = -1
     engine.awaiting_real_usage_after_compression = True
@@ -260,7 +229,7 @@ def test_update_from_response_keeps_sentinel_on_empty_usage(make_engine):
     assert engine.last_prompt_tokens == 40_000 and engine.last_total_tokens == 40_000
 
 
-def test_effectiveness_verdict_and_backoff(make_engine):
+def test_effectiveness_verdict_and_backoff():
     engine = make_engine(stowage={"compaction": {"max_ineffective": 2, "backoff_turns": 2}})
     rng = random.Random(5)
     msgs = history()
@@ -273,7 +242,7 @@ def test_effectiveness_verdict_and_backoff(make_engine):
         engine.update_from_response({"prompt_tokens": 50_000})  # still over the 48k threshold
         assert engine.governor.ineffective_streak == streak
         engine.end_turn()
-        msgs = add_turn(msgs, rng, n_calls=10)
+        msgs = add_turn(msgs, rng, calls=10)
     assert engine.should_compress(60_000) is False  # backing off
     assert "backing off" in engine.get_status()["governor"]["backoff"]
     engine.end_turn()
@@ -285,7 +254,7 @@ def test_effectiveness_verdict_and_backoff(make_engine):
     assert engine.governor.ineffective_streak == 0
 
 
-def test_verdict_waits_for_first_real_count(make_engine):
+def test_verdict_waits_for_first_real_count():
     engine = make_engine()
     engine.compress(history())
     engine.update_from_response({})
@@ -297,30 +266,30 @@ def test_verdict_waits_for_first_real_count(make_engine):
 # -- one compaction per turn --------------------------------------------------------------------------
 
 
-def test_one_automatic_compaction_per_turn(make_engine, recording_model):
-    model = recording_model()
+def test_one_automatic_compaction_per_turn():
+    model = RecordingModel()
     engine = make_engine(model=model)
     rng = random.Random(9)
     first = engine.compress(history())
     assert engine.compression_count == 1
-    grown = first + add_turn([], rng, n_calls=14)[1:-1]  # more tool work in the same user turn
+    grown = first + add_turn([], rng, calls=14)[1:-1]  # more tool work in the same user turn
     again = engine.compress(grown)
     assert again is grown and engine.compression_count == 1 and len(model.prompts) == 1
     # an overflowing context still compacts
     overflow = engine.compress(grown, current_tokens=engine.context_length)
     assert overflow is not grown and engine.compression_count == 2
     # so does /compress
-    forced = engine.compress(overflow + add_turn([], rng, n_calls=14)[1:-1], force=True)
+    forced = engine.compress(overflow + add_turn([], rng, calls=14)[1:-1], force=True)
     assert engine.compression_count == 3 and validate_messages(forced) == []
 
 
-def test_end_turn_allows_compaction_again_and_should_compress_respects_turn(make_engine):
+def test_end_turn_allows_compaction_again_and_should_compress_respects_turn():
     engine = make_engine()
     rng = random.Random(10)
     engine.end_turn()
     msgs = engine.compress(history())
     assert engine.should_compress(60_000) is False  # hook-driven: already compacted this turn
-    msgs = msgs + add_turn([], rng, n_calls=14)[1:-1]
+    msgs = msgs + add_turn([], rng, calls=14)[1:-1]
     assert engine.compress(msgs) is msgs
     engine.end_turn()
     assert engine.should_compress(60_000) is True
@@ -328,20 +297,20 @@ def test_end_turn_allows_compaction_again_and_should_compress_respects_turn(make
     assert out is not msgs and engine.compression_count == 2
 
 
-def test_new_user_message_starts_a_new_turn_without_hook(make_engine):
+def test_new_user_message_starts_a_new_turn_without_hook():
     engine = make_engine()
     rng = random.Random(11)
     out = engine.compress(history())
-    msgs = add_turn(out, rng, n_calls=14)
+    msgs = add_turn(out, rng, calls=14)
     assert engine.compress(msgs) is not msgs and engine.compression_count == 2
 
 
 # -- iterative summaries ---------------------------------------------------------------------------------
 
 
-def test_second_compaction_updates_previous_summary(make_engine, recording_model):
+def test_second_compaction_updates_previous_summary():
     first_body = "## Goal\nFIRST-SUMMARY-TEXT: fix the parser.\n\n## Progress\n### Done\n- step one"
-    model = recording_model(first_body, "## Goal\nSECOND-SUMMARY-TEXT\n\n## Progress\n### Done\n- step two")
+    model = RecordingModel(first_body, "## Goal\nSECOND-SUMMARY-TEXT\n\n## Progress\n### Done\n- step two")
     engine = make_engine(model=model)
     rng = random.Random(12)
     out = engine.compress(history())
@@ -349,7 +318,7 @@ def test_second_compaction_updates_previous_summary(make_engine, recording_model
     assert "PREVIOUS SUMMARY" not in model.prompts[0]
     msgs = out
     for _ in range(6):
-        msgs = add_turn(msgs, rng, n_calls=6)
+        msgs = add_turn(msgs, rng, calls=6)
     engine.end_turn()
     out2 = engine.compress(msgs)
     assert len(model.prompts) == 2
@@ -366,13 +335,13 @@ def test_second_compaction_updates_previous_summary(make_engine, recording_model
     assert validate_messages(out2) == []
 
 
-def test_many_consecutive_compactions_keep_one_summary_and_newest_request(make_engine):
+def test_many_consecutive_compactions_keep_one_summary_and_newest_request():
     engine = make_engine()
     rng = random.Random(13)
     msgs = history()
     for round_number in range(6):
         request = f"Request number {round_number}: update module {round_number}."
-        msgs = add_turn(msgs, rng, n_calls=10, text=request)
+        msgs = add_turn(msgs, rng, calls=10, text=request)
         engine.end_turn()
         out = engine.compress(msgs, force=round_number % 2 == 1)
         assert validate_messages(out) == []
@@ -385,10 +354,10 @@ def test_many_consecutive_compactions_keep_one_summary_and_newest_request(make_e
     assert engine.compression_count == 6
 
 
-def test_input_with_consecutive_summary_messages(make_engine, recording_model):
+def test_input_with_consecutive_summary_messages():
     from stowage.context_engine.summary import wrap
 
-    model = recording_model()
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = [
         {"role": "user", "content": wrap("## Goal\nOLDEST-SUMMARY")},
@@ -401,12 +370,12 @@ def test_input_with_consecutive_summary_messages(make_engine, recording_model):
     assert "OLDEST-SUMMARY" in model.prompts[0], "an older summary in the window must not be dropped"
 
 
-def test_newest_request_stays_a_real_user_turn_across_compactions_in_one_long_turn(make_engine):
+def test_newest_request_stays_a_real_user_turn_across_compactions_in_one_long_turn():
     """A long agentic turn: the user asks once, the agent keeps calling tools, compaction runs repeatedly."""
     engine = make_engine()
     rng = random.Random(14)
     msgs = make_transcript(6, seed=14) + [{"role": "user", "content": NEWEST}]
-    msgs = msgs + add_turn([], rng, n_calls=20)[1:-1]
+    msgs = msgs + add_turn([], rng, calls=20)[1:-1]
     for _round in range(4):
         out = engine.compress(msgs, force=True)
         assert validate_messages(out) == []
@@ -414,14 +383,14 @@ def test_newest_request_stays_a_real_user_turn_across_compactions_in_one_long_tu
         newest = last_index(out, is_real_user_turn)
         assert newest >= 0 and message_text(out[newest]) == NEWEST
         assert tokens(engine, out) < engine.threshold_tokens
-        msgs = out + add_turn([], rng, n_calls=20)[1:-1]
+        msgs = out + add_turn([], rng, calls=20)[1:-1]
 
 
-def test_single_request_session_keeps_compacting(make_engine):
+def test_single_request_session_keeps_compacting():
     """One user message, then hundreds of tool calls: the work after the request is summarized."""
     engine = make_engine()
     rng = random.Random(15)
-    msgs = [{"role": "user", "content": NEWEST}] + add_turn([], rng, n_calls=25)[1:-1]
+    msgs = [{"role": "user", "content": NEWEST}] + add_turn([], rng, calls=25)[1:-1]
     for round_number in range(4):
         out = engine.compress(msgs, force=True)
         assert validate_messages(out) == []
@@ -431,15 +400,15 @@ def test_single_request_session_keeps_compacting(make_engine):
             assert len(summaries(out)) == 1, "the tool work after the request must be summarized"
             assert all_text(out).count(SUMMARY_MARKER) == 1
             assert len(out) < len(msgs) * 0.6, (len(out), len(msgs))
-        msgs = out + add_turn([], rng, n_calls=25)[1:-1]
+        msgs = out + add_turn([], rng, calls=25)[1:-1]
     assert engine.compression_count == 4
 
 
 # -- focus, memory, status, copies ------------------------------------------------------------------------
 
 
-def test_focus_topic_and_memory_context_reach_the_prompt(make_engine, recording_model):
-    model = recording_model()
+def test_focus_topic_and_memory_context_reach_the_prompt():
+    model = RecordingModel()
     engine = make_engine(model=model)
     engine.compress(
         history(), focus_topic="database migrations", force=True, memory_context="User prefers PostgreSQL 16."
@@ -451,8 +420,8 @@ def test_focus_topic_and_memory_context_reach_the_prompt(make_engine, recording_
     assert engine.compaction_log[-1].forced is True
 
 
-def test_prompt_is_redacted(make_engine, recording_model):
-    model = recording_model()
+def test_prompt_is_redacted():
+    model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
     msgs[0] = {"role": "user", "content": "Use OPENAI_API_KEY=sk-proj-0123456789abcdefghijKLMN to test"}
@@ -460,9 +429,9 @@ def test_prompt_is_redacted(make_engine, recording_model):
     assert "sk-proj-0123456789abcdefghijKLMN" not in model.prompts[0]
 
 
-def test_deepcopy_gives_independent_engine(make_engine, recording_model):
+def test_deepcopy_gives_independent_engine():
     """A copy (another agent's engine) shares the settings and model binding and starts its own session."""
-    model = recording_model()
+    model = RecordingModel()
     engine = make_engine(model=model)
     engine.compress(history())
     clone = copy.deepcopy(engine)
@@ -470,7 +439,7 @@ def test_deepcopy_gives_independent_engine(make_engine, recording_model):
     assert clone.governor is not engine.governor and clone.counter is not engine.counter
     assert clone.threshold_tokens == engine.threshold_tokens and clone.runtime == engine.runtime
     assert clone.compression_count == 0 and not clone.compaction_log  # the other agent's session is not copied
-    clone.compress(add_turn(history(), random.Random(1), n_calls=10), force=True)
+    clone.compress(add_turn(history(), random.Random(1), calls=10), force=True)
     assert clone.compression_count == 1 and engine.compression_count == 1
     clone.end_turn()
     assert clone.governor.turn != engine.governor.turn
@@ -479,7 +448,7 @@ def test_deepcopy_gives_independent_engine(make_engine, recording_model):
     assert fresh.compress(history()) is not None and fresh.compression_count == 1
 
 
-def test_session_boundaries(make_engine):
+def test_session_boundaries():
     engine = make_engine()
     engine.on_session_start("s1", platform="cli")
     engine.compress(history())
@@ -493,7 +462,7 @@ def test_session_boundaries(make_engine):
     engine.on_session_end("s2", [])
 
 
-def test_has_content_to_compress(make_engine):
+def test_has_content_to_compress():
     engine = make_engine()
     assert engine.has_content_to_compress([]) is False
     assert engine.has_content_to_compress(None) is False
@@ -517,7 +486,7 @@ def test_has_content_to_compress(make_engine):
     assert engine.has_content_to_compress(history()) is True
 
 
-def test_update_model_sets_threshold_and_status(make_engine):
+def test_update_model_sets_threshold_and_status():
     engine = make_engine(stowage={"compaction": {"threshold": 0.5}})
     engine.update_model(model="big", context_length=200_000, api_key=lambda: "token")
     assert engine.threshold_tokens == 100_000 and engine.context_length == 200_000
@@ -540,21 +509,21 @@ def test_preflight_defers_to_real_usage_right_after_a_compaction():
     assert engine.last_real_prompt_tokens == 30_000
 
 
-def test_the_summary_call_gets_the_compactions_deadline(make_engine, recording_model, helpers):
+def test_the_summary_call_gets_the_compactions_deadline():
     msgs = [{"role": "user", "content": "start"}]
     for i in range(12):
-        msgs += helpers.turn([f"c{i}"], [f"output {i} " * 300])
+        msgs += tool_turn([f"c{i}"], [f"output {i} " * 300])
     msgs += [{"role": "assistant", "content": "done"}, {"role": "user", "content": "next"}]
-    timed, unconfigured = recording_model(), recording_model()
+    timed, unconfigured = RecordingModel(), RecordingModel()
     make_engine(model=timed, stowage={"compaction": {"summary_timeout_seconds": 45}}).compress(msgs, force=True)
     make_engine(model=unconfigured).compress(msgs, force=True)
     assert len(timed.prompts) == 1 and 0 < timed.runtimes[0]["timeout"] <= 45  # what is left of 45 s
     assert len(unconfigured.prompts) == 1 and unconfigured.runtimes[0]["timeout"] is None  # Hermes's own
 
 
-def test_compaction_sizes_are_both_on_the_hosts_basis(make_engine, recording_model):
+def test_compaction_sizes_are_both_on_the_hosts_basis():
     """Before and after count the same things: what the host measured (system prompt and tools) carries over."""
-    engine = make_engine(model=recording_model())
+    engine = make_engine(model=RecordingModel())
     msgs = history()
     overhead = 15_000  # system prompt and tool schemas the host counts and the messages do not hold
     current = sum(map(engine.counter.estimate_message, msgs)) + overhead

@@ -144,6 +144,38 @@ def test_json_envelope_is_stored_with_an_unescaped_line_view(store):
     assert json.loads(store.read_bytes(store.resolve(spilled.handle, "s"))) == json.loads(envelope)
 
 
+def spill_header(store, text: str) -> str:
+    spilled = spill_result(
+        store,
+        text,
+        tool_name="api",
+        arguments="{}",
+        session_id="s",
+        policy=SpillPolicy(threshold_tokens=100),
+        count_tokens=chars,
+    )
+    return spilled.message.splitlines()[1]
+
+
+def test_a_preview_names_its_size_and_for_json_its_top_level_shape(store):
+    one_line_array = json.dumps([{"id": i, "name": f"item {i}"} for i in range(300)])
+    assert spill_header(store, one_line_array) == (
+        f"api() returned {len(one_line_array):,} chars on one line, a JSON array of 300 items "
+        f"(~{chars(one_line_array):,} tokens); the whole output is stored."
+    )
+    envelope = json.dumps({"output": big_log(300), "exit_code": 2, "stderr": ""})
+    assert f"{len(envelope):,} chars on one line, a JSON object with 3 keys: output, exit_code, stderr (" in (
+        spill_header(store, envelope)
+    )
+    pretty = json.dumps({f"k{i}": i for i in range(200)}, indent=1)
+    assert f"{len(pretty):,} chars, 202 lines, a JSON object with 200 keys: k0, k1, k2, k3, k4, k5, …" in (
+        spill_header(store, pretty)
+    )
+    log = big_log(300)
+    assert f"returned {len(log):,} chars, 300 lines (~" in spill_header(store, log)
+    assert " 1 lines" not in spill_header(store, "x" * 5000)
+
+
 @pytest.mark.parametrize(
     "policy",
     [

@@ -23,11 +23,13 @@ from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 
+from .helpers import RecordingModel
+
 VIEW = {"view": {"hot_tokens": 1000, "step_tokens": 1000}}
 
 
 class _AbcStandIn:
-    def select_context(self, request_messages, **_):  # noqa: ANN001, ANN201 - the ABC's default
+    def select_context(self, request_messages, **_):  # noqa: ANN001 - the ABC's default
         return None
 
 
@@ -173,9 +175,9 @@ def host_compress_on_worker(
     return box[0]
 
 
-def compacting_engine(tmp_path, recording_model, **stowage: Any) -> StowageEngineCore:
+def compacting_engine(tmp_path, **stowage: Any) -> StowageEngineCore:
     eng = StowageEngineCore(
-        load_settings({"stowage": {"view": {"enabled": False}, **stowage}}), summary_model=recording_model()
+        load_settings({"stowage": {"view": {"enabled": False}, **stowage}}), summary_model=RecordingModel()
     )
     eng.update_model("m", 64_000)
     eng.on_session_start("s", hermes_home=str(tmp_path))
@@ -192,8 +194,8 @@ def long_history(turns: int = 6) -> list[dict[str, Any]]:
     return messages
 
 
-def test_should_compress_info_gives_the_reasons(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_should_compress_info_gives_the_reasons(tmp_path):
+    eng = compacting_engine(tmp_path)
     # below the threshold the host contract is (False, None): a reason there is shown as a warning every turn
     assert host_compression_gate(eng, 10) == (False, None)
     assert host_compression_gate(eng, eng.threshold_tokens + 1) == (True, None)
@@ -208,8 +210,8 @@ def test_should_compress_info_gives_the_reasons(tmp_path, recording_model):
     assert eng.should_compress(eng.threshold_tokens + 1) is False
 
 
-def test_the_status_line_says_what_stowage_will_do(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_the_status_line_says_what_stowage_will_do(tmp_path):
+    eng = compacting_engine(tmp_path)
     context = {
         "approx_tokens": 60_000,
         "threshold_tokens": eng.threshold_tokens,
@@ -228,8 +230,8 @@ def test_the_status_line_says_what_stowage_will_do(tmp_path, recording_model):
     assert "nothing to do" in host_status_line(eng, "preflight", **context)
 
 
-def test_on_turn_complete_is_the_turn_clock_and_the_plugin_hook_steps_aside(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_on_turn_complete_is_the_turn_clock_and_the_plugin_hook_steps_aside(tmp_path):
+    eng = compacting_engine(tmp_path)
     eng.end_turn_from_plugin_hook()  # an older host: the plugin hook is the clock
     assert eng.governor.turn == 1
     host_turn_complete(eng, [], 1, a_future_kwarg="ignored")
@@ -239,8 +241,8 @@ def test_on_turn_complete_is_the_turn_clock_and_the_plugin_hook_steps_aside(tmp_
     assert eng.governor.turn == 3
 
 
-def test_model_thresholds_are_honoured_in_update_model(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_model_thresholds_are_honoured_in_update_model(tmp_path):
+    eng = compacting_engine(tmp_path)
     eng.model_thresholds = {"gpt-4": 0.5, "gpt-4o": 0.6, "acme:gpt-4o": 32_000, "weird": "x"}
     eng.update_model("gpt-4o-mini", 100_000, provider="openai")
     assert eng.threshold_tokens == 60_000  # the longest match wins
@@ -252,16 +254,16 @@ def test_model_thresholds_are_honoured_in_update_model(tmp_path, recording_model
     assert eng.threshold_tokens == int(100_000 * eng.threshold_percent)
 
 
-def test_clone_for_agent_gives_an_independent_engine(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_clone_for_agent_gives_an_independent_engine(tmp_path):
+    eng = compacting_engine(tmp_path)
     clone = host_clone(eng)
     assert clone is not eng and clone.governor is not eng.governor and clone.settings is eng.settings
     clone.on_session_start("other", hermes_home=str(tmp_path))
     assert eng.session_id == "s"
 
 
-def test_compress_on_a_worker_thread_with_bypass_cooldown(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_compress_on_a_worker_thread_with_bypass_cooldown(tmp_path):
+    eng = compacting_engine(tmp_path)
     eng.governor.record_summary_failure()  # cooling down: an ordinary compaction would not call the model
     history = long_history()
     before = copy.deepcopy(history)
@@ -271,8 +273,8 @@ def test_compress_on_a_worker_thread_with_bypass_cooldown(tmp_path, recording_mo
     assert not eng._last_summary_fallback_used
 
 
-def test_compress_is_serialised_across_threads(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_compress_is_serialised_across_threads(tmp_path):
+    eng = compacting_engine(tmp_path)
     results: list[Any] = []
     workers = [
         threading.Thread(target=lambda: results.append(eng.compress(long_history(), force=True))) for _ in range(3)
@@ -285,8 +287,8 @@ def test_compress_is_serialised_across_threads(tmp_path, recording_model):
     assert len(eng.compaction_log) == 3
 
 
-def test_unknown_extra_kwargs_are_ignored(tmp_path, recording_model):
-    eng = compacting_engine(tmp_path, recording_model)
+def test_unknown_extra_kwargs_are_ignored(tmp_path):
+    eng = compacting_engine(tmp_path)
     assert eng.compress(long_history(), force=True, some_future_flag=True) is not None
     assert eng.should_compress_info(10, future=1)[0] is False
     eng.update_model("m", 64_000, max_tokens=4096, future="x")

@@ -68,7 +68,7 @@ def test_old_results_become_informative_stubs_and_tail_is_untouched():
     assert "terminal(" in stub and 'command="make all"' in stub and "timeout=" in stub and "600" in stub
     assert "exit_code 2" in stub
     size = len(msgs[2]["content"])
-    assert f"{size:,} chars" in stub and "1 lines" in stub
+    assert f"{size:,} chars, 1 line" in stub and "1 lines" not in stub
     assert out[2]["tool_call_id"] == "c1" and out[2]["role"] == "tool"
     # short result kept verbatim (the very same object)
     assert out[3] is msgs[3]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from stowage.context_engine.redact import MASK, redact, redact_many
 from stowage.context_engine.redact_rules import RULES, literal_head
 
-from .test_redact import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
+from .redact_corpus import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
 
 
 def reference_redact(text: str) -> str:
@@ -230,6 +230,30 @@ FRAGMENTS = [
     "client-key-data: ",
     "_auth",
     "_auth=",
+    # key and config files, command-line flags
+    "PuTTY-User-Key-File-3: ",
+    "Private-Lines: 2\n",
+    "Private-Lines:",
+    "Private-MAC: ",
+    "AAAAB3Nza",
+    "\\n",
+    ".pgpass",
+    "pgpass ",
+    "db:5432:app:app:",
+    ":*:",
+    "*",
+    '<add key="',
+    '" value="',
+    "DbPassword",
+    "<key>",
+    "</key>",
+    "<string>",
+    "</string>",
+    "--token ",
+    "--api-key=",
+    "--client-secret ",
+    "--token-file",
+    "--",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 

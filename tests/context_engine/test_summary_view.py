@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
+from stowage.context_engine.compaction_run import compaction_plan
 from stowage.context_engine.compactor import compact
 from stowage.context_engine.messages import is_summary, message_text
 from stowage.context_engine.preview import SeenMessages, preview_compaction
@@ -17,7 +18,8 @@ from stowage.context_engine.summary_log import (
     window_handle,
 )
 from stowage_dev.transcripts import make_transcript
-from stowage.context_engine.compaction_run import compaction_plan
+
+from .helpers import make_engine
 
 NEWEST = "Now rename parse_header() to parse_head() and rerun the suite."
 
@@ -27,7 +29,7 @@ def history(turns: int = 30) -> list[dict]:
     return msgs + [{"role": "user", "content": NEWEST}, {"role": "assistant", "content": "On it."}]
 
 
-def test_each_compaction_appends_the_summary_as_inserted(make_engine, tmp_path):
+def test_each_compaction_appends_the_summary_as_inserted(tmp_path):
     engine = make_engine()
     engine.on_session_start("sess-1", hermes_home=str(tmp_path))
     msgs = history()
@@ -45,7 +47,7 @@ def test_each_compaction_appends_the_summary_as_inserted(make_engine, tmp_path):
     assert engine.store_session.store.stat(engine.store_session.store.resolve(record["window_handle"]))
 
 
-def test_a_store_less_engine_writes_nothing_and_never_fails(make_engine):
+def test_a_store_less_engine_writes_nothing_and_never_fails():
     engine = make_engine()
     msgs = history()
     assert engine.compress(msgs, current_tokens=engine.counter.count_messages(msgs)) is not msgs
@@ -71,7 +73,7 @@ def test_window_handle_from_the_reference():
     assert window_handle(None) is None and window_handle("not stored") is None
 
 
-def test_preview_chooses_the_window_compaction_chooses(make_engine):
+def test_preview_chooses_the_window_compaction_chooses():
     engine = make_engine()
     msgs = [{"role": "system", "content": "You are helpful."}] + history()
     engine.state.saw(msgs, "request")
@@ -95,7 +97,7 @@ def test_preview_chooses_the_window_compaction_chooses(make_engine):
     assert engine.compression_count == 0 and not engine.compaction_log  # a dry run changes nothing
 
 
-def test_preview_before_any_history_and_after_a_reset(make_engine):
+def test_preview_before_any_history_and_after_a_reset():
     engine = make_engine()
     assert engine.preview() is None
     engine.state.saw(history(), "request")
@@ -103,7 +105,7 @@ def test_preview_before_any_history_and_after_a_reset(make_engine):
     assert engine.preview() is None
 
 
-def test_preview_of_a_short_history_summarizes_nothing(make_engine):
+def test_preview_of_a_short_history_summarizes_nothing():
     seen = SeenMessages([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}], 5.0, "request")
     engine = make_engine()
     preview = preview_compaction(
@@ -120,7 +122,7 @@ def test_preview_of_a_short_history_summarizes_nothing(make_engine):
     assert preview.tail_messages + preview.head_messages == 2
 
 
-def test_preview_matches_the_engines_own_next_compaction(make_engine, tmp_path):
+def test_preview_matches_the_engines_own_next_compaction(tmp_path):
     """The engine calibrates its token estimates before compacting; the preview does too, so they agree."""
     engine = make_engine()
     engine.on_session_start("sess-2", hermes_home=str(tmp_path))

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.e2e.stowage_session import stowage_home
+from .stowage_session import stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import chat_once
 from stowage_dev.terminal import InteractiveChat
@@ -73,7 +73,7 @@ def test_compress_sizes_in_stowage_summary_match_what_hermes_printed(fake_llm: F
     import sys
     from pathlib import Path
 
-    from tests.e2e.stowage_session import script_warm_up
+    from .stowage_session import script_warm_up
 
     home = stowage_home(make_home)
     script_warm_up(fake_llm, 4)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.stowage_session import OUTPUT_CHARS, stowage_home
+from .stowage_session import OUTPUT_CHARS, stowage_home
 from stowage.context_engine.markers import VIEW_STUB_PREFIX
 from stowage.host.host_support import assess, installed_version
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall

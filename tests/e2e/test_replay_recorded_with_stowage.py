@@ -12,88 +12,92 @@ and the figures are far apart: the check is not vacuous.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
 from stowage.command import main
-from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from stowage_dev.runner import Scenario, run_scenario
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from stowage_dev.hermes_home import HermesHome
+from stowage_dev.tempdirs import scratch_dir
+
+from .recorded_sessions import record_big_outputs
 
 pytestmark = pytest.mark.e2e
-OUTPUT_CHARS = 16_000  # ~4k tokens: over Stowage's spill threshold
 OUTPUTS_PER_TURN = 3
 BIG_TURNS = 5
+SPILLED = BIG_TURNS * OUTPUTS_PER_TURN
 
 
-def record(make_home, fake_llm: FakeLLMServer, engine: str):  # noqa: ANN001, ANN201
-    home = make_home(engine=engine, plugins=["stowage"] if engine == "stowage" else [])
-    home.install_harness_probe()
-    for index in range(BIG_TURNS):
-        fake_llm.on(
-            Match.user_turn(f"BIG{index}"),
-            Reply.tool(
-                *[
-                    ToolCall(
-                        "harness_big_output",
-                        {"chars": OUTPUT_CHARS, "token": f"T{index}x{k}"},
-                        id=f"call_big{index}x{k}",
-                    )
-                    for k in range(OUTPUTS_PER_TURN)
-                ]
-            ),
-        )
-    scenario = Scenario()
-    for index in range(2):
-        scenario.turn(f"warm-up turn {index}")
-    for index in range(BIG_TURNS):
-        scenario.turn(f"BIG{index} read it", id=f"big{index}")
-    scenario.end_session()
-    run_scenario(home, scenario, check=True)
-    return home
-
-
-def replay(capsys: pytest.CaptureFixture[str], *args: str, html: str = "") -> dict[str, Any]:
-    code = main([*args, "replay", "--json", "--quiet", *(["--html", html] if html else ["--no-html"])])
-    captured = capsys.readouterr()
-    assert code == 0, captured.err
-    assert "Traceback" not in captured.err
-    return json.loads(captured.out)
+def replay(*args: str, html: str = "") -> dict[str, Any]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main([*args, "replay", "--json", "--quiet", *(["--html", html] if html else ["--no-html"])])
+    assert code == 0, err.getvalue()
+    assert "Traceback" not in err.getvalue()
+    return json.loads(out.getvalue())
 
 
 def close(a: float, b: float, within: float = 0.02) -> bool:
     return abs(a - b) <= within * max(a, b)
 
 
-def test_a_stowage_recording_replays_like_a_plain_one(
-    make_home, fake_llm: FakeLLMServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    fake_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY the big outputs"), times=None)
-    plain = record(make_home, fake_llm, "compressor")
-    with_stowage = record(make_home, fake_llm, "stowage")
-    recorded = with_stowage.path / "state.db"
+@dataclass(frozen=True)
+class Replays:
+    with_stowage: HermesHome
+    base: dict[str, Any]  # the plain recording replayed
+    rebuilt: dict[str, Any]  # the Stowage recording replayed with the user's store
+    shortened: dict[str, Any]  # the Stowage recording replayed with an empty store
+    page: Path  # the HTML report of ``rebuilt``
+
+
+@pytest.fixture(scope="module")
+def replays(shared_llm: FakeLLMServer, shared_home) -> Iterator[Replays]:  # noqa: ANN001
+    """Both recordings and their three replays, made once for the module (the checks only read them)."""
+    shared_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY the big outputs"), times=None)
+    plain = shared_home(engine="compressor")
+    record_big_outputs(shared_llm, plain, warm_ups=2, big_turns=BIG_TURNS, outputs_per_turn=OUTPUTS_PER_TURN)
+    with_stowage = shared_home(engine="stowage", plugins=["stowage"])
+    record_big_outputs(shared_llm, with_stowage, warm_ups=2, big_turns=BIG_TURNS, outputs_per_turn=OUTPUTS_PER_TURN)
+    for scratch in scratch_dir("stowage-replay-"):
+        page = scratch / "report.html"
+        empty = scratch / "empty-store"
+        empty.mkdir()
+        yield Replays(
+            with_stowage,
+            base=replay("--hermes-home", str(plain.path)),
+            rebuilt=replay("--hermes-home", str(with_stowage.path), html=str(page)),
+            shortened=replay("--hermes-home", str(with_stowage.path), "--store", str(empty)),
+            page=page,
+        )
+
+
+def test_the_stowage_recording_holds_previews_not_outputs(replays: Replays) -> None:
+    recorded = replays.with_stowage.path / "state.db"
     assert "[stowage: preview of a large tool output" in recorded.read_bytes().decode("utf-8", "replace")
 
-    base = replay(capsys, "--hermes-home", str(plain.path))
-    page = tmp_path / "report.html"
-    rebuilt = replay(capsys, "--hermes-home", str(with_stowage.path), html=str(page))
-    empty = tmp_path / "empty-store"
-    empty.mkdir()
-    shortened = replay(capsys, "--hermes-home", str(with_stowage.path), "--store", str(empty))
 
-    assert base["recorded_with_stowage"]["sessions"] == []
-    seen = rebuilt["recorded_with_stowage"]
-    assert seen["sessions"] == [s["session"] for s in rebuilt["sessions"]] and len(seen["sessions"]) == 1
-    assert seen["rebuilt"] == BIG_TURNS * OUTPUTS_PER_TURN and seen["not_rebuilt"] == 0
-    assert "recorded with Stowage" in " ".join(rebuilt["sessions"][0]["problems"])
-    text = page.read_text(encoding="utf-8")
+def test_the_report_names_the_session_that_ran_stowage_and_counts_what_it_rebuilt(replays: Replays) -> None:
+    assert replays.base["recorded_with_stowage"]["sessions"] == []
+    seen = replays.rebuilt["recorded_with_stowage"]
+    assert seen["sessions"] == [s["session"] for s in replays.rebuilt["sessions"]] and len(seen["sessions"]) == 1
+    assert seen["rebuilt"] == SPILLED and seen["not_rebuilt"] == 0
+    assert "recorded with Stowage" in " ".join(replays.rebuilt["sessions"][0]["problems"])
+
+
+def test_the_html_report_says_so_too(replays: Replays) -> None:
+    text = replays.page.read_text(encoding="utf-8")
     assert "1 session(s) were recorded with Stowage running" in text
-    assert f"ran Stowage: {seen['rebuilt']} of {seen['rebuilt']} outputs rebuilt" in text
-    assert shortened["recorded_with_stowage"]["not_rebuilt"] == BIG_TURNS * OUTPUTS_PER_TURN
-    assert shortened["recorded_with_stowage"]["rebuilt"] == 0
+    assert f"ran Stowage: {SPILLED} of {SPILLED} outputs rebuilt" in text
 
+
+def test_rebuilt_from_the_store_it_replays_like_the_plain_recording(replays: Replays) -> None:
+    base, rebuilt = replays.base, replays.rebuilt
     assert rebuilt["recorded"] == base["recorded"]
     print(
         "billed tokens (built-in / stowage): plain",
@@ -101,13 +105,19 @@ def test_a_stowage_recording_replays_like_a_plain_one(
         "stowage-recorded rebuilt",
         [rebuilt["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
         "not rebuilt",
-        [shortened["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
+        [replays.shortened["totals"][e]["billed_tokens"] for e in ("built-in", "stowage")],
     )
     for engine in ("built-in", "stowage"):
         for key in ("billed_tokens", "prompt_tokens", "cost", "peak_request_tokens"):
             a, b = base["totals"][engine][key], rebuilt["totals"][engine][key]
             assert close(a, b), f"{engine} {key}: plain recording {a:,}, Stowage recording rebuilt {b:,}"
         assert base["totals"][engine]["compactions"] == rebuilt["totals"][engine]["compactions"]
+
+
+def test_without_the_store_nothing_is_rebuilt_and_the_figures_are_far_apart(replays: Replays) -> None:
+    shortened = replays.shortened["recorded_with_stowage"]
+    assert shortened["not_rebuilt"] == SPILLED and shortened["rebuilt"] == 0
     # without the originals the built-in replays the previews: far from the plain recording
-    a, b = base["totals"]["built-in"]["billed_tokens"], shortened["totals"]["built-in"]["billed_tokens"]
+    a = replays.base["totals"]["built-in"]["billed_tokens"]
+    b = replays.shortened["totals"]["built-in"]["billed_tokens"]
     assert not close(a, b, 0.10), (a, b)

@@ -19,7 +19,6 @@ import sqlite3
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -28,9 +27,10 @@ from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import HermesHome
 from stowage_dev.runner import Scenario, run_scenario
 
+from .recorded_sessions import record_big_outputs
+
 pytestmark = pytest.mark.e2e
 
-OUTPUT_CHARS = 16_000  # ~4k tokens each (larger outputs Hermes itself would persist and preview)
 OUTPUTS_PER_TURN = 8  # ~34k tokens a turn: each crossing of the 96k threshold has a wide margin
 BIG_TURNS = 6
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -70,36 +70,17 @@ def direct_counts(db: Path) -> dict[str, dict[str, int]]:
         shutil.rmtree(copy.parent, ignore_errors=True)
 
 
-@pytest.fixture
-def recorded_home(fake_llm: FakeLLMServer, make_home) -> tuple[HermesHome, int]:
-    """A Hermes home whose state.db holds two real sessions; returns it and Hermes's compaction count."""
-    home = make_home()
-    home.install_harness_probe()
-    fake_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY-REPLAY the big outputs"), times=None)
-    for index in range(BIG_TURNS):
-        fake_llm.on(
-            Match.user_turn(f"BIG{index}"),
-            Reply.tool(
-                *[
-                    ToolCall(
-                        "harness_big_output",
-                        {"chars": OUTPUT_CHARS, "token": f"T{index}x{k}"},
-                        id=f"call_big{index}x{k}",
-                    )
-                    for k in range(OUTPUTS_PER_TURN)
-                ]
-            ),
-        )
-    scenario = Scenario()
-    for index in range(5):
-        scenario.turn(f"warm-up turn {index}")
-    for index in range(BIG_TURNS):
-        scenario.turn(f"BIG{index} read it", id=f"big{index}")
-    scenario.end_session()
-    result = run_scenario(home, scenario, check=True)
+@pytest.fixture(scope="module")
+def recorded_home(shared_llm: FakeLLMServer, shared_home) -> tuple[HermesHome, int]:  # noqa: ANN001
+    """A Hermes home whose state.db holds two real sessions; returns it and Hermes's compaction count.
+
+    Recorded once for the module: the replays only read it (each test checks the home is unchanged)."""
+    home = shared_home()
+    shared_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY-REPLAY the big outputs"), times=None)
+    result = record_big_outputs(shared_llm, home, warm_ups=5, big_turns=BIG_TURNS, outputs_per_turn=OUTPUTS_PER_TURN)
     compactions = result.step(f"big{BIG_TURNS - 1}")["engine"]["compression_count"]
 
-    fake_llm.on(Match.user_turn("ECHO"), Reply.tool(ToolCall("harness_echo", {"text": "hi"}, id="call_echo")))
+    shared_llm.on(Match.user_turn("ECHO"), Reply.tool(ToolCall("harness_echo", {"text": "hi"}, id="call_echo")))
     run_scenario(home, Scenario().turn("ECHO this").turn("thanks").end_session(), check=True)
     return home, compactions
 

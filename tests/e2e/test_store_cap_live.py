@@ -15,7 +15,7 @@ import re
 import pytest
 
 from stowage.blobstore import BlobStore
-from tests.e2e.stowage_session import stowage_home
+from .stowage_session import stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from tests.e2e.stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
+from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
 

@@ -1,6 +1,7 @@
 """Four-phase compaction inside the real host, offline.
 
-Each session runs warm-up turns with real ~4k-token tool outputs, then a
+The threshold crossing is the shared session of ``compacted_session.py``;
+the other sessions script their own. Each session runs warm-up turns with real ~4k-token tool outputs, then a
 turn whose tool-call response reports 100k prompt tokens (over the 96k
 threshold of the 128k window), so the host's post-tool check asks Stowage to
 compact before the follow-up request.
@@ -12,15 +13,9 @@ import json
 
 import pytest
 
-from tests.e2e.stowage_session import (
-    SECRET,
-    assert_valid_request,
-    script_big_turn,
-    script_warm_up,
-    stowage_home,
-    warm_up,
-)
-from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from .compacted_session import CompactedSession
+from .stowage_session import SECRET, assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
+from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply
 from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
@@ -31,31 +26,40 @@ SUMMARY_2 = (
 )
 
 
-def test_threshold_crossing_compacts_with_redacted_summary_and_valid_next_request(
-    fake_llm: FakeLLMServer, make_home
+# -- the shared session that crossed the threshold once (compacted_session.py) ----------------------------
+
+
+def test_the_summary_prompt_is_structured_and_never_carries_the_planted_secret(
+    compacted_session: CompactedSession,
 ) -> None:
-    home = stowage_home(make_home)
-    script_warm_up(fake_llm, 5)
-    script_big_turn(fake_llm)
-    fake_llm.on(Match.summary_request(), Reply.say(SUMMARY_1 + f"\nleaked {SECRET}"))
-
-    scenario = warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after BIG", id="after")
-    result = run_scenario(home, scenario, check=True)
-
-    (summary_call,) = fake_llm.summary_requests()
+    (summary_call,) = compacted_session.llm.summary_requests()
     prompt = summary_call.messages[0]["content"]
     assert SECRET not in summary_call.text and "[REDACTED]" in prompt  # planted secret never left the process
     assert "## Goal" in prompt and "## Next Steps" in prompt and "WARM-1" in prompt
     assert "FOCUS TOPIC" not in prompt  # no focus unless /compress <focus>
 
-    follow_up = fake_llm.main_requests()[[r.index for r in fake_llm.main_requests()].index(summary_call.index + 1)]
+
+def follow_up_of_the_summary(session: CompactedSession) -> RecordedRequest:
+    (summary_call,) = session.llm.summary_requests()
+    main = session.llm.main_requests()
+    return main[[r.index for r in main].index(summary_call.index + 1)]
+
+
+def test_the_next_request_carries_the_masked_summary_and_the_newest_turn(compacted_session: CompactedSession) -> None:
+    follow_up = follow_up_of_the_summary(compacted_session)
     summary_message = next(m for m in follow_up.messages if "STOWAGE CONTEXT SUMMARY" in json.dumps(m))
     assert "SUMMARY-ONE" in json.dumps(summary_message), summary_message
     assert SECRET not in json.dumps(summary_message)  # the reply echoed it; Stowage masked it
     assert "BIG now" in follow_up.text  # newest user turn kept verbatim
-    assert_valid_request(follow_up)
-    assert_valid_request(fake_llm.last_main_request())
 
+
+def test_the_requests_after_the_compaction_are_valid(compacted_session: CompactedSession) -> None:
+    assert_valid_request(follow_up_of_the_summary(compacted_session))
+    assert_valid_request(compacted_session.llm.last_main_request())
+
+
+def test_the_engine_reports_one_compaction_and_the_session_goes_on(compacted_session: CompactedSession) -> None:
+    result = compacted_session.result
     big = result.step("big")["engine"]
     assert big["compression_count"] == 1
     status = big["status"]
@@ -63,6 +67,9 @@ def test_threshold_crossing_compacts_with_redacted_summary_and_valid_next_reques
     assert status["last_compaction"]["pruned_outputs"] >= 1
     assert result.warnings() == []
     assert result.step("after")["final_response"] == "OK (default reply)"
+
+
+# -- sessions of their own ---------------------------------------------------------------------------------
 
 
 def test_manual_compress_focus_reaches_the_summary_prompt(fake_llm: FakeLLMServer, make_home) -> None:

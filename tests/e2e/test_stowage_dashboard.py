@@ -4,8 +4,8 @@ Stowage is installed as a user plugin (the route the dashboard scans), a real
 session fills the store, then ``hermes dashboard`` serves the tab and Debian's
 ``chromium`` renders it at a laptop's window size: the timeline plot and the
 store browser must show that session's data, laid out for reading (rows one
-line high, nothing overflowing its table, both series visible, a y axis with
-round ticks).  The screenshots are kept under ``test-artifacts/``.  The same
+line high, the totals one row of labelled figures, nothing overflowing its
+table, both series visible, a y axis with round ticks).  The screenshots are kept under ``test-artifacts/``.  The same
 session's saved-token figure is the same in the API, ``/stowage`` and
 ``stowage status``, spills included.
 """
@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.stowage_session import script_warm_up, stowage_home, warm_up
+from .stowage_session import script_warm_up, stowage_home, warm_up
 from stowage_dev.browser import Browser, chromium_path, count_color
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import HERMES, Scenario, run_scenario
@@ -165,7 +165,10 @@ LAYOUT = r"""(() => {
     overflow: [...overflow(blobs), ...overflow(figures)],
     tablesInCard: [blobs, figures].every(t => t.getBoundingClientRect().right <= tab.getBoundingClientRect().right + 1),
     series, ticks: tickLabels, svg: box(svg),
-    totals: document.querySelector('[data-stowage-totals]').textContent,
+    totals: [...document.querySelectorAll('[data-stowage-totals] [data-figure]')]
+      .map(e => [e.dataset.figure, e.lastChild.textContent]),
+    totalsLine: lines(document.querySelector('[data-stowage-totals]')),
+    totalsTitle: document.querySelector('[data-stowage-totals]').title,
     saved: Number(document.querySelector('[data-stowage-totals]').dataset.tokensSaved),
     text: document.body.innerText,
   };
@@ -246,13 +249,16 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     print(f"dashboard screenshots: {shot} {plot}")
 
     # the data is there
-    assert layout["saved"] == saved and detail["saved"] in layout["totals"]
+    assert (
+        layout["saved"] == saved and layout["totals"] == detail["totals"] and layout["totalsTitle"] == detail["saved"]
+    )
+    assert layout["totals"][0] == ["tokens saved", f"{saved:,}"] and ["spills", "1"] in layout["totals"]
     assert spilled[0]["handle"] in layout["text"] and "harness_big_output" in layout["text"]
     # laid out for reading at 1366x768
     assert layout["pageWidth"] <= layout["viewport"], "the page scrolls sideways"
     assert not layout["overflow"] and layout["tablesInCard"], layout["overflow"]
     assert layout["blobRows"], "the store browser shows no row"
-    for row in [*layout["blobRows"], *layout["figureRows"], layout["legend"]]:
+    for row in [*layout["blobRows"], *layout["figureRows"], layout["legend"], layout["totalsLine"]]:
         assert row["spread"] < row["lineHeight"] / 2, f"a row wraps onto a second line: {row}"
     # both series drawn, with strokes a reader tells apart, and both visible in the picture
     full, sent = layout["series"]["full"], layout["series"]["sent"]

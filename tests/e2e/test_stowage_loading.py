@@ -13,7 +13,7 @@ import pytest
 
 from stowage.context_engine.config_schema import KEYS_BY_PATH
 
-from tests.e2e.stowage_session import stowage_home
+from .stowage_session import stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, chat_once, enable_plugin, plugins_list, run_scenario
 

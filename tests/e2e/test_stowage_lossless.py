@@ -17,7 +17,8 @@ import pytest
 
 from stowage.blobstore import BlobStore
 from stowage.context_engine.store_session.archive import decode_window
-from tests.e2e.stowage_session import OUTPUT_CHARS, script_big_turn, script_warm_up, stowage_home, warm_up
+from .compacted_session import CompactedSession
+from .stowage_session import OUTPUT_CHARS, stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 
@@ -75,18 +76,10 @@ def test_large_output_is_spilled_and_read_back_with_the_agent_tools(fake_llm: Fa
 
 
 def test_after_compaction_every_pruned_output_and_the_window_are_recoverable(
-    fake_llm: FakeLLMServer, make_home
+    compacted_session: CompactedSession,
 ) -> None:
-    home = stowage_home(make_home)
-    script_warm_up(fake_llm, 5)
-    script_big_turn(fake_llm)
-    fake_llm.on(Match.summary_request(), Reply.say("## Goal\nInspect outputs.\n\n## Next Steps\n- more"))
-
-    scenario = warm_up(Scenario(), 5)
-    scenario.python("import copy\nresult = copy.deepcopy(history)", id="before")
-    scenario.turn("BIG now", id="big")
-    result = run_scenario(home, scenario, check=True)
-
+    """The shared session of ``compacted_session.py``: its history before the compacting turn against after it."""
+    result, home = compacted_session.result, compacted_session.home
     before = result.step("before")["result"]  # the session's messages before the compacting turn
     after = result.step("big")["messages"]
     assert result.step("big")["engine"]["compression_count"] == 1

@@ -1,4 +1,5 @@
-"""``/stowage`` and ``stowage status`` show what the engine did, after a real compaction in the real host."""
+"""``/stowage`` and ``stowage status`` show what the engine did, after a real compaction in the real host
+(the shared session of ``compacted_session.py``), and a blob removed in a terminal reads as a tombstone."""
 
 from __future__ import annotations
 
@@ -10,32 +11,27 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
+from .compacted_session import CompactedSession
+from .stowage_session import script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
 
 STOWAGE = Path(sys.executable).with_name("stowage")
-SUMMARY = "## Goal\nInspect the outputs (SUMMARY-ONE).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
 
 
-def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer, make_home) -> None:
-    home = stowage_home(make_home)
-    script_warm_up(fake_llm, 5)
-    script_big_turn(fake_llm)
-    fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
+COMPACTION_LINE = r"compactions\s+1; last: ([\d,]+) -> ([\d,]+) tokens, model summary"
 
-    scenario = (
-        warm_up(Scenario(), 5)
-        .turn("BIG now", id="big")
-        .python("from stowage.host.slash_command import stowage_command\nresult = stowage_command('')", id="slash")
-    )
-    result = run_scenario(home, scenario, check=True)
 
-    text = result.step("slash")["result"]
+def slash_text(session: CompactedSession) -> str:
+    return session.result.step("slash")["result"]
+
+
+def test_slash_status_shows_the_compaction(compacted_session: CompactedSession) -> None:
+    text = slash_text(compacted_session)
     assert "running engine: stowage (1 session(s) in this process)" in text, text
-    compactions = re.search(r"compactions\s+1; last: ([\d,]+) -> ([\d,]+) tokens, model summary", text)
+    compactions = re.search(COMPACTION_LINE, text)
     assert compactions, text
     before, after = (int(n.replace(",", "")) for n in compactions.groups())
     assert before > after > 0
@@ -49,8 +45,12 @@ def test_slash_status_and_cli_status_show_the_compaction(fake_llm: FakeLLMServer
     ), text
     assert re.search(r"tool search\s+", text)
 
-    # another process reads the same figures from the session status file
-    env = home.env()
+
+def test_another_process_reads_the_same_figures_from_the_status_file(compacted_session: CompactedSession) -> None:
+    compactions = re.search(COMPACTION_LINE, slash_text(compacted_session))
+    assert compactions, slash_text(compacted_session)
+    before, after = (int(n.replace(",", "")) for n in compactions.groups())
+    env = compacted_session.home.env()
     shown = subprocess.run(
         [str(STOWAGE), "status"], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
     )

@@ -3,6 +3,7 @@
 The scripted summary model's reply must come back from the command line
 exactly as the history holds it, with a window handle the store resolves;
 the preview taken before the compaction must predict its trigger and window.
+All read the shared session of ``compacted_session.py``.
 """
 
 from __future__ import annotations
@@ -16,56 +17,33 @@ import pytest
 
 from stowage.context_engine.messages import is_summary, message_text
 from stowage.context_engine.summary import unwrap
-from tests.e2e.stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
-from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
-from stowage_dev.runner import Scenario, run_scenario
+
+from .compacted_session import SUMMARY, CompactedSession
 
 pytestmark = pytest.mark.e2e
 
 STOWAGE = Path(sys.executable).with_name("stowage")
-SUMMARY = (
-    "## Goal\nInspect the outputs (SUMMARY-VIEW-7).\n\n## Progress\n### Done\n- inspected five outputs\n\n"
-    "## Next Steps\n- go on"
-)
-
-PREVIEW_STEP = """
-from stowage.host.slash_command import stowage_command
-result = {"text": stowage_command("preview"), "figures": engine.preview().as_dict(),
-          "threshold": engine.threshold_tokens, "summary_before": stowage_command("summary")}
-"""
-
-AFTER_STEP = """
-import json, subprocess, sys
-from pathlib import Path
-from stowage.host.slash_command import stowage_command
-shown = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--json", "summary"], capture_output=True,
-                       text=True, stdin=subprocess.DEVNULL)
-handle = json.loads(shown.stdout)["summaries"][-1]["window_handle"]
-fetched = json.loads(engine.handle_tool_call("stowage_fetch", {"handle": handle, "mode": "range", "start": 1,
-                                                                "count": 500}))
-result = {"slash": stowage_command("summary"), "log": engine.compaction_log[-1].as_dict(), "handle": handle,
-          "fetched": fetched, "cli_code": shown.returncode}
-"""
 
 
-def test_summary_shows_the_inserted_text_and_preview_predicts_the_compaction(
-    fake_llm: FakeLLMServer, make_home
-) -> None:
-    home = stowage_home(make_home)
-    script_warm_up(fake_llm, 5)
-    script_big_turn(fake_llm)
-    fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
-
-    scenario = (
-        warm_up(Scenario(), 5)
-        .python(PREVIEW_STEP, id="preview")
-        .turn("BIG now", id="big")
-        .python(AFTER_STEP, id="after")
+def cli(session: CompactedSession, *argv: str) -> subprocess.CompletedProcess[str]:
+    """The real console script, from another process, on the session's Hermes home."""
+    return subprocess.run(
+        [str(STOWAGE), *argv],
+        env=session.home.env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
     )
-    result = run_scenario(home, scenario, check=True)
 
-    # the preview, before the compaction
-    before = result.step("preview")["result"]
+
+def inserted_summary(session: CompactedSession) -> str:
+    """The summary as the history holds it."""
+    return unwrap(message_text(next(m for m in session.result.report["final_messages"] if is_summary(m))))
+
+
+def test_the_preview_before_the_compaction_predicts_its_trigger_and_window(compacted_session: CompactedSession) -> None:
+    before = compacted_session.result.step("preview")["result"]
     figures = before["figures"]
     assert "compaction preview (dry run" in before["text"] and "as of the last provider request" in before["text"]
     assert f"threshold of {before['threshold']:,}" in before["text"]  # below it: the warm-ups report low usage
@@ -74,53 +52,44 @@ def test_summary_shows_the_inserted_text_and_preview_predicts_the_compaction(
     assert "no compaction yet" in before["summary_before"]
 
     # what the compaction then did: the same trigger, the window the preview saw plus at most what came after it
-    after = result.step("after")["result"]
-    log = after["log"]
+    log = compacted_session.result.step("summary")["result"]["log"]
     assert log["result"] == "compacted" and log["tokens_before"] >= figures["threshold_tokens"] == before["threshold"]
     added = log["messages_before"] - figures["messages"]
     assert 0 < added <= 5, (log, figures)
     assert figures["window_messages"] <= log["window_messages"] <= figures["window_messages"] + added, (log, figures)
 
-    # the summary as the history holds it
-    summary_message = next(m for m in result.report["final_messages"] if is_summary(m))
-    inserted = unwrap(message_text(summary_message))
-    assert inserted and inserted.startswith(SUMMARY)  # the model's reply, then the grounding Stowage adds
-    assert inserted in after["slash"]
 
-    # ... and from another process, through the real console script
-    env = home.env()
-    shown = subprocess.run(
-        [str(STOWAGE), "summary"], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-    )
+def test_slash_summary_shows_the_model_reply_as_inserted(compacted_session: CompactedSession) -> None:
+    inserted = inserted_summary(compacted_session)
+    assert inserted and inserted.startswith(SUMMARY)  # the model's reply, then the grounding Stowage adds
+    assert inserted in compacted_session.result.step("summary")["result"]["slash"]
+
+
+def test_stowage_summary_in_a_terminal_shows_the_same_text_and_figures(compacted_session: CompactedSession) -> None:
+    inserted = inserted_summary(compacted_session)
+    log = compacted_session.result.step("summary")["result"]["log"]
+    shown = cli(compacted_session, "summary")
     assert shown.returncode == 0, shown.stderr
     assert "--- summary as inserted into the history ---\n" + inserted + "\n--- end of summary ---" in shown.stdout
     assert f"{log['tokens_before']:,} -> {log['tokens_after']:,} tokens" in shown.stdout
     assert "the summary model (auxiliary 'compression' task" in shown.stdout
     assert f"covers      {log['window_messages']} message(s)" in shown.stdout
+    assert compacted_session.result.step("summary")["result"]["handle"] in shown.stdout
 
-    # the handle names the stored window: stowage_fetch and `stowage blobs cat` read the summarized messages
+
+def test_the_window_handle_reads_back_the_summarized_messages(compacted_session: CompactedSession) -> None:
+    """stowage_fetch (in the session) and ``stowage blobs cat`` (in a terminal) read the stored window."""
+    after = compacted_session.result.step("summary")["result"]
     handle = after["handle"]
-    assert after["cli_code"] == 0 and handle in shown.stdout and handle in inserted
+    assert after["cli_code"] == 0 and handle in inserted_summary(compacted_session)
     assert "error" not in after["fetched"], after["fetched"]
-    cat = subprocess.run(
-        [str(STOWAGE), "blobs", "cat", handle],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    cat = cli(compacted_session, "blobs", "cat", handle)
     window = [json.loads(line) for line in cat.stdout.splitlines() if line.strip()]
-    assert len(window) == log["window_messages"]
+    assert len(window) == after["log"]["window_messages"]
     assert any("WARM-1" in message_text(m) for m in window)
 
-    missing = subprocess.run(
-        [str(STOWAGE), "summary", "--session", "no-such-session"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+
+def test_an_unknown_session_is_a_one_line_error(compacted_session: CompactedSession) -> None:
+    missing = cli(compacted_session, "summary", "--session", "no-such-session")
     assert missing.returncode == 2 and "unknown session 'no-such-session'" in missing.stderr
     assert "Traceback" not in missing.stderr

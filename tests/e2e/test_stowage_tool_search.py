@@ -27,7 +27,7 @@ import pytest
 
 from stowage.context_engine.tokens import TokenCounter
 from stowage.tool_search import BRIDGE_NAMES, CALL_NAME, DESCRIBE_NAME, SEARCH_NAME
-from tests.e2e.stowage_session import assert_valid_request
+from .stowage_session import assert_valid_request
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
 from stowage_dev.hermes_home import HARNESS_DIR, HermesHome
 from stowage_dev.mcp_catalog import (

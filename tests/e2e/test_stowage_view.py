@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
-from tests.e2e.stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
+from .stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 

@@ -21,6 +21,8 @@ from stowage.host import manifest
 from stowage.context_engine.config_schema import KEYS
 from stowage.host.host_support import MIN_HERMES
 
+from .plugin_context import RecordingCtx
+
 ROOT = Path(__file__).resolve().parents[2]
 PLUGIN_YAML = ROOT / "plugin.yaml"
 V2_FIELDS = {
@@ -87,9 +89,9 @@ def test_manifest_fields():
     assert all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", str(name)) for name in data.get("requires_env", []))
 
 
-def test_declared_matches_registered(hermes_home, recording_ctx):
+def test_declared_matches_registered(home):
     data = loaded()
-    ctx = recording_ctx()
+    ctx = RecordingCtx()
     stowage.register(ctx)
     assert len(ctx.engines) == 1
     assert set(ctx.hooks) <= set(data["provides_hooks"]), "a hook registered but not declared fails validation"

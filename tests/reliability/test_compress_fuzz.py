@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.reliability.strict_provider import strict_problems
+from .strict_provider import strict_problems
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import decode_window

@@ -143,6 +143,27 @@ def corpus(seed: int = 20261124) -> list[tuple[str, str, str]]:
     add("ldap-w", "ldapsearch -x -D cn=admin,dc=example,dc=org -w {S} -b dc=example,dc=org", "FAKEpw" + r(12))
     add("kubeconfig-client-key-data", "users:\n- name: admin\n  user:\n    client-key-data: {S}", r(64, b64))
     add("npmrc-auth", "//registry.example.com/:_auth={S}", base64.b64encode(("me:FAKEpw" + r(10)).encode()).decode())
+    # key and config files, command-line flags (redact_formats.py)
+    add(
+        "putty-private-key",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+        "Private-Lines: 2\n{S}\nPrivate-MAC: " + r(16, hexdigits),
+        "\n".join(("AAAAI" + r(27, b64), r(16, b64) + "=")),
+    )
+    add("pgpass-echo", "echo 'db.internal:5432:app:app:{S}' >> ~/.pgpass", "FAKEpw" + r(12))
+    add("pgpass-cat", "$ cat ~/.pgpass\nlocalhost:5432:*:postgres:{S}", "FAKEpw" + r(12))
+    add("dotnet-appsetting", '<appSettings><add key="SmtpPassword" value="{S}" /></appSettings>', "FAKEpw" + r(12))
+    add(
+        "dotnet-connection-string",
+        '<add name="Db" connectionString="Server=db;User Id=sa;Password={S}" providerName="System.Data.SqlClient" />',
+        "FAKE pw " + r(10),
+    )
+    add("plist-password", "<dict>\n\t<key>password</key>\n\t<string>{S}</string>\n</dict>", "FAKEpw" + r(12))
+    add("cli-token-flag", "gh auth login --hostname ghe.internal --token {S}", "FAKE" + r(24))
+    add("cli-token-equals", "deploy --token={S} --env prod", "FAKE" + r(24))
+    add("cli-api-key-flag", "llm --api-key {S} 'hello'", "FAKE" + r(32))
+    add("cli-client-secret-quoted", "az login --service-principal --client-secret '{S}'", "FAKE pw " + r(16))
+    add("cli-db-password-flag", "migrate --db-password {S} up", "FAKEpw" + r(12))
     return items
 
 
@@ -378,6 +399,20 @@ ORDINARY = [
     "whsec is the prefix Stripe uses for webhook signing secrets",
     "max-tokens: 4096\ntemperature: 0.2",
     "X-RateLimit-Remaining: 42",
+    # near-misses of the key-file, config-file and flag formats
+    "Private-Lines: 0",
+    "PuTTY-User-Key-File-3: ssh-ed25519\nPublic-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAIFAKEpublic",
+    "db.internal:5432:app:app:readonly",
+    "12:30:45:000:INFO worker started",
+    "Put one line per server in ~/.pgpass: hostname:port:database:username:password",
+    '<add key="PasswordMinLength" value="12" />',
+    '<add key="TokenLifetime" value="3600" />',
+    "<key>PasswordHint</key>\n<string>the dog's name</string>",
+    "<key>CFBundleName</key>\n<string>Stowage</string>",
+    "pass --token to the CLI, or use --token-file ./token.txt",
+    "llm --max-tokens 4096 --api-key-env OPENAI_API_KEY",
+    "docker login --password-stdin < pw.txt",
+    "vault login --token $VAULT_TOKEN",
 ]
 
 

@@ -35,14 +35,6 @@ def fetch(root, session: str, handle: str) -> dict:
         store.close()
 
 
-@pytest.fixture
-def home(tmp_path, monkeypatch):
-    path = tmp_path / "hermes"
-    path.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(path))
-    return path
-
-
 def test_purging_one_session_keeps_what_another_live_session_holds(home, capsys, figures):
     root = home / "stowage"
     store = BlobStore(root)

@@ -47,6 +47,18 @@ HOSTILE = {
     "url-many-schemes": "://" * (N // 3),
     "pgp-unclosed-name": "-----BEGIN " + "A " * (N // 2),
     "pgp-many-begins": "-----BEGIN PGP PRIVATE KEY BLOCK-----" * (N // 40),
+    "putty-long-line": "Private-Lines: 1\n" + "A" * N + "-",
+    "putty-many-lines": "Private-Lines: 9\n" + "A\n" * (N // 2) + "Private-MAC",
+    "putty-many-headers": "Private-Lines: 1\n" * (N // 17),
+    "pgpass-fields": "pgpass " + "a:1:" * (N // 4),
+    "pgpass-spaces": "pgpass a:1:b:c:x" + " " * N + "y'",
+    "dotnet-long-key": '<add key="' + "a" * N,
+    "dotnet-many-adds": '<add key="password" value=' * (N // 26),
+    "plist-unclosed": "<key>password</key><string>x" + " " * N,
+    "plist-many-keys": "<key>token</key>" * (N // 16),
+    "flag-segments": "--" + "a-" * (N // 2),
+    "flag-many-starts": "x--" * (N // 3) + "token x",
+    "flag-unclosed-quote": "--token '" + "a" * N,
     # command words: each used to rescan the rest of its line (mysql: 17.8 s for 48,000 characters, now 12 ms);
     # 8,000 characters here, because the plain rules they are compared with still do
     "mysql-words-flag-on-next-line": "mysql " * (M // 6) + "\n -px",

@@ -20,33 +20,13 @@ from stowage.command import main
 from stowage.context_engine.session_status import SessionStatus
 from stowage.context_engine.status_file import read_session_statuses, status_path, write_session_status
 from stowage.context_engine.summary_log import append_summary, summaries_path
+from stowage_dev.records import compaction_record
 
 pytestmark = pytest.mark.reliability
 DEEP = "[" * 100_000 + "]" * 100_000
-RECORD = {
-    "compaction": 1,
-    "at": 1_700_000_000.0,
-    "result": "compacted",
-    "tokens_before": 100_000,
-    "tokens_after": 6_000,
-    "messages_before": 30,
-    "messages_after": 9,
-    "window_messages": 22,
-    "window_tool_outputs": 5,
-    "pruned_outputs": 2,
-    "fallback_used": False,
-    "model": "gpt-x",
-}
+RECORD = compaction_record()
 LONG_A = "gateway-session-" + "x" * 150 + "-A"
 LONG_B = "gateway-session-" + "x" * 150 + "-B"
-
-
-@pytest.fixture
-def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    path = tmp_path / "hermes"
-    path.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(path))
-    return path
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:

@@ -84,3 +84,32 @@ def test_an_output_compacted_away_is_needed_when_nothing_carries_its_token():
     figures = tracker.figures()
     assert figures.needed_while_hidden == 1 and figures.examples[0]["how"] == "compacted away"
     assert figures.gaps == [0]
+
+
+def test_gaps_and_examples_follow_the_transcript_whatever_the_hash_order():
+    """One answer quoting eight outputs hidden for different spans: the gaps come in transcript order.
+
+    The outputs an answer quotes are found through a set, whose order changes with the process's hash
+    seed; the bench JSON must not (``hidden.gaps`` was reordered from run to run).
+    """
+    outputs = 8
+    transcript: list[dict[str, Any]] = [{"role": "user", "content": "Trace the handlers."}]
+    for i in range(outputs):
+        transcript.append({"role": "assistant", "content": "Next.", "tool_calls": [call(f"c{i}", f"cat m{i}")]})
+        transcript.append({"role": "tool", "tool_call_id": f"c{i}", "content": f"def handler_number_{i}(event):"})
+    quoting = " ".join(f"handler_number_{i}" for i in reversed(range(outputs)))
+    transcript.append({"role": "assistant", "content": f"All of them: {quoting}."})
+    tracker = HiddenUseTracker(transcript)
+    for k in range(outputs + 1):
+        upto = transcript[: 1 + 2 * k]  # everything before the k-th assistant message
+        last = k == outputs
+        kept = [m for m in upto if m["role"] != "tool" or (not last and int(m["tool_call_id"][1:]) >= k - 1)]
+        tracker.event("request", request=request(*kept))
+    figures = tracker.figures()
+    assert figures.needed_while_hidden == outputs
+    assert figures.gaps == [6, 5, 4, 3, 2, 1, 0, 0]
+    assert [example["quoted"] for example in figures.examples] == [
+        "handler_number_0",
+        "handler_number_1",
+        "handler_number_2",
+    ]

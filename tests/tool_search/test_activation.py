@@ -5,7 +5,7 @@ import pytest
 from stowage.tool_search import decide, estimate_tokens, is_deferrable, normalize_mode, split_deferrable
 from stowage.tool_search.activation import UNKNOWN_CONTEXT_THRESHOLD_TOKENS, schema_tokens
 
-from .conftest import tool
+from .catalogs import tool
 
 CORE = frozenset({"terminal", "read_file", "clarify"})
 

@@ -4,7 +4,7 @@ import json
 
 from stowage.tool_search import SEARCH_NAME, assemble_tools, bridge_tool_defs, decide
 
-from .conftest import tool
+from .catalogs import tool
 
 CORE = {"terminal"}
 

@@ -17,7 +17,7 @@ from stowage.tool_search import (
 )
 from stowage.tool_search.batch import MAX_NAMES, MAX_QUERIES
 
-from .conftest import SCHEMAS
+from .catalogs import SCHEMAS
 
 
 @pytest.fixture

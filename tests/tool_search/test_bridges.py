@@ -22,7 +22,7 @@ from stowage.tool_search import (
 )
 from stowage.tool_search.bridges import LIST_PAGE_SIZE
 
-from .conftest import tool
+from .catalogs import tool
 
 
 def service(catalog: Catalog) -> BridgeService:

@@ -4,7 +4,7 @@ import copy
 
 from stowage.tool_search import Catalog
 
-from .conftest import tool
+from .catalogs import tool
 
 
 def test_accepts_bare_and_openai_wrapped_schemas(schemas):

@@ -3,7 +3,7 @@ from __future__ import annotations
 from stowage.tool_search import Catalog, FieldWeights, ToolIndex
 from stowage.tool_search.index import MATCH_CLOSEST, MATCH_FUZZY, MATCH_NAME, MATCH_TEXT
 
-from .conftest import tool
+from .catalogs import tool
 
 
 def names(index: ToolIndex, query: str, limit: int = 5) -> list[str]:

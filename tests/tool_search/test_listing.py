@@ -18,7 +18,7 @@ from stowage.tool_search.listing import (
     listing_budget,
 )
 
-from .conftest import SCHEMAS, tool
+from .catalogs import SCHEMAS, tool
 
 
 def big_catalog(servers: int = 30, per: int = 20) -> Catalog:

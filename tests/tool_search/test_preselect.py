@@ -1,39 +1,12 @@
 from __future__ import annotations
 
-import math
-
 import pytest
 
 from stowage.tool_search import Catalog, IndexCache, preselect, reciprocal_rank_fusion
 from stowage.tool_search.embeddings import EmbeddingIndex, EmbeddingIndexCache, tool_text
 from stowage.tool_search.preselect import bm25_ranking
 
-from .conftest import tool
-
-CONCEPTS = {
-    "weather": ("weather", "forecast", "rain", "umbrella", "sunny"),
-    "issue": ("issue", "bug", "ticket", "crash"),
-    "file": ("file", "disk", "document"),
-    "chat": ("slack", "message", "chat", "colleague", "tell"),
-    "calendar": ("calendar", "meeting", "event", "schedule"),
-}
-
-
-class FakeEmbedder:
-    """Concept-count vectors: knows that an umbrella is about weather, BM25 does not."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def embed(self, texts):
-        self.calls += 1
-        out = []
-        for text in texts:
-            words = text.lower().replace(".", " ").replace("_", " ").split()
-            vec = [float(sum(w.startswith(c) for w in words for c in cs)) for cs in CONCEPTS.values()]
-            norm = math.sqrt(sum(v * v for v in vec)) or 1.0
-            out.append([v / norm for v in vec])
-        return out
+from .catalogs import FakeEmbedder, tool
 
 
 def test_bm25_alone_without_embedder(catalog):

@@ -4,7 +4,7 @@ from stowage.tool_search import Catalog, ToolIndex
 from stowage.tool_search.query import ARGUMENT_WEIGHT, has_latin, query_weights
 from stowage.tool_search.tokens import normalize
 
-from .conftest import tool
+from .catalogs import tool
 
 
 def test_digits_and_quoted_values_weigh_less_than_words():

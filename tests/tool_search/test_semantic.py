@@ -8,8 +8,7 @@ from stowage.tool_search import BridgeService, Catalog, IndexCache, SEARCH_NAME
 from stowage.tool_search.embeddings import EmbeddingIndexCache, tool_text
 from stowage.tool_search.semantic import MATCH_SEMANTIC, SemanticSearch, semantic_leg
 
-from .conftest import tool
-from .test_preselect import FakeEmbedder
+from .catalogs import FakeEmbedder, tool
 
 
 def service(catalog: Catalog, embedder) -> BridgeService:

@@ -9,7 +9,7 @@ from stowage.tool_search.query import IMPLIED_WEIGHT, query_weights
 from stowage.tool_search.tokens import normalize, tokenize
 from stowage.tool_search.value_hints import implied_slot_words
 
-from .conftest import tool
+from .catalogs import tool
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from stowage.tool_search import Catalog, ToolIndex
 from stowage.tool_search.tokens import normalize
 from stowage.tool_search.variants import VARIANT_WEIGHT, StemVariants
 
-from .conftest import tool
+from .catalogs import tool
 
 
 def test_variants_extend_or_are_extended_by_the_stem():

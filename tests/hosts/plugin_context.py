@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 
 class RecordingCtx:
     """Records every ``register_*`` call; ``middleware=False`` is a host before 0.17.0."""
@@ -30,16 +28,3 @@ class RecordingCtx:
 
     def register_command(self, name: str, *args: Any, **kwargs: Any) -> None:
         self.commands.append(name)
-
-
-@pytest.fixture
-def hermes_home(tmp_path, monkeypatch):
-    home = tmp_path / "hermes"
-    home.mkdir()
-    monkeypatch.setenv("HERMES_HOME", str(home))
-    return home
-
-
-@pytest.fixture
-def recording_ctx() -> type[RecordingCtx]:
-    return RecordingCtx

@@ -1,7 +1,9 @@
-"""Child-process code for the concurrency and crash tests (no tests in here).
+"""Child-process code of the blob store's concurrency and crash tests (tests/blobstore/).
 
-Spawned children import this file by module name, so it must stay importable
-on its own: standard library plus ``stowage.blobstore`` only.
+Spawned children import it by module name and the crash test runs it as
+``python -m stowage_dev.store_workers ROOT SEED CAP``, so it lives in the
+installed harness (no ``sys.path`` edits): standard library plus
+``stowage.blobstore`` only.
 """
 
 from __future__ import annotations
