@@ -13,7 +13,7 @@ stand-in, and each summary prompt is billed as input.
 
     python bench/bench_economy.py [--limit N] [--chain K] [--half A|B] [--set stowage.key=value ...]
                                   [--curve view.compact_at=0.35,0.5 ...] [--thresholds ...]
-                                  [--no-newer-hosts] [--jobs N] [--json]
+                                  [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
 
 Prints, per engine and as Stowage/built-in ratios: billed prompt tokens (main
 requests + summary inputs), prompt-cache-aware cost under two price models,
@@ -40,6 +40,14 @@ ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "agent-trajectories.jsonl.gz"
 DEFAULT_THRESHOLDS = (0.35, 0.42, 0.5, 0.6)
 BUILTIN = "built-in 0.19.0"
+BASH_TOOL = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run a bash command and return its output.",
+        "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]},
+    },
+}
 STOWAGE = "stowage"
 
 from stowage.host.replay_host import (
@@ -65,7 +73,7 @@ from stowage.context_engine.replay.totals import add_session, with_ratios  # noq
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import economy_hosts  # noqa: E402
 import economy_report  # noqa: E402
-from economy_data import sessions_of  # noqa: E402
+from economy_data import common_of, sessions_of  # noqa: E402
 
 
 # -- configurations ----------------------------------------------------------------------
@@ -117,7 +125,11 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(
-    base_home: str, configs: list[tuple[str, dict[str, Any] | None]], window: int, tools: list[dict[str, Any]]
+    base_home: str,
+    configs: list[tuple[str, dict[str, Any] | None]],
+    window: int,
+    tools: list[dict[str, Any]],
+    common: frozenset[str] = frozenset(),
 ) -> None:
     home = Path(base_home) / f"worker-{os.getpid()}"
     prepare_hermes_home(home)
@@ -127,7 +139,7 @@ def _init_worker(
         if settings is not None
     }
     meter = TokenMeter()
-    _WORKER.update(configs=configs, hosts=hosts, meter=meter, tools=tools, window=window)
+    _WORKER.update(configs=configs, hosts=hosts, meter=meter, tools=tools, window=window, common=common)
 
 
 def _replay_session(session: Any) -> dict[str, Any]:
@@ -139,7 +151,7 @@ def _replay_session(session: Any) -> dict[str, Any]:
             target = builtin_target(summarizer, session.id, window=_WORKER["window"], tools=_WORKER["tools"])
         else:
             target = _WORKER["hosts"][label].target(summarizer, session.id)
-        tracker = HiddenUseTracker(session.messages)
+        tracker = HiddenUseTracker(session.messages, starts=session.starts, common=_WORKER["common"])
         started = time.perf_counter()
         result = HostDriver(meter, window=_WORKER["window"], observer=tracker).replay(session.messages, target)
         row = result.as_dict()  # the driver closed the target
@@ -215,7 +227,19 @@ def main(argv: list[str] | None = None) -> int:
         help="a Stowage setting for every Stowage run, e.g. view.enabled=false (repeatable)",
     )
     parser.add_argument(
+        "--no-builtin-prune",
+        action="store_true",
+        help="diagnostic: drive the 0.20.1 / 0.22.2 built-ins without prune_tool_results_only (which they call)",
+    )
+    parser.add_argument(
         "--no-newer-hosts", action="store_true", help="skip the 0.20.1 / 0.22.2 built-ins (they need their own venvs)"
+    )
+    parser.add_argument(
+        "--request-tools",
+        choices=("hermes", "bash"),
+        default="hermes",
+        help="the tool schemas every request carries: Hermes's core tools (default) or the one bash tool the "
+        "recorded agent had (for comparing with a harness that sent no Hermes tools)",
     )
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
@@ -241,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     scratch = Path(tempfile.mkdtemp(prefix="stowage-bench-economy-"))
     try:
         tools, tools_source = hermes_tool_schemas()
+        if args.request_tools == "bash":
+            tools, tools_source = [BASH_TOOL], "the recorded agent's one bash tool (--request-tools bash)"
         try:
             probe = StowageHost(overrides, home=base_home / "probe", window=args.window, tools=tools)
         except ValueError as exc:  # StowageConfigError: a bad --set, reported like a bad config.yaml
@@ -275,13 +301,14 @@ def main(argv: list[str] | None = None) -> int:
         tools_tokens = meter.tools_tokens(tools_text(tools))
         newer, newer_notes = _start_newer_hosts(args, tools, scratch)
         try:
+            common = common_of(str(data), args.limit, args.half or "")
             sessions = sessions_of(str(data), args.limit, args.chain, args.half or "")
             totals: dict[str, dict[str, Any]] = {}
             hidden: dict[str, dict[str, Any]] = {}
             per_session = []
             transcripts = 0
             rows_of_sessions = []
-            for session in run_sessions(sessions, args.jobs, (str(base_home), configs, args.window, tools)):
+            for session in run_sessions(sessions, args.jobs, (str(base_home), configs, args.window, tools, common)):
                 transcripts += len(session["parts"])
                 rows_of_sessions.append(session)
                 if not args.json:
@@ -382,6 +409,8 @@ def _start_newer_hosts(
         worker_args += ["--limit", str(args.limit)]
     if args.half:
         worker_args += ["--half", args.half]
+    if args.no_builtin_prune:
+        worker_args.append("--no-prune")
     running, notes = [], []
     for host in economy_hosts.NEWER_HOSTS:
         problem = economy_hosts.ensure_venv(host)

@@ -11,6 +11,7 @@ import hashlib
 from typing import Any, Iterator
 
 from stowage.context_engine.replay import chain_sessions, read_transcripts
+from stowage.context_engine.replay.hidden import common_tokens
 
 HALVES = ("A", "B")
 
@@ -20,14 +21,24 @@ def half_of(trajectory_id: str) -> str:
     return HALVES[hashlib.sha256(trajectory_id.encode("utf-8")).digest()[0] & 1]
 
 
-def sessions_of(data: str, limit: int | None, chain: int, half: str = "") -> Iterator[Any]:
-    """The chained sessions of the first ``limit`` trajectories (of one half when ``half`` is A or B)."""
+def transcripts_of(data: str, limit: int | None, half: str = "") -> Iterator[Any]:
+    """The first ``limit`` trajectories (of one half when ``half`` is A or B), in file order."""
     transcripts = read_transcripts(data)
     if half:
         transcripts = (t for t in transcripts if half_of(t.id) == half.upper())
     if limit is not None:
         transcripts = _first(transcripts, limit)
-    return chain_sessions(transcripts, chain=chain)
+    return transcripts
+
+
+def sessions_of(data: str, limit: int | None, chain: int, half: str = "") -> Iterator[Any]:
+    """The chained sessions of the first ``limit`` trajectories (of one half when ``half`` is A or B)."""
+    return chain_sessions(transcripts_of(data, limit, half), chain=chain)
+
+
+def common_of(data: str, limit: int | None, half: str = "") -> frozenset[str]:
+    """The common vocabulary of the replayed trajectories (``hidden.common_tokens``): the same in every process."""
+    return common_tokens(t.messages for t in transcripts_of(data, limit, half))
 
 
 def _first(items: Iterator[Any], count: int) -> Iterator[Any]:

@@ -203,10 +203,11 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--window", type=int, required=True)
     parser.add_argument("--half", default="")
     parser.add_argument("--tools", required=True)
+    parser.add_argument("--no-prune", action="store_true", help="never call prune_tool_results_only (diagnostic)")
     args = parser.parse_args(argv)
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="stowage-bench-host-")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from economy_data import sessions_of  # noqa: E402 - bench/ helper, after sys.path
+    from economy_data import common_of, sessions_of  # noqa: E402 - bench/ helper, after sys.path
 
     import agent.context_compressor as builtin
     from stowage.host import replay_host
@@ -216,12 +217,16 @@ def _worker(argv: list[str]) -> int:
     replay_host._install_builtin_route()
     tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
     meter = TokenMeter()
+    common = common_of(args.data, args.limit, args.half)
     shown = False
     for session in sessions_of(args.data, args.limit, args.chain, args.half):
         summarizer = StandInSummarizer(meter.count_text)
         route = f"replay-route-{session.id}"
         replay_host._ROUTES[route] = summarizer
         engine, options = builtin_engine(route, args.window)
+        if args.no_prune:
+            options["prune_tool_results_only"] = "not called (--no-builtin-prune)"
+            engine.prune_tool_results_only = None  # the driver calls it only when callable
         if not shown:
             print(f"{args.host} built-in options: {options}", file=sys.stderr, flush=True)
             shown = True
@@ -244,7 +249,7 @@ def _worker(argv: list[str]) -> int:
             host_version=args.host,
             close=lambda e=engine, s=session.id: e.on_session_end(s, []),
         )
-        tracker = HiddenUseTracker(session.messages)
+        tracker = HiddenUseTracker(session.messages, starts=session.starts, common=common)
         started = time.perf_counter()
         result = HostDriver(meter, window=args.window, observer=tracker).replay(session.messages, target)
         row = result.as_dict()

@@ -80,8 +80,9 @@ def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]])
     print()
     print(
         "needed while hidden: outputs the request did not carry verbatim (stubbed, pruned, compacted away) whose "
-        "distinctive token\n(identifier or path of 6+ chars, or code line of 12+, first seen in that output, absent from "
-        "the rest of the request) the\nassistant message answering that request used"
+        "distinctive token\n(identifier or path of 6+ chars, or code line of 12+, first seen in that output within its own "
+        "trajectory, rare: in\nfewer than 5% of the replayed trajectories, absent from the rest of the request) the "
+        "assistant message answering that\nrequest used"
     )
     width = 17
     print(f"{'':46}" + "".join(f"{label:>{width}}" for label in labels))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from .ahead import build_job, should_prepare
+from .ahead import build_job, likely_used, should_prepare
 from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, CompactionPlan, compact
 from .config import Settings
@@ -286,12 +286,17 @@ def prepare_ahead(engine: EngineParts, messages: Any) -> None:
     ``messages`` is the live history, the list ``compress()`` will later
     receive.  A pending preparation that is still a prefix of it is kept.
     """
+    full = engine.request_log[-1].full if engine.request_log else 0
+    previous, engine.state.turn_end_full = engine.state.turn_end_full, full
     if not isinstance(messages, list) or not should_prepare(
         engine.last_prompt_tokens, engine.threshold_tokens, engine.settings.compaction.prepare_at
     ):
         return
     if engine.summary_model is None or engine.host.compress_gets_memory or engine.governor.backoff_reason() is not None:
         return
+    turn_growth = full - previous if previous and full >= previous else None  # None: first turn, or compacted
+    if not likely_used(turn_growth, engine.threshold_tokens, engine.settings.compaction.prepare_at):
+        return  # the next turn would outgrow the prepared window before its compaction: a wasted call
     summarize = summarizer(engine)
     if summarize is None:
         return  # cooling down: the compaction will use the fallback summary anyway

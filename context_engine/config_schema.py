@@ -229,6 +229,30 @@ KEYS: tuple[Key, ...] = (
         "message or tool call uses stays verbatim for view.pin_turns model turns after each use, like a read-back.",
     ),
     Key(
+        "view.stub_lines_chars",
+        INTEGER,
+        0,
+        "A view stub also carries the lines agents quote from its output, up to this many characters (at most a "
+        "quarter of the output): the matching lines of a search, the def / class / import lines of a file read, "
+        "the error and assertion lines of a run, the entries of a listing. 0: one-line stubs.",
+        0,
+        4000,
+    ),
+    Key(
+        "view.stub_names",
+        BOOLEAN,
+        False,
+        "With view.stub_lines_chars, the kept lines take at most half of it and the rest lists the output's "
+        "identifiers and paths, the most used first (the names an agent writes code against).",
+    ),
+    Key(
+        "view.pin_edited",
+        BOOLEAN,
+        False,
+        "When a tool call edits or writes a file, the newest earlier output that read that file stays verbatim for "
+        "view.pin_turns model turns, like a read-back (the agent is working on that file).",
+    ),
+    Key(
         "view.min_chars",
         INTEGER,
         400,
@@ -251,6 +275,13 @@ KEYS: tuple[Key, ...] = (
         "(compaction.threshold applies with the view off).",
         0.1,
         0.95,
+    ),
+    Key(
+        "view.deep_step",
+        BOOLEAN,
+        False,
+        "When the request as sent nears view.compact_at, the view stubs its cold outputs and reasoning at once "
+        "(below view.step_tokens) before a compaction is needed: one prompt-cache break instead of a summary.",
     ),
     # -- tokenizer ------------------------------------------------------------
     Key(

@@ -41,9 +41,13 @@ class ViewSection:
     step_tokens: int
     pin_turns: int
     pin_quoted: bool
+    stub_lines_chars: int
+    stub_names: bool
+    pin_edited: bool
     min_chars: int
     condense_reasoning: bool
     compact_at: float
+    deep_step: bool
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from .session_state import InSession, SessionState
 from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
 from .store_session.session import StoreSession
-from .thresholds import as_int, compaction_decision, default_share, defer_preflight, tail_budget_tokens, trigger_for
+from .thresholds import as_int, compaction_decision, default_share, tail_budget_tokens, trigger_for
 from .tokens import TokenCounter
 from .trigger import trigger_key
 from .view import LeanView
@@ -182,13 +182,7 @@ class StowageEngineCore:
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
         """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over."""
-        return self.awaiting_real_usage_after_compression or defer_preflight(
-            as_int(rough_tokens),
-            self.threshold_tokens,
-            self.view.stats.last,
-            view_enabled=self.view.settings.enabled,
-            host_selects_context=self.host.selects_context,
-        )
+        return self.state.defer_preflight(as_int(rough_tokens), self.threshold_tokens, self.host.selects_context)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         return compaction_run.has_content(self.settings, messages)
@@ -288,7 +282,13 @@ class StowageEngineCore:
     def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
         """One provider request as it should be sent: tool deferral, then the lean view (history unchanged)."""
         return request_shaping.shape_request(
-            self.state, self.host, tools, messages, context_length=self.context_length, **host
+            self.state,
+            self.host,
+            tools,
+            messages,
+            context_length=self.context_length,
+            threshold_tokens=self.threshold_tokens,
+            **host,
         )
 
     def select_context(
@@ -302,7 +302,9 @@ class StowageEngineCore:
     ) -> list[Message] | None:
         """Newer hosts (0.20+): the lean view through the engine hook, per provider request with a copy of its
         messages (None leaves them unchanged); the ``llm_request`` middleware then only defers tools."""
-        return request_shaping.select_context(self.state, self.host, request_messages)
+        return request_shaping.select_context(
+            self.state, self.host, request_messages, threshold_tokens=self.threshold_tokens
+        )
 
     # -- sessions ---------------------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:

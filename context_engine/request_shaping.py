@@ -18,6 +18,7 @@ from ..tool_search.session import ShapedRequest
 from .host_contract import HostFacts
 from .messages import Message
 from .session_state import SessionState
+from .thresholds import deep_view_at
 
 logger = logging.getLogger(__name__)
 
@@ -29,6 +30,7 @@ def shape_request(
     messages: list[Message],
     *,
     context_length: int,
+    threshold_tokens: int,
     **host_tables: Any,
 ) -> ShapedRequest:
     """The middleware's request: tool deferral, then the lean view unless the host selects context itself."""
@@ -37,15 +39,20 @@ def shape_request(
         shaped = state.tool_search.shape_request(tools, messages, context_length=context_length, **host_tables)
     else:
         shaped = ShapedRequest(list(tools), messages, None)
+    # counted on every route: select_context reads the newest tool list's size from here
+    tools_tokens = state.tools_tokens.of(shaped.tools, state.counter.count_text)
     if host.selects_context:
         return shaped
     if state.view.settings.enabled:
-        return dataclasses.replace(shaped, messages=state.lean(shaped.messages))
+        deep_at = deep_view_at(threshold_tokens, tools_tokens)
+        return dataclasses.replace(shaped, messages=state.lean(shaped.messages, deep_at))
     state.send_unshaped(shaped.messages)
     return shaped
 
 
-def select_context(state: SessionState, host: HostFacts, request_messages: Any) -> list[Message] | None:
+def select_context(
+    state: SessionState, host: HostFacts, request_messages: Any, *, threshold_tokens: int
+) -> list[Message] | None:
     """The host's ``select_context`` (0.20+): the lean messages, or None to send the request unchanged."""
     host.selects_context = True
     if isinstance(request_messages, list):
@@ -56,7 +63,7 @@ def select_context(state: SessionState, host: HostFacts, request_messages: Any) 
         state.send_unshaped(request_messages)
         return None
     try:
-        lean = state.lean(request_messages)
+        lean = state.lean(request_messages, deep_view_at(threshold_tokens, state.tools_tokens.tokens))
     except Exception:  # the host would log it; say why ourselves and send unchanged
         logger.exception("stowage: the lean view failed; the request goes unchanged")
         return None

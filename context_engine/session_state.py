@@ -28,7 +28,7 @@ from .messages import Message
 from .preview import SeenMessages
 from .session_status import RequestFigures
 from .store_session.session import StoreSession
-from .thresholds import as_int
+from .thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight
 from .tokens import TokenCounter
 from .view import LeanView, ViewSettings
 
@@ -73,6 +73,9 @@ class SessionState:
     # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
     last_request: tuple[list[Message], list[Message]] | None = None
     last_outcome: CompactionOutcome | None = None
+    rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
+    tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)
+    turn_end_full: int = 0  # the whole history's tokens at the last turn end (how much a turn grows it)
 
     @classmethod
     def new(
@@ -123,6 +126,7 @@ class SessionState:
         if prompt <= 0:
             return  # {} after a compaction, or a provider without usage: keep the sentinel
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
+        self.rough_basis.usage_arrived()
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))
         self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
         self.awaiting_real_usage_after_compression = False
@@ -134,16 +138,34 @@ class SessionState:
                 self.governor.ineffective_streak,
             )
 
+    def defer_preflight(self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool) -> bool:
+        """Whether the host's rough pre-turn estimate should wait for the real count (``thresholds.defer_preflight``).
+
+        Right after a compaction the rough figure can stay over the threshold
+        although the real prompt fits; with the view on, it can be over only
+        by what the view leaves out.  The figure is remembered as the basis of
+        the next estimate (:class:`~.thresholds.RoughBasis`).
+        """
+        self.rough_basis.ask(rough_tokens)
+        return self.awaiting_real_usage_after_compression or defer_preflight(
+            rough_tokens,
+            threshold_tokens,
+            self.view.stats.last,
+            view_enabled=self.view.settings.enabled,
+            host_selects_context=host_selects_context,
+            estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
+        )
+
     # -- requests ------------------------------------------------------------------------
     def saw(self, messages: list[Message], source: str) -> None:
         """Remember the newest history (a shallow copy: the messages themselves are the host's)."""
         self.last_seen = SeenMessages(list(messages), time.time(), source)
 
-    def lean(self, messages: list[Message]) -> list[Message]:
+    def lean(self, messages: list[Message], deep_at: int = 0) -> list[Message]:
         """One request as the lean view sends it; its figures go to the request log."""
         store = self.store if self.store.store is not None else None
         self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
-        outcome = self.view.apply(messages, store)
+        outcome = self.view.apply(messages, store, deep_at=deep_at)
         self.store.pin_request(outcome.messages)
         self.last_request = (messages, outcome.messages)
         if store is None and outcome.unstored:
@@ -191,6 +213,8 @@ class SessionState:
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False
         self.last_outcome = None
+        self.rough_basis = RoughBasis()
+        self.turn_end_full = 0
         self.view = LeanView(self.view.settings, self.counter.count_message)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
 from typing import Any
@@ -105,18 +106,76 @@ def model_threshold(table: Any, model: str, provider: str, context_length: int) 
     return value if value <= 1 else min(1.0, value / context_length)
 
 
+@dataclass
+class RoughBasis:
+    """The host's rough estimate at the newest request whose real usage came back.
+
+    The host's rough figure (chars/4 of each message's ``str()``) overcounts
+    code by a fifth or more, while the budget is on real tokens.  So the next
+    request is estimated as the last one's real size plus what the rough
+    figure grew since then: the growth is new messages, sent whole.
+    """
+
+    asked: int = 0  # the rough figure of the newest deferral question (asked right before each request)
+    at_usage: int = 0  # ... of the question before the request whose real usage arrived last
+
+    def ask(self, rough_tokens: int) -> None:
+        self.asked = rough_tokens
+
+    def usage_arrived(self) -> None:
+        self.at_usage = self.asked
+
+    def estimate(self, rough_tokens: int, last_prompt_tokens: int) -> int | None:
+        if last_prompt_tokens <= 0 or self.at_usage <= 0:
+            return None
+        return last_prompt_tokens + max(0, rough_tokens - self.at_usage)
+
+
+DEEP_HEADROOM_TOKENS = 4000  # a deep view step comes this far under the trigger: the gate looks one request ahead
+
+
+class ToolsTokens:
+    """The tokens of the request's tool list, counted once per distinct list (the newest one is kept)."""
+
+    def __init__(self) -> None:
+        self.text = ""
+        self.tokens = 0
+
+    def of(self, tools: Any, count_text: Any) -> int:
+        text = json.dumps(tools, sort_keys=True, ensure_ascii=False, default=str) if tools else ""
+        if text != self.text:
+            self.text, self.tokens = text, count_text(text) if text else 0
+        return self.tokens
+
+
+def deep_view_at(threshold: int, tools_tokens: int) -> int:
+    """The messages' tokens past which a deep view step is due (0: no trigger to stay under)."""
+    return max(0, threshold - tools_tokens - DEEP_HEADROOM_TOKENS) if threshold > 0 else 0
+
+
 def defer_preflight(
-    rough_tokens: int, threshold: int, last_request: dict[str, Any], *, view_enabled: bool, host_selects_context: bool
+    rough_tokens: int,
+    threshold: int,
+    last_request: dict[str, Any],
+    *,
+    view_enabled: bool,
+    host_selects_context: bool,
+    estimate: int | None = None,
 ) -> bool:
     """Whether the host's rough pre-turn estimate is over the threshold only by what the view leaves out.
 
     Older hosts estimate the whole history; what is sent is leaner by what
     the view saved on the last request (it only grows until a compaction).
-    A host that calls select_context (0.20+) estimates the selected request:
-    already lean, nothing to subtract.
+    ``estimate`` (:class:`RoughBasis`: the last real prompt plus the rough
+    growth since) is the closer figure when there is one; the request is
+    under the threshold when either says so.  A host that calls
+    select_context (0.20+) estimates the selected request: already lean,
+    nothing to subtract.
     """
     if not view_enabled or not last_request or not threshold or host_selects_context:
         return False
+    if estimate is not None and estimate < threshold:
+        return True
     return rough_tokens - int(last_request.get("saved_tokens") or 0) < threshold
 
 

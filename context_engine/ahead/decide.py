@@ -15,3 +15,18 @@ def should_prepare(prompt_tokens: int, threshold_tokens: int, prepare_at: float)
     if prepare_at <= 0 or threshold_tokens <= 0 or prompt_tokens <= 0:
         return False
     return prompt_tokens >= prepare_at * threshold_tokens
+
+
+def likely_used(turn_growth: int | None, threshold_tokens: int, prepare_at: float) -> bool:
+    """Whether a summary prepared at this turn end will fit the compaction that needs it.
+
+    The compaction uses it while the history grew no more than the prepared
+    window's slack (``threshold * (1 - prepare_at)`` tokens of longer tail)
+    since it was prepared, and that compaction usually comes during the next
+    turn.  So it is prepared when the last turn grew the history (all of it,
+    not the request as sent: stubs hide most growth) by no more than the
+    slack; ``turn_growth`` None (not known yet) prepares.  Long agent turns
+    (a whole task per user message) grow far more: a summary prepared at
+    their end is for a window the compaction no longer picks, a wasted call.
+    """
+    return turn_growth is None or turn_growth <= threshold_tokens * (1 - prepare_at)

@@ -8,6 +8,8 @@ several times.  A chained session keeps the first transcript's system
 message; each later transcript's opening user message simply becomes the next
 user turn (its own system message is dropped), and every tool-call id is
 prefixed with the transcript's position (``t<k>_``) so ids stay unique.
+``Session.starts`` says where each later transcript begins: the recorded
+agent of that transcript never saw the messages before it.
 Nothing is random: the same file and ``chain`` give the same sessions.
 
 :func:`clean_transcript` also makes each transcript a valid conversation
@@ -42,6 +44,8 @@ class Session:
     id: str
     messages: list[dict[str, Any]]
     parts: list[str]
+    # message indices where a later transcript begins: the recorded agent there had seen nothing before it
+    starts: list[int] = field(default_factory=list)
 
 
 class DataMissing(FileNotFoundError):
@@ -191,8 +195,11 @@ def _retag(message: dict[str, Any], prefix: str) -> dict[str, Any]:
 def chain_transcripts(transcripts: list[Transcript], session_id: str = "") -> Session:
     """One session from several transcripts (see the module docstring)."""
     messages: list[dict[str, Any]] = []
+    starts: list[int] = []
     for position, transcript in enumerate(transcripts):
         prefix = f"t{position}_"
+        if position:
+            starts.append(len(messages))
         for message in transcript.messages:
             if message["role"] == "system":
                 if position == 0 and not messages:
@@ -200,7 +207,7 @@ def chain_transcripts(transcripts: list[Transcript], session_id: str = "") -> Se
                 continue
             messages.append(_retag(message, prefix))
     ident = session_id or "+".join(t.id for t in transcripts)
-    return Session(ident, messages, [t.id for t in transcripts])
+    return Session(ident, messages, [t.id for t in transcripts], starts)
 
 
 def chain_sessions(transcripts: Iterable[Transcript], chain: int = DEFAULT_CHAIN) -> Iterator[Session]:

@@ -9,6 +9,15 @@ characters, first seen in that output) that appears nowhere in the request.
 The recorded agent saw the output whole; an agent given the request as sent
 would have had to fetch it again or guess.
 
+In a chained session (``chain.Session.starts``) each transcript had its own
+recorded agent, which never saw the transcripts before it: first-seen
+ownership starts afresh at each ``start``, so a later task naming the same
+identifier is not counted as a use of an earlier task's output.
+
+Only *rare* tokens count: one that occurs in many of the replayed
+transcripts (:func:`common_tokens`: ``INSTALLED_APPS``, ``sys.exit``,
+``SimpleTestCase``) is vocabulary an agent writes without having read it.
+
 :class:`HiddenUseTracker` is a replay :class:`~.driver.Observer`: the k-th
 ``request`` event is answered by the transcript's k-th assistant message
 (the driver makes one request per assistant message).  Plain dicts in, plain
@@ -17,13 +26,17 @@ figures out; nothing here knows an engine.
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
-from ..view.quotes import FirstSeen, assistant_text
+from ..view.quotes import FirstSeen, assistant_text, quotable
 from .target import Observer
 
 EXAMPLES = 3
+COMMON_SHARE = 0.05  # a token in this share of the transcripts (or COMMON_FLOOR of them) is common vocabulary
+COMMON_FLOOR = 3
 
 
 @dataclass
@@ -60,21 +73,30 @@ class HiddenFigures:
 class HiddenUseTracker(Observer):
     """Watches one replayed session's requests; ``figures()`` after the replay."""
 
-    def __init__(self, messages: Sequence[Mapping[str, Any]], forward: Observer | None = None) -> None:
+    def __init__(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        forward: Observer | None = None,
+        starts: Sequence[int] = (),
+        common: frozenset[str] = frozenset(),
+    ) -> None:
         self.forward = forward
+        self._common = common
         self._outputs: dict[str, _Output] = {}
         self._replies: list[dict[str, set[str]]] = []  # per assistant message: output call id -> tokens it used
         self._order: list[str] = []  # output call ids in transcript order
-        self._read(messages)
+        self._read(messages, frozenset(starts))
         self._request = 0
         self._first_hidden: dict[str, int] = {}
         self._stubbed: set[str] = set()
         self._needed: dict[str, dict[str, Any]] = {}
 
-    def _read(self, messages: Sequence[Mapping[str, Any]]) -> None:
+    def _read(self, messages: Sequence[Mapping[str, Any]], starts: frozenset[int]) -> None:
         first = FirstSeen()
         names: dict[str, str] = {}
-        for message in messages:
+        for index, message in enumerate(messages):
+            if index in starts:  # a new recorded agent: it can only have quoted what it saw from here on
+                first = FirstSeen()
             role = message.get("role")
             if role == "tool":
                 call_id = str(message.get("tool_call_id") or "")
@@ -89,7 +111,8 @@ class HiddenUseTracker(Observer):
                 self._order.append(call_id)
             elif role == "assistant":
                 words = assistant_text(message)
-                self._replies.append({key: used for key, used in first.uses(words).items()})
+                uses = {key: used - self._common for key, used in first.uses(words).items()}
+                self._replies.append({key: used for key, used in uses.items() if used})
                 first.add_other(words)
                 for call in message.get("tool_calls") or []:
                     if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
@@ -162,6 +185,32 @@ class HiddenUseTracker(Observer):
 
 
 _ABSENT = object()
+
+
+def message_words(message: Mapping[str, Any]) -> str:
+    """The text of a message as quotes are read from it (an assistant's tool-call arguments included)."""
+    if message.get("role") == "assistant":
+        return assistant_text(message)
+    content = message.get("content")
+    if isinstance(content, list):
+        return "\n".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return content if isinstance(content, str) else ""
+
+
+def common_tokens(
+    transcripts: Iterable[Sequence[Mapping[str, Any]]], share: float = COMMON_SHARE, floor: int = COMMON_FLOOR
+) -> frozenset[str]:
+    """Quotable tokens found in at least ``share`` of the transcripts (and at least ``floor`` of them)."""
+    counts: Counter[str] = Counter()
+    total = 0
+    for messages in transcripts:
+        total += 1
+        found: set[str] = set()
+        for message in messages:
+            found |= quotable(message_words(message))
+        counts.update(found)
+    least = max(floor, math.ceil(share * total))
+    return frozenset(token for token, count in counts.items() if count >= least)
 
 
 def _same(content: Any, text: str) -> bool:

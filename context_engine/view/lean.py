@@ -33,14 +33,17 @@ from ..messages import (
 )
 from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
+from .edit_pins import edit_pins
 from .plan import ViewItem, ViewPlan, plan_view
 from .quote_pins import QuoteIndex
 from .render import REASONING_HEAD_CHARS, condensed_reasoning, cut_arguments, output_stub
+from .stub_digest import digest
 
 logger = logging.getLogger(__name__)
 
 READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})
 STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more than that to be stubbed
+DEEP_MIN_TOKENS = 1000  # a deep step must take out at least this much (each step is one prompt-cache break)
 _MEMO_LIMIT = 8192
 
 
@@ -64,6 +67,10 @@ class ViewSettings:
     max_args_chars: int = 500
     condense_reasoning: bool = True
     pin_quoted: bool = True
+    stub_lines_chars: int = 0
+    stub_names: bool = False
+    pin_edited: bool = False
+    deep_step: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -77,6 +84,10 @@ class ViewSettings:
             settings.compaction.max_tool_args_chars,
             view.condense_reasoning,
             view.pin_quoted,
+            view.stub_lines_chars,
+            view.stub_names,
+            view.pin_edited,
+            view.deep_step,
         )
 
 
@@ -136,11 +147,21 @@ class LeanView:
         self._quotes = QuoteIndex()
         self._last_steps = 0
 
-    def apply(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
-        """The request's messages with the view applied (the input list is not changed)."""
+    def apply(self, messages: list[Message], store_session: StoreHandles | None, deep_at: int = 0) -> ViewOutcome:
+        """The request's messages with the view applied (the input list is not changed).
+
+        ``deep_at``: the messages' share of the compaction trigger (with ``deep_step`` on, the plan stubs
+        what it can early once the request grows past it; 0: never).
+        """
         items, calls = self._measure(messages)
         full = sum(item.tokens for item in items)
-        plan = plan_view(items, hot_tokens=self.settings.hot_tokens, step_tokens=self.settings.step_tokens)
+        plan = plan_view(
+            items,
+            hot_tokens=self.settings.hot_tokens,
+            step_tokens=self.settings.step_tokens,
+            deep_at=deep_at if self.settings.deep_step else 0,
+            deep_min=DEEP_MIN_TOKENS,
+        )
         outcome = ViewOutcome(
             list(messages),
             full,
@@ -201,6 +222,9 @@ class LeanView:
                 lambda at: _after_turns(model_turns, at, pin_span),
                 self.settings.min_chars,
             )
+        if pin_span > 0 and self.settings.pin_edited:
+            for output, pins in edit_pins(messages, lambda at: _after_turns(model_turns, at, pin_span)).items():
+                quoted[output] = [*quoted.get(output, ()), *pins]
         items = []
         for index, message in enumerate(messages):
             tokens = self._count(message) if message.__class__ is dict else 0
@@ -284,7 +308,7 @@ class LeanView:
         name = call_name(call) if call is not None else (message.get("name") or "")
         name = name if isinstance(name, str) else ""
         arguments = call_arguments_text(call) if call is not None else ""
-        key = ("output", name, text)
+        key = ("output", f"{name}\x00{arguments}", text)
         stub = self._memo.get(key)
         if stub is None:
             if name in READ_BACK_TOOLS:
@@ -294,7 +318,10 @@ class LeanView:
                 if handle is None:
                     outcome.unstored += 1
                     return
-            stub = output_stub(name, text, handle)
+            kept = None
+            if handle is not None:
+                kept = digest(name, arguments, text, self.settings.stub_lines_chars, self.settings.stub_names)
+            stub = output_stub(name, text, handle, kept.render() if kept is not None else "")
             if len(stub) >= len(text):
                 return
             self._remember(key, stub)
@@ -390,6 +417,7 @@ class LeanView:
             "cut_arguments": outcome.cut_arguments,
             "condensed_reasoning": outcome.condensed,
             "pinned": len(outcome.plan.pinned),
+            "deep_steps": outcome.plan.deep_steps,
             "hot_start": outcome.plan.hot_start,
             "unstored": outcome.unstored,
         }

@@ -19,17 +19,20 @@ ARGUMENTS_KEY = "_stowage_arguments"
 REASONING_HEAD_CHARS = 200
 
 
-def output_stub(tool_name: str, content: str, handle: str | None) -> str:
-    """One line for a tool output the request leaves out.
+def output_stub(tool_name: str, content: str, handle: str | None, kept: str = "") -> str:
+    """One line for a tool output the request leaves out, then the lines ``kept`` of it (if any).
 
     The call it answers stands just above it in the same request, so the
     stub names only the tool.  ``handle`` is where its bytes are stored;
     None for Stowage's own read-back tools, whose output the call reproduces.
+    ``kept`` is a digest of the lines agents quote (``stub_digest.py``).
     """
     head = f"{VIEW_STUB_PREFIX} {tool_name or 'tool'} -> {outcome_of(content)}; {len(content):,} chars"
     if handle is None:
-        return f"{head}; repeat the call to read it again"
-    return f'{head}; stowage_fetch(handle="{handle}")'
+        line = f"{head}; repeat the call to read it again"
+    else:
+        line = f'{head}; stowage_fetch(handle="{handle}")'
+    return f"{line}\n{kept}" if kept else line
 
 
 def condensed_reasoning(content: str, handle: str) -> str:

@@ -6,7 +6,6 @@ The state.db files are written by hermes-agent 0.19.0's own ``SessionDB`` (its s
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sqlite3
 from pathlib import Path
@@ -15,29 +14,9 @@ from typing import Any
 import pytest
 
 from stowage.command import main
+from stowage_dev.state_db import checksums, write_sessions
 
-hermes_state = pytest.importorskip("hermes_state")
-
-
-def checksums(home: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(home.rglob("*"))
-        if p.is_file()
-    }
-
-
-def write_session(db: Any, sid: str, messages: list[dict[str, Any]]) -> None:
-    db.create_session(sid, source="cli", model="test-model", system_prompt="You are a test agent.")
-    for message in messages:
-        db.append_message(
-            sid,
-            message["role"],
-            content=message.get("content"),
-            tool_calls=message.get("tool_calls"),
-            tool_call_id=message.get("tool_call_id"),
-            tool_name=message.get("tool_name"),
-        )
+pytest.importorskip("hermes_state")
 
 
 def call(cid: str, name: str = "terminal") -> dict[str, Any]:
@@ -70,11 +49,7 @@ MALFORMED = [
 def home(tmp_path: Path) -> Path:
     home = tmp_path / "hermes"
     home.mkdir()
-    db = hermes_state.SessionDB(db_path=home / "state.db")
-    write_session(db, "good-1", GOOD)
-    write_session(db, "bad-1", MALFORMED)
-    write_session(db, "good-2", GOOD[:4])
-    db.close()
+    write_sessions(home / "state.db", {"good-1": GOOD, "bad-1": MALFORMED, "good-2": GOOD[:4]})
     (home / "config.yaml").write_text("context:\n  engine: compressor\n", encoding="utf-8")
     return home
 

@@ -11,7 +11,7 @@ import json
 import random
 import threading
 
-from stowage.context_engine.ahead import build_job, clean_cut, should_prepare
+from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare
 from stowage.context_engine.boundaries import Window
 from stowage.context_engine.compaction_run import compaction_plan
 from stowage.context_engine.compactor import compact
@@ -50,6 +50,13 @@ def test_prepares_from_the_configured_share_of_the_trigger():
     assert not should_prepare(-1, 10_000, 0.85)  # right after a compaction
     assert not should_prepare(9_000, 10_000, 0)  # off
     assert not should_prepare(9_000, 0, 0.85)
+
+
+def test_prepares_only_when_the_next_turn_will_not_outgrow_the_prepared_window():
+    # slack 10,000 * 0.15 = 1,500 tokens of longer tail
+    assert likely_used(None, 10_000, 0.85)  # the first turn: not known yet
+    assert likely_used(1_500, 10_000, 0.85)
+    assert not likely_used(1_501, 10_000, 0.85)  # a long agent turn: stale by its compaction
 
 
 def test_engine_prepares_once_per_compaction_and_not_below_the_share():

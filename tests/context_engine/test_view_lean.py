@@ -309,3 +309,19 @@ def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):
     assert rows["lean view"] == "off" and rows["saved"].startswith(
         f"{view['tokens_saved']:,} tokens saved over 1 request"
     )
+
+
+def test_the_preflight_compares_the_last_real_prompt_plus_the_rough_growth_with_the_budget(tmp_path):
+    """The host's rough figure overcounts code; the budget is on real tokens: growth is rough, the rest real."""
+    engine = make(tmp_path)
+    messages = history(40, output_chars=6000)
+    shape(engine, messages)
+    saved = engine.view.stats.last["saved_tokens"]
+    budget = engine.threshold_tokens
+    rough = budget + saved + 5_000  # the rough figure of the whole history: over the budget by the old measure
+    assert not engine.should_defer_preflight_to_real_usage(rough)  # asked before the request
+    engine.update_from_response({"prompt_tokens": budget - 3_000})  # the request as sent was 3,000 under
+    assert engine.should_defer_preflight_to_real_usage(rough + 2_999)  # grew by less than the room left
+    assert not engine.should_defer_preflight_to_real_usage(rough + 3_000)
+    engine.last_prompt_tokens = -1  # the host's sentinel after a compaction: no real figure to build on
+    assert not engine.should_defer_preflight_to_real_usage(rough + 2_999)

@@ -60,6 +60,20 @@ def test_a_pinned_output_is_passed_over_and_stubbed_by_the_first_step_after_its_
     assert pinned_index in late.stubbed
 
 
+def test_near_the_trigger_a_deep_step_stubs_cold_outputs_below_a_full_step():
+    items = session(12)  # 12,500 tokens; with a 3,000-token hot zone a regular step needs 20,000 cold tokens
+    regular = plan_view(items, hot_tokens=3000, step_tokens=20_000)
+    assert regular.stubbed == [] and regular.steps == 0
+    deep = plan_view(items, hot_tokens=3000, step_tokens=20_000, deep_at=9000, deep_min=1000)
+    assert deep.stubbed and deep.deep_steps >= 1 and deep.steps == deep.deep_steps
+    assert all(i < deep.hot_start for i in deep.stubbed)
+    sent = sum(i.tokens for i in items) - sum(items[i].cold_tokens for i in deep.stubbed)
+    assert sent < 9000 + 2100  # back under the limit but for what grew since the last step
+    # under the limit, or less than deep_min to take out: nothing
+    assert plan_view(items, hot_tokens=3000, step_tokens=20_000, deep_at=14_000, deep_min=1000).stubbed == []
+    assert plan_view(items, hot_tokens=3000, step_tokens=20_000, deep_at=9000, deep_min=50_000).stubbed == []
+
+
 def test_items_that_cannot_be_stubbed_never_are():
     items = [ViewItem(5000) for _ in range(20)] + session(2)
     plan = plan_view(items, hot_tokens=1000, step_tokens=100)
@@ -82,13 +96,13 @@ def _items(spec: list[tuple[int, int, bool]]) -> list[ViewItem]:
 
 
 @settings(max_examples=150, deadline=None)
-@given(sizes, st.integers(500, 6000), st.integers(200, 6000))
-def test_stubs_are_monotonic_and_stable_between_steps(spec, hot, step):
+@given(sizes, st.integers(500, 6000), st.integers(200, 6000), st.sampled_from([0, 3000, 20_000]))
+def test_stubs_are_monotonic_and_stable_between_steps(spec, hot, step, deep_at):
     items = _items(spec)
     previous = None
     for end in range(1, len(items) + 1):
-        plan = plan_view(items[:end], hot_tokens=hot, step_tokens=step)
-        assert plan == plan_view(items[:end], hot_tokens=hot, step_tokens=step)  # deterministic
+        plan = plan_view(items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300)
+        assert plan == plan_view(items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300)
         assert all(items[i].cold_tokens > 0 for i in plan.stubbed)
         if previous is not None:
             assert set(previous.stubbed) <= set(plan.stubbed)  # once stubbed, always stubbed

@@ -8,59 +8,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.view.quote_pins import QuoteIndex
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 
-VIEW = {"hot_tokens": 1000, "step_tokens": 1000, "pin_turns": 3}
-
-
-def make(home: Any, **view: Any) -> StowageEngineCore:
-    engine = StowageEngineCore(load_settings({"stowage": {"view": {**VIEW, **view}}}))
-    engine.update_model("m", 128_000)
-    engine.on_session_start("s1", hermes_home=str(home))
-    return engine
-
-
-def output(n: int, chars: int = 2400) -> str:
-    """A source listing whose only distinctive names are ``helper_<n>`` and ``src/module_<n>.py``."""
-    lines = [f"# src/module_{n}.py", f"def helper_{n}(value):"]
-    lines += [f"    total = total + {i}  # line {i} of the listing" for i in range(chars // 44)]
-    return "\n".join(lines)
-
-
-def session(steps: int, quotes: dict[int, int]) -> list[dict[str, Any]]:
-    """``steps`` tool rounds; round ``k`` in ``quotes`` runs a command naming ``helper_<quotes[k]>``."""
-    messages: list[dict[str, Any]] = [
-        {"role": "system", "content": "You are terse."},
-        {"role": "user", "content": "Fix the parser."},
-    ]
-    for k in range(steps):
-        command = f"grep -n helper_{quotes[k]} tests" if k in quotes else f"cat part{k}"
-        messages.append(
-            {
-                "role": "assistant",
-                "content": f"step {k}",
-                "tool_calls": [
-                    {
-                        "id": f"c{k}",
-                        "type": "function",
-                        "function": {"name": "terminal", "arguments": json.dumps({"command": command})},
-                    }
-                ],
-            }
-        )
-        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": output(k)})
-    return messages
-
-
-def shape(engine: StowageEngineCore, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return engine.shape_request([], messages).messages
-
-
-def output_index(messages: list[dict[str, Any]], k: int) -> int:
-    return next(i for i, m in enumerate(messages) if m.get("tool_call_id") == f"c{k}")
+from .view_sessions import make, output_index, session, shape
 
 
 def test_an_output_the_agent_keeps_quoting_stays_verbatim_while_older_ones_become_stubs(tmp_path):
@@ -95,21 +46,27 @@ def test_a_quote_pins_only_the_output_the_token_was_first_seen_in():
 
 
 @st.composite
-def quoted_sessions(draw: Any) -> tuple[int, dict[int, int]]:
+def quoted_sessions(draw: Any) -> tuple[int, dict[int, int], dict[int, int]]:
     steps = draw(st.integers(6, 16))
-    quotes = {}
+    quotes, edits = {}, {}
     for k in range(1, steps):
-        if draw(st.booleans()):
+        choice = draw(st.sampled_from(["read", "quote", "edit"]))
+        if choice == "quote":
             quotes[k] = draw(st.integers(0, k - 1))
-    return steps, quotes
+        elif choice == "edit":
+            edits[k] = draw(st.integers(0, k - 1))
+    return steps, quotes, edits
+
+
+KEPT = {"stub_lines_chars": 300, "stub_names": True, "pin_edited": True}  # stubs with lines, edit pins
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(quoted_sessions())
-def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_path_factory, spec):
-    steps, quotes = spec
-    messages = session(steps, quotes)
-    engine = make(tmp_path_factory.mktemp("a"))
+@given(quoted_sessions(), st.sampled_from([{}, KEPT]))
+def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_path_factory, spec, view):
+    steps, quotes, edits = spec
+    messages = session(steps, quotes, edits)
+    engine = make(tmp_path_factory.mktemp("a"), **view)
     previous_sent, previous_steps = None, None
     stubbed: dict[int, str] = {}
     for end in range(4, len(messages) + 1, 2):
@@ -122,5 +79,10 @@ def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_pa
         if previous_sent is not None and engine.view.stats.steps == previous_steps:
             assert json.dumps(sent[: len(previous_sent)]) == json.dumps(previous_sent)  # byte for byte
         previous_sent, previous_steps = sent, engine.view.stats.steps
-    again = shape(make(tmp_path_factory.mktemp("b")), [dict(m) for m in messages])
+    again = shape(make(tmp_path_factory.mktemp("b"), **view), [dict(m) for m in messages])
     assert json.dumps(again) == json.dumps(previous_sent)  # a pure function of the history
+    for index, stub in stubbed.items():  # with KEPT, the stub of a file read carries its def line
+        command = json.loads(messages[index - 1]["tool_calls"][0]["function"]["arguments"])["command"]
+        if command.startswith("cat src/module_"):
+            k = command.removeprefix("cat src/module_").removesuffix(".py")
+            assert (f"\ndefinitions (1):\ndef helper_{k}(value):\n" in stub) == bool(view), stub

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from .stowage_session import OUTPUT_CHARS, stowage_home
+from .stowage_session import OUTPUT_CHARS, script_warm_up, stowage_home, warm_up
 from stowage.context_engine.markers import VIEW_STUB_PREFIX
 from stowage.host.host_support import assess, installed_version
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
@@ -49,15 +49,9 @@ def _reads(fake_llm: FakeLLMServer, path: str, call_id: str, marker: str, *, wit
 
 
 def _fillers(fake_llm: FakeLLMServer, scenario: Scenario, count: int) -> Scenario:
-    for i in range(count):
-        call_id = f"call_fill_{i}"
-        fake_llm.on(
-            Match.user_turn(f"FILL-{i} "),
-            Reply.tool(ToolCall("harness_big_output", {"chars": OUTPUT_CHARS, "token": f"FILL{i}"}, id=call_id)),
-        )
-        fake_llm.on(Match.after_tool_result(call_id), Reply.say(f"fill {i} done"))
-        scenario.turn(f"FILL-{i} more output")
-    return scenario
+    """``count`` turns ``FILL-<i>`` of one big output each (call ids ``call_fill_<i>``)."""
+    script_warm_up(fake_llm, count, prefix="FILL")
+    return warm_up(scenario, count, prefix="FILL", secret_turn=None)
 
 
 def _tool_text(messages: list[dict], call_id: str) -> str:

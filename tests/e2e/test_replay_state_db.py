@@ -11,7 +11,6 @@ kept in the test's temp dir, its path printed), print the same figures with
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -26,6 +25,7 @@ from stowage.command import main
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import HermesHome
 from stowage_dev.runner import Scenario, run_scenario
+from stowage_dev.state_db import checksums
 
 from .recorded_sessions import record_big_outputs
 
@@ -34,14 +34,6 @@ pytestmark = pytest.mark.e2e
 OUTPUTS_PER_TURN = 8  # ~34k tokens a turn: each crossing of the 96k threshold has a wide margin
 BIG_TURNS = 6
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-
-
-def checksums(home: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(home)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(home.rglob("*"))
-        if p.is_file()
-    }
 
 
 def direct_counts(db: Path) -> dict[str, dict[str, int]]:

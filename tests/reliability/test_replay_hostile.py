@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from stowage.command import main
+from stowage_dev.state_db import write_sessions
 
 pytestmark = pytest.mark.reliability
-hermes_state = pytest.importorskip("hermes_state")
+pytest.importorskip("hermes_state")
 DEEP = "[" * 100_000 + "]" * 100_000
 
 
@@ -36,22 +37,6 @@ def conversation(output: str = "a.txt\nb.txt\n" * 200) -> list[dict[str, Any]]:
         {"role": "user", "content": "thanks"},
         {"role": "assistant", "content": "welcome"},
     ]
-
-
-def write_db(home: Path, sessions: dict[str, list[dict[str, Any]]]) -> None:
-    db = hermes_state.SessionDB(db_path=home / "state.db")
-    for sid, messages in sessions.items():
-        db.create_session(sid, source="cli", model="test-model", system_prompt="You are a test agent.")
-        for message in messages:
-            db.append_message(
-                sid,
-                message["role"],
-                content=message.get("content"),
-                tool_calls=message.get("tool_calls"),
-                tool_call_id=message.get("tool_call_id"),
-                tool_name=message.get("tool_name"),
-            )
-    db.close()
 
 
 def replay(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
@@ -73,7 +58,7 @@ def test_deep_rows_and_a_far_future_start_cost_only_themselves(
     home: Path, tmp_path: Path, capsys, figures: dict
 ) -> None:
     names = ["good-1", "deep-calls", "deep-content", "far-future", "good-2"]
-    write_db(home, {name: conversation() for name in names})
+    write_sessions(home / "state.db", {name: conversation() for name in names})
     conn = sqlite3.connect(home / "state.db")
     conn.execute(
         "UPDATE messages SET tool_calls = ? WHERE session_id = 'deep-calls' AND tool_calls IS NOT NULL", (DEEP,)
@@ -130,7 +115,7 @@ def test_a_30_mb_message_is_replayed_in_bounded_memory(home: Path, tmp_path: Pat
             handle.write(json.dumps({"id": "huge", "messages": conversation(huge)}) + "\n")
         args = ["--from", str(path)]
     else:
-        write_db(home, {"small": conversation(), "huge": conversation(huge)})
+        write_sessions(home / "state.db", {"small": conversation(), "huge": conversation(huge)})
         args = ["--hermes-home", str(home)]
     del huge
     probe = (

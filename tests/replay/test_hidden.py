@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stowage.context_engine.replay.hidden import HiddenUseTracker
+from stowage.context_engine.replay.hidden import HiddenUseTracker, common_tokens
 from stowage.context_engine.view.quotes import code_lines, code_tokens, quotable
 
 
@@ -84,6 +84,44 @@ def test_an_output_compacted_away_is_needed_when_nothing_carries_its_token():
     figures = tracker.figures()
     assert figures.needed_while_hidden == 1 and figures.examples[0]["how"] == "compacted away"
     assert figures.gaps == [0]
+
+
+def test_a_later_transcript_of_a_chained_session_never_used_an_earlier_ones_output():
+    """Its recorded agent never saw the earlier transcript: a token both name is not a use."""
+    later = [
+        {"role": "user", "content": "Another task."},
+        {"role": "assistant", "content": "Look at read_frame again.", "tool_calls": [call("d1", "ls")]},
+        {"role": "tool", "tool_call_id": "d1", "content": "README"},
+    ]
+    messages = TRANSCRIPT + later
+    stub = {"role": "tool", "tool_call_id": "c1", "content": "[stowage: old output omitted] bash -> ok"}
+    hidden_grep = request(*TRANSCRIPT[:2], stub, *TRANSCRIPT[3:5], later[0])  # the quoting reply 5 compacted away
+
+    chained = HiddenUseTracker(messages, starts=[len(TRANSCRIPT)])
+    one_agent = HiddenUseTracker(messages)
+    for tracker in (chained, one_agent):
+        for k in (1, 3, 5):
+            tracker.event("request", request=request(*TRANSCRIPT[:k]))
+        tracker.event("request", request=hidden_grep)
+    assert one_agent.figures().needed_while_hidden == 1  # read_frame, quoted by the one agent that saw the grep
+    assert chained.figures().needed_while_hidden == 0
+    assert chained.figures().used_later == 1  # the first agent's own use (request 2, grep verbatim) still counts
+
+
+def test_common_vocabulary_is_no_evidence_of_use():
+    transcripts = [
+        [{"role": "tool", "tool_call_id": "x", "content": f"settings.INSTALLED_APPS and unique_{n}_name"}]
+        for n in range(4)
+    ]
+    assert common_tokens(transcripts, share=0.5, floor=3) == {"settings.INSTALLED_APPS", "INSTALLED_APPS"}
+    assert common_tokens(transcripts[:2], share=0.5, floor=3) == frozenset()
+
+    tracker = HiddenUseTracker(TRANSCRIPT, common=frozenset({"read_frame", "src/net/frames.py"}))
+    stub = {"role": "tool", "tool_call_id": "c1", "content": "[stowage: old output omitted] bash -> ok"}
+    tracker.event("request", request=request(TRANSCRIPT[0]))
+    tracker.event("request", request=request(*TRANSCRIPT[:3]))
+    tracker.event("request", request=request(*TRANSCRIPT[:2], stub, TRANSCRIPT[3], TRANSCRIPT[4]))
+    assert tracker.figures().needed_while_hidden == 0 and tracker.figures().used_later == 0
 
 
 def test_gaps_and_examples_follow_the_transcript_whatever_the_hash_order():
