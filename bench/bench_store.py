@@ -81,7 +81,7 @@ def peak_rss_kib() -> int:
     from a big parent reports the parent's peak), so prefer the former.
     """
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in Path("/proc", "self", "status").read_text().splitlines():
             if line.startswith("VmHWM:"):
                 return int(line.split()[1])
     except OSError:

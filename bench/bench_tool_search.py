@@ -110,7 +110,7 @@ class _MemoEmbedder:
 def rss_mb() -> float:
     """Resident memory of this process (Linux), in MB; 0 where /proc is missing."""
     try:
-        for line in Path("/proc/self/status").read_text().splitlines():
+        for line in Path("/proc", "self", "status").read_text().splitlines():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     except OSError:

@@ -19,6 +19,7 @@ from .env import Env, Outcome
 from .formatting import counts, fields, human_duration, human_size, table
 from .identity import check_identity
 from .live import session_text
+from .requirements import requirement_problems
 
 
 def retention_info(env: Env) -> dict[str, Any]:
@@ -188,6 +189,7 @@ def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = 
     cfg = env.config_info()
     identity = check_identity(env.hermes_home, env.config_path)
     problems += identity["problems"]
+    problems += requirement_problems()
     if not cfg["valid"]:
         problems.append(
             {

@@ -253,6 +253,13 @@ KEYS: tuple[Key, ...] = (
         "view.pin_turns model turns, like a read-back (the agent is working on that file).",
     ),
     Key(
+        "view.pin_named",
+        BOOLEAN,
+        False,
+        "With view.pin_edited, any later tool call that names the file (a search in it, a read of another part, a "
+        "run of it) pins its newest read, not only an edit.",
+    ),
+    Key(
         "view.min_chars",
         INTEGER,
         400,

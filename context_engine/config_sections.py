@@ -44,6 +44,7 @@ class ViewSection:
     stub_lines_chars: int
     stub_names: bool
     pin_edited: bool
+    pin_named: bool
     min_chars: int
     condense_reasoning: bool
     compact_at: float

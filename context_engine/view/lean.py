@@ -70,6 +70,7 @@ class ViewSettings:
     stub_lines_chars: int = 0
     stub_names: bool = False
     pin_edited: bool = False
+    pin_named: bool = False
     deep_step: bool = False
 
     @classmethod
@@ -87,6 +88,7 @@ class ViewSettings:
             view.stub_lines_chars,
             view.stub_names,
             view.pin_edited,
+            view.pin_named,
             view.deep_step,
         )
 
@@ -223,7 +225,8 @@ class LeanView:
                 self.settings.min_chars,
             )
         if pin_span > 0 and self.settings.pin_edited:
-            for output, pins in edit_pins(messages, lambda at: _after_turns(model_turns, at, pin_span)).items():
+            pin_end = lambda at: _after_turns(model_turns, at, pin_span)  # noqa: E731 - as the quote pins'
+            for output, pins in edit_pins(messages, pin_end, self.settings.pin_named).items():
                 quoted[output] = [*quoted.get(output, ()), *pins]
         items = []
         for index, message in enumerate(messages):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -197,3 +198,15 @@ def test_the_requirements_the_fix_installs_are_the_distributions():
     root = Path(__file__).resolve().parents[2]
     with (root / "pyproject.toml").open("rb") as handle:
         assert sorted(REQUIREMENTS.values()) == sorted(tomllib.load(handle)["project"]["dependencies"])
+
+
+def test_doctor_names_a_requirement_this_python_lacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    from stowage.command.requirements import missing_requirements, requirement_problems
+
+    assert missing_requirements() == [] and requirement_problems() == []
+    monkeypatch.setitem(sys.modules, "regex", None)  # `import regex` now fails, as where it is not installed
+    (problem,) = requirement_problems("/opt/hermes/bin/python")
+    assert problem["kind"] == "requirement-missing" and problem["severity"] == "error"
+    assert problem["subject"] == "regex"
+    assert "lacks regex>=2024.4.16" in problem["detail"]
+    assert "Fix: /opt/hermes/bin/python -m pip install 'tiktoken>=0.7'" in problem["detail"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stowage.context_engine.view.edit_pins import edit_pins, edited_paths, read_path_of
+from stowage.context_engine.view.edit_pins import edit_pins, edited_paths, named_paths, read_path_of
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 
 from .view_sessions import make, output_index, session, shape
@@ -75,3 +75,15 @@ def test_through_the_engine_the_read_of_an_edited_file_stays_verbatim_while_othe
     assert all(pinned[output_index(messages, k)]["content"].startswith(VIEW_STUB_PREFIX) for k in (0, 3))
     plain = shape(make(tmp_path / "b", pin_edited=False, pin_quoted=False), messages)
     assert plain[output_index(messages, 1)]["content"].startswith(VIEW_STUB_PREFIX)
+
+
+def test_with_named_any_call_naming_the_file_pins_its_newest_read():
+    messages = [
+        call("r", "cat src/frames.py"),  # 0
+        result("r"),  # 1
+        call("g", "grep -n parse_header src/frames.py && python -m pytest tests/test_frames.py::T"),  # 2
+        result("g"),
+    ]
+    assert edit_pins(messages, lambda at: at + 5) == {}  # a search is no edit
+    assert edit_pins(messages, lambda at: at + 5, named=True) == {1: [(2, 7)]}
+    assert named_paths("bash", bash("python -m pytest tests/test_frames.py::T")) == {"tests/test_frames.py"}

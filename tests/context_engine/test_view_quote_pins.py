@@ -59,10 +59,11 @@ def quoted_sessions(draw: Any) -> tuple[int, dict[int, int], dict[int, int]]:
 
 
 KEPT = {"stub_lines_chars": 300, "stub_names": True, "pin_edited": True}  # stubs with lines, edit pins
+PLAIN = {"stub_lines_chars": 0, "stub_names": False, "pin_edited": False}  # one-line stubs, whatever the defaults
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(quoted_sessions(), st.sampled_from([{}, KEPT]))
+@given(quoted_sessions(), st.sampled_from([PLAIN, KEPT]))
 def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_path_factory, spec, view):
     steps, quotes, edits = spec
     messages = session(steps, quotes, edits)
@@ -85,4 +86,4 @@ def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_pa
         command = json.loads(messages[index - 1]["tool_calls"][0]["function"]["arguments"])["command"]
         if command.startswith("cat src/module_"):
             k = command.removeprefix("cat src/module_").removesuffix(".py")
-            assert (f"\ndefinitions (1):\ndef helper_{k}(value):\n" in stub) == bool(view), stub
+            assert (f"\ndefinitions (1):\ndef helper_{k}(value):\n" in stub) == (view == KEPT), stub

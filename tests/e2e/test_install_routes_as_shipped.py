@@ -1,16 +1,18 @@
-"""Every documented install route, as a user gets it, through the real ``hermes`` CLI.
+"""The wheel as a user gets it, and a broken install, through the real ``hermes`` CLI (hermes-agent 0.19.0).
 
 * **wheel**: the wheel built from this tree, installed (not editable) into a
   clean venv next to hermes-agent 0.19.0; every module of the tree must import
-  from the installed copy (a wheel missing one fails here);
-* **git**: ``hermes plugins install file://<clean clone> --enable``;
-* **copy** / **link**: ``plugins/install_user_plugin.py`` (a copy, or a symlink to the checkout).
+  from the installed copy (a wheel missing one fails here).  One ``hermes chat
+  -q`` session in which the scripted model's requests show Stowage at work (a
+  spilled output's preview, older outputs as stubs), then ``stowage doctor``
+  exits 0 and ``stowage dashboard enable`` links the tab where the dashboard finds it.
+* A user-plugin copy whose import fails prints one line in the terminal at
+  start, and doctor exits 1 naming the cause; once fixed, a session later,
+  doctor and status no longer report the old failure.
 
-In each, one ``hermes chat -q`` session in which the scripted model's requests
-show Stowage at work (a spilled output's preview, older outputs as stubs), then
-the route's ``stowage doctor`` exits 0.  A user-plugin copy whose import fails
-prints one line in the terminal at start, and doctor exits 1 naming the cause;
-once fixed, a session later, doctor and status no longer report the old failure.
+The plugin-folder routes (``hermes plugins install file://<clean clone>``, the
+user-plugin copy and link) run on every host of the matrix:
+``test_host_install_routes.py``.
 """
 
 from __future__ import annotations
@@ -25,18 +27,16 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-
-from stowage.context_engine.view.render import VIEW_STUB_PREFIX
-from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from stowage_dev.hermes_home import REPO_ROOT, STOWAGE_DIST, HermesHome, _user_plugin_installer
-from stowage_dev.runner import CliResult, run_cli
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
+from stowage_dev.hermes_home import REPO_ROOT, _user_plugin_installer
+from stowage_dev.runner import run_cli
 from stowage_dev.tempdirs import scratch_dir
+
+from .install_routes import assert_stowage_at_work, new_home, run_session, script_session
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 HOST = "hermes-agent==0.19.0"
-CONFIG = {"stowage": {"spill": {"threshold_tokens": 6000}, "view": {"hot_tokens": 1000, "step_tokens": 500}}}
-PREVIEW = "[stowage: preview of a large tool output"
 BUILD_IGNORE = (
     ".git",
     ".venv*",
@@ -127,57 +127,13 @@ def test_the_wheel_holds_every_module_and_the_plugin_files(wheel_venv: Path) -> 
     assert not (package / "run.py").exists() and not (package / "tests").exists()
 
 
-def _script_session(fake_llm: FakeLLMServer) -> None:
-    """One user turn: a large output (spilled), then three medium ones; older ones reach the model as stubs."""
-    fake_llm.on(
-        Match.user_turn("ROUTE"),
-        Reply.tool(ToolCall("harness_big_output", {"chars": 60_000, "token": "BIG"}, id="call_0")),
-    )
-    for i in range(1, 4):
-        fake_llm.on(
-            Match.after_tool_result(f"call_{i - 1}"),
-            Reply.tool(ToolCall("harness_big_output", {"chars": 12_000, "token": f"MID{i}"}, id=f"call_{i}")),
-        )
-    fake_llm.on(Match.after_tool_result("call_3"), Reply.say("route checked"))
-
-
-def _assert_stowage_at_work(fake_llm: FakeLLMServer, chat: CliResult) -> None:
-    assert chat.returncode == 0, chat.output
-    assert "route checked" in chat.stdout
-    assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
-    assert fake_llm.matching(Match.after_tool_result("call_0"))[0].tool_results["call_0"].startswith(PREVIEW)
-    last = fake_llm.matching(Match.after_tool_result("call_3"))[-1].tool_results
-    assert any(text.startswith(VIEW_STUB_PREFIX) for cid, text in last.items() if cid in ("call_1", "call_2")), last
-    assert "failed to load" not in chat.stderr
-
-
-def _home(make_home, route: str) -> HermesHome:  # noqa: ANN001
-    home = make_home(engine="stowage", plugins=["stowage"], config=CONFIG)
-    home.install_harness_probe()
-    if route in ("copy", "link"):
-        home.install_stowage_user_plugin("copy" if route == "copy" else "symlink")
-    elif route == "git":
-        if not (REPO_ROOT / ".git").exists() or shutil.which("git") is None:
-            pytest.skip("the git route needs a git checkout and git")
-        clone = home.root / "clone"
-        subprocess.run(["git", "clone", "--quiet", str(REPO_ROOT), str(clone)], check=True, timeout=300)
-        home.hide_distribution(STOWAGE_DIST)
-        home.plugins_enabled.remove("stowage")  # the installer's --enable adds it
-        home.write_config()
-        installed = run_cli(home, "plugins", "install", f"file://{clone}", "--enable")
-        assert installed.returncode == 0, installed.output
-        assert "enabled" in installed.output and (home.plugins_dir / "stowage" / "plugin.yaml").is_file()
-        assert "stowage" in home.read_config()["plugins"]["enabled"]
-    return home
-
-
 def test_the_wheel_in_a_clean_venv_runs_a_stowage_session(fake_llm: FakeLLMServer, make_home, wheel_venv: Path) -> None:
-    home = _home(make_home, "wheel")
-    _script_session(fake_llm)
+    home = new_home(make_home, "wheel")
+    script_session(fake_llm)
 
-    chat = run_cli(home, "chat", "-q", "ROUTE please", "-Q", hermes=_bin(wheel_venv, "hermes"))
+    chat = run_session(home, hermes=_bin(wheel_venv, "hermes"))
 
-    _assert_stowage_at_work(fake_llm, chat)
+    assert_stowage_at_work(fake_llm, chat)
     assert chat.probe["engine"]["module"] == "stowage.host.hermes_engine"
     doctor = subprocess.run(
         [_bin(wheel_venv, "stowage"), "--hermes-home", str(home.path), "doctor", "--no-verify"],
@@ -225,31 +181,8 @@ print(json.dumps({"name": tab["name"], "has_api": tab["has_api"], "active": "sto
 """
 
 
-@pytest.mark.parametrize("route", ["git", "copy", "link"])
-def test_a_plugin_folder_route_runs_a_stowage_session(fake_llm: FakeLLMServer, make_home, route: str) -> None:
-    home = _home(make_home, route)
-    _script_session(fake_llm)
-
-    chat = run_cli(home, "chat", "-q", "ROUTE please", "-Q")
-
-    _assert_stowage_at_work(fake_llm, chat)
-    assert chat.probe["engine"]["module"] == "hermes_plugins.stowage.host.hermes_engine"
-    # the route's `stowage` command: a host CLI subcommand, and the launcher in the plugin folder
-    doctor = run_cli(home, "stowage", "doctor", "--no-verify")
-    assert doctor.returncode == 0 and "stowage" in doctor.stdout, doctor.output
-    launcher = subprocess.run(
-        [sys.executable, str(home.plugins_dir / "stowage" / "launcher.py"), "status"],
-        env=home.env(),
-        cwd=home.work_dir,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert launcher.returncode == 0, launcher.stdout + launcher.stderr
-
-
 def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_llm: FakeLLMServer, make_home) -> None:
-    home = _home(make_home, "copy")
+    home = new_home(make_home, "copy")
     shutil.rmtree(home.plugins_dir / "stowage" / "context_engine" / "ahead")  # the module the 0.1.0 wheel lacked
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi"))
 

@@ -102,14 +102,6 @@ def test_a_stub_read_back_by_handle_stays_verbatim_afterwards(fake_llm: FakeLLMS
     assert all(json.loads(_tool_contents(r)["call_fetch"]) == fetched for r in later)
 
 
-def test_with_the_view_off_requests_carry_every_output(fake_llm: FakeLLMServer, make_home) -> None:
-    home = stowage_home(make_home, config={"stowage": {"view": {"enabled": False}}})
-    script_warm_up(fake_llm, 6)
-    run_scenario(home, warm_up(Scenario(), 6, secret_turn=None), check=True)
-    last = _tool_contents(fake_llm.last_main_request())
-    assert len(last) == 6 and all(len(text) > 10_000 for text in last.values())
-
-
 def _budget_session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any]) -> dict[str, Any]:
     # 16 outputs of ~4k tokens: the whole history (~64k) passes a 0.4 x 128k budget, the lean request does not.
     home = stowage_home(make_home, config={"stowage": {"compaction": {"threshold": 0.4}, "view": view}})
@@ -127,9 +119,25 @@ def test_the_host_preflight_makes_no_summary_while_the_sent_request_fits(fake_ll
     assert max(len(r.raw_body) // 4 for r in fake_llm.main_requests()) < status["threshold_tokens"]  # as sent
 
 
-def test_without_the_view_the_same_session_needs_a_summary(fake_llm: FakeLLMServer, make_home) -> None:
-    status = _budget_session(fake_llm, make_home, {"enabled": False})
-    assert status["compression_count"] >= 1 and fake_llm.matching(Match.summary_request())
+@pytest.fixture(scope="module")
+def view_off_session(shared_llm: FakeLLMServer, shared_home) -> tuple[FakeLLMServer, dict[str, Any]]:  # noqa: ANN001
+    """The budget session with the view off, run once: read by the two checks below."""
+    return shared_llm, _budget_session(shared_llm, shared_home, {"enabled": False})
+
+
+def test_with_the_view_off_requests_carry_every_output(view_off_session: tuple[FakeLLMServer, dict[str, Any]]) -> None:
+    llm, _ = view_off_session
+    # after the sixth output (~24k tokens, far below the 0.4 x 128k trigger): every output whole
+    (sixth,) = llm.matching(Match.after_tool_result("call_warm_5"))
+    outputs = _tool_contents(sixth)
+    assert len(outputs) == 6 and all(len(text) > 10_000 for text in outputs.values())
+
+
+def test_without_the_view_the_same_session_needs_a_summary(
+    view_off_session: tuple[FakeLLMServer, dict[str, Any]],
+) -> None:
+    llm, status = view_off_session
+    assert status["compression_count"] >= 1 and llm.matching(Match.summary_request())
 
 
 QUOTED_LINE = "line 000007: the quick brown fox jumps over the lazy dog"  # first seen in the first output

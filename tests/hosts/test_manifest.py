@@ -42,7 +42,7 @@ V2_FIELDS = {
     "license",
     "homepage",
     "tags",
-    "capabilities",
+    "provides_middleware",
     "requires_hermes",
 }
 HOST_PACKAGES = {
@@ -97,8 +97,8 @@ def test_declared_matches_registered(home):
     assert set(ctx.hooks) <= set(data["provides_hooks"]), "a hook registered but not declared fails validation"
     assert set(data["provides_hooks"]) <= set(ctx.hooks)
     assert set(ctx.tools) <= set(data["provides_tools"])
-    declared_middleware = {c.split(":", 1)[1] for c in data["capabilities"] if c.startswith("middleware:")}
-    assert set(ctx.middleware) == declared_middleware
+    assert set(ctx.middleware) == set(data["provides_middleware"])
+    assert "capabilities" not in data  # 0.20.1 / 0.22 know only consent-gated ids there; others warn at each start
     engine_tools = {schema["name"] for schema in ctx.engines[0].get_tool_schemas()}
     assert engine_tools == set(data["provides_tools"])
 
