@@ -90,7 +90,22 @@ def run_compaction(
     memory_context: str,
     bypass_cooldown: bool,
 ) -> list[Message]:
-    """One compaction (the caller holds the engine's lock); the input list itself when nothing changed."""
+    """One compaction at a time (the engine's lock); the input list itself when nothing changed."""
+    with engine._lock:
+        result = _compact_locked(engine, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown)
+    engine.state.store.pin_request(result)  # the size cap spares what the compacted history points to, no more
+    return result
+
+
+def _compact_locked(
+    engine: EngineParts,
+    messages: list[Message],
+    current_tokens: int | None,
+    focus_topic: str | None,
+    force: bool,
+    memory_context: str,
+    bypass_cooldown: bool,
+) -> list[Message]:
     state = engine.state
     state.flags = CompactionFlags()
     if not isinstance(messages, list) or not messages:
@@ -129,12 +144,23 @@ def run_compaction(
     compacted = result in ("compacted", "fallback")
     if compacted:
         _record_summary(engine, outcome)
-    engine._saw(outcome.messages if compacted else messages, "compaction")  # the history now, for /stowage preview
+    state.saw(outcome.messages if compacted else messages, "compaction")  # the history now, for /stowage preview
     return outcome.messages if compacted else messages
 
 
-def status_line(engine: EngineParts, context: dict[str, Any]) -> str:
-    """The user's status line before an automatic compaction (newer hosts): what Stowage will do."""
+def status_line(engine: EngineParts, context: dict[str, Any], default: str | None) -> str | None:
+    """The user's status line before an automatic compaction (newer hosts): what Stowage will do.
+
+    ``default`` (the host's own line) when it cannot be said: a status line must never break a compaction.
+    """
+    try:
+        return _status_line(engine, context)
+    except Exception:  # a status line must never break a compaction
+        logger.debug("stowage: status message failed", exc_info=True)
+        return default
+
+
+def _status_line(engine: EngineParts, context: dict[str, Any]) -> str:
     approx = as_int(context.get("approx_tokens"))
     threshold = as_int(context.get("threshold_tokens")) or engine.threshold_tokens
     size = f" ({approx:,} of {threshold:,} tokens)" if approx and threshold else ""
@@ -289,7 +315,12 @@ def prepare_ahead(engine: EngineParts, messages: Any) -> None:
 
 
 def preview_now(engine: EngineParts) -> CompactionPreview | None:
-    """What a compaction of the last history the engine saw would do now (no model call, no write)."""
+    """What a compaction of the last history the engine saw would do now (no model call, no write).
+
+    Hermes 0.19.0 gives a slash command no messages, so the preview works on
+    the newest history the engine saw; the result says how fresh that is.
+    None before the engine has seen any history.
+    """
     seen = engine.last_seen
     if seen is None:
         return None

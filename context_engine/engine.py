@@ -1,8 +1,10 @@
 """The engine: the host contract (``host_contract.HostEngine``) mapped onto compaction, host-agnostic.
 
 Each call delegates to a room: the session (``session_state``), the compaction
-run and its record (``compaction_run``), the numbers (``thresholds``), the
-status (``engine_status``), the sharing rules of old hosts (``shared_engine``).
+run and its record (``compaction_run``), the numbers and the decision
+(``thresholds``), the request as sent (``request_shaping``), the engine's tools
+(``engine_tools``), the status (``engine_status``), the sharing rules of old
+hosts (``shared_engine``).
 Nothing here imports Hermes: the host glue's ``StowageContextEngine`` adds the
 ``ContextEngine`` base class and the summary call.
 """
@@ -11,21 +13,18 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import json
 import logging
 import threading
-import time
 from typing import Any
 
-from ..tool_search import BRIDGE_NAMES
 from ..tool_search.session import ShapedRequest, ToolSearchSession
-from . import compaction_run
+from . import compaction_run, engine_tools, request_shaping
 from .ahead import AheadSummaries
 from .compaction_record import CompactionRecord
 from .compactor import Archive, CompactionOutcome
 from .config import Settings, default_settings
 from .engine_parts import SummaryModel
-from .engine_status import status_of
+from .engine_status import publish_status, status_of
 from .governor import Governor
 from .host_contract import HostFacts
 from .messages import Message
@@ -33,17 +32,8 @@ from .preview import CompactionPreview, SeenMessages
 from .session_state import InSession, SessionState
 from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
-from .status_file import write_session_status
 from .store_session.session import StoreSession
-from .thresholds import (
-    as_int,
-    deep_view_at,
-    default_share,
-    defer_preflight,
-    model_threshold,
-    tail_budget_tokens,
-    threshold_tokens,
-)
+from .thresholds import as_int, compaction_decision, default_share, tail_budget_tokens, trigger_for
 from .tokens import TokenCounter
 from .trigger import trigger_key
 from .view import LeanView
@@ -51,8 +41,6 @@ from .view import LeanView
 logger = logging.getLogger(__name__)
 
 
-# (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] (deadline.py) is the call's
-# timeout in seconds (what is left of the compaction's deadline), or None for the host's own.
 class StowageEngineCore:
     """Compaction policy and host-visible state for one agent."""
 
@@ -159,10 +147,15 @@ class StowageEngineCore:
             "api_mode": api_mode,
         }
         self.context_length = int(context_length or 0)
-        share = model_threshold(self.model_thresholds, model, provider, self.context_length)
-        self.threshold_key = trigger_key(self.view.settings.enabled, model_threshold=share is not None)
-        self.threshold_share = share if share is not None else self.threshold_percent
-        self.threshold_tokens = threshold_tokens(self.context_length, self.threshold_share)
+        trigger = trigger_for(
+            self.model_thresholds,
+            model,
+            provider,
+            self.context_length,
+            default=self.threshold_percent,
+            view_enabled=self.view.settings.enabled,
+        )
+        self.threshold_key, self.threshold_share, self.threshold_tokens = trigger.key, trigger.share, trigger.tokens
         if runtime_changed:
             self.governor.clear_cooldown()
 
@@ -173,23 +166,8 @@ class StowageEngineCore:
     # -- usage and the decision -------------------------------------------------------
     @routed
     def update_from_response(self, usage: dict[str, Any], **_: Any) -> None:
-        usage = usage if isinstance(usage, dict) else {}
-        self.governor.api_call()
-        prompt = as_int(usage.get("prompt_tokens"))
-        if prompt <= 0:
-            return  # {} after a compaction, or a provider without usage: keep the sentinel
-        self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
-        self.state.rough_basis.usage_arrived()
-        self.last_completion_tokens = as_int(usage.get("completion_tokens"))
-        self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
-        self.awaiting_real_usage_after_compression = False
-        if self.governor.verify(prompt, self.threshold_tokens) is False:
-            logger.warning(
-                "stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
-                prompt,
-                self.threshold_tokens,
-                self.governor.ineffective_streak,
-            )
+        """Real usage after an API call (an empty dict keeps the host's sentinel)."""
+        self.state.record_usage(usage, self.threshold_tokens)
 
     def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""
@@ -197,32 +175,14 @@ class StowageEngineCore:
 
     @routed
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
-        """Newer hosts: the decision and why compaction is blocked: ``once_per_turn``, ``backoff:<why>``.
-
-        ``(False, None)`` below the threshold (the host shows a reason as a warning).  The
-        summary model's cooldown blocks nothing (the fallback summary is used).
-        """
+        """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
-        if tokens <= 0 or not self.threshold_tokens or tokens < self.threshold_tokens:
-            return False, None
-        if self.governor.hook_driven and self.governor.compacted_this_turn():
-            return False, "once_per_turn"
-        backoff = self.governor.backoff_reason()
-        return (False, f"backoff:{backoff}") if backoff is not None else (True, None)
+        return compaction_decision(tokens, self.threshold_tokens, self.governor)
 
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
         """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over."""
-        rough = as_int(rough_tokens)
-        self.state.rough_basis.ask(rough)
-        return self.awaiting_real_usage_after_compression or defer_preflight(
-            rough,
-            self.threshold_tokens,
-            self.view.stats.last,
-            view_enabled=self.view.settings.enabled,
-            host_selects_context=self.host.selects_context,
-            estimate=self.state.rough_basis.estimate(rough, self.last_prompt_tokens),
-        )
+        return self.state.defer_preflight(as_int(rough_tokens), self.threshold_tokens, self.host.selects_context)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         return compaction_run.has_content(self.settings, messages)
@@ -244,12 +204,9 @@ class StowageEngineCore:
         changed.  ``bypass_cooldown`` (after a proven overflow) tries the summary model even while it cools down."""
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
-        with self._lock:
-            result = compaction_run.run_compaction(
-                self, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown
-            )
-        self.store_session.pin_request(result)  # the size cap spares what the compacted history points to, no more
-        return result
+        return compaction_run.run_compaction(
+            self, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown
+        )
 
     @routed
     def record_completed_compaction(self, used_fallback: bool = False, **_: Any) -> None:
@@ -272,11 +229,7 @@ class StowageEngineCore:
         self, *, phase: str = "", default_message: str | None = None, **context: Any
     ) -> str | None:
         """Newer hosts: the user's status line before an automatic compaction, saying what Stowage will do."""
-        try:
-            return compaction_run.status_line(self, context)
-        except Exception:  # a status line must never break a compaction
-            logger.debug("stowage: status message failed", exc_info=True)
-            return default_message
+        return compaction_run.status_line(self, context, default_message)
 
     # -- the turn clock ------------------------------------------------------------------
     @routed
@@ -293,13 +246,13 @@ class StowageEngineCore:
     def end_turn_from_plugin_hook(self) -> None:
         """The per-turn plugin hook: the turn clock unless the host calls :meth:`on_turn_complete`."""
         if self.host.turn_clock:
-            self.publish_status()
+            publish_status(self)
             return
         self.end_turn()
 
     def end_turn(self) -> None:
         self.governor.end_turn()
-        self.publish_status()
+        publish_status(self)
 
     # -- store: spill and read-back tools ---------------------------------------------------
     def attach_store_home(self, hermes_home: Any) -> None:
@@ -311,20 +264,15 @@ class StowageEngineCore:
         return self.store_session.spill(tool_name, arguments, result, self.counter.count_text)
 
     def get_tool_schemas(self, **_: Any) -> list[dict[str, Any]]:
-        schemas = self.store_session.tool_schemas()
-        if self.tool_search.mode != "off" and self.host.tool_search_unavailable is None:
-            schemas += self.tool_search.bridge_schemas(self.settings.tool_search.search_limit)
-        return schemas
+        return engine_tools.tool_schemas(self.state, self.settings, self.host)
 
     @routed
     def handle_tool_call(self, name: str, args: dict[str, Any], **_: Any) -> str:
-        if name in BRIDGE_NAMES:
-            return self.tool_search.handle(name, args, self.dispatch_underlying)
-        return self.store_session.handle_tool(name, args)
+        return engine_tools.handle_tool_call(self.state, name, args, self.dispatch_underlying)
 
     def dispatch_underlying(self, name: str, arguments: dict[str, Any]) -> str:
         """Run a tool through the host's dispatch; the Hermes subclass provides it."""
-        return json.dumps({"error": f"this host cannot run {name} through the bridge; call it directly"})
+        return engine_tools.cannot_dispatch(name, arguments)
 
     # -- the request: tool search and the lean view ------------------------------------------
     def disable_tool_search(self, reason: str) -> None:
@@ -333,19 +281,15 @@ class StowageEngineCore:
 
     def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
         """One provider request as it should be sent: tool deferral, then the lean view (history unchanged)."""
-        self._saw(messages, "request")
-        if tools:
-            shaped = self.tool_search.shape_request(tools, messages, context_length=self.context_length, **host)
-        else:
-            shaped = ShapedRequest(list(tools), messages, None)
-        tools_tokens = self.state.tools_tokens.of(shaped.tools, self.counter.count_text)
-        if self.view.settings.enabled and not self.host.selects_context:
-            deep_at = deep_view_at(self.threshold_tokens, tools_tokens)
-            shaped = dataclasses.replace(shaped, messages=self.state.lean(shaped.messages, deep_at))
-        elif not self.host.selects_context:
-            self.store_session.pin_request(shaped.messages)
-            self.state.measure_unshaped(shaped.messages)
-        return shaped
+        return request_shaping.shape_request(
+            self.state,
+            self.host,
+            tools,
+            messages,
+            context_length=self.context_length,
+            threshold_tokens=self.threshold_tokens,
+            **host,
+        )
 
     def select_context(
         self,
@@ -356,29 +300,11 @@ class StowageEngineCore:
         budget_tokens: int = 0,
         **_: Any,
     ) -> list[Message] | None:
-        """Newer hosts (0.20+): the lean view through the engine hook instead of the middleware.
-
-        Called per provider request with a copy of its messages; None leaves
-        them unchanged.  Once the host calls it, the ``llm_request``
-        middleware only defers tools, so the view is applied exactly once.
-        """
-        self.host.selects_context = True
-        if isinstance(request_messages, list):
-            self._saw(request_messages, "request")
-        if not isinstance(request_messages, list) or not request_messages:
-            return None
-        if not self.view.settings.enabled:
-            self.store_session.pin_request(request_messages)
-            self.state.measure_unshaped(request_messages)
-            return None
-        try:
-            lean = self.state.lean(
-                request_messages, deep_view_at(self.threshold_tokens, self.state.tools_tokens.tokens)
-            )
-        except Exception:  # the host would log it; say why ourselves and send unchanged
-            logger.exception("stowage: the lean view failed; the request goes unchanged")
-            return None
-        return lean if lean != request_messages else None
+        """Newer hosts (0.20+): the lean view through the engine hook, per provider request with a copy of its
+        messages (None leaves them unchanged); the ``llm_request`` middleware then only defers tools."""
+        return request_shaping.select_context(
+            self.state, self.host, request_messages, threshold_tokens=self.threshold_tokens
+        )
 
     # -- sessions ---------------------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
@@ -387,18 +313,13 @@ class StowageEngineCore:
             guest.on_session_start(session_id, **kwargs)
             return
         self.host.log_limits_once(self.tool_search.mode)
-        previous = self.session_id
-        self.session_id = session_id
         self.sharing.owner_started()
-        if kwargs.get("hermes_home"):
-            self.attach_store_home(kwargs["hermes_home"])
-        self.store_session.start(
-            session_id, old_session_id=kwargs.get("old_session_id"), boundary_reason=kwargs.get("boundary_reason")
+        self.state.start(
+            session_id,
+            hermes_home=kwargs.get("hermes_home"),
+            old_session_id=kwargs.get("old_session_id"),
+            boundary_reason=kwargs.get("boundary_reason"),
         )
-        if kwargs.get("boundary_reason") == "compression":
-            return  # same conversation continues after our own compaction
-        if previous is not None and previous != session_id:
-            self.state.reset_for_new_session()
 
     def on_session_end(self, session_id: str, messages: list[Message] | None = None, **_: Any) -> None:
         guest = self.sharing.end_guest(session_id)
@@ -409,31 +330,19 @@ class StowageEngineCore:
             self.sharing.owner_ended()
             self.governor.verify_pending = False
             self.ahead.discard("session ended")
-            self.publish_status()
+            publish_status(self)
             self.store_session.end(session_id)
 
     @routed
     def on_session_reset(self, **_: Any) -> None:
-        self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
-        self.compression_count = 0
-        self.state.reset_for_new_session()
+        self.state.reset_by_host()
 
-    # -- dry run ------------------------------------------------------------------------------
-    def _saw(self, messages: list[Message], source: str) -> None:
-        """Remember the newest history (a shallow copy: the messages themselves are the host's)."""
-        self.last_seen = SeenMessages(list(messages), time.time(), source)
-
+    # -- dry run and status -------------------------------------------------------------------
     @routed
     def preview(self) -> CompactionPreview | None:
-        """What a compaction of the last history seen would do now, without a model call or a write.
-
-        Hermes 0.19.0 gives a slash command no messages, so the preview works
-        on the newest history the engine saw; the result says how fresh that
-        is.  None before the engine has seen any history.
-        """
+        """What a compaction of the last history seen would do now, without a model call or a write."""
         return compaction_run.preview_now(self)
 
-    # -- status -------------------------------------------------------------------------------
     def status(self) -> SessionStatus:
         """What this session's engine did and will do; the one shape every reader gets."""
         return status_of(self)
@@ -441,12 +350,3 @@ class StowageEngineCore:
     def get_status(self, **_: Any) -> dict[str, Any]:
         """The host's ``get_status()``: :meth:`status` as a dict."""
         return self.status().as_dict()
-
-    def publish_status(self) -> None:
-        """Leave this session's figures where ``stowage status`` in another process reads them."""
-        try:
-            status = self.status()
-        except Exception:  # figures must never cost the session anything
-            logger.exception("stowage: could not gather the session status")
-            return
-        write_session_status(self.store_session.root, self.session_id, status)

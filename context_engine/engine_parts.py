@@ -16,7 +16,6 @@ from .compactor import Archive
 from .config import Settings
 from .governor import Governor
 from .host_contract import HostFacts
-from .messages import Message
 from .preview import SeenMessages
 from .session_state import SessionState
 from .session_status import RequestFigures
@@ -24,6 +23,8 @@ from .store_session.session import StoreSession
 from .tokens import TokenCounter
 from .view import LeanView
 
+# (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] (deadline.py) is the call's
+# timeout in seconds (what is left of the compaction's deadline), or None for the host's own.
 SummaryModel = Callable[[str, dict[str, Any]], str]
 
 
@@ -63,5 +64,3 @@ class EngineParts(Protocol):
     def tail_budget_tokens(self) -> int: ...
 
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]: ...
-
-    def _saw(self, messages: list[Message], source: str) -> None: ...

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from .engine_parts import EngineParts
 from .plain_data import from_plain
 from .session_status import (
@@ -15,7 +17,10 @@ from .session_status import (
     TriggerStatus,
     ViewStatus,
 )
+from .status_file import write_session_status
 from .trigger import trigger_status
+
+logger = logging.getLogger(__name__)
 
 
 def status_of(engine: EngineParts) -> SessionStatus:
@@ -57,3 +62,13 @@ def status_of(engine: EngineParts) -> SessionStatus:
         requests=list(engine.request_log),
         host=engine.host.support,
     )
+
+
+def publish_status(engine: EngineParts) -> None:
+    """Leave this session's figures where ``stowage status`` in another process reads them."""
+    try:
+        status = status_of(engine)
+    except Exception:  # figures must never cost the session anything
+        logger.exception("stowage: could not gather the session status")
+        return
+    write_session_status(engine.store_session.root, engine.session_id, status)

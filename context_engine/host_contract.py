@@ -3,7 +3,10 @@
 :class:`HostEngine` is the contract as a ``Protocol``; :data:`MEMBERS` lists
 the same members with the first Hermes version that uses each, so a test can
 hold the contract against a real installed host (its ``ContextEngine`` ABC and
-call sites) and against :class:`~.engine.StowageEngineCore`.  Sources:
+call sites; ``tests/hosts/test_host_contract.py``) and against
+:class:`~.engine.StowageEngineCore`.  :data:`LEFT_TO_THE_HOST` names what hosts
+declare and Stowage leaves to their default, so a host method that is in
+neither table is news.  Sources:
 ``shared/reference/hermes-host.md`` (0.19.0) and ``hermes-upstream.md`` (0.20+).
 
 Every method takes ``**kwargs``: hosts add keywords over time (0.20 passes
@@ -100,6 +103,18 @@ MEMBERS: tuple[HostMember, ...] = (
 )
 
 
+# What hosts declare on their ``ContextEngine`` and Stowage deliberately leaves to the host's default.
+LEFT_TO_THE_HOST: tuple[HostMember, ...] = (
+    HostMember("should_compress_preflight", "method", "0.19.0", "a rough pre-API check; the default says no"),
+    HostMember(
+        "prune_tool_results_only",
+        "method",
+        "0.20.0",
+        "the default prunes nothing: the lean view never changes the persisted history, so nothing is left to prune",
+    ),
+)
+
+
 def member_names(kind: str | None = None) -> list[str]:
     """The contract's member names (of one ``kind``)."""
     return [m.name for m in MEMBERS if kind is None or m.kind == kind]
@@ -176,12 +191,22 @@ class HostEngine(Protocol):
 
     def record_completed_compaction(self, used_fallback: bool = False, **kwargs: Any) -> None: ...
 
-    def select_context(self, request_messages: list[Message], **kwargs: Any) -> list[Message] | None: ...
+    def select_context(
+        self,
+        request_messages: list[Message],
+        *,
+        conversation_messages: Any = None,
+        incoming_message: Any = None,
+        budget_tokens: int = 0,
+        **kwargs: Any,
+    ) -> list[Message] | None: ...
 
     def on_turn_complete(self, messages: Any = None, usage: Any = None, **kwargs: Any) -> None: ...
 
     def should_compress_info(self, prompt_tokens: int | None = None, **kwargs: Any) -> tuple[bool, str | None]: ...
 
-    def get_automatic_compaction_status_message(self, **kwargs: Any) -> str | None: ...
+    def get_automatic_compaction_status_message(
+        self, *, phase: str = "", default_message: str | None = None, **kwargs: Any
+    ) -> str | None: ...
 
     def clone_for_agent(self, **kwargs: Any) -> "HostEngine": ...

@@ -28,7 +28,7 @@ from .messages import Message
 from .preview import SeenMessages
 from .session_status import RequestFigures
 from .store_session.session import StoreSession
-from .thresholds import RoughBasis, ToolsTokens, as_int
+from .thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight
 from .tokens import TokenCounter
 from .view import LeanView, ViewSettings
 
@@ -98,6 +98,69 @@ class SessionState:
         """A fresh state for another agent's engine: the same store folder and tokenizer, nothing else."""
         return SessionState.new(settings, counter=copy.deepcopy(self.counter), store=self.store.relocated())
 
+    # -- the session's lifecycle ----------------------------------------------------------
+    def start(
+        self,
+        session_id: str,
+        *,
+        hermes_home: Any = None,
+        old_session_id: str | None = None,
+        boundary_reason: str | None = None,
+    ) -> None:
+        """This agent's session starts; a new conversation (another id, not our own compaction's) starts afresh."""
+        previous = self.session_id
+        self.session_id = session_id
+        if hermes_home:
+            self.store.attach(hermes_home)
+        self.store.start(session_id, old_session_id=old_session_id, boundary_reason=boundary_reason)
+        if boundary_reason == "compression":
+            return  # same conversation continues after our own compaction
+        if previous is not None and previous != session_id:
+            self.reset_for_new_session()
+
+    def record_usage(self, usage: Any, threshold_tokens: int) -> None:
+        """The host's usage after an API call; the first real count after a compaction is the verdict on it."""
+        usage = usage if isinstance(usage, dict) else {}
+        self.governor.api_call()
+        prompt = as_int(usage.get("prompt_tokens"))
+        if prompt <= 0:
+            return  # {} after a compaction, or a provider without usage: keep the sentinel
+        self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
+        self.rough_basis.usage_arrived()
+        self.last_completion_tokens = as_int(usage.get("completion_tokens"))
+        self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
+        self.awaiting_real_usage_after_compression = False
+        if self.governor.verify(prompt, threshold_tokens) is False:
+            logger.warning(
+                "stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
+                prompt,
+                threshold_tokens,
+                self.governor.ineffective_streak,
+            )
+
+    def defer_preflight(self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool) -> bool:
+        """Whether the host's rough pre-turn estimate should wait for the real count (``thresholds.defer_preflight``).
+
+        Right after a compaction the rough figure can stay over the threshold
+        although the real prompt fits; with the view on, it can be over only
+        by what the view leaves out.  The figure is remembered as the basis of
+        the next estimate (:class:`~.thresholds.RoughBasis`).
+        """
+        self.rough_basis.ask(rough_tokens)
+        return self.awaiting_real_usage_after_compression or defer_preflight(
+            rough_tokens,
+            threshold_tokens,
+            self.view.stats.last,
+            view_enabled=self.view.settings.enabled,
+            host_selects_context=host_selects_context,
+            estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
+        )
+
+    # -- requests ------------------------------------------------------------------------
+    def saw(self, messages: list[Message], source: str) -> None:
+        """Remember the newest history (a shallow copy: the messages themselves are the host's)."""
+        self.last_seen = SeenMessages(list(messages), time.time(), source)
+
     def lean(self, messages: list[Message], deep_at: int = 0) -> list[Message]:
         """One request as the lean view sends it; its figures go to the request log."""
         store = self.store if self.store.store is not None else None
@@ -110,8 +173,9 @@ class SessionState:
         self._log_request()
         return outcome.messages
 
-    def measure_unshaped(self, messages: list[Message]) -> None:
+    def send_unshaped(self, messages: list[Message]) -> None:
         """The view off: the request goes as the host built it, and what spilling saved is still counted."""
+        self.store.pin_request(messages)  # the size cap spares what the request points to
         try:
             self.view.measure(messages, self.store if self.store.store is not None else None)
         except Exception:  # figures must never cost the session anything
@@ -129,12 +193,18 @@ class SessionState:
         )
         del self.request_log[:-REQUEST_LOG]
 
+    def reset_by_host(self) -> None:
+        """The host's ``on_session_reset`` (/new, /reset): a new conversation, the host-read figures zeroed."""
+        self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
+        self.compression_count = 0
+        self.reset_for_new_session()
+
     def reset_for_new_session(self) -> None:
         """A new conversation on this agent (another session id, or the host's reset).
 
         The store session, tool search and the compaction log carry on; the
         host-read token figures and ``compression_count`` are reset by the
-        host's ``on_session_reset`` only.
+        host's ``on_session_reset`` only (:meth:`reset_by_host`).
         """
         self.ahead.discard("session reset")
         self.request_log = []

@@ -1,4 +1,4 @@
-"""When a session compacts and how much a compaction keeps: the engine's numbers, as pure functions."""
+"""When a session compacts and how much a compaction keeps: the engine's numbers, as functions of what they read."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .config import Settings
+from .governor import Governor
+from .trigger import trigger_key
 from .view import ViewSettings
 
 logger = logging.getLogger(__name__)
@@ -27,6 +29,40 @@ def default_share(settings: Settings) -> float:
 
 def threshold_tokens(context_length: int, share: float) -> int:
     return int(context_length * share)
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """What starts automatic compaction for one model: the configuration key, its share, the tokens."""
+
+    key: str
+    share: float
+    tokens: int
+
+
+def trigger_for(
+    model_thresholds: Any, model: str, provider: str, context_length: int, *, default: float, view_enabled: bool
+) -> Trigger:
+    """The trigger of a model binding: a ``model_thresholds`` entry beats the configured ``default`` share."""
+    share = model_threshold(model_thresholds, model, provider, context_length)
+    key = trigger_key(view_enabled, model_threshold=share is not None)
+    share = share if share is not None else default
+    return Trigger(key, share, threshold_tokens(context_length, share))
+
+
+def compaction_decision(tokens: int, threshold: int, governor: Governor) -> tuple[bool, str | None]:
+    """Compact at ``tokens``?  ``(False, None)`` below the threshold; a reason when the governor blocks it.
+
+    The reasons are the host's (0.20+ ``should_compress_info``): ``once_per_turn``,
+    ``backoff:<why>``.  The summary model's cooldown blocks nothing (the fallback
+    summary is used).
+    """
+    if tokens <= 0 or not threshold or tokens < threshold:
+        return False, None
+    if governor.hook_driven and governor.compacted_this_turn():
+        return False, "once_per_turn"
+    backoff = governor.backoff_reason()
+    return (False, f"backoff:{backoff}") if backoff is not None else (True, None)
 
 
 def tail_budget_tokens(settings: Settings, view: ViewSettings, threshold: int) -> int:

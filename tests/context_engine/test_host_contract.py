@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.host_contract import MEMBERS, HostEngine, member_names
+from stowage.context_engine.host_contract import LEFT_TO_THE_HOST, MEMBERS, HostEngine, member_names
 
 
 def _protocol_members() -> set[str]:
@@ -54,3 +54,9 @@ def test_a_future_keyword_is_ignored_by_every_method_the_host_calls():
     assert engine.clone_for_agent(future=1) is not engine
     engine.on_session_reset(future=1)
     engine.on_session_end("s", [], future=1)
+
+
+def test_what_the_contract_leaves_to_the_host_the_engine_does_not_define():
+    for member in LEFT_TO_THE_HOST:
+        assert member.name not in member_names()
+        assert not hasattr(StowageEngineCore, member.name), member.name

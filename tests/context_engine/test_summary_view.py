@@ -76,7 +76,7 @@ def test_window_handle_from_the_reference():
 def test_preview_chooses_the_window_compaction_chooses():
     engine = make_engine()
     msgs = [{"role": "system", "content": "You are helpful."}] + history()
-    engine._saw(msgs, "request")
+    engine.state.saw(msgs, "request")
     preview = engine.preview()
     assert preview is not None and preview.source == "request" and preview.system_messages == 1
     conversation = msgs[1:]
@@ -100,7 +100,7 @@ def test_preview_chooses_the_window_compaction_chooses():
 def test_preview_before_any_history_and_after_a_reset():
     engine = make_engine()
     assert engine.preview() is None
-    engine._saw(history(), "request")
+    engine.state.saw(history(), "request")
     engine.on_session_reset()
     assert engine.preview() is None
 
@@ -127,7 +127,7 @@ def test_preview_matches_the_engines_own_next_compaction(tmp_path):
     engine = make_engine()
     engine.on_session_start("sess-2", hermes_home=str(tmp_path))
     msgs = [{"role": "system", "content": "You are helpful."}] + history()
-    engine._saw(msgs, "request")
+    engine.state.saw(msgs, "request")
     preview = engine.preview()
     out = engine.compress(msgs[1:], current_tokens=engine.threshold_tokens + 1)
     log = engine.compaction_log[-1]

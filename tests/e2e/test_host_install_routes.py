@@ -86,6 +86,13 @@ def test_hermes_plugins_install_from_a_clean_clone(fake_llm: FakeLLMServer, make
 
     _assert_the_route_works(fake_llm, home)
 
+    # upgrade and uninstall as documented: the store of what Stowage kept stays on disk
+    updated = run_cli(home, "plugins", "update", "stowage", timeout=CLI_TIMEOUT)
+    assert updated.returncode == 0, updated.output
+    removed = run_cli(home, "plugins", "remove", "stowage", timeout=CLI_TIMEOUT)
+    assert removed.returncode == 0 and not (home.plugins_dir / "stowage").exists(), removed.output
+    assert any((home.path / "stowage").rglob("*")), "the blob store of the session is gone"
+
 
 @pytest.mark.parametrize("route", ["copy", "link"])
 def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) -> None:

@@ -101,11 +101,12 @@ def test_a_hung_summary_model_costs_one_call_and_one_deadline(fake_llm: FakeLLMS
     assert status["ahead"]["prepared"] == 1 and status["ahead"]["used"] == 0  # the one call, prepared ahead
     assert status["governor"]["summary_failures"] == 1 and status["governor"]["summary_cooldown_seconds"] > 0
     summary_requests = fake_llm.summary_requests()
-    big_main = [r for r in result.step_requests(fake_llm, "big") if r.is_main]
-    assert summary_requests[0].index < big_main[0].index  # sent at the end of the NEAR turn, before BIG's request
     assert len({r.text for r in summary_requests}) == 1  # every request on the wire is that one prompt
 
     follow_up = next(r for r in fake_llm.main_requests() if "STOWAGE CONTEXT SUMMARY" in r.text)
+    # The prepared call starts on a thread at the end of the NEAR turn; under load it can reach the server after
+    # BIG's first request (CI saw that once), so its order is checked only against the compacted request.
+    assert summary_requests[0].index < follow_up.index
     summary = next(m for m in follow_up.messages if "STOWAGE CONTEXT SUMMARY" in json.dumps(m))
     assert "without the summary model" in json.dumps(summary) and "BIG now" in follow_up.text
     assert_valid_request(follow_up)

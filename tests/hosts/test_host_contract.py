@@ -1,12 +1,16 @@
 """The host contract as a checked seam, against whichever Hermes is installed.
 
 ``python3 run.py hosts`` runs this in every host venv of the matrix (0.13.0 to
-0.22.2); the full suite runs it on 0.19.0.  It reads the installed host's
-``ContextEngine`` (methods and parameters) and the host's own call sites of
-engine methods (by parsing its source), and fails when Stowage's override
-cannot accept what the host passes: the next drift (like ``feasibility_skip``
-on 0.20, which discarded compactions and crashed turns) fails here, not in a
-user's session.
+0.22.2); the full suite runs it on 0.19.0.  The contract is the one the code
+declares, ``context_engine/host_contract.py`` (``MEMBERS`` and the ``HostEngine``
+protocol): this file keeps no list of its own.  It fails when the engine lacks
+a member of the contract or its signature drifts from the contract's, when the
+installed host's ``ContextEngine`` declares a contract method with parameters
+the contract does not name, when the host has no trace of a method the
+contract dates to its version or earlier, and when Stowage's override cannot
+accept what the host passes at its own call sites (found by parsing its
+source): the next drift (like ``feasibility_skip`` on 0.20, which discarded
+compactions and crashed turns) fails here, not in a user's session.
 """
 
 from __future__ import annotations
@@ -20,29 +24,22 @@ from typing import Any, Callable
 import pytest
 
 ce = pytest.importorskip("agent.context_engine")
+from stowage.context_engine import host_contract  # noqa: E402
 from stowage.host.hermes_engine import StowageContextEngine  # noqa: E402
+from stowage.host.host_support import installed_version, parse  # noqa: E402
 
 HOST_ABC = ce.ContextEngine
-# called by hosts though not (or not on every host) declared on the ABC
-PROBED = (
-    "record_completed_compaction",
-    "bind_session_state",
-    "carry_over_new_session_context",
-    "get_active_compression_failure_cooldown",
-    "clone_for_agent",
-    "select_context",
-    "on_turn_complete",
-    "should_compress_info",
-    "get_automatic_compaction_status_message",
-    "prune_tool_results_only",
-)
+MEMBERS, LEFT_TO_THE_HOST, HostEngine = host_contract.MEMBERS, host_contract.LEFT_TO_THE_HOST, host_contract.HostEngine
+HostMember = host_contract.HostMember
+CONTRACT_METHODS = tuple(host_contract.member_names("method"))
 # receivers that are the context engine in the host's code
 ENGINE_RECEIVERS = ("context_compressor", "compressor", "context_engine", "engine")
 
 
 def _host_methods() -> list[str]:
+    """The methods the installed host's ABC declares and those the contract says hosts call."""
     names = {n for n, f in inspect.getmembers(HOST_ABC, inspect.isfunction) if not n.startswith("__")}
-    return sorted(names | {n for n in PROBED if callable(getattr(StowageContextEngine, n, None))})
+    return sorted(names | set(CONTRACT_METHODS))
 
 
 def _stowage_defines(name: str) -> bool:
@@ -55,6 +52,116 @@ def _stowage_defines(name: str) -> bool:
     return False
 
 
+@pytest.mark.parametrize("member", MEMBERS, ids=lambda member: member.name)
+def test_the_engine_has_every_member_of_the_contract(member: HostMember) -> None:
+    """Stowage's own, not a default the host's ABC would quietly supply in its place."""
+    engine = _engine()
+    said = f"the contract's {member.kind} {member.name} (hosts since {member.since}: {member.use})"
+    if member.kind == "attribute":
+        assert _stowage_defines(member.name) or member.name in vars(engine), f"StowageContextEngine lacks {said}"
+        assert not callable(getattr(engine, member.name)), f"{said} is callable on StowageContextEngine"
+        return
+    assert _stowage_defines(member.name), f"StowageContextEngine does not define {said}"
+    if member.kind == "property":
+        assert isinstance(inspect.getattr_static(StowageContextEngine, member.name), property), said
+        getattr(engine, member.name)
+    else:
+        assert callable(getattr(engine, member.name)), said
+
+
+def _drift(ours: inspect.Signature, declared: inspect.Signature, *, open_ended: bool = True) -> list[str]:
+    """Why a call written against ``declared`` could fail on ``ours`` (empty: it cannot).
+
+    The parameters ``declared`` takes by position are ours, by the same names in
+    the same order; one it may omit we may not require; a keyword it names we
+    name too; nothing we require is missing from it.  ``open_ended``: ours also
+    takes keywords nobody declared (``**kwargs``), so a host passing one more
+    keyword cannot break it.
+    """
+    problems = []
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    mine = [p for p in ours.parameters.values() if p.kind in kinds][1:]  # without self
+    theirs = [p for p in declared.parameters.values() if p.kind in kinds][1:]
+    for index, parameter in enumerate(theirs):
+        if index >= len(mine) or mine[index].name != parameter.name:
+            got = mine[index].name if index < len(mine) else "nothing"
+            problems.append(f"positional parameter {index + 1} is {parameter.name!r} there, {got!r} here")
+        elif parameter.default is not inspect.Parameter.empty and mine[index].default is inspect.Parameter.empty:
+            problems.append(f"{parameter.name!r} is optional there, required here")
+    named = {p.name for p in declared.parameters.values()}
+    for parameter in ours.parameters.values():
+        if parameter.name in named or parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD):
+            continue
+        if parameter.default is inspect.Parameter.empty and parameter.name != "self":
+            problems.append(f"{parameter.name!r} is required here and not declared there")
+    mine_named = {p.name for p in ours.parameters.values()}
+    for parameter in declared.parameters.values():
+        if parameter.kind is parameter.KEYWORD_ONLY and parameter.name not in mine_named:
+            problems.append(f"keyword {parameter.name!r} is declared there, not named here")
+    if open_ended and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ours.parameters.values()):
+        problems.append("no **kwargs here: a host passing one more keyword breaks it")
+    return problems
+
+
+@pytest.mark.parametrize("name", CONTRACT_METHODS)
+def test_stowage_takes_every_method_as_the_contract_declares_it(name: str) -> None:
+    if not _stowage_defines(name):
+        pytest.fail(f"StowageContextEngine does not define the contract's {name}()")
+    ours, declared = (
+        inspect.signature(getattr(StowageContextEngine, name)),
+        inspect.signature(getattr(HostEngine, name)),
+    )
+    problems = _drift(ours, declared)
+    assert not problems, f"StowageContextEngine.{name}{ours} against host_contract.HostEngine.{name}{declared}: " + (
+        "; ".join(problems)
+    )
+
+
+@pytest.mark.parametrize("name", CONTRACT_METHODS)
+def test_the_contract_names_every_parameter_the_hosts_declaration_has(name: str) -> None:
+    declared = getattr(HOST_ABC, name, None)
+    if declared is None or not inspect.isfunction(declared):
+        pytest.skip(f"this host's ContextEngine does not declare {name}")
+    contract, theirs = inspect.signature(getattr(HostEngine, name)), inspect.signature(declared)
+    problems = _drift(contract, theirs, open_ended=False)
+    assert not problems, f"host_contract.HostEngine.{name}{contract} against this host's {name}{theirs}: " + (
+        "; ".join(problems)
+    )
+
+
+def test_the_contract_knows_every_member_the_hosts_abc_declares() -> None:
+    """A method or attribute a new host adds to its ``ContextEngine`` fails here until the contract says what it is."""
+    known = {m.name for m in (*MEMBERS, *LEFT_TO_THE_HOST)}
+    declared = {n for n in vars(HOST_ABC) if not n.startswith("__") and n != "_abc_impl"}
+    unknown = sorted(declared - known)
+    assert not unknown, (
+        f"this host's ContextEngine declares {unknown}: add each to host_contract.MEMBERS (and HostEngine) "
+        "or LEFT_TO_THE_HOST"
+    )
+
+
+def _dated_to_this_host() -> list[HostMember]:
+    running = parse(installed_version())
+    return [m for m in MEMBERS if m.kind == "method" and running is not None and parse(m.since) <= running]
+
+
+def test_the_host_calls_every_method_the_contract_dates_to_it_or_earlier() -> None:
+    """``MEMBERS``' ``since`` column, held against the installed host: its ABC or its source names each method."""
+    members = _dated_to_this_host()
+    if not members:
+        pytest.skip(f"the contract dates no method to Hermes {installed_version()} or earlier")
+    called = {site[2] for site in _host_call_sites()}
+    source = _host_source_text()
+    missing = [
+        m.name
+        for m in members
+        if m.name not in called
+        and getattr(HOST_ABC, m.name, None) is None
+        and not any(trace in source for trace in (f'"{m.name}"', f"'{m.name}'", f".{m.name}"))
+    ]
+    assert not missing, f"Hermes {installed_version()} has no trace of {missing}, which the contract dates to it"
+
+
 def _dummy(parameter: inspect.Parameter) -> Any:
     return None if parameter.default is inspect.Parameter.empty else parameter.default
 
@@ -62,6 +169,8 @@ def _dummy(parameter: inspect.Parameter) -> Any:
 @pytest.mark.parametrize("name", _host_methods())
 def test_stowage_accepts_every_parameter_of_the_hosts_declaration(name: str) -> None:
     if not _stowage_defines(name):
+        if name in CONTRACT_METHODS:
+            pytest.fail(f"StowageContextEngine does not define the contract's {name}(): the host's default runs")
         pytest.skip(f"Stowage inherits the host's {name}")
     ours = inspect.signature(getattr(StowageContextEngine, name))
     assert any(p.kind is inspect.Parameter.VAR_KEYWORD for p in ours.parameters.values()), (
@@ -87,20 +196,30 @@ def test_stowage_accepts_every_parameter_of_the_hosts_declaration(name: str) -> 
     ours.bind(None, **keyword_form, stowage_contract_probe=1)  # and by keyword, as hosts call most
 
 
-@lru_cache(maxsize=1)
-def _host_call_sites() -> list[tuple[str, int, str, int, tuple[str, ...]]]:
-    """(file, line, method, positional count, keyword names) of the host's engine method calls."""
+def _host_files() -> list[Path]:
     import run_agent
 
     root = Path(run_agent.__file__).resolve().parent
     files = [root / "run_agent.py", root / "cli.py", root / "model_tools.py"]
     for package in ("agent", "gateway", "hermes_cli", "tools"):
         files += sorted((root / package).rglob("*.py")) if (root / package).is_dir() else []
+    return [path for path in files if path.is_file()]
+
+
+@lru_cache(maxsize=1)
+def _host_source_text() -> str:
+    return "\n".join(path.read_text(encoding="utf-8", errors="replace") for path in _host_files())
+
+
+@lru_cache(maxsize=1)
+def _host_call_sites() -> list[tuple[str, int, str, int, tuple[str, ...]]]:
+    """(file, line, method, positional count, keyword names) of the host's engine method calls."""
+    import run_agent
+
+    root = Path(run_agent.__file__).resolve().parent
     methods = set(_host_methods())
     sites = []
-    for path in files:
-        if not path.is_file():
-            continue
+    for path in _host_files():
         try:
             text = path.read_text(encoding="utf-8")
             if not any(f"{method}(" in text for method in methods):

@@ -1,0 +1,41 @@
+"""The engine's numbers and the compact-now decision (context_engine/thresholds.py), without an engine."""
+
+from __future__ import annotations
+
+from stowage.context_engine.governor import Governor, GovernorPolicy
+from stowage.context_engine.thresholds import compaction_decision, trigger_for
+
+
+def _governor() -> Governor:
+    return Governor(GovernorPolicy(max_ineffective=1, backoff_turns=2), clock=lambda: 0.0)
+
+
+def test_below_the_threshold_or_without_one_nothing_is_compacted_and_no_reason_given():
+    governor = _governor()
+    assert compaction_decision(999, 1000, governor) == (False, None)
+    assert compaction_decision(-1, 1000, governor) == (False, None)  # the host's "compression just ran"
+    assert compaction_decision(5000, 0, governor) == (False, None)  # no window known yet
+    assert compaction_decision(1000, 1000, governor) == (True, None)
+
+
+def test_the_governor_blocks_with_the_reason_the_host_shows():
+    governor = _governor()
+    governor.end_turn()  # the turn clock: once per turn applies
+    governor.record_compaction()
+    assert compaction_decision(2000, 1000, governor) == (False, "once_per_turn")
+    governor.end_turn()
+    assert compaction_decision(2000, 1000, governor) == (True, None)
+    governor.record_compaction()
+    governor.verify(2000, 1000)  # still over the threshold: ineffective, and max_ineffective is 1
+    governor.end_turn()
+    allowed, reason = compaction_decision(2000, 1000, governor)
+    assert not allowed and reason is not None and reason.startswith("backoff:backing off after 1 ineffective")
+
+
+def test_a_model_threshold_beats_the_configured_share_and_names_its_key():
+    default = trigger_for({"other": 0.9}, "m", "p", 200_000, default=0.5, view_enabled=True)
+    assert (default.key, default.share, default.tokens) == ("view.compact_at", 0.5, 100_000)
+    plain = trigger_for(None, "m", "p", 200_000, default=0.75, view_enabled=False)
+    assert (plain.key, plain.tokens) == ("compaction.threshold", 150_000)
+    model = trigger_for({"p:m": 60_000}, "m", "p", 200_000, default=0.5, view_enabled=True)
+    assert (model.key, model.share, model.tokens) == ("compression.model_thresholds", 0.3, 60_000)
