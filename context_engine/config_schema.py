@@ -277,7 +277,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.compact_at",
         NUMBER,
-        0.5,
+        0.42,
         "With the view on, automatic compaction starts when the request as sent reaches this share of the window "
         "(compaction.threshold applies with the view off).",
         0.1,
@@ -286,7 +286,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.deep_step",
         BOOLEAN,
-        False,
+        True,
         "When the request as sent nears view.compact_at, the view stubs its cold outputs and reasoning at once "
         "(below view.step_tokens) before a compaction is needed: one prompt-cache break instead of a summary.",
     ),

@@ -22,7 +22,7 @@ PRICE_PRESETS: dict[str, PriceModel] = {
 }
 DEFAULT_PRESET = "anthropic"
 SWEEP_GRID: dict[str, tuple[Any, ...]] = {
-    "view.compact_at": (0.35, 0.5, 0.6),
+    "view.compact_at": (0.35, 0.42, 0.6),
     "view.hot_tokens": (2000, 4000, 8000),
     "view.step_tokens": (4000, 8000, 16000),
 }
@@ -69,7 +69,7 @@ def sweep_configs(base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     for compact_at in SWEEP_GRID[keys[0]]:
         for hot in SWEEP_GRID[keys[1]]:
             for step in SWEEP_GRID[keys[2]]:
-                defaults_on = sum(v == d for v, d in zip((compact_at, hot, step), (0.5, 4000, 8000), strict=True))
+                defaults_on = sum(v == d for v, d in zip((compact_at, hot, step), (0.42, 4000, 8000), strict=True))
                 if defaults_on < 1 or (step != 8000 and defaults_on < 2):
                     continue
                 point = (compact_at, hot, step)

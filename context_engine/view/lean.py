@@ -71,7 +71,7 @@ class ViewSettings:
     stub_names: bool = False
     pin_edited: bool = False
     pin_named: bool = False
-    deep_step: bool = False
+    deep_step: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":

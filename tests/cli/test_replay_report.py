@@ -87,7 +87,7 @@ def test_sweep_names_the_cheapest_setting_with_config_lines(tmp_path: Path, caps
     fitting = [p for p in sweep["points"] if p["over_window_requests"] == 0]
     assert sweep["best"] == min(fitting, key=lambda p: (p["cost"], p["label"]))
     assert sweep["config"].startswith("stowage:\n  view:\n    compact_at: ")
-    assert sweep["current"]["settings"]["view.compact_at"] == 0.5
+    assert sweep["current"]["settings"]["view.compact_at"] == 0.42
 
 
 def test_config_lines() -> None:

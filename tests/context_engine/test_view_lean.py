@@ -239,7 +239,7 @@ def test_the_trigger_names_the_key_that_decides_it(tmp_path):
 
     engine = make(tmp_path)
     assert engine.get_status()["trigger"]["key"] == "view.compact_at"
-    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.5)
+    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.42)
     plain = StowageEngineCore(
         load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"threshold": 0.6}}})
     )

@@ -20,7 +20,7 @@ from stowage_dev.runner import Scenario, run_scenario
 pytestmark = pytest.mark.e2e
 
 DELAY = 4.0  # seconds the summary model takes
-TRIGGER = int(128_000 * 0.5)  # view.compact_at of the 128k window
+TRIGGER = int(128_000 * 0.42)  # view.compact_at of the 128k window
 SUMMARY = (
     "## Goal\nInspect the big outputs (SUMMARY-AHEAD).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
 )
