@@ -190,3 +190,18 @@ def test_stop_interrupts_pending_delays() -> None:
     assert time.monotonic() - started < 30  # functional: did not wait out the 60 s delay
     with pytest.raises(RuntimeError):
         _ = server.base_url
+
+
+def test_a_client_hanging_up_prints_no_traceback(fake_llm: FakeLLMServer, capfd: pytest.CaptureFixture[str]) -> None:
+    """``run.py demo`` once printed socketserver's traceback for a connection Hermes reset mid-request."""
+    import socket
+    import struct
+
+    with socket.create_connection(("127.0.0.1", fake_llm.port)) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n")  # an unfinished request
+        time.sleep(0.2)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close with a reset
+    time.sleep(0.5)  # the handler thread reads, meets the reset, and reports it (or not)
+    reply = client(fake_llm).chat.completions.create(model="fake-model", messages=user("still there?"))
+    assert reply.choices[0].message.content == "OK (default reply)"
+    assert "Traceback" not in capfd.readouterr().err

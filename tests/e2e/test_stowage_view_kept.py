@@ -9,7 +9,8 @@ follow, so the read leaves the hot zone and a view step stubs the old outputs:
 * with ``view.pin_edited`` a ``patch`` of the file keeps its read verbatim
   while the outputs around it become stubs; without it the read is stubbed too
   (quote pins off: the patch quotes the read, which would pin it as well; the
-  pin lasts 12 model turns, longer than the session after the edit).
+  pin lasts 12 model turns, longer than the session after the edit); with
+  ``view.pin_named`` a search in the file keeps it verbatim as well.
 """
 
 from __future__ import annotations
@@ -41,8 +42,10 @@ SOURCE = "\n".join(
 )
 
 
-def _session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any], *, edit: bool) -> dict[str, str]:
-    """READ the source, optionally EDIT it, then four big outputs; the tool contents of the last request."""
+def _session(
+    fake_llm: FakeLLMServer, make_home, view: dict[str, Any], *, edit: bool, search: bool = False
+) -> dict[str, str]:
+    """READ the source, optionally EDIT or SEARCH it, then four big outputs; the tool contents of the last request."""
     home = stowage_home(make_home, config={"stowage": {"view": {**VIEW, **view}}})
     source = home.work_dir / "frames.py"
     source.write_text(SOURCE + "\n")
@@ -59,6 +62,11 @@ def _session(fake_llm: FakeLLMServer, make_home, view: dict[str, Any], *, edit: 
         fake_llm.on(Match.user_turn("EDIT"), Reply.tool(ToolCall("patch", change, id="call_edit")))
         fake_llm.on(Match.after_tool_result("call_edit"), Reply.say("edited"))
         scenario.turn("EDIT the return value")
+    if search:
+        query = {"pattern": "parse_header", "path": str(source)}
+        fake_llm.on(Match.user_turn("SEARCH"), Reply.tool(ToolCall("search_files", query, id="call_search")))
+        fake_llm.on(Match.after_tool_result("call_search"), Reply.say("found"))
+        scenario.turn("SEARCH the frame reader")
     for i in range(4):
         call_id = f"call_big_{i}"
         fake_llm.on(
@@ -97,3 +105,10 @@ def test_a_file_the_agent_edits_keeps_its_read_verbatim_while_older_outputs_beco
 def test_without_edit_pins_the_read_of_the_edited_file_is_stubbed(fake_llm: FakeLLMServer, make_home) -> None:
     last = _session(fake_llm, make_home, {"pin_edited": False, "pin_quoted": False, "pin_turns": 12}, edit=True)
     assert last["call_read"].startswith(VIEW_STUB_PREFIX) and last["call_big_0"].startswith(VIEW_STUB_PREFIX)
+
+
+def test_with_named_pins_a_search_in_the_file_keeps_its_read_verbatim(fake_llm: FakeLLMServer, make_home) -> None:
+    view = {"pin_edited": True, "pin_named": True, "pin_quoted": False, "pin_turns": 12}
+    last = _session(fake_llm, make_home, view, edit=False, search=True)
+    assert SIGNATURE in last["call_read"] and not last["call_read"].startswith(VIEW_STUB_PREFIX)
+    assert last["call_big_0"].startswith(VIEW_STUB_PREFIX)
