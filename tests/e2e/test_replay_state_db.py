@@ -15,13 +15,13 @@ import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from stowage.command import main
+from stowage_dev.browser import Browser, chromium_path
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import HermesHome
 from stowage_dev.runner import Scenario, run_scenario
@@ -33,7 +33,6 @@ pytestmark = pytest.mark.e2e
 
 OUTPUTS_PER_TURN = 8  # ~34k tokens a turn: each crossing of the 96k threshold has a wide margin
 BIG_TURNS = 6
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
 
 def direct_counts(db: Path) -> dict[str, dict[str, int]]:
@@ -84,28 +83,10 @@ def run_cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, s
 
 
 def screenshot(html: Path, out_dir: Path) -> Path:
-    png = out_dir / "replay-report.png"
-    profile = Path(tempfile.mkdtemp(prefix="chromium-profile-", dir=out_dir))
-    subprocess.run(
-        [
-            CHROMIUM,
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            f"--user-data-dir={profile}",
-            f"--screenshot={png}",
-            "--window-size=1200,1600",
-            html.as_uri(),
-        ],
-        capture_output=True,
-        timeout=120,
-        check=False,
-    )
-    return png
+    """The report as it first shows, through the harness's browser (one set of Chromium flags for every page test)."""
+    with Browser(size=(1200, 1600)) as browser:
+        browser.open(html.as_uri(), ready="document.readyState === 'complete'")
+        return browser.screenshot(out_dir / "replay-report.png", full_page=False)
 
 
 def test_replay_of_real_sessions(
@@ -155,7 +136,7 @@ def test_replay_of_real_sessions(
     assert "stand-in summarizer" in text
 
     # it opens in headless Chromium: a non-trivial, non-blank screenshot
-    if not Path(CHROMIUM).is_file():
+    if chromium_path() is None:
         if os.environ.get("STOWAGE_REQUIRE_CHROMIUM"):
             pytest.fail("chromium is not installed (Debian: apt-get install chromium; .ci/run installs it as root)")
         pytest.skip("chromium is not installed: the report's rendering is not checked here (CI checks it)")
