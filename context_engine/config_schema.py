@@ -275,6 +275,13 @@ KEYS: tuple[Key, ...] = (
         "a handle (its calls and their outcomes stay; answers to the user are never condensed).",
     ),
     Key(
+        "view.condense_answers",
+        BOOLEAN,
+        False,
+        "Outside the hot zone, an older assistant message without tool calls (an answer the conversation has moved "
+        "past: a user message and a reply of the model followed it) is sent as its first 200 characters and a handle.",
+    ),
+    Key(
         "view.compact_at",
         NUMBER,
         0.42,
@@ -289,6 +296,13 @@ KEYS: tuple[Key, ...] = (
         True,
         "When the request as sent nears view.compact_at, the view stubs its cold outputs and reasoning at once "
         "(below view.step_tokens) before a compaction is needed: one prompt-cache break instead of a summary.",
+    ),
+    Key(
+        "view.collapse_steps",
+        BOOLEAN,
+        False,
+        "Settled tool steps (outputs stubbed, reasoning condensed) of one turn are sent as one line each in a single "
+        "message: the call, its verdict and the handle of its output (the history keeps every step whole).",
     ),
     # -- tokenizer ------------------------------------------------------------
     Key(

@@ -47,8 +47,10 @@ class ViewSection:
     pin_named: bool
     min_chars: int
     condense_reasoning: bool
+    condense_answers: bool
     compact_at: float
     deep_step: bool
+    collapse_steps: bool
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from ..messages import (
 )
 from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
+from .collapse import collapse_run, collapsible_message, runs, settled_steps
 from .edit_pins import edit_pins
 from .plan import ViewItem, ViewPlan, plan_view
 from .quote_pins import QuoteIndex
@@ -72,6 +73,8 @@ class ViewSettings:
     pin_edited: bool = False
     pin_named: bool = False
     deep_step: bool = True
+    collapse_steps: bool = False
+    condense_answers: bool = False
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -90,6 +93,8 @@ class ViewSettings:
             view.pin_edited,
             view.pin_named,
             view.deep_step,
+            view.collapse_steps,
+            view.condense_answers,
         )
 
 
@@ -111,6 +116,7 @@ class ViewOutcome:
     condensed: int = 0
     unstored: int = 0
     spill_tokens: int = 0
+    collapsed_steps: int = 0  # settled steps sent as one line each
 
     @property
     def saved_tokens(self) -> int:
@@ -176,6 +182,8 @@ class LeanView:
                 self._stub(outcome, index, calls, store_session)
         elif plan.stubbed:
             outcome.unstored = len(plan.stubbed)
+        if self.settings.collapse_steps and plan.step_ends and store_session is not None:
+            self._collapse(outcome, messages, items, store_session)
         self._record(outcome)
         return outcome
 
@@ -228,12 +236,22 @@ class LeanView:
             pin_end = lambda at: _after_turns(model_turns, at, pin_span)  # noqa: E731 - as the quote pins'
             for output, pins in edit_pins(messages, pin_end, self.settings.pin_named).items():
                 quoted[output] = [*quoted.get(output, ()), *pins]
+        moved_past = _answers_moved_past(messages) if self.settings.condense_answers else 0
         items = []
         for index, message in enumerate(messages):
             tokens = self._count(message) if message.__class__ is dict else 0
             items.append(
                 self._item(
-                    index, message, tokens, calls, model_turns, references, pin_span, quoted.get(index, ()), rereads
+                    index,
+                    message,
+                    tokens,
+                    calls,
+                    model_turns,
+                    references,
+                    pin_span,
+                    quoted.get(index, ()),
+                    rereads,
+                    answer_cold=index < moved_past,
                 )
             )
         return items, calls
@@ -249,6 +267,7 @@ class LeanView:
         pin_span: int,
         quoted: Sequence[tuple[int, int]] = (),
         rereads: Sequence[tuple[int, tuple[str, str, str]]] = (),
+        answer_cold: bool = False,
     ) -> ViewItem:
         if message.__class__ is not dict:
             return ViewItem(tokens)
@@ -258,7 +277,7 @@ class LeanView:
             limit = self.settings.max_args_chars
             over = sum(max(0, size - limit) for size in map(len, map(call_arguments_text, calls_here)))
             saving = over if over > 4 * STUB_TOKENS else 0
-            if calls_here and self._condensable(message.get("content")):
+            if (calls_here or answer_cold) and self._condensable(message.get("content")):
                 saving += len(message["content"]) - REASONING_HEAD_CHARS
             return ViewItem(tokens, cold_tokens=saving // 4, batch=bool(calls_here))
         if role != "tool":
@@ -337,7 +356,7 @@ class LeanView:
     def _condense_call_message(
         self, outcome: ViewOutcome, index: int, message: Message, store_session: StoreHandles
     ) -> None:
-        """An older assistant message with tool calls: reasoning condensed, oversized arguments cut."""
+        """An older assistant message: its text condensed (reasoning, or an answer moved past), long arguments cut."""
         replaced = dict(message)
         content = message.get("content")
         if isinstance(content, str) and self._condensable(content):
@@ -381,6 +400,37 @@ class LeanView:
             outcome.messages[index] = replaced
             outcome.lean_tokens -= self._count(message) - self._count(replaced)
 
+    def _collapse(
+        self, outcome: ViewOutcome, history: list[Message], items: list[ViewItem], store: StoreHandles
+    ) -> None:
+        """Runs of settled steps sent as one line each (``collapse.py``); the counts follow the messages.
+
+        A message may join a line when the plan stubbed it or it was never worth stubbing: an output a pin
+        keeps verbatim is neither, so its step stays whole.
+        """
+        stubbed = set(outcome.plan.stubbed)
+
+        def collapsible(index: int) -> bool:
+            return (index in stubbed or items[index].cold_tokens <= 0) and collapsible_message(history[index])
+
+        def stored(text: str, kind: BlobKind, tool: str, arguments: str) -> str | None:
+            key = ("handle", f"{kind}\x00{tool}\x00{arguments}", text)
+            handle = self._memo.get(key)
+            if handle is None:
+                handle = self._keep(store, text, kind=kind, tool_name=tool, arguments=arguments)
+                if handle is not None:
+                    self._remember(key, handle)
+            return handle
+
+        shaped = outcome.messages
+        steps = settled_steps(history, outcome.plan.step_ends[-1], collapsible)
+        for run in reversed(runs(steps, outcome.plan.step_ends)):
+            start, end = run[0].start, run[-1].end
+            sent = collapse_run(shaped, history, run, stored)
+            outcome.lean_tokens -= sum(self._count(m) for m in shaped[start:end]) - sum(map(self._count, sent))
+            shaped[start:end] = sent
+            outcome.collapsed_steps += len(run) - 1
+
     def _keep(
         self, store_session: StoreHandles, text: str, *, kind: BlobKind, tool_name: str, arguments: str
     ) -> str | None:
@@ -419,6 +469,7 @@ class LeanView:
             "stubbed_outputs": outcome.stubbed_outputs,
             "cut_arguments": outcome.cut_arguments,
             "condensed_reasoning": outcome.condensed,
+            "collapsed_steps": outcome.collapsed_steps,
             "pinned": len(outcome.plan.pinned),
             "deep_steps": outcome.plan.deep_steps,
             "hot_start": outcome.plan.hot_start,
@@ -489,6 +540,23 @@ def _after_turns(model_turns: list[int], position: int, turns: int) -> int:
     """The position of the ``turns``-th model turn after ``position`` (end of a pin)."""
     at = bisect.bisect_right(model_turns, position) + turns - 1
     return model_turns[at] if at < len(model_turns) else 1 << 62
+
+
+def _answers_moved_past(messages: list[Message]) -> int:
+    """Answers (assistant messages without tool calls) before this index may be condensed.
+
+    The conversation has moved past an answer once a user message and then a
+    reply of the model followed it: the pending question is never answered
+    against a condensed copy of the answer it follows.
+    """
+    replied = False
+    for index in range(len(messages) - 1, -1, -1):
+        role = messages[index].get("role") if messages[index].__class__ is dict else None
+        if role == "assistant":
+            replied = True
+        elif role == "user" and replied:
+            return index
+    return 0
 
 
 def _handle_argument(arguments: str) -> str | None:

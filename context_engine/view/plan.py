@@ -58,6 +58,7 @@ class ViewPlan:
     hot_start: int = 0  # first message of the hot zone
     pinned: list[int] = field(default_factory=list)  # cold items a pin keeps verbatim now
     deep_steps: int = 0  # steps made early because the request neared the trigger (counted in ``steps`` too)
+    step_ends: list[int] = field(default_factory=list)  # hot_start at each step: what lies before it is settled
 
 
 def plan_view(
@@ -103,6 +104,7 @@ def _step(
     if not pinned:
         plan.stubbed.extend(pending)
         plan.steps += 1
+        plan.step_ends.append(plan.hot_start)
         return [], 0, sent - sum(items[i].cold_tokens - STUB_SLACK_TOKENS for i in pending)
     pinned_set = set(pinned)
     free = [i for i in pending if i not in pinned_set]
@@ -111,4 +113,5 @@ def _step(
         return pending, sum(items[i].cold_tokens for i in pending), sent
     plan.stubbed.extend(free)
     plan.steps += 1
+    plan.step_ends.append(plan.hot_start)
     return pinned, sum(items[i].cold_tokens for i in pinned), sent - freed + STUB_SLACK_TOKENS * len(free)
