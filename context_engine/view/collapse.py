@@ -117,7 +117,7 @@ def _step_lines(history: Sequence[Message], step: Step, number: int, stored: Sto
             stored(arguments, BlobKind.ARGUMENTS, name, "")
         result = results.get(str(call.get("id") or "")) if isinstance(call, dict) else None
         content = result.get("content") if result is not None else None
-        text = content.strip() if isinstance(content, str) else ""
+        text = content if isinstance(content, str) else ""  # stored as it is: the handle reads the exact output
         lines.append(f"{number}. {name}: {_call_head(arguments)} {_result_tail(text, name, arguments, stored)}")
     return lines
 
@@ -142,7 +142,7 @@ def _result_tail(text: str, name: str, arguments: str, stored: Stored) -> str:
         handle = stored(text, BlobKind.OUTPUT, name, arguments)
         if handle is not None:
             return f"-> {outcome_of(text)}, {len(text):,} chars, handle {handle}"
-        return f"-> {text}"
+        return f"-> {text.strip()}"
     return f"-> {flat}" if flat else "-> (no output)"
 
 

@@ -242,3 +242,13 @@ def test_list_content_or_provider_reasoning_keeps_its_step_out_of_every_run():
     steps = settled_steps(history, len(history), lambda i: collapsible_message(history[i]))
     assert spans(steps) == [(2, 4), (4, 6), (8, 10)]
     assert runs(steps, [len(history)]) == []
+
+
+def test_a_lines_handle_keeps_the_output_exactly_as_the_history_holds_it():
+    history = HEAD + turn(0, 3)
+    padded = "\n  " + output_text("c0") + "\n\n"  # leading and trailing blank space are part of the output
+    history[3] = {**history[3], "content": padded}
+    store = Store()
+    line = collapse_run(history, history, settled_steps(history, len(history), everything), store)[0]["content"]
+    handle = line.splitlines()[1].rsplit(" ", 1)[1]
+    assert store.kept[handle][0] == padded and f", {len(padded):,} chars, handle " in line
