@@ -119,7 +119,10 @@ def test_a_user_message_an_answer_or_a_pinned_step_between_steps_breaks_the_run(
     for between in ({"role": "user", "content": "and now?"}, {"role": "assistant", "content": "Done with it."}):
         messages = HEAD + turn(0, 4) + [between] + turn(4, 4)
         got = runs(settled_steps(messages, len(messages), everything), [len(messages)])
-        assert [spans(run) for run in got] == [[(2, 4), (4, 6), (6, 8), (8, 10)], [(11, 13), (13, 15), (15, 17), (17, 19)]]
+        assert [spans(run) for run in got] == [
+            [(2, 4), (4, 6), (6, 8), (8, 10)],
+            [(11, 13), (13, 15), (15, 17), (17, 19)],
+        ]
     # a pinned output (index 7, step 2's result) keeps its step whole: 2 steps before it, 3 after
     messages = HEAD + turn(0, 6)
     got = runs(settled_steps(messages, len(messages), lambda i: i != 7), [len(messages)])
@@ -155,7 +158,12 @@ def test_a_run_is_one_message_listing_the_earlier_steps_then_the_last_step_as_sh
         cid = f"c{number}"
         assert line.startswith(f"{number + 1}. terminal: cat part_{cid}.py -> ok, 2,400 chars, handle ")
         handle = line.rsplit(" ", 1)[1]
-        assert store.kept[handle] == (output_text(cid), BlobKind.OUTPUT, "terminal", json.dumps({"command": f"cat part_{cid}.py"}))
+        assert store.kept[handle] == (
+            output_text(cid),
+            BlobKind.OUTPUT,
+            "terminal",
+            json.dumps({"command": f"cat part_{cid}.py"}),
+        )
     reasoning = [text for text, kind, *_ in store.kept.values() if kind == BlobKind.REASONING]
     assert reasoning == [f"step {n}: looking at part {n}" for n in range(3)]  # findable with stowage_grep
     assert validate_messages(HEAD[1:] + sent, "strict") == []

@@ -1,0 +1,98 @@
+"""Collapsed steps and condensed answers through the real host.
+
+One short session with ``view.collapse_steps`` and ``view.condense_answers``
+on (set here, whatever the defaults): a first turn gets a long answer, then
+one turn chains twelve ``harness_big_output`` steps.  Once a view step has
+settled several of them, the requests carry them as one message with a line
+per step; the model reads a handle off a line and fetches it.  Checked: the
+request carries the collapse, it is valid for a strict provider, the earlier
+answer is sent condensed, the history the host keeps is whole, and the
+fetched handle gives back the original output.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from stowage.context_engine.markers import REASONING_MARK
+from stowage.context_engine.view.collapse import COLLAPSE_MARK
+from .stowage_session import assert_valid_request, stowage_home
+from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.runner import Scenario, run_scenario
+
+pytestmark = pytest.mark.e2e
+
+STEPS = 12
+CHARS = 3000
+VIEW = {"hot_tokens": 1000, "step_tokens": 3000, "pin_turns": 2, "collapse_steps": True, "condense_answers": True}
+LINE = re.compile(r'^(\d+)\. harness_big_output: .*"token": "(S\d+)".* handle ([0-9a-f]{16,64})$', re.M)
+ANSWER = "The plan: " + " ".join(f"point {i} of the long first answer, about the parser's header" for i in range(12))
+
+
+def _collapsed(request: Any) -> list[str]:
+    return [
+        m["content"]
+        for m in request.messages
+        if m.get("role") == "assistant" and isinstance(m.get("content"), str) and m["content"].startswith(COLLAPSE_MARK)
+    ]
+
+
+def test_settled_steps_reach_the_model_as_lines_whose_handles_read_the_outputs_back(
+    fake_llm: FakeLLMServer, make_home
+) -> None:
+    home = stowage_home(make_home, config={"stowage": {"view": VIEW}})
+    fake_llm.on(Match.user_turn("PLAN"), Reply.say(ANSWER))
+    fake_llm.on(
+        Match.user_turn("WORK"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": CHARS, "token": "S0"}, id="call_s_0"), text="start"),
+    )
+    for i in range(1, STEPS):
+        fake_llm.on(
+            Match.after_tool_result(f"call_s_{i - 1}"),
+            Reply.tool(
+                ToolCall("harness_big_output", {"chars": CHARS, "token": f"S{i}"}, id=f"call_s_{i}"), text=f"part {i}"
+            ),
+        )
+    fetched: dict[str, str] = {}
+
+    def fetch_a_line(request: Any) -> Reply:  # the model reads a handle off a line of the collapse it sees
+        _, token, handle = LINE.findall(_collapsed(request)[0])[0]
+        fetched["token"] = token
+        return Reply.tool(ToolCall("stowage_fetch", {"handle": handle, "mode": "full"}, id="call_fetch"))
+
+    fake_llm.on(Match.after_tool_result(f"call_s_{STEPS - 1}"), fetch_a_line)
+    fake_llm.on(Match.after_tool_result("call_fetch"), Reply.say("all parts read"))
+    scenario = Scenario(cli_task_id=True, agent={"max_iterations": STEPS + 4})  # the harness default is 8
+    result = run_scenario(home, scenario.turn("PLAN the fix").turn("WORK through the parts"), check=True)
+
+    requests = fake_llm.main_requests()
+    for request in requests:
+        assert_valid_request(request)  # every call answered right after it, no orphan result, roles alternate
+    collapsing = [r for r in requests if _collapsed(r)]
+    assert collapsing, [r.summary() for r in requests]
+    last = requests[-1]
+    lines = []
+    for collapse in _collapsed(last):  # one message per run (the steps one view step settled)
+        numbered = LINE.findall(collapse)
+        assert len(numbered) >= 2 and [int(n) for n, _, _ in numbered] == list(range(1, len(numbered) + 1)), collapse
+        lines += numbered
+    sent_ids = {m.get("tool_call_id") for m in last.messages if m.get("role") == "tool"}
+    assert {f"call_s_{token[1:]}" for _, token, _ in lines}.isdisjoint(sent_ids)  # a line, not a message
+    assert any(ANSWER[:60] in (m.get("content") or "") and REASONING_MARK in m["content"] for m in last.messages)
+
+    # The history the host keeps is whole: every output verbatim, the answer whole, no line of the view.
+    kept = result.final_messages
+    outputs = {m["tool_call_id"]: m["content"] for m in kept if m.get("role") == "tool"}
+    for i in range(STEPS):
+        assert len(outputs[f"call_s_{i}"]) == CHARS and outputs[f"call_s_{i}"].endswith(f"END-S{i}")
+    assert any(m.get("content") == ANSWER for m in kept)
+    assert not any(COLLAPSE_MARK in str(m.get("content")) for m in kept)
+
+    # The handle the model took off a line reads back the original output.
+    reply = json.loads(outputs["call_fetch"])
+    token = fetched["token"]
+    assert reply["text"] == outputs[f"call_s_{token[1:]}"], reply
