@@ -131,7 +131,7 @@ class Seen:
     last: list[Message] = field(default_factory=list)  # the newest request as sent
 
 
-def grow(engine: StowageEngineCore, messages: list[Message], **view: Any) -> Seen:
+def grow(engine: StowageEngineCore, messages: list[Message], deep_at: int = 0, **view: Any) -> Seen:
     """Send every request of the growing history through one LeanView; check each as described above."""
     lean = LeanView(
         ViewSettings(**{"pin_turns": 3, **view}, collapse_steps=True, condense_answers=True),
@@ -145,7 +145,7 @@ def grow(engine: StowageEngineCore, messages: list[Message], **view: Any) -> See
     for end in request_points(messages):
         history = messages[:end]
         snapshot = json.dumps(history)
-        outcome = lean.apply(history, store)
+        outcome = lean.apply(history, store, deep_at=deep_at)
         sent = outcome.messages
         assert json.dumps(history) == snapshot  # the history is never changed
         seen.requests += 1
@@ -357,9 +357,10 @@ def turn_specs() -> st.SearchStrategy[TurnSpec]:
     st.lists(turn_specs(), min_size=1, max_size=4),
     st.booleans(),
     st.sampled_from([(150, 300), (800, 800), (1500, 1500), (1000, 4000), (4000, 1000)]),
+    st.sampled_from([0, 0, 3000, 8000]),  # deep steps as the engine asks for them near the compaction trigger
 )
-def test_every_request_of_a_growing_history_keeps_the_invariants(tmp_path_factory, turns, pending, budgets):
+def test_every_request_of_a_growing_history_keeps_the_invariants(tmp_path_factory, turns, pending, budgets, deep_at):
     if pending:
         turns[-1] = TurnSpec(turns[-1].steps, answer="none")
     hot, step = budgets
-    grow(make(tmp_path_factory.mktemp("s")), build(turns), hot_tokens=hot, step_tokens=step)
+    grow(make(tmp_path_factory.mktemp("s")), build(turns), deep_at, hot_tokens=hot, step_tokens=step)
