@@ -150,6 +150,9 @@ def grow(engine: StowageEngineCore, messages: list[Message], deep_at: int = 0, *
         assert json.dumps(history) == snapshot  # the history is never changed
         seen.requests += 1
         assert validate_messages(sent, "strict") == [], (end, validate_messages(sent, "strict"))
+        assert outcome.lean_tokens == sum(
+            map(engine.state.counter.count_message, sent)
+        )  # the figures (and the preflight) see what is sent
         if previous is not None and lean.stats.steps == previous_steps:
             assert json.dumps(sent[: len(previous)]) == json.dumps(previous), end  # byte for byte
             seen.extended += 1
@@ -364,3 +367,27 @@ def test_every_request_of_a_growing_history_keeps_the_invariants(tmp_path_factor
         turns[-1] = TurnSpec(turns[-1].steps, answer="none")
     hot, step = budgets
     grow(make(tmp_path_factory.mktemp("s")), build(turns), deep_at, hot_tokens=hot, step_tokens=step)
+
+
+def test_with_a_store_that_cannot_write_every_output_still_reaches_the_model(tmp_path, monkeypatch):
+    messages = build([TurnSpec(tuple(StepSpec() for _ in range(14)), answer="none")])
+    engine = make(tmp_path)
+    lean = LeanView(
+        ViewSettings(hot_tokens=800, step_tokens=3000, collapse_steps=True), engine.state.counter.count_message
+    )
+    working = lean.apply(messages, engine.state.store)
+    assert working.collapsed_steps > 0
+
+    def broken(*args: Any, **kwargs: Any) -> str:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(engine.state.store, "handle_for", broken)
+    failing = LeanView(lean.settings, engine.state.counter.count_message)
+    outcome = failing.apply(messages, engine.state.store)
+    sent = json.dumps(outcome.messages)
+    assert validate_messages(outcome.messages, "strict") == []
+    for message in messages:
+        if message["role"] == "tool":
+            assert json.dumps(message["content"].strip())[1:-1] in sent  # whole: as its message or in its line
+    assert re.search(r'handle[ =\\"]+[0-9a-f]{16}', sent) is None  # no handle points to nothing
+    assert "No space left" in failing.stats.last_error
