@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.markers import REASONING_MARK
+from stowage.context_engine.store_session.pins import request_refs
 from stowage.context_engine.validate import validate_messages
 from stowage.context_engine.view.collapse import COLLAPSE_MARK
 from stowage.context_engine.view.lean import LeanView, ViewSettings
@@ -236,6 +237,7 @@ def _check_collapse(engine: StowageEngineCore, content: str, outputs: dict[str, 
             continue
         assert with_handle.group(1) == f"{len(original):,}"
         assert fetch(engine, with_handle.group(2)) == original, line  # the exact output, from the session's store
+        assert with_handle.group(2) in request_refs([{"role": "assistant", "content": content}])  # the cap spares it
         seen.handles_read += 1
 
 

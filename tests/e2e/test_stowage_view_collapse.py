@@ -5,9 +5,11 @@ on (set here, whatever the defaults): a first turn gets a long answer, then
 one turn chains twelve ``harness_big_output`` steps.  Once a view step has
 settled several of them, the requests carry them as one message with a line
 per step; the model reads a handle off a line and fetches it.  Checked: the
-request carries the collapse, it is valid for a strict provider, the earlier
-answer is sent condensed, the history the host keeps is whole, and the
-fetched handle gives back the original output.
+request carries the collapse, it is valid for a strict provider, each request
+extends the one before it unless a view step changed it (first at a stub, a
+condensed message or a collapse), the earlier answer is sent condensed, the
+history the host keeps is whole, and the fetched handle gives back the
+original output.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import pytest
 
 from stowage.context_engine.markers import REASONING_MARK
 from stowage.context_engine.view.collapse import COLLAPSE_MARK
+from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 from .stowage_session import assert_valid_request, stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
+from stowage_dev.plugins.harness_probe import big_output
 from stowage_dev.runner import Scenario, run_scenario
 
 pytestmark = pytest.mark.e2e
@@ -74,6 +78,14 @@ def test_settled_steps_reach_the_model_as_lines_whose_handles_read_the_outputs_b
         assert_valid_request(request)  # every call answered right after it, no orphan result, roles alternate
     collapsing = [r for r in requests if _collapsed(r)]
     assert collapsing, [r.summary() for r in requests]
+    breaks = 0  # a request extends the one before it, or a view step changed it first where it stubbed or collapsed
+    for before, after in zip(requests, requests[1:]):
+        if after.messages[: len(before.messages)] != before.messages:
+            breaks += 1
+            first = next(i for i, (a, b) in enumerate(zip(before.messages, after.messages)) if a != b)
+            changed = str(after.messages[first].get("content"))
+            assert changed.startswith((VIEW_STUB_PREFIX, COLLAPSE_MARK)) or REASONING_MARK in changed, changed[:200]
+    assert 1 <= breaks <= len(requests) // 2
     last = requests[-1]
     lines = []
     for collapse in _collapsed(last):  # one message per run (the steps one view step settled)
@@ -88,11 +100,11 @@ def test_settled_steps_reach_the_model_as_lines_whose_handles_read_the_outputs_b
     kept = result.final_messages
     outputs = {m["tool_call_id"]: m["content"] for m in kept if m.get("role") == "tool"}
     for i in range(STEPS):
-        assert len(outputs[f"call_s_{i}"]) == CHARS and outputs[f"call_s_{i}"].endswith(f"END-S{i}")
+        assert outputs[f"call_s_{i}"] == big_output(CHARS, f"S{i}")
     assert any(m.get("content") == ANSWER for m in kept)
     assert not any(COLLAPSE_MARK in str(m.get("content")) for m in kept)
 
     # The handle the model took off a line reads back the original output.
     reply = json.loads(outputs["call_fetch"])
     token = fetched["token"]
-    assert reply["text"] == outputs[f"call_s_{token[1:]}"], reply
+    assert reply["text"] == big_output(CHARS, token), reply
