@@ -207,7 +207,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.step_tokens",
         INTEGER,
-        8000,
+        4000,
         "Cold outputs are stubbed in steps: all at once when the verbatim ones outside the hot zone reach this many "
         "tokens (fewer, larger steps break the prompt cache less often).",
         500,
@@ -248,14 +248,14 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.pin_edited",
         BOOLEAN,
-        False,
+        True,
         "When a tool call edits or writes a file, the newest earlier output that read that file stays verbatim for "
         "view.pin_turns model turns, like a read-back (the agent is working on that file).",
     ),
     Key(
         "view.pin_named",
         BOOLEAN,
-        False,
+        True,
         "With view.pin_edited, any later tool call that names the file (a search in it, a read of another part, a "
         "run of it) pins its newest read, not only an edit.",
     ),
@@ -272,19 +272,19 @@ KEYS: tuple[Key, ...] = (
         BOOLEAN,
         True,
         "Outside the hot zone, an assistant message that led to tool calls is sent as its first 200 characters and "
-        "a handle (its calls and their outcomes stay; answers to the user are never condensed).",
+        "a handle (its calls and their outcomes stay; answers: view.condense_answers).",
     ),
     Key(
         "view.condense_answers",
         BOOLEAN,
-        False,
+        True,
         "Outside the hot zone, an older assistant message without tool calls (an answer the conversation has moved "
         "past: a user message and a reply of the model followed it) is sent as its first 200 characters and a handle.",
     ),
     Key(
         "view.compact_at",
         NUMBER,
-        0.42,
+        0.33,
         "With the view on, automatic compaction starts when the request as sent reaches this share of the window "
         "(compaction.threshold applies with the view off).",
         0.1,
@@ -300,7 +300,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.collapse_steps",
         BOOLEAN,
-        False,
+        True,
         "Settled tool steps (outputs stubbed, reasoning condensed) of one turn are sent as one line each in a single "
         "message: the call, its verdict and the handle of its output (the history keeps every step whole).",
     ),

@@ -62,7 +62,7 @@ class StoreHandles(Protocol):
 class ViewSettings:
     enabled: bool = True
     hot_tokens: int = 4000
-    step_tokens: int = 8000
+    step_tokens: int = 4000
     pin_turns: int = 6
     min_chars: int = 400
     max_args_chars: int = 500
@@ -70,11 +70,11 @@ class ViewSettings:
     pin_quoted: bool = True
     stub_lines_chars: int = 0
     stub_names: bool = False
-    pin_edited: bool = False
-    pin_named: bool = False
+    pin_edited: bool = True
+    pin_named: bool = True
     deep_step: bool = True
-    collapse_steps: bool = False
-    condense_answers: bool = False
+    collapse_steps: bool = True
+    condense_answers: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
