@@ -298,7 +298,10 @@ def test_the_newest_answer_and_the_one_the_pending_question_follows_stay_whole(t
     answers = [m["content"] for m in messages if m["role"] == "assistant" and not m.get("tool_calls")]
     assert answers[-1] in sent  # the answer the pending question follows
     assert answers[0] not in sent and answers[1] not in sent  # moved past: a question and a reply followed them
-    off = LeanView(ViewSettings(hot_tokens=800, step_tokens=800), engine.state.counter.count_message)
+    off = LeanView(
+        ViewSettings(hot_tokens=800, step_tokens=800, collapse_steps=False, condense_answers=False),
+        engine.state.counter.count_message,
+    )
     assert all(a in [m.get("content") for m in off.apply(pending, engine.state.store).messages] for a in answers)
 
 
@@ -327,7 +330,8 @@ def test_steps_with_list_content_or_provider_reasoning_are_sent_whole(tmp_path):
     messages = build([TurnSpec(tuple(steps), answer="none")])
     engine = make(tmp_path)
     lean = LeanView(
-        ViewSettings(hot_tokens=800, step_tokens=4000, collapse_steps=True), engine.state.counter.count_message
+        ViewSettings(hot_tokens=800, step_tokens=4000, collapse_steps=True, condense_answers=False),
+        engine.state.counter.count_message,
     )
     outcome = lean.apply(messages, engine.state.store)
     assert outcome.collapsed_steps > 0
@@ -363,19 +367,24 @@ def turn_specs() -> st.SearchStrategy[TurnSpec]:
     st.booleans(),
     st.sampled_from([(150, 300), (800, 800), (1500, 1500), (1000, 4000), (4000, 1000)]),
     st.sampled_from([0, 0, 3000, 8000]),  # deep steps as the engine asks for them near the compaction trigger
+    st.booleans(),
 )
-def test_every_request_of_a_growing_history_keeps_the_invariants(tmp_path_factory, turns, pending, budgets, deep_at):
+def test_every_request_of_a_growing_history_keeps_the_invariants(
+    tmp_path_factory, turns, pending, budgets, deep_at, file_pins
+):
     if pending:
         turns[-1] = TurnSpec(turns[-1].steps, answer="none")
     hot, step = budgets
-    grow(make(tmp_path_factory.mktemp("s")), build(turns), deep_at, hot_tokens=hot, step_tokens=step)
+    pins = {"pin_edited": file_pins, "pin_named": file_pins}
+    grow(make(tmp_path_factory.mktemp("s")), build(turns), deep_at, hot_tokens=hot, step_tokens=step, **pins)
 
 
 def test_with_a_store_that_cannot_write_every_output_still_reaches_the_model(tmp_path, monkeypatch):
     messages = build([TurnSpec(tuple(StepSpec() for _ in range(14)), answer="none")])
     engine = make(tmp_path)
     lean = LeanView(
-        ViewSettings(hot_tokens=800, step_tokens=3000, collapse_steps=True), engine.state.counter.count_message
+        ViewSettings(hot_tokens=800, step_tokens=3000, collapse_steps=True, condense_answers=False),
+        engine.state.counter.count_message,
     )
     working = lean.apply(messages, engine.state.store)
     assert working.collapsed_steps > 0

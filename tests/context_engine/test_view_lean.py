@@ -239,7 +239,8 @@ def test_the_trigger_names_the_key_that_decides_it(tmp_path):
 
     engine = make(tmp_path)
     assert engine.get_status()["trigger"]["key"] == "view.compact_at"
-    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * 0.42)
+    share = load_settings({}).view.compact_at  # the shipped default
+    assert engine.get_status()["trigger"]["tokens"] == engine.threshold_tokens == int(128_000 * share)
     plain = StowageEngineCore(
         load_settings({"stowage": {"view": {"enabled": False}, "compaction": {"threshold": 0.6}}})
     )
@@ -282,7 +283,7 @@ def test_a_read_file_call_pins_the_earlier_reads_of_its_region(tmp_path):
         for m in shape(make(tmp_path, step_tokens=2000), head + fillers)
         if m["role"] == "tool"
     }
-    assert plain["r0"].startswith(VIEW_STUB_PREFIX) and plain["r1"].startswith(VIEW_STUB_PREFIX)
+    assert all(plain.get(r, VIEW_STUB_PREFIX).startswith(VIEW_STUB_PREFIX) for r in ("r0", "r1"))  # or collapsed
     again = head + read(2, "a.py", '{"status": "unchanged"}') + fillers
     sent = {
         m.get("tool_call_id"): m["content"]
@@ -290,7 +291,7 @@ def test_a_read_file_call_pins_the_earlier_reads_of_its_region(tmp_path):
         if m["role"] == "tool"
     }
     assert not sent["r0"].startswith(VIEW_STUB_PREFIX)  # a.py was read again: its earlier read is pinned
-    assert sent["r1"].startswith(VIEW_STUB_PREFIX)  # b.py was not
+    assert sent.get("r1", VIEW_STUB_PREFIX).startswith(VIEW_STUB_PREFIX)  # b.py was not (a stub, or a collapse line)
 
 
 def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):

@@ -69,21 +69,23 @@ def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_pa
     messages = session(steps, quotes, edits)
     engine = make(tmp_path_factory.mktemp("a"), **view)
     previous_sent, previous_steps = None, None
-    stubbed: dict[int, str] = {}
+    stubbed: dict[str, str] = {}  # by call id: with view.collapse_steps a settled step leaves the request
     for end in range(4, len(messages) + 1, 2):
         sent = shape(engine, messages[:end])
-        for index, message in enumerate(sent):
-            if message["role"] == "tool" and message["content"].startswith(VIEW_STUB_PREFIX):
-                stubbed.setdefault(index, message["content"])
-        for index, stub in stubbed.items():  # once stubbed, stubbed with the same bytes
-            assert sent[index]["content"] == stub
+        shown = {m["tool_call_id"]: m["content"] for m in sent if m["role"] == "tool"}
+        for cid, content in shown.items():
+            if content.startswith(VIEW_STUB_PREFIX):
+                stubbed.setdefault(cid, content)
+        for cid, stub in stubbed.items():  # once stubbed, stubbed with the same bytes (or one line of a collapse)
+            assert shown.get(cid, stub) == stub
         if previous_sent is not None and engine.view.stats.steps == previous_steps:
             assert json.dumps(sent[: len(previous_sent)]) == json.dumps(previous_sent)  # byte for byte
         previous_sent, previous_steps = sent, engine.view.stats.steps
     again = shape(make(tmp_path_factory.mktemp("b"), **view), [dict(m) for m in messages])
     assert json.dumps(again) == json.dumps(previous_sent)  # a pure function of the history
-    for index, stub in stubbed.items():  # with KEPT, the stub of a file read carries its def line
-        command = json.loads(messages[index - 1]["tool_calls"][0]["function"]["arguments"])["command"]
+    at = {m.get("tool_call_id"): i for i, m in enumerate(messages)}
+    for cid, stub in stubbed.items():  # with KEPT, the stub of a file read carries its def line
+        command = json.loads(messages[at[cid] - 1]["tool_calls"][0]["function"]["arguments"])["command"]
         if command.startswith("cat src/module_"):
             k = command.removeprefix("cat src/module_").removesuffix(".py")
             assert (f"\ndefinitions (1):\ndef helper_{k}(value):\n" in stub) == (view == KEPT), stub
