@@ -405,7 +405,8 @@ class BlobStore(ReadAccess):
 
         ``refs`` are full shas or handles (16..64 hex; an ambiguous or unknown
         one pins nothing).  The size cap spares the pins of live sessions and
-        nothing else of theirs once sparing them all would leave it exceeded.
+        nothing else of theirs once sparing them all would leave it exceeded;
+        blobs this call stops sparing are held to the cap now, not at the next write.
         """
         wanted = {str(ref).lower() for ref in refs}
         with self._index.write(durable=False) as tx:  # advisory: a crash losing it costs nothing
@@ -414,9 +415,13 @@ class BlobStore(ReadAccess):
                 matches = [ref] if len(ref) == 64 else tx.prefix_matches("blobs", ref, 2)
                 if len(matches) == 1:
                     shas.add(matches[0])
+            released = bool(set(tx.pins_of(session_id)) - shas)
             tx.set_pins(session_id, sorted(shas))
             tx.touch_session(session_id, self.clock(), None)
-            return len(tx.pins_of(session_id))
+            pinned = len(tx.pins_of(session_id))
+        if released and self.policy.max_total_bytes:
+            self._enforce(exclude=())
+        return pinned
 
     def tombstoned_for(self, session_id: str, reason: str = REASON_CAP) -> tuple[int, int]:
         """``(blobs, bytes)`` ``session_id`` could read that were evicted for ``reason`` (default: the cap)."""

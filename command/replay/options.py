@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...context_engine.config_schema import KEYS_BY_PATH
 from ...context_engine.replay.billing import PriceModel
 from ..env import CliError
 
@@ -22,9 +23,9 @@ PRICE_PRESETS: dict[str, PriceModel] = {
 }
 DEFAULT_PRESET = "anthropic"
 SWEEP_GRID: dict[str, tuple[Any, ...]] = {
-    "view.compact_at": (0.35, 0.42, 0.6),
+    "view.compact_at": (0.25, 0.33, 0.5),
     "view.hot_tokens": (2000, 4000, 8000),
-    "view.step_tokens": (4000, 8000, 16000),
+    "view.step_tokens": (2000, 4000, 8000),
 }
 
 
@@ -66,11 +67,12 @@ def sweep_configs(base: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     seen: set[tuple[Any, ...]] = set()
     configs: list[tuple[str, dict[str, Any]]] = []
     keys = list(SWEEP_GRID)
+    shipped = tuple(KEYS_BY_PATH[key].default for key in keys)
     for compact_at in SWEEP_GRID[keys[0]]:
         for hot in SWEEP_GRID[keys[1]]:
             for step in SWEEP_GRID[keys[2]]:
-                defaults_on = sum(v == d for v, d in zip((compact_at, hot, step), (0.42, 4000, 8000), strict=True))
-                if defaults_on < 1 or (step != 8000 and defaults_on < 2):
+                defaults_on = sum(v == d for v, d in zip((compact_at, hot, step), shipped, strict=True))
+                if defaults_on < 1 or (step != shipped[2] and defaults_on < 2):
                     continue
                 point = (compact_at, hot, step)
                 if point in seen:

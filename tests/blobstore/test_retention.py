@@ -188,9 +188,11 @@ def test_pinned_blobs_can_leave_the_store_over_its_cap(tmp_path):
     store.pin_request("s", [one.sha256, two.handle])
     report = store.gc(dry_run=True)
     assert report.evicted == [] and report.over_cap_bytes == 50 and report.spared_live == 2
-    store.pin_request("s", [two.handle])  # the next request no longer shows the first
-    report = store.gc()
-    assert [e.sha256 for e in report.evicted] == [one.sha256] and report.evicted_live == 1
+    store.pin_request("s", [two.handle])  # the next request no longer shows the first: held to the cap at once
+    with pytest.raises(EvictedBlobError) as info:
+        store.resolve(one.handle, "s")
+    assert info.value.tombstone.reason == "size-cap"
+    assert store.gc().evicted == [] and store.stats()["blob_count"] == 1
 
 
 def test_gc_dry_run_changes_nothing(tmp_path):

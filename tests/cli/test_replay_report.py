@@ -13,6 +13,7 @@ import pytest
 
 from stowage.command import main
 from stowage.command.replay.options import sweep_configs
+from stowage.context_engine.config_schema import KEYS_BY_PATH
 from stowage.command.replay.report import config_lines
 from stowage.command.replay.reconstruct import reconstruct
 from stowage_dev.transcripts import make_transcript
@@ -87,7 +88,7 @@ def test_sweep_names_the_cheapest_setting_with_config_lines(tmp_path: Path, caps
     fitting = [p for p in sweep["points"] if p["over_window_requests"] == 0]
     assert sweep["best"] == min(fitting, key=lambda p: (p["cost"], p["label"]))
     assert sweep["config"].startswith("stowage:\n  view:\n    compact_at: ")
-    assert sweep["current"]["settings"]["view.compact_at"] == 0.42
+    assert sweep["current"]["settings"]["view.compact_at"] == KEYS_BY_PATH["view.compact_at"].default
 
 
 def test_config_lines() -> None:
