@@ -216,8 +216,9 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.pin_turns",
         INTEGER,
-        6,
-        "Outputs the model read back with stowage_fetch / stowage_grep stay verbatim for this many model turns.",
+        12,
+        "Outputs the model read back with stowage_fetch / stowage_grep (or quotes, or works on: view.pin_quoted, "
+        "view.pin_edited) stay verbatim for this many model turns after each use.",
         0,
         1000,
     ),
