@@ -76,6 +76,7 @@ def runs(steps: Sequence[Step], step_ends: Sequence[int]) -> list[list[Step]]:
     return [group for group in groups if len(group) >= MIN_RUN]
 
 
+REPEAT_THE_CALL = ""  # what ``stored`` answers for an output not worth storing again (a read-back's)
 Stored = Callable[[str, BlobKind, str, str], "str | None"]  # (text, kind, tool, arguments) -> its handle
 
 
@@ -140,6 +141,8 @@ def _result_tail(text: str, name: str, arguments: str, stored: Stored) -> str:
     flat = " ".join(text.split())
     if len(flat) > INLINE_OUTPUT_CHARS:
         handle = stored(text, BlobKind.OUTPUT, name, arguments)
+        if handle == REPEAT_THE_CALL:  # a read-back's output: the store already holds what it read
+            return f"-> {outcome_of(text)}, {len(text):,} chars; repeat the call to read it again"
         if handle is not None:
             return f"-> {outcome_of(text)}, {len(text):,} chars, handle {handle}"
         return f"-> {text.strip()}"

@@ -33,7 +33,7 @@ from ..messages import (
 )
 from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
-from .collapse import collapse_run, collapsible_message, runs, settled_steps
+from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
 from .edit_pins import edit_pins
 from .plan import ViewItem, ViewPlan, plan_view
 from .quote_pins import QuoteIndex
@@ -414,6 +414,8 @@ class LeanView:
             return (index in stubbed or items[index].cold_tokens <= 0) and collapsible_message(history[index])
 
         def stored(text: str, kind: BlobKind, tool: str, arguments: str) -> str | None:
+            if kind is BlobKind.OUTPUT and tool in READ_BACK_TOOLS:
+                return REPEAT_THE_CALL  # as its stub says: the call reproduces it, nothing to store twice
             key = ("handle", f"{kind}\x00{tool}\x00{arguments}", text)
             handle = self._memo.get(key)
             if handle is None:

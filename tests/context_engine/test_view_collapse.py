@@ -260,3 +260,43 @@ def test_a_lines_handle_keeps_the_output_exactly_as_the_history_holds_it():
     line = collapse_run(history, history, settled_steps(history, len(history), everything), store)[0]["content"]
     handle = line.splitlines()[1].rsplit(" ", 1)[1]
     assert store.kept[handle][0] == padded and f", {len(padded):,} chars, handle " in line
+
+
+class RecordingHandles:
+    """The lean view's store protocol, recording what it was asked to keep."""
+
+    def __init__(self) -> None:
+        self.kept: list[tuple[str, str]] = []  # (tool name, text)
+
+    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
+        self.kept.append((tool_name, text))
+        return f"{len(self.kept):016x}"
+
+    def spilled_tokens(self, preview: str) -> int | None:
+        return None
+
+
+def test_a_read_back_step_is_a_line_that_says_repeat_the_call_and_is_not_stored_again():
+    from stowage.context_engine.view.lean import LeanView, ViewSettings
+
+    messages: list[Message] = [*HEAD]
+    for n in range(12):  # a long turn of read-backs: stowage_fetch outputs, which the store already holds
+        messages.append(
+            {"role": "assistant", "content": f"step {n}", "tool_calls": [call(f"c{n}", f"h{n}", "stowage_fetch")]}
+        )
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": output_text(f"c{n}", 2400)})
+    view = LeanView(
+        ViewSettings(hot_tokens=1000, step_tokens=3000, pin_turns=1, collapse_steps=True), lambda m: len(json.dumps(m)) // 4
+    )
+    store = RecordingHandles()
+    sent = view.apply(messages, store).messages
+    lines = [
+        line
+        for m in sent
+        if str(m.get("content") or "").startswith(COLLAPSE_MARK)
+        for line in m["content"].splitlines()
+    ]
+    steps = [line for line in lines if line[:1].isdigit()]
+    assert steps and all(line.endswith("repeat the call to read it again") for line in steps), lines
+    assert not any(tool == "stowage_fetch" for tool, _ in store.kept)  # no second copy of what was read back
+    assert validate_messages(sent, "strict") == []
