@@ -286,7 +286,8 @@ def test_a_read_back_step_is_a_line_that_says_repeat_the_call_and_is_not_stored_
         )
         messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": output_text(f"c{n}", 2400)})
     view = LeanView(
-        ViewSettings(hot_tokens=1000, step_tokens=3000, pin_turns=1, collapse_steps=True), lambda m: len(json.dumps(m)) // 4
+        ViewSettings(hot_tokens=1000, step_tokens=3000, pin_turns=1, collapse_steps=True),
+        lambda m: len(json.dumps(m)) // 4,
     )
     store = RecordingHandles()
     sent = view.apply(messages, store).messages
