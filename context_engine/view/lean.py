@@ -13,37 +13,21 @@ confirm or write stays verbatim, and the reason is counted.
 
 from __future__ import annotations
 
-import bisect
-import json
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol
 
-from ..config import Settings
-from ..markers import REASONING_MARK, SPILL_HEADER, BlobKind
-from ..messages import (
-    Message,
-    call_arguments_text,
-    call_id,
-    call_name,
-    content_text,
-    tool_calls_of,
-    tool_result_id,
-    with_call_arguments,
-)
-from ..reread import READ_TOOL, read_key
-from ..stubs import is_stub
+from ..markers import SPILL_HEADER, BlobKind
+from ..messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
 from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
-from .edit_pins import edit_pins
+from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
 from .plan import ViewItem, ViewPlan, plan_view
-from .quote_pins import QuoteIndex
-from .render import REASONING_HEAD_CHARS, condensed_reasoning, cut_arguments, output_stub
+from .render import condensed_reasoning, cut_arguments, output_stub
+from .settings import ViewSettings
 from .stub_digest import digest
 
 logger = logging.getLogger(__name__)
 
-READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})
-STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more than that to be stubbed
 DEEP_MIN_TOKENS = 1000  # a deep step must take out at least this much (each step is one prompt-cache break)
 _MEMO_LIMIT = 8192
 
@@ -56,46 +40,6 @@ class StoreHandles(Protocol):
 
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output ``preview`` (a spill preview of this session) stands for; None if unknown."""
-
-
-@dataclass(frozen=True)
-class ViewSettings:
-    enabled: bool = True
-    hot_tokens: int = 4000
-    step_tokens: int = 4000
-    pin_turns: int = 12
-    min_chars: int = 400
-    max_args_chars: int = 500
-    condense_reasoning: bool = True
-    pin_quoted: bool = True
-    stub_lines_chars: int = 0
-    stub_names: bool = False
-    pin_edited: bool = True
-    pin_named: bool = True
-    deep_step: bool = True
-    collapse_steps: bool = True
-    condense_answers: bool = True
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> "ViewSettings":
-        view = settings.view
-        return cls(
-            view.enabled,
-            view.hot_tokens,
-            view.step_tokens,
-            view.pin_turns,
-            max(view.min_chars, settings.compaction.prune_min_chars),
-            settings.compaction.max_tool_args_chars,
-            view.condense_reasoning,
-            view.pin_quoted,
-            view.stub_lines_chars,
-            view.stub_names,
-            view.pin_edited,
-            view.pin_named,
-            view.deep_step,
-            view.collapse_steps,
-            view.condense_answers,
-        )
 
 
 @dataclass
@@ -152,7 +96,7 @@ class LeanView:
         self._count = count
         self.stats = ViewStats()
         self._memo: dict[tuple[str, str, str], str] = {}
-        self._quotes = QuoteIndex()
+        self._measurer = ViewMeasure(settings, count)
         self._last_steps = 0
 
     def apply(self, messages: list[Message], store_session: StoreHandles | None, deep_at: int = 0) -> ViewOutcome:
@@ -161,7 +105,7 @@ class LeanView:
         ``deep_at``: the messages' share of the compaction trigger (with ``deep_step`` on, the plan stubs
         what it can early once the request grows past it; 0: never).
         """
-        items, calls = self._measure(messages)
+        items, calls = self._measurer.items(messages)
         full = sum(item.tokens for item in items)
         plan = plan_view(
             items,
@@ -189,7 +133,7 @@ class LeanView:
 
     def measure(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
         """With the view off nothing is stubbed; the figures still count what spilling saved."""
-        items, _ = self._measure(messages)
+        items, _ = self._measurer.items(messages)
         full = sum(item.tokens for item in items)
         outcome = ViewOutcome(
             list(messages),
@@ -200,119 +144,6 @@ class LeanView:
         )
         self._record(outcome)
         return outcome
-
-    # -- measuring -----------------------------------------------------------
-    def _measure(self, messages: list[Message]) -> tuple[list[ViewItem], dict[str, Any]]:
-        calls: dict[str, Any] = {}
-        model_turns: list[int] = []
-        references: list[tuple[int, str]] = []  # (position, handle) of read-back calls
-        rereads: list[tuple[int, tuple[str, str, str]]] = []  # (position, region) of the host's read_file calls
-        for index, message in enumerate(messages):
-            if message.__class__ is not dict or message.get("role") != "assistant":
-                continue
-            model_turns.append(index)
-            for call in tool_calls_of(message):
-                cid = call_id(call)
-                if cid:
-                    calls[cid] = call
-                if call_name(call) in READ_BACK_TOOLS:
-                    handle = _handle_argument(call_arguments_text(call))
-                    if handle:
-                        references.append((index, handle))
-                elif call_name(call) == READ_TOOL:
-                    region = read_key(call_arguments_text(call))
-                    if region is not None:
-                        rereads.append((index, region))
-        pin_span = self.settings.pin_turns
-        quoted: dict[int, list[tuple[int, int]]] = {}
-        if pin_span > 0 and self.settings.pin_quoted:
-            quoted = self._quotes.pins(
-                messages,
-                lambda m: _plain_text(m.get("content")),
-                lambda at: _after_turns(model_turns, at, pin_span),
-                self.settings.min_chars,
-            )
-        if pin_span > 0 and self.settings.pin_edited:
-            pin_end = lambda at: _after_turns(model_turns, at, pin_span)  # noqa: E731 - as the quote pins'
-            for output, pins in edit_pins(messages, pin_end, self.settings.pin_named).items():
-                quoted[output] = [*quoted.get(output, ()), *pins]
-        moved_past = _answers_moved_past(messages) if self.settings.condense_answers else 0
-        items = []
-        for index, message in enumerate(messages):
-            tokens = self._count(message) if message.__class__ is dict else 0
-            items.append(
-                self._item(
-                    index,
-                    message,
-                    tokens,
-                    calls,
-                    model_turns,
-                    references,
-                    pin_span,
-                    quoted.get(index, ()),
-                    rereads,
-                    answer_cold=index < moved_past,
-                )
-            )
-        return items, calls
-
-    def _item(
-        self,
-        index: int,
-        message: Any,
-        tokens: int,
-        calls: dict[str, Any],
-        model_turns: list[int],
-        references: list[tuple[int, str]],
-        pin_span: int,
-        quoted: Sequence[tuple[int, int]] = (),
-        rereads: Sequence[tuple[int, tuple[str, str, str]]] = (),
-        answer_cold: bool = False,
-    ) -> ViewItem:
-        if message.__class__ is not dict:
-            return ViewItem(tokens)
-        role = message.get("role")
-        if role == "assistant":
-            calls_here = tool_calls_of(message)
-            limit = self.settings.max_args_chars
-            over = sum(max(0, size - limit) for size in map(len, map(call_arguments_text, calls_here)))
-            saving = over if over > 4 * STUB_TOKENS else 0
-            if (calls_here or answer_cold) and self._condensable(message.get("content")):
-                saving += len(message["content"]) - REASONING_HEAD_CHARS
-            return ViewItem(tokens, cold_tokens=saving // 4, batch=bool(calls_here))
-        if role != "tool":
-            return ViewItem(tokens)
-        text = _plain_text(message.get("content"))
-        if text is None or len(text) < self.settings.min_chars or tokens <= 2 * STUB_TOKENS or is_stub(text):
-            return ViewItem(tokens)
-        pins: list[tuple[int, int]] = list(quoted)
-        if pin_span > 0:
-            call = calls.get(tool_result_id(message))
-            if call is not None and call_name(call) in READ_BACK_TOOLS:
-                pins.append((index, _after_turns(model_turns, index, pin_span)))
-            if call is not None and call_name(call) == READ_TOOL:
-                # read again: the model wants this content; the host's dedup tells it to look here
-                region = read_key(call_arguments_text(call))
-                pins += [
-                    (at, _after_turns(model_turns, at, pin_span)) for at, ref in rereads if at > index and ref == region
-                ]
-            if text.startswith(SPILL_HEADER):
-                head = text[:4000]
-                pins += [
-                    (at, _after_turns(model_turns, at, pin_span))
-                    for at, handle in references
-                    if at > index and handle in head
-                ]
-        return ViewItem(tokens, cold_tokens=tokens - STUB_TOKENS, pins=tuple(pins))
-
-    def _condensable(self, content: Any) -> bool:
-        """Reasoning before tool calls worth condensing (plain text well over the kept head)."""
-        return (
-            self.settings.condense_reasoning
-            and content.__class__ is str
-            and len(content) > REASONING_HEAD_CHARS + 4 * STUB_TOKENS + 80
-            and REASONING_MARK not in content
-        )
 
     # -- rendering -------------------------------------------------------------
     def _stub(self, outcome: ViewOutcome, index: int, calls: dict[str, Any], store_session: StoreHandles) -> None:
@@ -325,7 +156,7 @@ class LeanView:
     def _stub_output(
         self, outcome: ViewOutcome, index: int, message: Message, calls: dict[str, Any], store_session: StoreHandles
     ) -> None:
-        text = _plain_text(message.get("content")) or ""
+        text = plain_text(message.get("content")) or ""
         call = calls.get(tool_result_id(message))
         name = call_name(call) if call is not None else (message.get("name") or "")
         name = name if isinstance(name, str) else ""
@@ -359,7 +190,7 @@ class LeanView:
         """An older assistant message: its text condensed (reasoning, or an answer moved past), long arguments cut."""
         replaced = dict(message)
         content = message.get("content")
-        if isinstance(content, str) and self._condensable(content):
+        if isinstance(content, str) and condensable(content, self.settings):
             key = ("reasoning", "", content)
             condensed = self._memo.get(key)
             if condensed is None:
@@ -507,27 +338,12 @@ def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session:
     for message, item in zip(messages, items, strict=True):
         if message.__class__ is not dict or message.get("role") != "tool":
             continue
-        text = _plain_text(message.get("content"))
+        text = plain_text(message.get("content"))
         if text is not None and text.startswith(SPILL_HEADER):
             original = known(text)
             if original:
                 total += max(0, original - item.tokens)
     return total
-
-
-def _plain_text(content: Any) -> str | None:
-    """The text of a string or all-text content; None for anything else (left alone)."""
-    if content.__class__ is str:
-        return content
-    if (
-        isinstance(content, list)
-        and content
-        and all(
-            isinstance(p, dict) and p.get("type") in ("text", None) and isinstance(p.get("text"), str) for p in content
-        )
-    ):
-        return content_text(content)
-    return None
 
 
 def _same_shape(content: Any, stub: str) -> Any:
@@ -536,35 +352,3 @@ def _same_shape(content: Any, stub: str) -> Any:
         return stub
     first = {k: v for k, v in content[0].items() if k != "text"}
     return [{**first, "type": first.get("type") or "text", "text": stub}]
-
-
-def _after_turns(model_turns: list[int], position: int, turns: int) -> int:
-    """The position of the ``turns``-th model turn after ``position`` (end of a pin)."""
-    at = bisect.bisect_right(model_turns, position) + turns - 1
-    return model_turns[at] if at < len(model_turns) else 1 << 62
-
-
-def _answers_moved_past(messages: list[Message]) -> int:
-    """Answers (assistant messages without tool calls) before this index may be condensed.
-
-    The conversation has moved past an answer once a user message and then a
-    reply of the model followed it: the pending question is never answered
-    against a condensed copy of the answer it follows.
-    """
-    replied = False
-    for index in range(len(messages) - 1, -1, -1):
-        role = messages[index].get("role") if messages[index].__class__ is dict else None
-        if role == "assistant":
-            replied = True
-        elif role == "user" and replied:
-            return index
-    return 0
-
-
-def _handle_argument(arguments: str) -> str | None:
-    try:
-        value = json.loads(arguments) if arguments else {}
-    except ValueError:
-        return None
-    handle = value.get("handle") if isinstance(value, dict) else None
-    return handle.strip().lower() if isinstance(handle, str) and handle.strip() else None

@@ -1,0 +1,47 @@
+"""The lean view's settings, as the view reads them (from ``stowage.view`` and two compaction keys)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Settings
+
+
+@dataclass(frozen=True)
+class ViewSettings:
+    enabled: bool = True
+    hot_tokens: int = 4000
+    step_tokens: int = 4000
+    pin_turns: int = 12
+    min_chars: int = 400
+    max_args_chars: int = 500
+    condense_reasoning: bool = True
+    pin_quoted: bool = True
+    stub_lines_chars: int = 0
+    stub_names: bool = False
+    pin_edited: bool = True
+    pin_named: bool = True
+    deep_step: bool = True
+    collapse_steps: bool = True
+    condense_answers: bool = True
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> "ViewSettings":
+        view = settings.view
+        return cls(
+            view.enabled,
+            view.hot_tokens,
+            view.step_tokens,
+            view.pin_turns,
+            max(view.min_chars, settings.compaction.prune_min_chars),
+            settings.compaction.max_tool_args_chars,
+            view.condense_reasoning,
+            view.pin_quoted,
+            view.stub_lines_chars,
+            view.stub_names,
+            view.pin_edited,
+            view.pin_named,
+            view.deep_step,
+            view.collapse_steps,
+            view.condense_answers,
+        )
