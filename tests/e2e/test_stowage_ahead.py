@@ -16,11 +16,12 @@ import pytest
 from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
+from stowage.context_engine.config_schema import KEYS_BY_PATH
 
 pytestmark = pytest.mark.e2e
 
 DELAY = 4.0  # seconds the summary model takes
-TRIGGER = int(128_000 * 0.42)  # view.compact_at of the 128k window
+TRIGGER = int(128_000 * KEYS_BY_PATH["view.compact_at"].default)  # view.compact_at of the 128k window
 SUMMARY = (
     "## Goal\nInspect the big outputs (SUMMARY-AHEAD).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
 )

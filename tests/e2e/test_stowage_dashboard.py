@@ -28,6 +28,7 @@ from .stowage_session import script_warm_up, stowage_home, warm_up
 from stowage_dev.browser import Browser, chromium_path, count_color
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import HERMES, Scenario, run_scenario
+from stowage.context_engine.config_schema import KEYS_BY_PATH
 
 pytestmark = pytest.mark.e2e
 
@@ -231,7 +232,7 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     )
     assert shown.returncode == 0 and _saved(shown.stdout) == saved, shown.stdout + shown.stderr
     assert detail["saved"] in shown.stdout and detail["saved"] in slash
-    assert "view.compact_at 0.42 of the" in shown.stdout  # the key behind the trigger
+    assert f"view.compact_at {KEYS_BY_PATH['view.compact_at'].default} of the" in shown.stdout  # the key behind the trigger
 
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / f"stowage-dashboard-tab-{route}.png"
