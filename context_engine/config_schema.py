@@ -216,7 +216,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.pin_turns",
         INTEGER,
-        12,
+        20,
         "Outputs the model read back with stowage_fetch / stowage_grep (or quotes, or works on: view.pin_quoted, "
         "view.pin_edited) stay verbatim for this many model turns after each use.",
         0,

@@ -12,7 +12,7 @@ class ViewSettings:
     enabled: bool = True
     hot_tokens: int = 4000
     step_tokens: int = 4000
-    pin_turns: int = 12
+    pin_turns: int = 20
     min_chars: int = 400
     max_args_chars: int = 500
     condense_reasoning: bool = True
