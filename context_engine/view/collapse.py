@@ -17,12 +17,13 @@ the runs of earlier steps as they were.  Pure functions over message dicts.
 
 from __future__ import annotations
 
+import bisect
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from ..markers import BlobKind
-from ..messages import Message, call_arguments_text, call_name, tool_calls_of, tool_result_id
+from ..messages import Message, call_arguments_text, call_name, role_of, tool_calls_of, tool_result_id
 from ..stubs import outcome_of
 
 COLLAPSE_MARK = "[stowage: earlier steps of this turn, one line each"
@@ -45,13 +46,13 @@ def settled_steps(messages: Sequence[Message], settled: int, collapsible: Callab
     index = 0
     while index < settled:
         message = messages[index]
-        calls = tool_calls_of(message) if _role(message) == "assistant" else []
+        calls = tool_calls_of(message) if role_of(message) == "assistant" else []
         if not calls:
             index += 1
             continue
         wanted = {str(call.get("id") or "") for call in calls if isinstance(call, dict)}
         end = index + 1
-        while end < len(messages) and _role(messages[end]) == "tool" and tool_result_id(messages[end]) in wanted:
+        while end < len(messages) and role_of(messages[end]) == "tool" and tool_result_id(messages[end]) in wanted:
             wanted.discard(tool_result_id(messages[end]))
             end += 1
         if not wanted and end <= settled and all(collapsible(i) for i in range(index, end)):
@@ -138,8 +139,8 @@ def _call_head(arguments: str) -> str:
 
 def _result_tail(text: str, name: str, arguments: str, stored: Stored) -> str:
     """``-> verdict, size, handle``, or a short output itself (also one whose bytes could not be stored)."""
-    flat = " ".join(text.split())
-    if len(flat) > INLINE_OUTPUT_CHARS:
+    flat = _flat_within(text, INLINE_OUTPUT_CHARS)
+    if flat is None:
         handle = stored(text, BlobKind.OUTPUT, name, arguments)
         if handle == REPEAT_THE_CALL:  # a read-back's output: the store already holds what it read
             return f"-> {outcome_of(text)}, {len(text):,} chars; repeat the call to read it again"
@@ -147,6 +148,21 @@ def _result_tail(text: str, name: str, arguments: str, stored: Stored) -> str:
             return f"-> {outcome_of(text)}, {len(text):,} chars, handle {handle}"
         return f"-> {text.strip()}"
     return f"-> {flat}" if flat else "-> (no output)"
+
+
+def _flat_within(text: str, limit: int) -> str | None:
+    """``text`` with each whitespace run as one space, or None when that is longer than ``limit``.
+
+    Lines are rebuilt for every request: a long output is split only as far as
+    its first ``limit // 2 + 1`` words (each takes a character and a space, so
+    one more word would already pass ``limit``), not into all of its words.
+    """
+    most = limit // 2 + 1
+    words = text.split(None, most)
+    if len(words) > most:
+        return None
+    flat = " ".join(words)
+    return flat if len(flat) <= limit else None
 
 
 def collapsible_message(message: Any) -> bool:
@@ -160,12 +176,5 @@ def collapsible_message(message: Any) -> bool:
 
 
 def _settled_by(step: Step, step_ends: Sequence[int]) -> int:
-    """Which plan step settled ``step``: the first whose boundary its last message lies before."""
-    for number, end in enumerate(step_ends):
-        if step.end <= end:
-            return number
-    return len(step_ends)
-
-
-def _role(message: Any) -> str:
-    return str(message.get("role") or "") if isinstance(message, dict) else ""
+    """Which plan step settled ``step``: the first whose boundary its last message lies before (ends ascend)."""
+    return bisect.bisect_left(step_ends, step.end)

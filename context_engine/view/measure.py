@@ -15,7 +15,16 @@ import json
 from typing import Any, Callable, Sequence
 
 from ..markers import REASONING_MARK, SPILL_HEADER
-from ..messages import Message, call_arguments_text, call_id, call_name, content_text, tool_calls_of, tool_result_id
+from ..messages import (
+    Message,
+    call_arguments_text,
+    call_id,
+    call_name,
+    content_text,
+    role_of,
+    tool_calls_of,
+    tool_result_id,
+)
 from ..reread import READ_TOOL, read_key
 from ..stubs import is_stub
 from .edit_pins import edit_pins
@@ -181,7 +190,7 @@ def _answers_moved_past(messages: list[Message]) -> int:
     """
     replied = False
     for index in range(len(messages) - 1, -1, -1):
-        role = messages[index].get("role") if messages[index].__class__ is dict else None
+        role = role_of(messages[index])
         if role == "assistant":
             replied = True
         elif role == "user" and replied:

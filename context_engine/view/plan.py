@@ -54,11 +54,15 @@ class ViewItem:
 @dataclass
 class ViewPlan:
     stubbed: list[int] = field(default_factory=list)  # ascending message indices
-    steps: int = 0  # how many times the boundary moved (each is one prompt-cache break)
     hot_start: int = 0  # first message of the hot zone
     pinned: list[int] = field(default_factory=list)  # cold items a pin keeps verbatim now
     deep_steps: int = 0  # steps made early because the request neared the trigger (counted in ``steps`` too)
     step_ends: list[int] = field(default_factory=list)  # hot_start at each step: what lies before it is settled
+
+    @property
+    def steps(self) -> int:
+        """How many times the boundary moved (each is one prompt-cache break)."""
+        return len(self.step_ends)
 
 
 def plan_view(
@@ -103,7 +107,6 @@ def _step(
     pinned = [i for i in pending if items[i].pinned_at(position)]
     if not pinned:
         plan.stubbed.extend(pending)
-        plan.steps += 1
         plan.step_ends.append(plan.hot_start)
         return [], 0, sent - sum(items[i].cold_tokens - STUB_SLACK_TOKENS for i in pending)
     pinned_set = set(pinned)
@@ -112,6 +115,5 @@ def _step(
     if freed < step_tokens:
         return pending, sum(items[i].cold_tokens for i in pending), sent
     plan.stubbed.extend(free)
-    plan.steps += 1
     plan.step_ends.append(plan.hot_start)
     return pinned, sum(items[i].cold_tokens for i in pinned), sent - freed + STUB_SLACK_TOKENS * len(free)
