@@ -82,7 +82,7 @@ KEYS: tuple[Key, ...] = (
         NUMBER,
         0.20,
         "Size of the verbatim tail kept after compaction, as a share of the threshold in tokens (with the lean view "
-        "on, the tail is view.hot_tokens).",
+        "on, the tail is view.compact_tail_tokens, at least view.hot_tokens).",
         0.05,
         0.8,
         inherits="compression.target_ratio",
@@ -199,8 +199,8 @@ KEYS: tuple[Key, ...] = (
         "view.hot_tokens",
         INTEGER,
         4000,
-        "Newest part of the history sent verbatim, in tokens (never less than the newest tool batch); also the "
-        "verbatim tail a compaction keeps (compaction.target_ratio applies with the view off).",
+        "Newest part of the history sent verbatim, in tokens (never less than the newest tool batch); a compaction "
+        "keeps at least this much verbatim (view.compact_tail_tokens; compaction.target_ratio with the view off).",
         1000,
         1_000_000,
     ),
@@ -285,11 +285,20 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.compact_at",
         NUMBER,
-        0.33,
+        0.35,
         "With the view on, automatic compaction starts when the request as sent reaches this share of the window "
         "(compaction.threshold applies with the view off).",
         0.1,
         0.95,
+    ),
+    Key(
+        "view.compact_tail_tokens",
+        INTEGER,
+        16_000,
+        "With the view on, a compaction keeps at least this many tokens of the newest history verbatim (0: the "
+        "hot zone, view.hot_tokens); a longer tail keeps what the model was just working with out of the summary.",
+        0,
+        1_000_000,
     ),
     Key(
         "view.deep_step",

@@ -39,6 +39,7 @@ class ViewSection:
     enabled: bool
     hot_tokens: int
     step_tokens: int
+    compact_tail_tokens: int
     pin_turns: int
     pin_quoted: bool
     stub_lines_chars: int

@@ -68,9 +68,11 @@ def compaction_decision(tokens: int, threshold: int, governor: Governor) -> tupl
 def tail_budget_tokens(settings: Settings, view: ViewSettings, threshold: int) -> int:
     """The tokens of newest history a compaction keeps verbatim."""
     if view.enabled:
-        # What the view sends verbatim anyway; older turns of a longer tail
-        # would only go out as stubs, so the summary may as well cover them.
-        return max(MIN_TAIL_TOKENS, view.hot_tokens)
+        # At least what the view sends verbatim anyway; view.compact_tail_tokens
+        # keeps more, so outputs the model was just working with are not summarized
+        # away (measured: most outputs a compaction hid and the agent then needed
+        # were used within a few requests; docs/lean-view.md).
+        return max(MIN_TAIL_TOKENS, view.hot_tokens, view.compact_tail_tokens)
     return max(MIN_TAIL_TOKENS, int(threshold * settings.compaction.target_ratio))
 
 

@@ -91,6 +91,9 @@ def plan_view(
         if pending_tokens >= step_tokens:
             pending, pending_tokens, sent = _step(plan, items, pending, position, step_tokens, sent)
         elif deep_at > 0 and sent > deep_at and pending_tokens >= max(1, deep_min):
+            # Pinned items in ``pending`` hold back this step as they hold back a regular one: measured on the
+            # shared trajectories, letting deep steps through then (or holding released pins for later) made
+            # many small cache breaks for few summaries saved, or the reverse (docs/lean-view.md).
             before = plan.steps
             pending, pending_tokens, sent = _step(plan, items, pending, position, deep_min, sent)
             plan.deep_steps += plan.steps - before

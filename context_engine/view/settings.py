@@ -24,6 +24,7 @@ class ViewSettings:
     deep_step: bool = True
     collapse_steps: bool = True
     condense_answers: bool = True
+    compact_tail_tokens: int = 16_000
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -44,4 +45,5 @@ class ViewSettings:
             view.deep_step,
             view.collapse_steps,
             view.condense_answers,
+            view.compact_tail_tokens,
         )

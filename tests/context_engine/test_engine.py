@@ -533,3 +533,16 @@ def test_compaction_sizes_are_both_on_the_hosts_basis():
     assert log.tokens_before == current
     assert log.tokens_after == sum(map(estimate, out)) + current - sum(map(estimate, msgs))
     assert overhead < log.tokens_after < log.tokens_before
+
+
+def test_with_the_view_on_a_compaction_keeps_view_compact_tail_tokens_and_never_less_than_the_hot_zone():
+    assert make_engine(stowage={"view": {"enabled": True}}).tail_budget_tokens == 16_000  # the default
+    hot = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 0}})
+    assert hot.tail_budget_tokens == 3000
+    longer = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 9000}})
+    assert longer.tail_budget_tokens == 9000
+    shorter = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 2000}})
+    assert shorter.tail_budget_tokens == 3000  # never below the hot zone: the view sends that verbatim anyway
+    # what the compaction keeps grows with it
+    kept = [len(engine.compress(history(), current_tokens=60_000)) for engine in (hot, longer)]
+    assert kept[0] < kept[1], kept
