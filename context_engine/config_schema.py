@@ -295,8 +295,9 @@ KEYS: tuple[Key, ...] = (
         "view.compact_tail_tokens",
         INTEGER,
         16_000,
-        "With the view on, a compaction keeps at least this many tokens of the newest history verbatim (0: the "
-        "hot zone, view.hot_tokens); a longer tail keeps what the model was just working with out of the summary.",
+        "With the view on, a compaction keeps this many tokens of the newest history verbatim (at least "
+        "view.hot_tokens, at most 40% of the compaction trigger): what the model was just working with stays out of "
+        "the summary.",
         0,
         1_000_000,
     ),

@@ -15,6 +15,7 @@ from .view import ViewSettings
 logger = logging.getLogger(__name__)
 
 MIN_TAIL_TOKENS = 1000
+TAIL_SHARE = 0.4  # the largest share of the compaction trigger view.compact_tail_tokens may keep
 
 
 def default_share(settings: Settings) -> float:
@@ -72,7 +73,9 @@ def tail_budget_tokens(settings: Settings, view: ViewSettings, threshold: int) -
         # keeps more, so outputs the model was just working with are not summarized
         # away (measured: most outputs a compaction hid and the agent then needed
         # were used within a few requests; docs/lean-view.md).
-        return max(MIN_TAIL_TOKENS, view.hot_tokens, view.compact_tail_tokens)
+        # At most TAIL_SHARE of the trigger, so a small window still has something to summarize.
+        tail = min(view.compact_tail_tokens, int(threshold * TAIL_SHARE)) if threshold > 0 else view.compact_tail_tokens
+        return max(MIN_TAIL_TOKENS, view.hot_tokens, tail)
     return max(MIN_TAIL_TOKENS, int(threshold * settings.compaction.target_ratio))
 
 

@@ -27,6 +27,7 @@ PLAIN_KEY = "compaction.threshold"
 UNUSED_WITH_VIEW = ("compaction.threshold", "compaction.target_ratio")
 UNUSED_WITHOUT_VIEW = (
     "view.compact_at",
+    "view.compact_tail_tokens",
     "view.hot_tokens",
     "view.step_tokens",
     "view.pin_turns",

@@ -536,13 +536,19 @@ def test_compaction_sizes_are_both_on_the_hosts_basis():
 
 
 def test_with_the_view_on_a_compaction_keeps_view_compact_tail_tokens_and_never_less_than_the_hot_zone():
-    assert make_engine(stowage={"view": {"enabled": True}}).tail_budget_tokens == 16_000  # the default
-    hot = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 0}})
-    assert hot.tail_budget_tokens == 3000
-    longer = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 9000}})
-    assert longer.tail_budget_tokens == 9000
-    shorter = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 2000}})
-    assert shorter.tail_budget_tokens == 3000  # never below the hot zone: the view sends that verbatim anyway
+    def tail(context_length: int = 200_000, **view: object) -> int:
+        engine = make_engine(context_length=context_length, stowage={"view": {"enabled": True, **view}})
+        return engine.tail_budget_tokens
+
+    assert tail() == 16_000  # the default, at 0.35 of a 200k window
+    assert tail(hot_tokens=3000, compact_tail_tokens=0) == 3000
+    assert tail(hot_tokens=3000, compact_tail_tokens=9000) == 9000
+    assert tail(hot_tokens=3000, compact_tail_tokens=2000) == 3000  # never below the hot zone: sent verbatim anyway
+    # a small window keeps at most 40% of its trigger, so a compaction still has something to summarize
+    assert tail(context_length=32_000) == int(32_000 * 0.35 * 0.4)
     # what the compaction keeps grows with it
-    kept = [len(engine.compress(history(), current_tokens=60_000)) for engine in (hot, longer)]
+    shorter = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 0}})
+    longer = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 8000}})
+    assert longer.tail_budget_tokens == 8000
+    kept = [len(engine.compress(history(), current_tokens=60_000)) for engine in (shorter, longer)]
     assert kept[0] < kept[1], kept
