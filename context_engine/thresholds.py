@@ -69,13 +69,13 @@ def compaction_decision(tokens: int, threshold: int, governor: Governor) -> tupl
 def tail_budget_tokens(settings: Settings, view: ViewSettings, threshold: int) -> int:
     """The tokens of newest history a compaction keeps verbatim."""
     if view.enabled:
-        # At least what the view sends verbatim anyway; view.compact_tail_tokens
-        # keeps more, so outputs the model was just working with are not summarized
-        # away (measured: most outputs a compaction hid and the agent then needed
-        # were used within a few requests; docs/lean-view.md).
-        # At most TAIL_SHARE of the trigger, so a small window still has something to summarize.
-        tail = min(view.compact_tail_tokens, int(threshold * TAIL_SHARE)) if threshold > 0 else view.compact_tail_tokens
-        return max(MIN_TAIL_TOKENS, view.hot_tokens, tail)
+        # view.compact_tail_tokens keeps what the model was just working with out of the
+        # summary (measured: outputs a compaction hid and the agent then needed were used
+        # a few requests later; docs/lean-view.md); at most TAIL_SHARE of the trigger, so a
+        # small window still has something to summarize; never less than the hot zone,
+        # which the view sends verbatim anyway.
+        cap = int(threshold * TAIL_SHARE) if threshold > 0 else view.compact_tail_tokens
+        return max(MIN_TAIL_TOKENS, view.hot_tokens, min(view.compact_tail_tokens, cap))
     return max(MIN_TAIL_TOKENS, int(threshold * settings.compaction.target_ratio))
 
 

@@ -232,9 +232,8 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     )
     assert shown.returncode == 0 and _saved(shown.stdout) == saved, shown.stdout + shown.stderr
     assert detail["saved"] in shown.stdout and detail["saved"] in slash
-    assert (
-        f"view.compact_at {KEYS_BY_PATH['view.compact_at'].default} of the" in shown.stdout
-    )  # the key behind the trigger
+    trigger_key = f"view.compact_at {KEYS_BY_PATH['view.compact_at'].default} of the"
+    assert trigger_key in shown.stdout  # the key behind the trigger
 
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / f"stowage-dashboard-tab-{route}.png"
