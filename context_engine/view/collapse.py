@@ -82,13 +82,19 @@ Stored = Callable[[str, BlobKind, str, str], "str | None"]  # (text, kind, tool,
 
 
 def collapse_run(
-    shaped: Sequence[Message], history: Sequence[Message], run: Sequence[Step], stored: Stored
+    shaped: Sequence[Message],
+    history: Sequence[Message],
+    run: Sequence[Step],
+    stored: Stored,
+    quote_chars: int = INLINE_OUTPUT_CHARS,
 ) -> list[Message]:
     """The run as sent: its last step as shaped, its assistant message first listing the steps before it.
 
     Lines are read from ``history`` (the messages whole); ``stored`` keeps an
     output, reasoning or cut arguments in the store and returns its handle
-    (None: not stored, and the output is quoted whole instead).
+    (None: not stored, and the output is quoted whole instead).  An output
+    shorter than ``quote_chars`` (the view's ``min_chars``: too short to be
+    worth a stub) is quoted whole in its line, as the view sends it whole.
     """
     last = run[-1]
     lines = [
@@ -96,7 +102,7 @@ def collapse_run(
         "reads an output, stowage_grep searches the outputs and the reasoning]"
     ]
     for number, step in enumerate(run[:-1], 1):
-        lines.extend(_step_lines(history, step, number, stored))
+        lines.extend(_step_lines(history, step, number, stored, quote_chars))
     lines.append("[stowage: end of the earlier steps]")
     head = shaped[last.start]
     own = head.get("content")
@@ -105,7 +111,7 @@ def collapse_run(
     return [replaced, *shaped[last.start + 1 : last.end]]
 
 
-def _step_lines(history: Sequence[Message], step: Step, number: int, stored: Stored) -> list[str]:
+def _step_lines(history: Sequence[Message], step: Step, number: int, stored: Stored, quote_chars: int) -> list[str]:
     assistant = history[step.start]
     reasoning = assistant.get("content")
     if isinstance(reasoning, str) and reasoning.strip():
@@ -120,7 +126,9 @@ def _step_lines(history: Sequence[Message], step: Step, number: int, stored: Sto
         result = results.get(str(call.get("id") or "")) if isinstance(call, dict) else None
         content = result.get("content") if result is not None else None
         text = content if isinstance(content, str) else ""  # stored as it is: the handle reads the exact output
-        lines.append(f"{number}. {name}: {_call_head(arguments)} {_result_tail(text, name, arguments, stored)}")
+        lines.append(
+            f"{number}. {name}: {_call_head(arguments)} {_result_tail(text, name, arguments, stored, quote_chars)}"
+        )
     return lines
 
 
@@ -137,9 +145,11 @@ def _call_head(arguments: str) -> str:
     return flat if len(flat) <= CALL_CHARS else flat[: CALL_CHARS - 1] + "…"
 
 
-def _result_tail(text: str, name: str, arguments: str, stored: Stored) -> str:
+def _result_tail(text: str, name: str, arguments: str, stored: Stored, quote_chars: int) -> str:
     """``-> verdict, size, handle``, or a short output itself (also one whose bytes could not be stored)."""
     flat = _flat_within(text, INLINE_OUTPUT_CHARS)
+    if flat is None and len(text.strip()) < quote_chars:
+        return f"-> {text.strip()}"
     if flat is None:
         handle = stored(text, BlobKind.OUTPUT, name, arguments)
         if handle == REPEAT_THE_CALL:  # a read-back's output: the store already holds what it read

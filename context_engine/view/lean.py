@@ -259,7 +259,7 @@ class LeanView:
         steps = settled_steps(history, outcome.plan.step_ends[-1], collapsible)
         for run in reversed(runs(steps, outcome.plan.step_ends)):
             start, end = run[0].start, run[-1].end
-            sent = collapse_run(shaped, history, run, stored)
+            sent = collapse_run(shaped, history, run, stored, self.settings.min_chars)
             outcome.lean_tokens -= sum(self._count(m) for m in shaped[start:end]) - sum(map(self._count, sent))
             shaped[start:end] = sent
             outcome.collapsed_steps += len(run) - 1

@@ -192,6 +192,23 @@ def test_short_and_empty_outputs_are_quoted_in_their_line():
     assert not [kind for _, kind, *_ in store.kept.values() if kind == BlobKind.OUTPUT]
 
 
+def test_an_output_shorter_than_quote_chars_is_quoted_whole_with_its_lines_and_not_stored():
+    # The view never stubs an output under its min_chars; folding its step into a line must not hide it either.
+    history = HEAD + turn(0, 3, chars=300)
+    history[3]["content"] = "   40\t    def parens(x):\n   41\t        return r'\\left(%s\\right)' % x\n" * 4
+    store = Store()
+    run = settled_steps(history, len(history), everything)
+    lines = collapse_run(history, history, run, store, quote_chars=400)[0]["content"]
+    assert f"1. terminal: cat part_c0.py -> {history[3]['content'].strip()}\n" in lines
+    assert f"2. terminal: cat part_c1.py -> {output_text('c1', 300).strip()}\n" in lines
+    assert not [kind for _, kind, *_ in store.kept.values() if kind == BlobKind.OUTPUT]
+    # At the default (the one-line limit) the same outputs are stored and named by their handles.
+    store = Store()
+    lines = collapse_run(history, history, run, store)[0]["content"]
+    assert "def parens" not in lines and lines.count(", handle ") == 2
+    assert len([kind for _, kind, *_ in store.kept.values() if kind == BlobKind.OUTPUT]) == 2
+
+
 def test_an_output_the_store_refuses_is_quoted_whole():
     history = HEAD + turn(0, 3)
     sent = collapse_run(history, history, settled_steps(history, len(history), everything), Store(fail=True))

@@ -108,3 +108,43 @@ def test_settled_steps_reach_the_model_as_lines_whose_handles_read_the_outputs_b
     reply = json.loads(outputs["call_fetch"])
     token = fetched["token"]
     assert reply["text"] == big_output(CHARS, token), reply
+
+
+SHORT = 300  # under view.min_chars (400 by default): the view never stubs such an output
+
+
+def test_a_short_output_in_a_collapsed_step_reaches_the_model_whole_in_its_line(
+    fake_llm: FakeLLMServer, make_home
+) -> None:
+    """Every other step prints a short output (a ``sed -n`` of a few lines, say): once its step is folded into
+    a line, the line quotes it whole, with its lines, rather than a handle to fetch."""
+    home = stowage_home(make_home, config={"stowage": {"view": VIEW}})
+    sizes = [CHARS if i % 2 == 0 else SHORT for i in range(STEPS)]
+    fake_llm.on(
+        Match.user_turn("WORK"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": sizes[0], "token": "S0"}, id="call_s_0"), text="start"),
+    )
+    for i in range(1, STEPS):
+        fake_llm.on(
+            Match.after_tool_result(f"call_s_{i - 1}"),
+            Reply.tool(
+                ToolCall("harness_big_output", {"chars": sizes[i], "token": f"S{i}"}, id=f"call_s_{i}"),
+                text=f"part {i}",
+            ),
+        )
+    fake_llm.on(Match.after_tool_result(f"call_s_{STEPS - 1}"), Reply.say("all parts read"))
+    scenario = Scenario(cli_task_id=True, agent={"max_iterations": STEPS + 4})
+    run_scenario(home, scenario.turn("WORK through the parts"), check=True)
+
+    last = fake_llm.main_requests()[-1]
+    assert_valid_request(last)
+    lines = "\n".join(_collapsed(last))
+    sent_ids = {m.get("tool_call_id") for m in last.messages if m.get("role") == "tool"}
+    folded_short = [i for i in range(1, STEPS, 2) if f'"token": "S{i}"' in lines and f"call_s_{i}" not in sent_ids]
+    folded_long = [i for i in range(0, STEPS, 2) if f'"token": "S{i}"' in lines and f"call_s_{i}" not in sent_ids]
+    assert folded_short and folded_long, lines
+    for i in folded_short:  # quoted whole, newlines and all
+        assert f"-> {big_output(SHORT, f'S{i}')}" in lines
+    for i in folded_long:  # a long output is a handle on its line, as before
+        assert f"END-S{i}" not in lines  # the output's last line (every output begins with the same lines)
+        assert re.search(rf'"token": "S{i}".* handle [0-9a-f]{{16,64}}$', lines, re.M), lines
