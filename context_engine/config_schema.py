@@ -263,7 +263,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.min_chars",
         INTEGER,
-        400,
+        800,
         "Tool outputs shorter than this are always sent verbatim (never below compaction.prune_min_chars).",
         0,
         1_000_000,
@@ -285,7 +285,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.compact_at",
         NUMBER,
-        0.35,
+        0.37,
         "With the view on, automatic compaction starts when the request as sent reaches this share of the window "
         "(compaction.threshold applies with the view off).",
         0.1,

@@ -23,7 +23,7 @@ PRICE_PRESETS: dict[str, PriceModel] = {
 }
 DEFAULT_PRESET = "anthropic"
 SWEEP_GRID: dict[str, tuple[Any, ...]] = {
-    "view.compact_at": (0.25, 0.35, 0.5),
+    "view.compact_at": (0.25, 0.37, 0.5),
     "view.hot_tokens": (2000, 4000, 8000),
     "view.step_tokens": (2000, 4000, 8000),
 }

@@ -13,7 +13,7 @@ class ViewSettings:
     hot_tokens: int = 4000
     step_tokens: int = 4000
     pin_turns: int = 20
-    min_chars: int = 400
+    min_chars: int = 800
     max_args_chars: int = 500
     condense_reasoning: bool = True
     pin_quoted: bool = True

@@ -540,12 +540,12 @@ def test_with_the_view_on_a_compaction_keeps_view_compact_tail_tokens_and_never_
         engine = make_engine(context_length=context_length, stowage={"view": {"enabled": True, **view}})
         return engine.tail_budget_tokens
 
-    assert tail() == 16_000  # the default, at 0.35 of a 200k window
+    assert tail() == 16_000  # the default, at 0.37 of a 200k window
     assert tail(hot_tokens=3000, compact_tail_tokens=0) == 3000
     assert tail(hot_tokens=3000, compact_tail_tokens=9000) == 9000
     assert tail(hot_tokens=3000, compact_tail_tokens=2000) == 3000  # never below the hot zone: sent verbatim anyway
     # a small window keeps at most 40% of its trigger, so a compaction still has something to summarize
-    assert tail(context_length=32_000) == int(32_000 * 0.35 * 0.4)
+    assert tail(context_length=32_000) == int(32_000 * 0.37 * 0.4)
     # what the compaction keeps grows with it
     shorter = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 0}})
     longer = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 8000}})

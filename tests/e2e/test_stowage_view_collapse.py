@@ -110,7 +110,7 @@ def test_settled_steps_reach_the_model_as_lines_whose_handles_read_the_outputs_b
     assert reply["text"] == big_output(CHARS, token), reply
 
 
-SHORT = 300  # under view.min_chars (400 by default): the view never stubs such an output
+SHORT = 300  # under view.min_chars (800 by default): the view never stubs such an output
 
 
 def test_a_short_output_in_a_collapsed_step_reaches_the_model_whole_in_its_line(
