@@ -148,7 +148,7 @@ def _call_head(arguments: str) -> str:
 def _result_tail(text: str, name: str, arguments: str, stored: Stored, quote_chars: int) -> str:
     """``-> verdict, size, handle``, or a short output itself (also one whose bytes could not be stored)."""
     flat = _flat_within(text, INLINE_OUTPUT_CHARS)
-    if flat is None and len(text.strip()) < quote_chars:
+    if flat is None and len(text) < quote_chars:  # measured as the view measures it (measure.py), unstripped
         return f"-> {text.strip()}"
     if flat is None:
         handle = stored(text, BlobKind.OUTPUT, name, arguments)
