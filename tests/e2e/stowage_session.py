@@ -20,8 +20,8 @@ OUTPUT_CHARS = 16_000
 # Small budgets so a handful of warm-up turns is enough to compact; the spill
 # threshold is raised so the warm-up outputs stay in the window to be compacted
 # (spill has its own tests). A compaction keeps only the hot zone: the default
-# 16k-token tail would keep most of these short sessions (its own test is in
-# tests/context_engine/test_engine.py).
+# 16k-token tail would keep most of these short sessions (its own tests are
+# tests/e2e/test_stowage_compaction_tail.py and tests/context_engine/test_engine.py).
 COMPACT_CONFIG: dict[str, Any] = {
     "stowage": {
         "view": {"compact_tail_tokens": 0},
