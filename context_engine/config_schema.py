@@ -21,6 +21,9 @@ NUMBER, INTEGER, BOOLEAN, STRING, CHOICE, STRINGS, INT_MAP = (
     "map of tool name to integer",
 )
 
+# The largest share of the compaction trigger view.compact_tail_tokens may keep (thresholds.py applies it).
+COMPACT_TAIL_SHARE = 0.4
+
 
 @dataclass(frozen=True)
 class Key:
@@ -296,8 +299,8 @@ KEYS: tuple[Key, ...] = (
         INTEGER,
         16_000,
         "With the view on, a compaction keeps this many tokens of the newest history verbatim (at least "
-        "view.hot_tokens, at most 40% of the compaction trigger): what the model was just working with stays out of "
-        "the summary.",
+        f"view.hot_tokens, at most {COMPACT_TAIL_SHARE:.0%} of the compaction trigger): what the model was just "
+        "working with stays out of the summary.",
         0,
         1_000_000,
     ),

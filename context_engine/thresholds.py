@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .config import Settings
+from .config_schema import COMPACT_TAIL_SHARE
 from .governor import Governor
 from .trigger import trigger_key
 from .view import ViewSettings
@@ -15,7 +16,6 @@ from .view import ViewSettings
 logger = logging.getLogger(__name__)
 
 MIN_TAIL_TOKENS = 1000
-TAIL_SHARE = 0.4  # the largest share of the compaction trigger view.compact_tail_tokens may keep
 
 
 def default_share(settings: Settings) -> float:
@@ -71,10 +71,10 @@ def tail_budget_tokens(settings: Settings, view: ViewSettings, threshold: int) -
     if view.enabled:
         # view.compact_tail_tokens keeps what the model was just working with out of the
         # summary (measured: outputs a compaction hid and the agent then needed were used
-        # a few requests later; docs/lean-view.md); at most TAIL_SHARE of the trigger, so a
+        # a few requests later; docs/lean-view.md); at most COMPACT_TAIL_SHARE of the trigger, so a
         # small window still has something to summarize; never less than the hot zone,
         # which the view sends verbatim anyway.
-        cap = int(threshold * TAIL_SHARE) if threshold > 0 else view.compact_tail_tokens
+        cap = int(threshold * COMPACT_TAIL_SHARE) if threshold > 0 else view.compact_tail_tokens
         return max(MIN_TAIL_TOKENS, view.hot_tokens, min(view.compact_tail_tokens, cap))
     return max(MIN_TAIL_TOKENS, int(threshold * settings.compaction.target_ratio))
 

@@ -2,11 +2,12 @@
 
 A tool output is *hidden* in a request when the request does not carry it
 verbatim: stubbed or pruned (the message is there with other content), or
-compacted away (the message is gone).  It was *needed while hidden* when the
-assistant message answering that request uses one of the output's
-distinctive tokens (``view/quotes.py``: an identifier, path or code line of 6+
-characters, first seen in that output) that appears nowhere in the request.
-The recorded agent saw the output whole; an agent given the request as sent
+absent (the message is gone: compacted away, or folded into a collapse
+line).  It was *needed while hidden* when the assistant message answering
+that request uses one of the output's distinctive tokens
+(``view/quotes.py``: an identifier, path or code line of 6+ characters,
+first seen in that output) that appears nowhere in the request.  The
+recorded agent saw the output whole; an agent given the request as sent
 would have had to fetch it again or guess.
 
 In a chained session (``chain.Session.starts``) each transcript had its own
@@ -161,7 +162,7 @@ class HiddenUseTracker(Observer):
                     "quoted": absent[0][:80],
                     "request": k,
                     "hidden_for_requests": k - self._first_hidden[call_id],
-                    "how": "stubbed" if call_id in carried else "compacted away",
+                    "how": "stubbed" if call_id in carried else "absent",
                 }
 
     # -- figures -------------------------------------------------------------

@@ -82,7 +82,7 @@ def test_an_output_compacted_away_is_needed_when_nothing_carries_its_token():
         request=request({"role": "user", "content": "[CONTEXT SUMMARY] work happened"}, TRANSCRIPT[3], TRANSCRIPT[4]),
     )
     figures = tracker.figures()
-    assert figures.needed_while_hidden == 1 and figures.examples[0]["how"] == "compacted away"
+    assert figures.needed_while_hidden == 1 and figures.examples[0]["how"] == "absent"
     assert figures.gaps == [0]
 
 
