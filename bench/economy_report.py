@@ -109,7 +109,7 @@ def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]])
         for example in hidden[label]["examples"]:
             print(
                 f"  e.g. {label}: {example['session']} request {example['request']}: a {example['tool'] or 'tool'} "
-                f"output {example['how']} {example['hidden_for_requests']} requests earlier; the answer used "
+                f"output {example['how']} for {example['hidden_for_requests']} requests; the answer used "
                 f"{example['quoted']!r}"
             )
 
