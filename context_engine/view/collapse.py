@@ -148,16 +148,15 @@ def _call_head(arguments: str) -> str:
 def _result_tail(text: str, name: str, arguments: str, stored: Stored, quote_chars: int) -> str:
     """``-> verdict, size, handle``, or a short output itself (also one whose bytes could not be stored)."""
     flat = _flat_within(text, INLINE_OUTPUT_CHARS)
-    if flat is None and len(text) < quote_chars:  # measured as the view measures it (measure.py), unstripped
-        return f"-> {text.strip()}"
-    if flat is None:
+    if flat is not None:
+        return f"-> {flat}" if flat else "-> (no output)"
+    if len(text) >= quote_chars:  # measured as the view measures it (measure.py), unstripped
         handle = stored(text, BlobKind.OUTPUT, name, arguments)
         if handle == REPEAT_THE_CALL:  # a read-back's output: the store already holds what it read
             return f"-> {outcome_of(text)}, {len(text):,} chars; repeat the call to read it again"
         if handle is not None:
             return f"-> {outcome_of(text)}, {len(text):,} chars, handle {handle}"
-        return f"-> {text.strip()}"
-    return f"-> {flat}" if flat else "-> (no output)"
+    return f"-> {text.strip()}"  # too short to be worth a handle, or the store refused its bytes
 
 
 def _flat_within(text: str, limit: int) -> str | None:
