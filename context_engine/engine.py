@@ -179,9 +179,12 @@ class StowageEngineCore:
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
         return compaction_decision(tokens, self.threshold_tokens, self.governor)
 
+    @routed
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
         """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
-        stay over the threshold although the real prompt fits) or the view leaves out what puts it over."""
+        stay over the threshold although the real prompt fits) or the view leaves out what puts it over: on
+        every host, the decision to compact follows what is sent (a turn's preflight on 0.20+ counts the whole
+        history, its pre-API gate the request select_context chose)."""
         return self.state.defer_preflight(as_int(rough_tokens), self.threshold_tokens, self.host.selects_context)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
@@ -240,9 +243,11 @@ class StowageEngineCore:
         on older hosts) only publishes status.
         """
         self.host.turn_clock = True
+        self.state.turn_selected = False  # the next turn's first pressure figure is its preflight's: whole history
         self.prepare_ahead(messages)
         self.end_turn()
 
+    @routed
     def end_turn_from_plugin_hook(self) -> None:
         """The per-turn plugin hook: the turn clock unless the host calls :meth:`on_turn_complete`."""
         if self.host.turn_clock:
@@ -279,8 +284,10 @@ class StowageEngineCore:
         """This host cannot run tool search: no bridges, and ``reason`` in status and the log."""
         self.host.tool_search_unavailable = reason
 
+    @routed
     def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
-        """One provider request as it should be sent: tool deferral, then the lean view (history unchanged)."""
+        """One provider request as it should be sent: tool deferral, then the lean view (history unchanged).
+        Routed: a review agent's requests name the parent's session, but are the review agent's."""
         return request_shaping.shape_request(
             self.state,
             self.host,
@@ -322,16 +329,22 @@ class StowageEngineCore:
         )
 
     def on_session_end(self, session_id: str, messages: list[Message] | None = None, **_: Any) -> None:
+        """The end of this agent's session, or of a guest's: on a shared engine a child agent may end under its
+        parent's id (the review agent of 0.13.0-0.17.0), which ends the child, never the parent."""
         guest = self.sharing.end_guest(session_id)
         if guest is not None:
-            guest.on_session_end(session_id, messages or [])
+            guest.on_session_end(guest.session_id or session_id, messages or [])
             return
         if session_id == self.session_id:
-            self.sharing.owner_ended()
-            self.governor.verify_pending = False
-            self.ahead.discard("session ended")
-            publish_status(self)
-            self.store_session.end(session_id)
+            self.end_own_session()
+
+    def end_own_session(self) -> None:
+        """This agent's own session ends: status published, the store told (the host glue also unbinds it)."""
+        self.sharing.owner_ended()
+        self.governor.verify_pending = False
+        self.ahead.discard("session ended")
+        publish_status(self)
+        self.store_session.end(self.session_id or "")
 
     @routed
     def on_session_reset(self, **_: Any) -> None:

@@ -55,6 +55,7 @@ def select_context(
 ) -> list[Message] | None:
     """The host's ``select_context`` (0.20+): the lean messages, or None to send the request unchanged."""
     host.selects_context = True
+    state.turn_selected = True  # the host's next pressure figure is of the selected request
     if isinstance(request_messages, list):
         state.saw(request_messages, "request")
     if not isinstance(request_messages, list) or not request_messages:

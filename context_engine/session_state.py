@@ -76,6 +76,9 @@ class SessionState:
     rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
     tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)
     turn_end_full: int = 0  # the whole history's tokens at the last turn end (how much a turn grows it)
+    # select_context ran in this turn: the host's pressure questions since are about the selected request (0.20+
+    # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)
+    turn_selected: bool = False
 
     @classmethod
     def new(
@@ -152,7 +155,7 @@ class SessionState:
             threshold_tokens,
             self.view.stats.last,
             view_enabled=self.view.settings.enabled,
-            host_selects_context=host_selects_context,
+            host_selects_context=host_selects_context and self.turn_selected,
             estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
         )
 
@@ -215,6 +218,7 @@ class SessionState:
         self.last_outcome = None
         self.rough_basis = RoughBasis()
         self.turn_end_full = 0
+        self.turn_selected = False
         self.view = LeanView(self.view.settings, self.counter.count_message)
 
 

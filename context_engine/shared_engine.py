@@ -11,8 +11,14 @@ The host's engine calls carry no session id, so agents are told apart by
 thread: the review agent and subagents are built and run on their own.  The
 owner's own thread starting a new session is the owner moving on.  Host
 calls made on a thread where a guest started reach that guest
-(:func:`routed`).  On 0.18.0+ every engine is a copy of its own
-(``agent_copy``) and none of this applies.
+(:func:`routed`), and so do the session calls whose id cannot tell: the
+host's background review agent takes its parent's session id after it is
+built (0.13.0 ``run_agent.py``, 0.17.0 ``agent/background_review.py``), so its
+``on_session_end`` (and a compaction continuing from it) names the *main*
+session; made on the review agent's thread, it is the review agent's.
+The thread is remembered per thread (``threading.local``), never by its
+ident, which a later thread may reuse.  On 0.18.0+ every engine is a copy of
+its own (``agent_copy``) and none of this applies.
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ class SharedEngine(Generic[E]):
         self.agent_copy = agent_copy  # a copy belongs to one agent: no guests
         self._lock = threading.Lock()
         self._guests: dict[str, E] = {}  # session id -> guest engine
-        self._guest_threads: dict[int, str] = {}  # thread ident -> session id of the guest started there
+        self._here = threading.local()  # .session: the id of the guest started on this thread
         self._owner_live = False
         self._owner_thread: int | None = None
 
@@ -51,15 +57,21 @@ class SharedEngine(Generic[E]):
             return None
         with self._lock:
             guest = self._guests.get(session_id)
+            continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
+            if guest is None and continuing:
+                # a compaction continuing a session: the guest's of this thread (whose host-side id may be the
+                # parent's), else the owner's
+                guest = self._guests.get(self._here_session())
+                if guest is not None:
+                    self._guests[session_id] = guest
             if guest is None:
-                continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
                 same_agent = self._owner_thread == threading.get_ident()
                 if not self._owner_live or owner_session in (None, session_id) or continuing or same_agent:
                     return None
                 guest = make_guest()
                 self._guests[session_id] = guest
                 logger.info("stowage: this Hermes shares one engine between agents; session state kept apart per agent")
-            self._guest_threads[threading.get_ident()] = session_id
+            self._here.session = session_id
             return guest
 
     def owner_started(self) -> None:
@@ -70,11 +82,13 @@ class SharedEngine(Generic[E]):
         self._owner_live = False
 
     def end_guest(self, session_id: str) -> E | None:
-        """The guest of ``session_id``, forgotten (None when the session is not a guest's)."""
+        """The guest ending, forgotten: the guest of ``session_id``, else the guest started on this thread (a
+        child agent ending under its parent's id ends itself, never the parent); None when neither is one."""
         with self._lock:
-            guest = self._guests.pop(session_id, None)
+            guest = self._guests.get(session_id) or self._guests.get(self._here_session())
             if guest is not None:
-                self._guest_threads = {t: s for t, s in self._guest_threads.items() if s != session_id}
+                self._guests = {sid: g for sid, g in self._guests.items() if g is not guest}
+                self._here.session = None
         return guest
 
     def engine_here(self, owner: E) -> E:
@@ -82,8 +96,10 @@ class SharedEngine(Generic[E]):
         if not self._guests:
             return owner
         with self._lock:
-            sid = self._guest_threads.get(threading.get_ident())
-            return self._guests.get(sid or "", owner)
+            return self._guests.get(self._here_session(), owner)
+
+    def _here_session(self) -> str:
+        return getattr(self._here, "session", None) or ""
 
 
 def routed(method: F) -> F:

@@ -174,8 +174,10 @@ def defer_preflight(
     ``estimate`` (:class:`RoughBasis`: the last real prompt plus the rough
     growth since) is the closer figure when there is one; the request is
     under the threshold when either says so.  A host that calls
-    select_context (0.20+) estimates the selected request: already lean,
-    nothing to subtract.
+    select_context (0.20+) estimates the selected request at its pre-API gate:
+    already lean, nothing to subtract (``host_selects_context``); its
+    turn-start preflight (0.20.1 ``agent/turn_context.py``) estimates the
+    whole history, like the older hosts.
     """
     if not view_enabled or not last_request or not threshold or host_selects_context:
         return False

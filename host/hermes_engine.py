@@ -69,6 +69,7 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
             sessions.unbind(previous, self)
         sessions.bind(session_id, self)
 
-    def on_session_end(self, session_id: str, messages: list[dict[str, Any]] | None = None, **kwargs: Any) -> None:
-        super().on_session_end(session_id, messages, **kwargs)
-        sessions.unbind(session_id, self)
+    def end_own_session(self) -> None:
+        """Only an ended session is unbound: a child ending under its parent's id leaves the parent's hooks."""
+        super().end_own_session()
+        sessions.unbind(self.session_id, self)

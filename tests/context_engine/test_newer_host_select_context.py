@@ -292,3 +292,51 @@ def test_unknown_extra_kwargs_are_ignored(tmp_path):
     assert eng.compress(long_history(), force=True, some_future_flag=True) is not None
     assert eng.should_compress_info(10, future=1)[0] is False
     eng.update_model("m", 64_000, max_tokens=4096, future="x")
+
+
+# --------------------------------------------------------------------------
+# the turn's preflight (0.20.1 agent/turn_context.py) counts the whole history
+# --------------------------------------------------------------------------
+
+
+def host_turn_preflight(engine: Any, whole_history_rough: int) -> bool:
+    """0.20.1 at turn start: the whole history's rough estimate, deferred or else asked of should_compress."""
+    if engine.should_defer_preflight_to_real_usage(whole_history_rough):
+        return False
+    return bool(engine.should_compress(whole_history_rough))
+
+
+def host_pre_api_gate(engine: Any, history: list[dict[str, Any]], selected_rough: int) -> bool:
+    """0.20.1 per request (conversation_loop.py): select_context, then the selected request's estimate."""
+    host_select_context(engine, history, history)
+    if engine.should_defer_preflight_to_real_usage(selected_rough):
+        return False
+    return bool(engine.should_compress(selected_rough))
+
+
+def test_the_turn_preflight_over_the_whole_history_follows_what_is_sent(tmp_path):
+    # issue 31: a compaction fired at the preflight's 48k while the request sent was about 33k
+    eng = engine(tmp_path)
+    history = session(40)
+    host_select_context(eng, history, history)
+    saved = eng.view.stats.last["saved_tokens"]
+    assert saved > 1000
+    host_turn_complete(eng, history, 1)
+    budget = eng.threshold_tokens
+    # next turn: the whole history is over the trigger only by what select_context leaves out
+    assert host_turn_preflight(eng, budget + saved - 1) is False
+    # ... and a whole history over it by more than that is compacted at the preflight
+    assert host_turn_preflight(eng, budget + saved + 1) is True
+    # in the turn, the pre-API gate's figure is the selected request's: nothing subtracted again
+    assert host_pre_api_gate(eng, history, budget + 1) is True
+    assert host_pre_api_gate(eng, history, budget - 1) is False
+
+
+def test_without_a_turn_end_every_figure_after_select_context_is_the_selected_requests(tmp_path):
+    eng = engine(tmp_path)
+    history = session(40)
+    host_select_context(eng, history, history)
+    saved = eng.view.stats.last["saved_tokens"]
+    assert not eng.should_defer_preflight_to_real_usage(eng.threshold_tokens + saved - 1)
+    eng.on_session_start("s2", hermes_home=str(tmp_path))  # a new conversation: its first figure is a preflight's
+    assert eng.state.turn_selected is False

@@ -10,6 +10,7 @@ counters.
 from __future__ import annotations
 
 import copy
+import json
 import threading
 from typing import Any, Callable
 
@@ -98,3 +99,67 @@ def test_a_host_that_copies_the_engine_never_makes_guests(tmp_path):
     mine.on_session_start("a", hermes_home=str(tmp_path))
     on_thread(lambda: mine.on_session_start("b", hermes_home=str(tmp_path)))
     assert mine.session_id == "b" and not mine.sharing.has_guests
+
+
+def grep(eng: StowageEngineCore, pattern: str) -> dict[str, Any]:
+    return json.loads(eng.handle_tool_call("stowage_grep", {"pattern": pattern}))
+
+
+def review_agent_as_the_host_runs_it(eng: StowageEngineCore, tmp_path, own_id: str, parent_id: str) -> Any:
+    """0.13.0 ``run_agent._spawn_background_review`` / 0.17.0 ``agent/background_review.py``, on its own thread:
+    the review ``AIAgent`` starts its own session, is then given the parent's session id, runs a turn, and its
+    ``shutdown_memory_provider()`` ends ``<parent id>`` on the shared engine."""
+
+    def review() -> Any:
+        eng.on_session_start(own_id, hermes_home=str(tmp_path), platform="cli")  # AIAgent.__init__
+        # review_agent.session_id = parent's id: every later call names the parent's session
+        eng.update_from_response({"prompt_tokens": 90_000, "completion_tokens": 5})
+        eng.shape_request([], [{"role": "user", "content": "review the conversation"}])
+        eng.end_turn_from_plugin_hook()
+        guest = eng.sharing.engine_here(eng)
+        eng.on_session_end(parent_id, [])  # shutdown_memory_provider(): context_compressor.on_session_end
+        return guest
+
+    return on_thread(review)
+
+
+def test_review_agents_ending_under_the_parents_id_end_only_themselves(tmp_path):
+    # issue 31: the main session was ended, later outputs passed unspilled and grep searched 0 of 0 blobs
+    eng = shared_engine(tmp_path)
+    eng.update_from_response({"prompt_tokens": 5000, "completion_tokens": 10})
+    assert eng.spill_tool_result("terminal", {}, big(400) + "\nTRACE-EARLY") is not None
+    turns = eng.governor.turn
+    for n in range(3):
+        guest = review_agent_as_the_host_runs_it(eng, tmp_path, f"review-{n}", "main")
+        assert guest is not eng and guest.last_prompt_tokens == 90_000
+        assert guest.last_request is not None and eng.last_request is None  # its request was its own
+        assert eng.session_id == "main" and eng.store_session.session_id == "main"
+        assert eng.last_prompt_tokens == 5000 and not eng.sharing.has_guests
+        assert eng.spill_tool_result("terminal", {}, big(400) + f"\nTRACE-AFTER-{n}") is not None
+        found = grep(eng, "TRACE-")
+        assert found["of"] == found["searched"] >= n + 2, found
+        spilled = sorted(r["text"].rsplit("TRACE-", 1)[1] for r in found["results"] if r["kind"] == "spill")
+        assert spilled == sorted(["EARLY", *(f"AFTER-{k}" for k in range(n + 1))]), found
+    assert eng.governor.turn == turns  # the review agents' turn ends were their own
+
+
+def test_a_compaction_continuing_a_guests_session_on_its_thread_stays_the_guests(tmp_path):
+    # a review agent holding its parent's id rotates "main" -> "main-2" on its own thread (0.13.0 with a session db)
+    eng = shared_engine(tmp_path)
+
+    def review() -> Any:
+        eng.on_session_start("review", hermes_home=str(tmp_path))
+        eng.on_session_start("main-2", old_session_id="main", boundary_reason="compression")
+        return eng.sharing.engine_here(eng)
+
+    guest = on_thread(review)
+    assert guest is not eng and guest.session_id == "main-2"
+    assert eng.session_id == "main" and eng.store_session.session_id == "main"
+
+
+def test_the_owner_still_ends_its_own_session_from_any_thread(tmp_path):
+    eng = shared_engine(tmp_path)
+    on_thread(lambda: eng.on_session_end("main", []))
+    assert eng.sharing.engine_here(eng) is eng
+    on_thread(lambda: eng.on_session_start("later", hermes_home=str(tmp_path)))
+    assert eng.session_id == "later"  # the main session had ended: the next one owns the engine
