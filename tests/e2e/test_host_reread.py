@@ -172,3 +172,37 @@ def test_the_lean_view_through_select_context(fake_llm: FakeLLMServer, make_home
     assert first.startswith(VIEW_STUB_PREFIX) and "stowage_fetch(handle=" in first, first[:300]
     saved = result.step("last")["messages"]
     assert len(_tool_text(saved, "call_fill_0")) >= OUTPUT_CHARS // 2  # the history keeps it whole
+
+
+# Right before a turn: the host's own figure for its turn-start preflight (the whole history and the new message,
+# agent/turn_context.py), and a trigger set between it and what the view sends.
+PREFLIGHT_SETUP = """
+from agent.model_metadata import estimate_request_tokens_rough
+upcoming = list(history) + [{"role": "user", "content": "NEXT turn please"}]
+whole = estimate_request_tokens_rough(upcoming, system_prompt=agent._cached_system_prompt or "", tools=agent.tools or None)
+saved = int(engine.view.stats.last.get("saved_tokens") or 0)
+engine.threshold_tokens = whole - saved // 2
+result = {"whole": whole, "saved": saved, "threshold": engine.threshold_tokens}
+"""
+
+
+@pytest.mark.skipif(not HAS_VIEW, reason="no lean view on this host: every request carries the whole history")
+def test_the_turn_preflight_follows_the_request_sent(fake_llm: FakeLLMServer, make_home) -> None:
+    """Issue 31: 0.20.1's turn-start preflight counts the whole history while select_context sends less; a
+    compaction fired at 48k estimated tokens for a ~33k request.  No summary for tokens never sent."""
+    home = stowage_home(make_home, config={"stowage": VIEW})
+    scenario = Scenario(cli_task_id=True)
+    _fillers(fake_llm, scenario, 6)
+    fake_llm.on(Match.user_turn("NEXT"), Reply.say("done"))
+    scenario.python(PREFLIGHT_SETUP, id="setup").turn("NEXT turn please", id="next")
+    result = run_scenario(home, scenario, check=True)
+
+    figures = result.step("setup")["result"]
+    print("preflight figures:", figures, "sent:", result.step("next")["engine"]["status"]["requests"][-1])
+    assert figures["saved"] > 4000 and figures["whole"] >= figures["threshold"], figures  # the preflight's figure
+    sent = fake_llm.matching(Match.user_turn("NEXT"))
+    assert len(sent) == 1 and sent[0].messages[-1]["content"] == "NEXT turn please"
+    status = result.step("next")["engine"]["status"]
+    assert status["threshold_tokens"] == figures["threshold"], status  # the trigger held through the turn
+    assert fake_llm.summary_requests() == [] and status["compression_count"] == 0, status.get("last_compaction")
+    assert status["requests"][-1]["sent"] < figures["threshold"], status["requests"][-1]

@@ -5,8 +5,8 @@
 reads what the running host can do from ``stowage.host.host_support`` instead of
 assuming the newest: identity, spill, a genuine compaction with a real summary
 request, a failing summarizer, tool search where the host has middleware, and
-the shared-engine case of hosts before 0.18.0 (a review agent started
-mid-session moves nothing).
+the shared-engine case of hosts before 0.18.0 (the host's own review agent,
+which ends its parent's session id, moves nothing).
 """
 
 from __future__ import annotations
@@ -31,29 +31,21 @@ SUMMARY = (
 )
 SPILL_CHARS = 200_000
 
-REVIEW_AGENT = """
+# The host's own background review, as it runs after a turn (0.13.0 run_agent._spawn_background_review, 0.17.0+
+# agent/background_review.py): on its own thread an AIAgent is built, given the parent's session id, runs the
+# review prompt, and its shutdown_memory_provider() calls on_session_end(<the parent's session id>).
+HOST_REVIEW = """
 import threading
-from run_agent import AIAgent
-box = {}
-def review():
-    other = AIAgent(**runner.agent_kwargs({"session_db": False}))
-    box["shared"] = other.context_compressor is engine
-    box["session"] = other.session_id
-    state["review"] = other
-worker = threading.Thread(target=review)
-worker.start()
-worker.join()
-result = {"shared": box["shared"], "review_session": box["session"], "engine_session": engine.session_id,
-          "main_session": agent.session_id, "store_session": engine.store_session.session_id}
+from stowage.host import sessions
+before = {t.ident for t in threading.enumerate() if t.name == "bg-review"}
+agent._spawn_background_review(list(history), review_memory=True)
+for worker in [t for t in threading.enumerate() if t.name == "bg-review" and t.ident not in before]:
+    worker.join(120)
+result = {"main_session": agent.session_id, "engine_session": engine.session_id,
+          "store_session": engine.store_session.session_id, "bound": sessions.engine_for(agent.session_id) is engine,
+          "guests_left": engine.sharing.has_guests}
 """
-END_REVIEW = """
-import threading
-other = state["review"]
-worker = threading.Thread(target=lambda: other.shutdown_memory_provider([]))
-worker.start()
-worker.join()
-result = engine.session_id
-"""
+REVIEW_PROMPT_MARK = "You can only call memory and skill"
 
 
 def test_stowage_is_the_running_engine_and_knows_the_host(fake_llm: FakeLLMServer, make_home) -> None:
@@ -70,35 +62,49 @@ def test_stowage_is_the_running_engine_and_knows_the_host(fake_llm: FakeLLMServe
     assert not any("falling back to built-in" in line for line in result.logs())
 
 
-def test_a_large_output_is_spilled_even_after_a_review_agent_starts(fake_llm: FakeLLMServer, make_home) -> None:
+def test_spill_and_grep_keep_working_after_the_hosts_review_agents(fake_llm: FakeLLMServer, make_home) -> None:
+    """Issue 31: on 0.13.0 and 0.17.0 the review agent shares the engine and ends the parent's session id; the
+    main session must stay live: later outputs spilled, the store session unmoved, grep finding every output."""
     home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 4000}}})
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi"))
+    for n in (1, 2):
+        fake_llm.on(
+            Match.user_turn(f"SPILLNOW{n}"),
+            Reply.tool(ToolCall("harness_big_output", {"chars": SPILL_CHARS, "token": f"OUT{n}"}, id=f"call_big{n}")),
+        )
+        fake_llm.on(Match.after_tool_result(f"call_big{n}"), Reply.say("seen"))
     fake_llm.on(
-        Match.user_turn("SPILL"),
-        Reply.tool(ToolCall("harness_big_output", {"chars": SPILL_CHARS, "token": "SPILL"}, id="call_big")),
+        Match.user_turn("GREPNOW"), Reply.tool(ToolCall("stowage_grep", {"pattern": "END-OUT"}, id="call_grep"))
     )
-    fake_llm.on(Match.after_tool_result("call_big"), Reply.say("seen"))
+    fake_llm.on(Match.after_tool_result("call_grep"), Reply.say("found"))
 
     scenario = (
         Scenario()
         .turn("HELLO", id="hello")
-        .python(REVIEW_AGENT, id="review")
-        .turn("SPILL it", id="spill")
-        .python(END_REVIEW, id="end_review")
+        .python(HOST_REVIEW, id="review1")
+        .turn("SPILLNOW1 please", id="spill1")
+        .python(HOST_REVIEW, id="review2")
+        .turn("SPILLNOW2 please", id="spill2")
+        .python(HOST_REVIEW, id="review3")
+        .turn("GREPNOW please", id="grep")
         .probe(id="after")
     )
     result = run_scenario(home, scenario, check=True)
 
-    review = result.step("review")["result"]
-    # hosts before 0.18.0 hand the same engine object to the review agent; later ones a copy
-    assert review["shared"] is (
-        VERSION is not None and SUPPORT.supported and any("one engine copy per agent" in m for m in SUPPORT.missing)
-    )
-    assert review["engine_session"] == review["main_session"] == review["store_session"]
-    preview = fake_llm.matching(Match.after_tool_result("call_big"))[0].tool_results["call_big"]
-    assert preview.startswith("[stowage: preview of a large tool output")
-    assert result.step("end_review")["result"] == review["main_session"]
-    assert result.step("after")["engine"]["status"]["store"]["spills"] == 1
+    reviews = [r for r in fake_llm.requests() if r.is_chat and REVIEW_PROMPT_MARK in r.last_user_text]
+    assert len(reviews) == 3, "each host review agent asked the model"
+    for step in ("review1", "review2", "review3"):
+        review = result.step(step)["result"]
+        assert review["engine_session"] == review["store_session"] == review["main_session"], review
+        assert review["bound"] and not review["guests_left"], review
+    for n in (1, 2):
+        preview = fake_llm.matching(Match.after_tool_result(f"call_big{n}"))[0].tool_results[f"call_big{n}"]
+        assert preview.startswith("[stowage: preview of a large tool output"), preview[:200]
+    found = json.loads(fake_llm.matching(Match.after_tool_result("call_grep"))[0].tool_results["call_grep"])
+    assert found["searched"] == found["of"] >= 2, found
+    spilled = [m for r in found["results"] if r["kind"] == "spill" for m in ("OUT1", "OUT2") if f"END-{m}" in r["text"]]
+    assert sorted(spilled) == ["OUT1", "OUT2"], found
+    assert result.step("after")["engine"]["status"]["store"]["spills"] == 2
 
 
 def test_a_genuine_compaction_asks_the_summary_model(fake_llm: FakeLLMServer, make_home) -> None:
