@@ -38,12 +38,20 @@ HOST_REVIEW = """
 import threading
 from stowage.host import sessions
 before = {t.ident for t in threading.enumerate() if t.name == "bg-review"}
+made = []
+start_guest = engine.sharing.guest_for_start
+def spy(*args, **kwargs):
+    guest = start_guest(*args, **kwargs)
+    made.append(guest is not None)
+    return guest
+engine.sharing.guest_for_start = spy  # on a shared engine, the review agent's session start reaches this object
 agent._spawn_background_review(list(history), review_memory=True)
 for worker in [t for t in threading.enumerate() if t.name == "bg-review" and t.ident not in before]:
     worker.join(120)
+del engine.sharing.guest_for_start
 result = {"main_session": agent.session_id, "engine_session": engine.session_id,
           "store_session": engine.store_session.session_id, "bound": sessions.engine_for(agent.session_id) is engine,
-          "guests_left": engine.sharing.has_guests}
+          "guests_left": engine.sharing.has_guests, "review_got_a_guest": any(made)}
 """
 REVIEW_PROMPT_MARK = "You can only call memory and skill"
 
@@ -93,8 +101,11 @@ def test_spill_and_grep_keep_working_after_the_hosts_review_agents(fake_llm: Fak
 
     reviews = [r for r in fake_llm.requests() if r.is_chat and REVIEW_PROMPT_MARK in r.last_user_text]
     assert len(reviews) == 3, "each host review agent asked the model"
+    # hosts before 0.18.0 hand the same engine object to the review agent (it gets a guest); later ones a copy
+    shared = VERSION is not None and any("one engine copy per agent" in m for m in SUPPORT.missing)
     for step in ("review1", "review2", "review3"):
         review = result.step(step)["result"]
+        assert review["review_got_a_guest"] is shared, review
         assert review["engine_session"] == review["store_session"] == review["main_session"], review
         assert review["bound"] and not review["guests_left"], review
     for n in (1, 2):
