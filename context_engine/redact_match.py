@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from re import Match
 
+from .redact_values import is_plain_value
+
 MASK = "[REDACTED]"
 
 Replace = Callable[[Match[str]], str]
@@ -91,6 +93,17 @@ def mask_group(match: Match[str]) -> str:
 
 def mask_all(match: Match[str]) -> str:
     return MASK
+
+
+def mask_unless_plain(match: Match[str]) -> str:
+    """Mask the ``secret`` group unless it reads as configuration or code (``false``, ``${{ secrets.X }}``)."""
+    return match.group(0) if is_plain_value(match.group("secret"), secret_is_quoted(match)) else mask_group(match)
+
+
+def secret_is_quoted(match: Match[str]) -> bool:
+    """The ``secret`` group opens right after a quote the match holds (a string literal)."""
+    start = match.start("secret")
+    return start > match.start() and match.string[start - 1] in "'\"`"
 
 
 # -- gates ----------------------------------------------------------------------------------------
