@@ -18,6 +18,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from re import Match
 
+from .redact_escapes import redact_escaped_strings
 from .redact_rules import MASK, RULES, Haystack, Rule, fold_case
 
 __all__ = ["MASK", "contains_secret", "fold_case", "redact", "redact_many"]
@@ -29,10 +30,14 @@ _SEPARATOR = "\n\x00\n"
 
 
 def redact(text: str) -> str:
-    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+    """``text`` with every recognised secret replaced by ``[REDACTED]``.
+
+    String literals with escapes (a YAML block inside JSON arguments) are
+    redacted decoded first (:mod:`.redact_escapes`), then the rules read the text.
+    """
     if not text:
         return text
-    haystack = Haystack(text)
+    haystack = Haystack(redact_escaped_strings(text, redact_many))
     for rule in RULES:
         redacted = _apply(rule, haystack)
         if redacted is not haystack.text:
@@ -51,7 +56,7 @@ def redact_many(texts: Sequence[str]) -> list[str]:
     match at that position of the joined texts, or lies inside a match that
     touches it; the tests check equality on generated texts).
     """
-    texts = list(texts)
+    texts = [redact_escaped_strings(text, redact_many) for text in texts]
     if len(texts) < 2 or any(_SEPARATOR in t for t in texts):
         return [redact(t) for t in texts]
     joined: Haystack | None = None

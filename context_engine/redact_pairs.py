@@ -34,17 +34,18 @@ __all__ = ["PAIR_RULES"]
 # The secret words a pair's name must hold (lower case), as name_kind reads them.
 _NAME_WORDS = ("key", "secret", "token", "pass", "pwd", "auth", "cred", "pat", "sig", "sas", "hmac", "dsn", "bearer")
 # An unquoted value runs to whitespace or a delimiter of the syntax around it.
-_BARE_VALUE = r"[^\s'\"`,;()\[\]{}<>]"
+# "=" only ends one, as base64 padding: in key=key=key... no value begins (possessive: no backtracking).
+_BARE_VALUE = r"[^\s'\"`,;()\[\]{}<>=]"
 
 _PAIR = re.compile(
     r"(?<![A-Za-z0-9_.\-$@/\\])(?P<name>(?=[A-Za-z_])[A-Za-z0-9_.\-]{0,60}?(?i:"
     + "|".join(_NAME_WORDS)
     + r")[A-Za-z0-9_.\-]{0,40})(?P<nq>['\"]?)\]?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?P<q>['\"`])?"
-    r"(?P<secret>(?(q)[^'\"`\r\n]{1,400}|(?![=>])"
+    r"(?P<secret>(?(q)[^'\"`\r\n]{1,4096}+|(?![>])"
     + _BARE_VALUE
-    + r"{1,400}))(?(q)(?P=q)|(?!"
+    + r"{1,4096}+={0,3}+))(?(q)(?P=q)|(?!"
     + _BARE_VALUE
-    + r"|[(\[]))"
+    + r"|[(\[=]))"
 )
 
 
@@ -123,7 +124,8 @@ def _mask_named_value(match: Match[str]) -> str:
 
 
 _DOCKERFILE_ENV = re.compile(
-    r"(?m)^[ \t]*ENV[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+(?P<q>['\"])?(?P<secret>(?(q)[^'\"\r\n]+|[^\s'\"]+))"
+    r"(?m)(?:^|(?<=[\"']))[ \t]*ENV[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_]*)[ \t]+"
+    r"(?P<q>['\"])?(?P<secret>(?(q)[^'\"\r\n]+|[^\s'\"]+))"
 )
 _PHP_DEFINE = re.compile(
     r"\bdefine\([ \t]*(['\"])(?P<name>[A-Za-z_][A-Za-z0-9_]*)\1[ \t]*,[ \t]*(['\"])(?P<secret>[^'\"\r\n]+)\3"

@@ -275,7 +275,7 @@ _ENV_PLAIN_SEGMENT = (
 _NOT_A_LOOKUP = r"(?!os\.|process\.env\b|\$ENV\b|[A-Za-z_][A-Za-z0-9_.]*\()"
 # A value that is already a mask, with the ";" of a connection string after it: left alone, so a second
 # pass does not take the ";" into the secret (redaction is idempotent).
-_NOT_MASKED = r"(?!\[REDACTED\];)"
+_NOT_MASKED = r"(?!\[REDACTED\];)(?!\\[\"'])"
 _SECRET_WORD_AND_SUFFIX = _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?"
 _HEADER_PARTS = ("-token", "-secret", "-passw", "-key", "-signature", "-apikey")
 _JSON_KEY_PARTS = _SECRET_WORD_PARTS + ("bearer", "authorization", "cookie")
@@ -319,7 +319,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         re.compile(
             r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
-            r"\s*:\s*(?P<secret>[^\s\"',;]+)"
+            r"\s*:(?!=)\s*(?P<secret>[^\s\"',;]+)"
         ),
         mask_group,
         in_lowered("api-key", "-token", "apikey"),
