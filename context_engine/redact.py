@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from re import Match
 
-from .redact_escapes import redact_escaped_strings
+from .redact_escapes import redact_escaped_strings, redact_escaped_strings_many
 from .redact_rules import MASK, RULES, Haystack, Rule, fold_case
 
 __all__ = ["MASK", "contains_secret", "fold_case", "redact", "redact_many"]
@@ -37,7 +37,12 @@ def redact(text: str) -> str:
     """
     if not text:
         return text
-    haystack = Haystack(redact_escaped_strings(text, redact_many))
+    return _redact_rules(redact_escaped_strings(text, redact_many))
+
+
+def _redact_rules(text: str) -> str:
+    """``text`` with every rule applied in order (no escape stage)."""
+    haystack = Haystack(text)
     for rule in RULES:
         redacted = _apply(rule, haystack)
         if redacted is not haystack.text:
@@ -56,9 +61,9 @@ def redact_many(texts: Sequence[str]) -> list[str]:
     match at that position of the joined texts, or lies inside a match that
     touches it; the tests check equality on generated texts).
     """
-    texts = [redact_escaped_strings(text, redact_many) for text in texts]
+    texts = redact_escaped_strings_many(list(texts), redact_many)
     if len(texts) < 2 or any(_SEPARATOR in t for t in texts):
-        return [redact(t) for t in texts]
+        return [_redact_rules(t) if t else t for t in texts]
     joined: Haystack | None = None
     for rule in RULES:
         if joined is None:

@@ -24,28 +24,38 @@ _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 def redact_escaped_strings(text: str, redact_all: Callable[[list[str]], list[str]]) -> str:
     """``text`` with each escaped string literal whose decoded value ``redact_all`` changes written back masked.
 
-    ``redact_all`` redacts a list of texts at once (one batch per text, not one call per literal).
+    ``redact_all`` redacts a list of texts at once.
     """
-    if "\\" not in text or '"' not in text:
-        return text
-    found: list[tuple[int, int, str]] = []
-    for match in _LITERAL.finditer(text):
-        literal = match.group(0)
-        if "\\" not in literal:
+    return redact_escaped_strings_many([text], redact_all)[0]
+
+
+def redact_escaped_strings_many(texts: list[str], redact_all: Callable[[list[str]], list[str]]) -> list[str]:
+    """:func:`redact_escaped_strings` of each text, with one ``redact_all`` call for all their literals."""
+    found: list[tuple[int, int, int, str]] = []  # (text, start, end, decoded value)
+    for index, text in enumerate(texts):
+        if "\\" not in text or '"' not in text:
             continue
-        try:
-            value = json.loads(literal)
-        except ValueError:
-            continue
-        if isinstance(value, str) and value != literal[1:-1]:
-            found.append((match.start(), match.end(), value))
+        for match in _LITERAL.finditer(text):
+            literal = match.group(0)
+            if "\\" not in literal:
+                continue
+            try:
+                value = json.loads(literal)
+            except ValueError:
+                continue
+            if isinstance(value, str) and value != literal[1:-1]:
+                found.append((index, match.start(), match.end(), value))
     if not found:
-        return text
-    pieces: list[str] = []
-    end = 0
-    for (start, stop, value), redacted in zip(found, redact_all([value for _, _, value in found]), strict=True):
+        return texts
+    out = list(texts)
+    pieces: dict[int, list[str]] = {}
+    ends: dict[int, int] = {}
+    for (index, start, stop, value), redacted in zip(found, redact_all([f[3] for f in found]), strict=True):
         if redacted != value:
-            pieces += [text[end:start], json.dumps(redacted, ensure_ascii=False)]
-            end = stop
-    pieces.append(text[end:])
-    return "".join(pieces) if end else text
+            pieces.setdefault(index, []).extend(
+                (texts[index][ends.get(index, 0) : start], json.dumps(redacted, ensure_ascii=False))
+            )
+            ends[index] = stop
+    for index, parts in pieces.items():
+        out[index] = "".join(parts) + texts[index][ends[index] :]
+    return out

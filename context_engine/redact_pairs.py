@@ -16,17 +16,7 @@ import re
 from collections.abc import Iterable
 from re import Match
 
-from .redact_match import (
-    Haystack,
-    Rule,
-    at_lowered_words,
-    at_words,
-    in_lowered,
-    in_text,
-    mask_group,
-    matches_at,
-    secret_is_quoted,
-)
+from .redact_match import Haystack, Rule, at_words, in_text, mask_group, matches_at, occurrences, secret_is_quoted
 from .redact_values import is_plain_value, looks_random, name_kind
 
 __all__ = ["PAIR_RULES"]
@@ -63,13 +53,14 @@ def _line_end_after(text: str, at: int) -> bool:
 
 
 def _mask_pair(match: Match[str]) -> str:
-    kind = name_kind(match.group("name"))
-    value = match.group("secret")
-    if kind is None or is_plain_value(value, secret_is_quoted(match)):
+    name, value = match.group("name"), match.group("secret")
+    kind = name_kind(name)
+    quoted = secret_is_quoted(match)
+    if kind is None or is_plain_value(value, quoted):
         return match.group(0)
     random = len(value) >= 12 and looks_random(value)
-    if kind == "weak" and not random:
-        return match.group(0)
+    if not random and (kind == "weak" or (not quoted and name.startswith(("self.", "this.", "cls.")))):
+        return match.group(0)  # an attribute set from a variable (self._secret = secret) is code
     if not random and match.group("sep") == ":" and not match.group("q"):
         # "the secret: keep it short" is prose; a YAML value starts its line's key and ends the line.
         if not _line_start_before(match.string, match.start()) or not _line_end_after(match.string, match.end()):
@@ -78,27 +69,35 @@ def _mask_pair(match: Match[str]) -> str:
 
 
 _LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^A-Za-z0-9_.\-]")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
+# What must follow a name for a pair: a closing quote or "]", then a separator.
+_SEPARATOR_NEXT = re.compile(r"['\"]?\]?[ \t]*[:=]")
 
 
 def _at_pair_names(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
-    """Matches from the start of each name run (``[A-Za-z0-9_.-]``) holding a secret word, once per run."""
+    """Matches from the start of each name run (``[A-Za-z0-9_.-]``) holding a secret word and followed by a separator.
+
+    Each run is looked at once, from its first secret word: most ("path",
+    "author", "monkey") are not followed by a separator and drop out with
+    one anchored match, before the run's start is looked for.
+    """
     text, lowered = haystack.text, haystack.lowered
     if len(text) != len(lowered):
         return pattern.finditer(text)
-    starts: set[int] = set()
-    for word in _NAME_WORDS:
-        if not haystack.lower_has(word):
+    starts: list[int] = []
+    run_end = -1
+    for at in occurrences(lowered, [word for word in _NAME_WORDS if haystack.lower_has(word)]):
+        if at < run_end:
+            continue  # a later word of a run already looked at
+        run_end = _NAME_RUN.match(text, at).end()  # type: ignore[union-attr]  # a * pattern always matches
+        if not _SEPARATOR_NEXT.match(text, run_end):
             continue
-        at = lowered.find(word)
-        while at != -1:
-            low = max(0, at - 80)
-            outside = _LAST_OUTSIDE_NAME.match(text, low, at)  # the text's own letters: "ſ" is not a name's
-            if outside or low == 0:
-                starts.add(outside.end() if outside else 0)
-            # else the run began more than 80 characters before: a name from there holds a secret word
-            # within its first 70, which its own occurrence finds
-            at = lowered.find(word, at + len(word))
-    return matches_at(pattern, text, sorted(starts))
+        low = max(0, at - 80)
+        outside = _LAST_OUTSIDE_NAME.match(text, low, at)  # the text's own letters: "ſ" is not a name's
+        if outside or low == 0:
+            starts.append(outside.end() if outside else 0)
+        # else the run began more than 80 characters before its first secret word: no name reaches it
+    return matches_at(pattern, text, starts)
 
 
 def _has_separator(haystack: Haystack) -> bool:
@@ -131,9 +130,23 @@ _PHP_DEFINE = re.compile(
     r"\bdefine\([ \t]*(['\"])(?P<name>[A-Za-z_][A-Za-z0-9_]*)\1[ \t]*,[ \t]*(['\"])(?P<secret>[^'\"\r\n]+)\3"
 )
 
+
+def _at_env_lines(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+    """Matches from the start of each line (or the quote) before an ``ENV`` that only indentation precedes."""
+    text = haystack.text
+    starts = []
+    for at in occurrences(text, ("ENV",)):
+        before = at
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before == 0 or text[before - 1] in "\n\"'":
+            starts.append(before)
+    return matches_at(pattern, text, starts)
+
+
 PAIR_RULES: tuple[Rule, ...] = (
-    Rule(_NAMED_VALUE, _mask_named_value, in_lowered("value", text_requires=("name",)), at_lowered_words("name")),
-    Rule(_DOCKERFILE_ENV, _mask_named_value, in_text("ENV"), None),
+    Rule(_NAMED_VALUE, _mask_named_value, in_text("name", "value"), at_words("name")),
+    Rule(_DOCKERFILE_ENV, _mask_named_value, in_text("ENV"), _at_env_lines),
     Rule(_PHP_DEFINE, _mask_named_value, in_text("define("), at_words("define(")),
     Rule(_PAIR, _mask_pair, _has_separator, _at_pair_names),
 )

@@ -31,7 +31,7 @@ from .redact_match import (
     at_words_before_space,
     fold_case,
     in_lowered,
-    in_runs,
+    in_runs_by_head,
     in_text,
     key_before,
     literal_head,
@@ -148,7 +148,6 @@ _VENDOR_PREFIXES = (
     r"glpat-[A-Za-z0-9_-]{10,}(?:\.[a-z0-9]{9})?",
     r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}(?:\.[a-z0-9]{9})?",
     r"GR1348941[A-Za-z0-9_-]{20,}",
-    r"glc_[A-Za-z0-9+/]{32,}={0,3}",
     r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
     r"xox[abeprs]-[A-Za-z0-9-]{10,}",
     r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
@@ -203,11 +202,9 @@ _VENDOR_PREFIXES = (
     r"tk-us-[A-Za-z0-9_-]{48}",
     r"API-[A-Z0-9]{26}",
     r"fo1_[A-Za-z0-9_-]{43}",
-    r"fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}",
     r"nfp_[A-Za-z0-9]{36}",
     r"HRKU-AA[A-Za-z0-9_-]{58}",
     r"sntryu_[a-f0-9]{64}",
-    r"sntrys_eyJ[A-Za-z0-9+/=_]{50,}",
     r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}",
     r"NR(?:AK|II|JS)-[A-Za-z0-9_-]{19,32}",
     r"4b1d[A-Za-z0-9]{38}",
@@ -217,7 +214,6 @@ _VENDOR_PREFIXES = (
     r"figd_[A-Za-z0-9_-]{40}",
     r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
     r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
-    r"ops_eyJ[A-Za-z0-9+/]{250,}={0,3}",
     r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}",
     r"sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}",
     r"s-s4t2(?:ud|af)-[a-f0-9]{64}",
@@ -238,7 +234,6 @@ _VENDOR_PREFIXES = (
     r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}",
     r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
     r"pcsk_[A-Za-z0-9_-]{50,}",
-    r"ABSK[A-Za-z0-9+/]{109,}={0,2}",
     r"oy2[a-z0-9]{43}",
     r"rubygems_[a-f0-9]{48}",
     r"pul-[a-f0-9]{40}",
@@ -246,8 +241,17 @@ _VENDOR_PREFIXES = (
 )
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
-_VENDOR_KEY_RUNS = runs_of(_ALNUM + "_.=-+/", 13)
-_VENDOR_HEADS = tuple(sorted({literal_head(p) for p in _VENDOR_PREFIXES}))
+_VENDOR_KEY_RUNS = runs_of(_ALNUM + "_.=-", 13)
+# Vendor keys with a base64 body ("+" and "/" would join the runs above with every base64 blob): their own rule.
+_BASE64_VENDOR_KEYS = (
+    r"glc_[A-Za-z0-9+/]{32,}={0,3}",
+    r"fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}",
+    r"sntrys_eyJ[A-Za-z0-9+/=_]{50,}",
+    r"ops_eyJ[A-Za-z0-9+/]{250,}={0,3}",
+    r"ABSK[A-Za-z0-9+/]{109,}={0,2}",
+)
+_BASE64_VENDOR_HEADS = ("glc_", "fm1", "fm2", "sntrys_", "ops_eyJ", "ABSK")
+_VENDOR_BEFORE, _VENDOR_AFTER = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_-])"
 
 _SECRET_WORD = (
     r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
@@ -268,7 +272,8 @@ _ENV_SECRET_SEGMENT = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS
 _ENV_SECRET_PARTS = ("API", "TOKEN", "SECRET", "PASS", "PWD", "CREDENTIAL", "AUTH")
 _ENV_PLAIN_SEGMENT = (
     r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
-    r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])"
+    r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE|USER|USERNAME|MODEL|BACKENDS?|CLASS|METHODS?|PROVIDER|SCHEME"
+    r"|FALLBACKS|HASHERS|VALIDATORS)(?![A-Z0-9])"
 )
 # a lookup or a call, not a value (a word boundary closes each "env": Hermes 0.22's install scan reads the
 # word followed by a bar as a shell environment dump and asks the user to confirm the install)
@@ -296,12 +301,17 @@ RULES: tuple[Rule, ...] = (
         in_text("-----BEGIN", "PRIVATE KEY"),
     ),
     Rule(
-        re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
+        re.compile(_VENDOR_BEFORE + "(?:" + "|".join(_VENDOR_PREFIXES) + ")" + _VENDOR_AFTER),
         _mask_vendor_key,
         always,
-        # The lookbehind allows "." "=" "-" "+" and "/" of a run before a key ("--token-glpat-...", "x=-sk-...",
-        # "https://x/ghp_...").
-        in_runs(_VENDOR_KEY_RUNS, _VENDOR_HEADS, ".=-+/"),
+        # The lookbehind allows "." "=" and "-" of a run before a key ("--token-glpat-...", "x=-sk-...").
+        in_runs_by_head(_VENDOR_KEY_RUNS, _VENDOR_PREFIXES, _VENDOR_BEFORE, _VENDOR_AFTER),
+    ),
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_+/])(?:" + "|".join(_BASE64_VENDOR_KEYS) + r")(?![A-Za-z0-9_+/=])"),
+        mask_all,
+        in_text(any_of=_BASE64_VENDOR_HEADS),
+        at_words(*_BASE64_VENDOR_HEADS),
     ),
     Rule(re.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}"), mask_all, in_text("eyJ")),
     Rule(
@@ -354,7 +364,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         re.compile(
-            r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=(?!>)\s*(['\"])?"
+            r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=(?![>=])\s*(['\"])?"
             r"(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED + r"(?(1)[^'\"\r\n&]+|[^\s'\"&]+))(?(1)\1)"
         ),
         mask_unless_plain,
@@ -520,7 +530,7 @@ RULES: tuple[Rule, ...] = (
             r"(?P<secret>[^'\"\r\n]+)(?P=q)"
         ),
         mask_unless_plain,
-        in_lowered(*_SECRET_WORD_PARTS),
+        in_lowered(*_SECRET_WORD_PARTS, any_text=(":", "=>")),
         prefiltered(r"(?:'|(?<![a-z0-9_.\-'\"]))[a-z0-9_.\-]*(?:key|secret|token|passw|credential)"),
     ),
     # A YAML "key: value" line written by a shell command: echo '  password: x' > .env, printf 'a:\n  token: x\n'.

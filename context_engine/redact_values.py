@@ -24,6 +24,7 @@ _PLAIN_WORDS = frozenset(
         "true", "false", "yes", "no", "on", "off", "null", "none", "nil", "undefined", "n/a",
         "read", "write", "read-all", "write-all", "admin", "required", "optional", "expired", "invalid",
         "missing", "empty", "unset", "revoked", "enabled", "disabled", "auto", "default", "inherit", "redacted",
+        "value",
         "password", "passwd", "pass", "pwd", "token", "secret", "key", "api_key", "apikey", "api-key",
         "credential", "credentials", "secret_key", "secretkey", "access_token", "private_key",
     }
@@ -37,7 +38,9 @@ _EXPRESSION = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[\[(]")
 _SNAKE_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)+")
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _LOWER_PATH = re.compile(r"(?:\.{1,2}/|~/|/)[a-z0-9_.\-/]*")
-_PLACEHOLDER = re.compile(r"<[^<>]*>|\.\.\.|\*{3,}.*|.*\*{4,}.*|x{6,}|X{6,}|\[REDACTED\]")
+_PLACEHOLDER = re.compile(
+    r"\{[A-Za-z_][A-Za-z0-9_.]*(?:\(\))?\}|<[^<>]*>|\.\.\.|\*{3,}.*|.*\*{4,}.*|x{6,}|X{6,}|\[REDACTED\]"
+)
 _REFERENCE = re.compile(r"\$(?:[{(A-Za-z_]|$)|\{\{|\{%|%\(|%\{|#\{|<%|@\{")
 
 
@@ -47,9 +50,9 @@ def is_plain_value(value: str, quoted: bool = False) -> bool:
     A ``quoted`` value is a string literal: ``"opaque.oauth.token"`` is a
     value, where unquoted ``self.token`` is an expression.
     """
-    value = value.strip()
-    if not value:
-        return True
+    value = value.strip().rstrip(",;:)]}")
+    if not value or value in ("[", "{", "("):
+        return True  # an empty literal, or the start of an expression ("secret=None)", "FALLBACKS = [")
     lowered = value.lower()
     if lowered in _PLAIN_WORDS:
         return True
@@ -74,8 +77,8 @@ def looks_random(value: str) -> bool:
     once).  Hex digests and UUIDs pass: under a secret's name they are secrets.
     """
     chars = [c for c in value if c.isascii() and c.isalnum()]
-    if len(chars) < 8:
-        return False
+    if len(chars) < 8 or any(c.isspace() for c in value):
+        return False  # a generated value has no spaces
     core = "".join(chars).rstrip("0123456789")
     has_digit = any(c.isdigit() for c in core)
     if has_digit and any(c.isalpha() for c in core) and len(set(core)) >= 8:
