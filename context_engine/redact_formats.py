@@ -30,10 +30,11 @@ from .redact_match import (
     matches_at,
     occurrences,
     runs_of,
+    secret_is_quoted,
 )
-from .redact_values import looks_random
+from .redact_values import is_plain_value, looks_random
 
-__all__ = ["FORMAT_RULES"]
+__all__ = ["FORMAT_RULES", "mask_flag_value"]
 
 # The secret words a key ends with (as in redact_rules._SECRET_WORD, with its optional suffixes).
 _SECRET_NAME = (
@@ -55,10 +56,10 @@ _SECRET_FLAG = (
 )
 
 
-def _mask_flag_value(match: Match[str]) -> str:
+def mask_flag_value(match: Match[str]) -> str:
     """Mask a flag's value, unless it reads as prose ("pass --token to the CLI") or names a file."""
     value = match.group("secret")
-    if value == MASK or value.startswith(("/", "~", "./", "../")):
+    if value == MASK or value.startswith(("/", "~", "./", "../")) or is_plain_value(value, secret_is_quoted(match)):
         return match.group(0)
     if value.isascii() and value.isalpha() and value.islower() and len(value) < 16:
         return match.group(0)
@@ -197,7 +198,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
     # Command-line flags: --token <value>, --api-key=<value>, --client-secret '<value>'.
     Rule(
         re.compile(_SECRET_FLAG),
-        _mask_flag_value,
+        mask_flag_value,
         in_lowered("token", "key", "secret", "pass", "pwd", text_requires=("--",)),
         at_words("--"),
     ),

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from re import Match
 
-from .redact_values import is_plain_value
+from .redact_values import is_plain_value, looks_random, name_kind
 
 MASK = "[REDACTED]"
 
@@ -98,6 +98,26 @@ def mask_all(match: Match[str]) -> str:
 def mask_unless_plain(match: Match[str]) -> str:
     """Mask the ``secret`` group unless it reads as configuration or code (``false``, ``${{ secrets.X }}``)."""
     return match.group(0) if is_plain_value(match.group("secret"), secret_is_quoted(match)) else mask_group(match)
+
+
+def mask_unless_plain_literal(match: Match[str]) -> str:
+    """:func:`mask_unless_plain` for a header's value, a literal however it looks (``tok_abc`` is no variable)."""
+    return match.group(0) if is_plain_value(match.group("secret"), quoted=True) else mask_group(match)
+
+
+def mask_named_unless_plain(match: Match[str]) -> str:
+    """:func:`mask_unless_plain` for a ``key: value`` match, keeping also the values of keys that name no secret.
+
+    The key is the match up to its separator (``adminPasswordKey``: where a
+    password is kept; ``existingSecret``: a Secret's name); a key that only
+    hints at one (``signing_key``) keeps a value that does not look random.
+    """
+    head = match.string[match.start() : match.start("secret")]
+    key = head.rstrip(" \t'\"").rstrip(":=").rstrip(" \t'\"").lstrip(" \t-'\"")
+    kind = name_kind(key)
+    if kind is None or (kind == "weak" and not looks_random(match.group("secret"))):
+        return match.group(0)
+    return mask_unless_plain(match)
 
 
 def secret_is_quoted(match: Match[str]) -> bool:

@@ -15,7 +15,7 @@ import binascii
 import re
 from re import Match
 
-from .redact_formats import FORMAT_RULES
+from .redact_formats import FORMAT_RULES, mask_flag_value
 from .redact_match import (
     MASK,
     Haystack,
@@ -37,7 +37,9 @@ from .redact_match import (
     literal_head,
     mask_all,
     mask_group,
+    mask_named_unless_plain,
     mask_unless_plain,
+    mask_unless_plain_literal,
     prefiltered,
     runs_of,
     secret_is_quoted,
@@ -316,7 +318,7 @@ RULES: tuple[Rule, ...] = (
     Rule(re.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}"), mask_all, in_text("eyJ")),
     Rule(
         re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
-        mask_group,
+        mask_unless_plain_literal,
         in_lowered("authorization"),
     ),
     Rule(
@@ -331,7 +333,7 @@ RULES: tuple[Rule, ...] = (
             r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
             r"\s*:(?!=)\s*(?P<secret>[^\s\"',;]+)"
         ),
-        mask_group,
+        mask_unless_plain_literal,
         in_lowered("api-key", "-token", "apikey"),
     ),
     # user:password@ in a URL; the user may be empty (redis://:pw@host) and the password runs to the
@@ -364,7 +366,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         re.compile(
-            r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=(?![>=])\s*(['\"])?"
+            r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?[ \t]*=(?![>=])[ \t]*(['\"])?"
             r"(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED + r"(?(1)[^'\"\r\n&]+|[^\s'\"&]+))(?(1)\1)"
         ),
         mask_unless_plain,
@@ -377,7 +379,7 @@ RULES: tuple[Rule, ...] = (
             + _ENV_SECRET_SEGMENT
             + r"(?:_(?!"
             + _ENV_PLAIN_SEGMENT
-            + r")[A-Z0-9]+)*\s*=\s*(['\"])?(?P<secret>"
+            + r")[A-Z0-9]+)*[ \t]*=[ \t]*(['\"])?(?P<secret>"
             + _NOT_A_LOOKUP
             + _NOT_MASKED
             + r"(?(1)[^'\"\r\n&]+|[^\s'\"&]+))(?(1)\1)"
@@ -393,7 +395,7 @@ RULES: tuple[Rule, ...] = (
             r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:(?!=)[ \t]*(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|"
             r"[^\s'\"#][^\r\n]*?))(?(1)\1)(?:[ \t]+#[^\r\n]*)?[ \t]*\r?$"
         ),
-        mask_unless_plain,
+        mask_named_unless_plain,
         in_text(":"),
         at_line_key(*_SECRET_WORD_PARTS),
     ),  # the finder searches the parts
@@ -412,7 +414,7 @@ RULES: tuple[Rule, ...] = (
     ),
     # Azure storage and service-bus connection strings (AccountKey=...;).
     Rule(
-        re.compile(r"(?i)(?:account|shared[_-]?access)[_-]?key\s*=\s*(?P<secret>[^\s;'\"&]+)"),
+        re.compile(r"(?i)(?:account|shared[_-]?access)[_-]?key[ \t]*=[ \t]*(?P<secret>[^\s;'\"&]+)"),
         mask_group,
         in_lowered(*_AZURE_KEY_HEADS, text_requires=("=",)),
         at_lowered_words(*_AZURE_KEY_HEADS),
@@ -445,7 +447,7 @@ RULES: tuple[Rule, ...] = (
     # curl -u user:password, sshpass -p, redis-cli -a, ldapsearch and friends -w.
     Rule(
         re.compile(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(['\"]?)[^\s:'\"]+:(?P<secret>[^\s'\"]+)\1"),
-        mask_group,
+        mask_unless_plain,
         in_text("curl", "-u", ":"),
         at_commands(r"\bcurl\b", "curl"),
     ),
@@ -469,7 +471,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         re.compile(r"(?<![\w-])--password[ \t]+(['\"]?)(?P<secret>[^\s'\"-][^\s'\"]*)\1"),
-        mask_group,
+        mask_flag_value,
         in_text("--password"),
         at_words("--password"),
     ),
@@ -502,7 +504,7 @@ RULES: tuple[Rule, ...] = (
             r"(?i)(?<![A-Za-z0-9_-])(?:x(?:-[A-Za-z0-9]+)*-key|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*-(?:token|secret"
             r"|password|passwd|signature|apikey))(?![A-Za-z0-9_-])[ \t]*:[ \t]*(?P<secret>[^\s\"',;]+)"
         ),
-        mask_unless_plain,
+        mask_unless_plain_literal,
         in_lowered(*_HEADER_PARTS, text_requires=(":",)),
         at_name_holding(*_HEADER_PARTS),
     ),

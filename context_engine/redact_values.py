@@ -38,9 +38,13 @@ _EXPRESSION = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[\[(]")
 _SNAKE_NAME = re.compile(r"[a-z][a-z0-9]*(?:_[a-z][a-z0-9]*)+")
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 _LOWER_PATH = re.compile(r"(?:\.{1,2}/|~/|/)[a-z0-9_.\-/]*")
+# Placeholders of an example file: <...>, "sk-...", "your-api-key-here", "********".
+_PLACEHOLDER_START = re.compile(r"(?i)<|(?:your|insert|enter|replace|put)[-_ ]|.*\.\.\.$")
 _PLACEHOLDER = re.compile(
     r"\{[A-Za-z_][A-Za-z0-9_.]*(?:\(\))?\}|<[^<>]*>|\.\.\.|\*{3,}.*|.*\*{4,}.*|x{6,}|X{6,}|\[REDACTED\]"
 )
+# An environment lookup in code: process.env.X, import.meta.env.VITE_X, os.environ.X.
+_ENV_LOOKUP = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:env|environ|ENV)\.[A-Za-z_][A-Za-z0-9_]*[;,]?")
 _REFERENCE = re.compile(r"\$(?:[{(A-Za-z_]|$)|\{\{|\{%|%\(|%\{|#\{|<%|@\{")
 
 
@@ -56,9 +60,9 @@ def is_plain_value(value: str, quoted: bool = False) -> bool:
     lowered = value.lower()
     if lowered in _PLAIN_WORDS:
         return True
-    if _REFERENCE.match(value) or _PLACEHOLDER.fullmatch(value):
+    if _REFERENCE.match(value) or _PLACEHOLDER.fullmatch(value) or _PLACEHOLDER_START.match(value):
         return True
-    if _CONSTANT_NAME.fullmatch(value):
+    if _CONSTANT_NAME.fullmatch(value) or _ENV_LOOKUP.fullmatch(value):
         return True  # OPENAI_API_KEY: the name of a variable
     if not quoted and (_DOTTED_NAME.fullmatch(value) or _EXPRESSION.match(value) or _SNAKE_NAME.fullmatch(value)):
         return True  # self.token, var.db_password, settings.SECRET_KEY, tokens[0], os.Getenv(...), new_password
@@ -144,6 +148,8 @@ def name_kind(name: str) -> str | None:
             continue
         if any(after in _PLAIN_AFTER for after in segments[i + 1 :]):
             return None
+        if i and segments[i - 1] in ("existing", "external"):
+            return None  # Helm's existingSecret: the name of a Secret object
         if strong:
             return "strong"
         before = segments[i - 1] if i else ""

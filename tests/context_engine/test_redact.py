@@ -160,6 +160,11 @@ def test_the_ten_formats_issue_31_found_leaking_are_masked(label, template, secr
         "tls.crt: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCk1JSUI=",
         "- name: DB_PASSWORD\n  valueFrom:\n    secretKeyRef:\n      name: db",
         "password: must be at least 12 characters",
+        "DB_PASSWORD=\nAPI_KEY=your-api-key-here",  # an empty value: the next line is not it
+        "apiKey: import.meta.env.VITE_API_KEY",
+        'curl -H "Authorization: Bearer $TOKEN" -u "$USER:$PASSWORD" https://api.example.com',
+        "WARNING: Using --password via the CLI is insecure.",
+        "auth:\n  existingSecret: db-credentials\n  secretKeys:\n    adminPasswordKey: admin-password",
     ],
 )
 def test_issue_31_ordinary_configuration_and_code_stay(text):

@@ -8,6 +8,9 @@ are drawn from a seeded random source: they look as random as secrets do,
 which is the point.
 """
 
+# ruff: noqa: E501
+# (a corpus: lines as they appear in terminals and files)
+
 from __future__ import annotations
 
 import base64
@@ -44,7 +47,7 @@ def _blocks(seed: int = 31) -> list[str]:
     )
     blocks.append(f"Merge: {h(7)} {h(7)}\nMerge pull request #42 from org/fix-token-refresh")
     blocks.append(f"[main {h(7)}] Rotate the key loading code\n 3 files changed, 41 insertions(+), 7 deletions(-)")
-    blocks.append(f"Switched to branch 'feature/api-key-rotation'\nYour branch is up to date with 'origin/main'.")
+    blocks.append("Switched to branch 'feature/api-key-rotation'\nYour branch is up to date with 'origin/main'.")
     blocks.append(
         f"remote: Resolving deltas: 100% (12/12), done.\nTo github.com:org/repo.git\n   {h(7)}..{h(7)}  main -> main"
     )
@@ -392,7 +395,108 @@ def _blocks(seed: int = 31) -> list[str]:
             for name in ("token_refresh", "password_reset", "api_key_rotation", "basic_auth_header")
         )
     )
+    # written after the rules, as a held-out check (12 of 95 lines were altered at first, 26 by the rules before
+    # issue 31); the one still altered is left out: systemd's LoadCredential=db-password:/etc/creds/db
+    blocks.append(HELD_OUT)
     return blocks
+
+
+HELD_OUT = """\
+server {
+    listen 443 ssl;
+    ssl_certificate     /etc/nginx/certs/site.crt;
+    ssl_certificate_key /etc/nginx/certs/site.key;
+    ssl_session_tickets off;
+    auth_basic "Restricted";
+    auth_basic_user_file /etc/nginx/.htpasswd;
+    proxy_set_header Authorization $http_authorization;
+}
+[Service]
+EnvironmentFile=/etc/default/api
+Environment=TOKEN_FILE=/run/secrets/token
+ExecStart=/usr/bin/api --config /etc/api.toml
+.PHONY: test lint
+SECRET_SCAN ?= gitleaks detect --source .
+test:
+	pytest -q --maxfail=1
+CREATE TABLE api_keys (id SERIAL PRIMARY KEY, key_hash TEXT NOT NULL, created_at TIMESTAMPTZ);
+SELECT token, expires_at FROM sessions WHERE user_id = $1;
+INSERT INTO users (name, password_hash) VALUES ($1, $2);
+<input type="password" name="password" autocomplete="current-password">
+<meta name="csrf-token" content="{{ csrf_token() }}">
+<label for="api-key">API key</label>
+components:
+  securitySchemes:
+    bearerAuth:
+      type: http
+      scheme: bearer
+      bearerFormat: JWT
+    apiKeyAuth:
+      type: apiKey
+      in: header
+      name: X-API-Key
+auth:
+  existingSecret: db-credentials
+  secretKeys:
+    adminPasswordKey: admin-password
+    userPasswordKey: user-password
+  password: ""
+  postgresPassword: ""
+DB_PASSWORD=
+API_KEY=your-api-key-here
+OPENAI_API_KEY=sk-...
+SECRET_KEY=<generate with openssl rand -hex 32>
+STRIPE_SECRET_KEY=sk_test_...
+      - DB_PASSWORD=${DB_PASSWORD}
+      - API_TOKEN=${API_TOKEN:?set it}
+let token = req.headers.get("authorization").unwrap_or_default();
+fn verify_token(token: &str, key: &DecodingKey) -> Result<Claims, Error> {
+String password = System.getenv("DB_PASSWORD");
+private static final String TOKEN_HEADER = "X-Auth-Token";
+spring.datasource.password=${DB_PASSWORD}
+jwt.secret=${JWT_SECRET}
+app.security.token-validity-seconds=3600
+aws_access_key_id =
+region = us-east-1
+output = json
+Signature verified. Key fingerprint: 4AEE 18F8 3AFD EB23
+gpg: Good signature from "Release Key <release@example.org>"
+gpg: using RSA key 0x4AEE18F83AFDEB23
+Get your API key at https://platform.openai.com/api-keys and set OPENAI_API_KEY.
+Rotate the secret: kubectl rollout restart deploy/api
+The token endpoint returns {"access_token": "...", "token_type": "Bearer"}.
+curl -H "Authorization: Bearer $TOKEN" https://api.example.com/v1/me
+curl -u "$USER:$PASSWORD" https://api.example.com
+export GITHUB_TOKEN=$(gh auth token)
+export AWS_SECRET_ACCESS_KEY=$(vault kv get -field=secret aws/creds)
+password_hash = bcrypt.hashpw(password.encode(), bcrypt.gensalt())
+if user.check_password(form.password.data):
+token_bytes = secrets.token_bytes(32)
+secret_key = Fernet.generate_key()
+key_id: k-2024-11
+keyring: ~/.gnupg/pubring.kbx
+KeyName: deploy-key
+ssh_authorized_keys:
+  - ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIG3h dev@laptop
+sessionToken: null
+refreshToken: undefined
+clientSecret: process.env.CLIENT_SECRET
+apiKey: import.meta.env.VITE_API_KEY
+"password": "********"
+"apiKey": "<YOUR_API_KEY>"
+"token": "${TOKEN}"
+Password: ****
+Enter passphrase for key '/home/dev/.ssh/id_ed25519':
+[sudo] password for dev:
+Token expires in 3600 seconds
+Secret "db-credentials" created
+secret/db-credentials configured
+serviceaccount/builder created
+Error: secret "api-token" not found
+WARNING: Using --password via the CLI is insecure. Use --password-stdin.
+npm notice Publishing to https://registry.npmjs.org/ with tag latest and default access
+pip install --index-url https://pypi.example.com/simple --trusted-host pypi.example.com pkg
+"""
 
 
 def ordinary_lines() -> list[str]:

@@ -12,6 +12,9 @@ scanners have nothing to match); where a format's alphabet allows, the
 random part carries ``FAKE``.
 """
 
+# ruff: noqa: E501
+# (a corpus: lines as they appear in terminals and files)
+
 from __future__ import annotations
 
 import base64
