@@ -54,6 +54,8 @@ def is_plain_value(value: str, quoted: bool = False) -> bool:
     A ``quoted`` value is a string literal: ``"opaque.oauth.token"`` is a
     value, where unquoted ``self.token`` is an expression.
     """
+    if _PLACEHOLDER.fullmatch(value.strip()):
+        return True  # checked whole: "{p.password}" ends with the brace the next line strips
     value = value.strip().rstrip(",;:)]}")
     if not value or value in ("[", "{", "("):
         return True  # an empty literal, or the start of an expression ("secret=None)", "FALLBACKS = [")

@@ -162,6 +162,7 @@ def test_the_ten_formats_issue_31_found_leaking_are_masked(label, template, secr
         "password: must be at least 12 characters",
         "DB_PASSWORD=\nAPI_KEY=your-api-key-here",  # an empty value: the next line is not it
         "apiKey: import.meta.env.VITE_API_KEY",
+        "print(f\"password: '{p.password}' type: {type(p.password)}\")",
         'curl -H "Authorization: Bearer $TOKEN" -u "$USER:$PASSWORD" https://api.example.com',
         "WARNING: Using --password via the CLI is insecure.",
         "auth:\n  existingSecret: db-credentials\n  secretKeys:\n    adminPasswordKey: admin-password",
