@@ -21,12 +21,11 @@ import re
 from collections import Counter
 
 import pytest
-
 from stowage.context_engine.redact import redact, redact_many
 
 from .ordinary_text import BLOCKS, ordinary_lines
+from .planting import ROUTES, summary_prompts
 from .secret_formats import FAMILIES, FORMATS, SecretFormat
-from .test_planted_secrets import compaction
 
 pytestmark = pytest.mark.reliability
 REQUIRED = [f for f in FORMATS if not f.public]
@@ -73,15 +72,11 @@ def test_formats_public_scanners_know_are_masked(figures):
     assert not missed, f"{len(missed)} formats leak: {missed}"
 
 
-ROUTES = ("user", "tool_output", "tool_error_line", "arguments")
-
-
 @pytest.mark.parametrize("route", ROUTES)
 def test_planted_formats_never_reach_the_summary_model(route, figures):
     # each line starts a line of its own, as a pasted file or command does ("PLANT-i:" then a line break)
-    items = [(f.name, "\n" + f.line, f.secret) for f in REQUIRED]
-    prompts, _ = compaction(items, route)
-    prompt = "\n".join(prompts)
+    items = ["\n" + f.line for f in REQUIRED]
+    prompt = summary_prompts(items, route)
     shown = [i for i in range(len(items)) if f"PLANT-{i}:" in prompt or f"PLANT-{i} " in prompt]
     leaked = [fmt.name for fmt in REQUIRED if leaks(fmt, prompt)]
     figures.update(route=route, planted=len(items), shown=len(shown), leaked=len(leaked))
@@ -111,8 +106,7 @@ def test_ordinary_text_passes_unchanged(figures):
 
 
 def test_ordinary_text_reaches_the_summary_model_as_written(figures):
-    items = [(f"ordinary-{i}", block, "") for i, block in enumerate(BLOCKS)]
-    prompt = "\n".join(compaction(items, "user")[0])
+    prompt = summary_prompts(BLOCKS, "user")
     altered = [line for block in BLOCKS for line in block.split("\n") if line.strip() and line not in prompt]
     figures.update(blocks=len(BLOCKS), altered_lines=len(altered))
     assert not altered, f"{len(altered)} ordinary lines altered on their way to the model: {altered[:10]}"
