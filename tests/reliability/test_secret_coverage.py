@@ -60,6 +60,7 @@ def test_formats_public_scanners_know_are_masked(figures):
         by_family[fmt.family] += 1
         out = redact(fmt.line)
         escaped = redact(json.dumps({"command": fmt.line}))  # as call arguments carry it
+        assert redact(out) == out and redact(escaped) == escaped, f"{fmt.name}: a second pass changes the text"
         if leaks(fmt, out) or leaks(fmt, escaped):
             missed.append(fmt.name)
         else:
@@ -70,6 +71,8 @@ def test_formats_public_scanners_know_are_masked(figures):
         **{family: f"{covered[family]}/{by_family[family]}" for family in FAMILIES},
     )
     assert not missed, f"{len(missed)} formats leak: {missed}"
+    lines = [fmt.line for fmt in REQUIRED]
+    assert redact_many(lines) == [redact(line) for line in lines]
 
 
 @pytest.mark.parametrize("route", ROUTES)
