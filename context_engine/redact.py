@@ -6,10 +6,14 @@ Rules (in :mod:`.redact_rules`) cover vendor key prefixes, bearer/basic
 authorization headers, api-key headers, ``KEY=value`` and ``key: value``
 assignments with secret names, JSON fields, private key blocks, passwords in
 URLs and connection strings, secret query parameters, JWTs, chat-bot
-tokens, and (in :mod:`.redact_formats`) PuTTY keys, ``.pgpass`` lines, .NET
-and plist settings and secret-named command-line flags.  Nothing is
-memoized across texts: a compaction redacts each message once, and the cost
-is kept low by the rules' gates and finders instead.
+tokens, and (in :mod:`.redact_formats`) PuTTY keys, base64 PEM keys, ``.pgpass``
+lines, .NET and plist settings and secret-named command-line flags, and (in
+:mod:`.redact_pairs`) name/value pairs in any notation, judged by
+:mod:`.redact_values` (configuration and code such as ``id-token: write``
+stay).  String literals with escapes are redacted decoded first
+(:mod:`.redact_escapes`).  Nothing is memoized across texts: a compaction
+redacts each message once, and the cost is kept low by the rules' gates and
+finders instead.
 """
 
 from __future__ import annotations
