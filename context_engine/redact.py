@@ -10,8 +10,8 @@ tokens, and (in :mod:`.redact_formats`) PuTTY keys, base64 PEM keys, ``.pgpass``
 lines, .NET and plist settings and secret-named command-line flags, and (in
 :mod:`.redact_pairs`) name/value pairs in any notation, judged by
 :mod:`.redact_values` (configuration and code such as ``id-token: write``
-stay).  String literals with escapes are redacted decoded first
-(:mod:`.redact_escapes`).  Nothing is memoized across texts: a compaction
+stay).  String literals with escapes and base64 runs are redacted decoded
+first (:mod:`.redact_escapes`, :mod:`.redact_base64`).  Nothing is memoized across texts: a compaction
 redacts each message once, and the cost is kept low by the rules' gates and
 finders instead.
 """
@@ -22,7 +22,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from re import Match
 
-from .redact_escapes import redact_escaped_strings, redact_escaped_strings_many
+from .redact_base64 import redact_base64_values_many
+from .redact_escapes import redact_escaped_strings_many
 from .redact_rules import MASK, RULES, Haystack, Rule, fold_case
 
 __all__ = ["MASK", "contains_secret", "fold_case", "redact", "redact_many"]
@@ -41,7 +42,12 @@ def redact(text: str) -> str:
     """
     if not text:
         return text
-    return _redact_rules(redact_escaped_strings(text, redact_many))
+    return _redact_rules(_decoded_stages([text])[0])
+
+
+def _decoded_stages(texts: list[str]) -> list[str]:
+    """Escaped string literals, then base64 runs, redacted as the text they stand for (each batch in one call)."""
+    return redact_base64_values_many(redact_escaped_strings_many(texts, redact_many), redact_many)
 
 
 def _redact_rules(text: str) -> str:
@@ -65,7 +71,7 @@ def redact_many(texts: Sequence[str]) -> list[str]:
     match at that position of the joined texts, or lies inside a match that
     touches it; the tests check equality on generated texts).
     """
-    texts = redact_escaped_strings_many(list(texts), redact_many)
+    texts = _decoded_stages(list(texts))
     if len(texts) < 2 or any(_SEPARATOR in t for t in texts):
         return [_redact_rules(t) if t else t for t in texts]
     joined: Haystack | None = None

@@ -15,8 +15,10 @@ import json
 import re
 from collections.abc import Callable
 
-__all__ = ["redact_escaped_strings"]
+__all__ = ["redact_escaped_strings", "redact_escaped_strings_many"]
 
+# Escapes that hide what the rules read: quotes, line breaks, the slashes of a URL ("\\t" or "\\u00e9" hide nothing).
+_HIDING_ESCAPES = ('\\"', "\\'", "\\n", "\\r", "\\/")
 # A double-quoted literal on one line: characters other than quote, backslash and line break, or an escape.
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 
@@ -37,7 +39,7 @@ def redact_escaped_strings_many(texts: list[str], redact_all: Callable[[list[str
             continue
         for match in _LITERAL.finditer(text):
             literal = match.group(0)
-            if "\\" not in literal:
+            if not any(escape in literal for escape in _HIDING_ESCAPES):
                 continue
             try:
                 value = json.loads(literal)

@@ -199,3 +199,13 @@ def test_values_and_names_are_judged_by_their_shape():
     assert not any(is_plain_value(v) for v in ("hunter2", "FAKEpw-Abc123", "correct horse battery staple"))
     assert looks_random(_fake(32)) and looks_random("9f86d081884c7d659a2feaa0c55ad015")
     assert not any(looks_random(v) for v in ("expirationSeconds", "sk_regressor_v2", "troubleshooting.", "a b c d e f"))
+
+
+def test_a_secret_inside_base64_is_masked_and_plain_base64_stays():
+    import base64
+
+    url = base64.b64encode(f"postgres://app:FAKEpw{_fake(12)}@db:5432/app".encode()).decode()
+    host = base64.b64encode(b"db.internal.example.com").decode()
+    image = base64.b64encode(bytes(range(256)) * 4).decode()
+    text = f"kind: Secret\ndata:\n  DATABASE_URL: {url}\n  HOST: {host}\n![x](data:image/png;base64,{image})"
+    assert redact(text) == text.replace(url, MASK)

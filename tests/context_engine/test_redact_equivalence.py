@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stowage.context_engine.redact import MASK, redact, redact_many
-from stowage.context_engine.redact_escapes import redact_escaped_strings
+from stowage.context_engine.redact_base64 import redact_base64_values_many
+from stowage.context_engine.redact_escapes import redact_escaped_strings_many
 from stowage.context_engine.redact_rules import RULES, literal_head
 
 from .redact_corpus import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
@@ -23,7 +24,8 @@ def reference_redact(text: str) -> str:
     """Escaped string literals decoded and redacted (by this same reference), then every rule's plain sub."""
     if not text:
         return text
-    text = redact_escaped_strings(text, lambda texts: [reference_redact(t) for t in texts])
+    plain = lambda texts: [reference_redact(t) for t in texts]  # noqa: E731
+    text = redact_base64_values_many(redact_escaped_strings_many([text], plain), plain)[0]
     for rule in RULES:
         text = rule.pattern.sub(rule.replace, text)
     return text

@@ -15,7 +15,8 @@ import time
 import pytest
 
 from stowage.context_engine.redact import MASK, redact
-from stowage.context_engine.redact_escapes import redact_escaped_strings
+from stowage.context_engine.redact_base64 import redact_base64_values_many
+from stowage.context_engine.redact_escapes import redact_escaped_strings_many
 from stowage.context_engine.redact_rules import RULES
 
 pytestmark = pytest.mark.reliability
@@ -88,12 +89,16 @@ HOSTILE = {
     "netrc-defaults": "default login a " * (N // 16),
     "escaped-quotes": '"\\"' * (N // 4),
     "escaped-literals": '"a\\n password: x"' * (N // 19),
+    "base64-text-run": __import__("base64").b64encode(b"password: x " * (N // 16)).decode(),
+    "base64-many-runs": ("QUFBQUFBQUFBQUFBQUFBQUFBQUFB " * (N // 29)),
+    "base64-nested": __import__("base64").b64encode(__import__("base64").b64encode(b"token=" + b"a1" * (N // 6))).decode(),
     "escaped-unclosed": '"' + "\\n" * (N // 2),
 }
 
 
 def plain_rules(text: str) -> str:
-    text = redact_escaped_strings(text, lambda texts: [plain_rules(t) for t in texts])
+    plain = lambda texts: [plain_rules(t) for t in texts]  # noqa: E731
+    text = redact_base64_values_many(redact_escaped_strings_many([text], plain), plain)[0]
     for rule in RULES:
         text = rule.pattern.sub(rule.replace, text)
     return text
