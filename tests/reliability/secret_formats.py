@@ -380,12 +380,26 @@ def secret_formats(seed: int = 20261127) -> list[SecretFormat]:
     def b64(text: str) -> str:
         return base64.b64encode(text.encode()).decode()
 
-    add(enc, "k8s-secret-data-url", "kind: Secret\ndata:\n  DATABASE_URL: {S}", b64(f"postgres://app:{pw()}@db:5432/app"))
+    add(
+        enc,
+        "k8s-secret-data-url",
+        "kind: Secret\ndata:\n  DATABASE_URL: {S}",
+        b64(f"postgres://app:{pw()}@db:5432/app"),
+    )
     auth = b64("me:" + pw())
-    add(enc, "dockerconfigjson", "data:\n  .dockerconfigjson: {S}", b64('{"auths": {"ghcr.io": {"auth": "' + auth + '"}}}'))
+    add(
+        enc,
+        "dockerconfigjson",
+        "data:\n  .dockerconfigjson: {S}",
+        b64('{"auths": {"ghcr.io": {"auth": "' + auth + '"}}}'),
+    )
     add(enc, "base64-config-env", "APP_CONFIG_B64={S}", b64(f"db:\n  password: {pw()}\n"))
-    add(enc, "base64-netrc", "echo {S} | base64 -d > ~/.netrc", b64(f"machine api.example.com login me password {pw()}"))
-    add(enc, "base64-env-file", "kind: Secret\ndata:\n  .env: {S}", b64(f"STRIPE_API_KEY=sk_live_{fake(40)}\nDEBUG=0\n"))
+    add(
+        enc, "base64-netrc", "echo {S} | base64 -d > ~/.netrc", b64(f"machine api.example.com login me password {pw()}")
+    )
+    add(
+        enc, "base64-env-file", "kind: Secret\ndata:\n  .env: {S}", b64(f"STRIPE_API_KEY=sk_live_{fake(40)}\nDEBUG=0\n")
+    )
 
     # -- secret-named name/value pairs, in every common syntax --
     kv = "name-value"

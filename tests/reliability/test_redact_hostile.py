@@ -10,6 +10,7 @@ in well under a second at 200,000 characters).
 
 from __future__ import annotations
 
+import base64
 import time
 
 import pytest
@@ -89,9 +90,9 @@ HOSTILE = {
     "netrc-defaults": "default login a " * (N // 16),
     "escaped-quotes": '"\\"' * (N // 4),
     "escaped-literals": '"a\\n password: x"' * (N // 19),
-    "base64-text-run": __import__("base64").b64encode(b"password: x " * (N // 16)).decode(),
+    "base64-text-run": base64.b64encode(b"password: x " * (N // 16)).decode(),
     "base64-many-runs": ("QUFBQUFBQUFBQUFBQUFBQUFBQUFB " * (N // 29)),
-    "base64-nested": __import__("base64").b64encode(__import__("base64").b64encode(b"token=" + b"a1" * (N // 6))).decode(),
+    "base64-nested": base64.b64encode(base64.b64encode(b"token=" + b"a1" * (N // 6))).decode(),
     "escaped-unclosed": '"' + "\\n" * (N // 2),
 }
 
