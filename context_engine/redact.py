@@ -6,10 +6,14 @@ Rules (in :mod:`.redact_rules`) cover vendor key prefixes, bearer/basic
 authorization headers, api-key headers, ``KEY=value`` and ``key: value``
 assignments with secret names, JSON fields, private key blocks, passwords in
 URLs and connection strings, secret query parameters, JWTs, chat-bot
-tokens, and (in :mod:`.redact_formats`) PuTTY keys, ``.pgpass`` lines, .NET
-and plist settings and secret-named command-line flags.  Nothing is
-memoized across texts: a compaction redacts each message once, and the cost
-is kept low by the rules' gates and finders instead.
+tokens, and (in :mod:`.redact_formats`) PuTTY keys, base64 PEM keys, ``.pgpass``
+lines, .NET and plist settings and secret-named command-line flags, and (in
+:mod:`.redact_pairs`) name/value pairs in any notation, judged by
+:mod:`.redact_values` (configuration and code such as ``id-token: write``
+stay).  String literals with escapes and base64 runs are redacted decoded
+first (:mod:`.redact_escapes`, :mod:`.redact_base64`).  Nothing is memoized across texts: a compaction
+redacts each message once, and the cost is kept low by the rules' gates and
+finders instead.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from re import Match
 
+from .redact_base64 import redact_base64_values_many
+from .redact_escapes import redact_escaped_strings_many
 from .redact_rules import MASK, RULES, Haystack, Rule, fold_case
 
 __all__ = ["MASK", "contains_secret", "fold_case", "redact", "redact_many"]
@@ -29,9 +35,23 @@ _SEPARATOR = "\n\x00\n"
 
 
 def redact(text: str) -> str:
-    """``text`` with every recognised secret replaced by ``[REDACTED]``."""
+    """``text`` with every recognised secret replaced by ``[REDACTED]``.
+
+    String literals with escapes (a YAML block inside JSON arguments) are
+    redacted decoded first (:mod:`.redact_escapes`), then the rules read the text.
+    """
     if not text:
         return text
+    return _redact_rules(_decoded_stages([text])[0])
+
+
+def _decoded_stages(texts: list[str]) -> list[str]:
+    """Escaped string literals, then base64 runs, redacted as the text they stand for (each batch in one call)."""
+    return redact_base64_values_many(redact_escaped_strings_many(texts, redact_many), redact_many)
+
+
+def _redact_rules(text: str) -> str:
+    """``text`` with every rule applied in order (no escape stage)."""
     haystack = Haystack(text)
     for rule in RULES:
         redacted = _apply(rule, haystack)
@@ -51,9 +71,9 @@ def redact_many(texts: Sequence[str]) -> list[str]:
     match at that position of the joined texts, or lies inside a match that
     touches it; the tests check equality on generated texts).
     """
-    texts = list(texts)
+    texts = _decoded_stages(list(texts))
     if len(texts) < 2 or any(_SEPARATOR in t for t in texts):
-        return [redact(t) for t in texts]
+        return [_redact_rules(t) if t else t for t in texts]
     joined: Haystack | None = None
     for rule in RULES:
         if joined is None:

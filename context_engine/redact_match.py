@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from re import Match
 
+from .redact_values import is_plain_value, looks_random, name_kind
+
 MASK = "[REDACTED]"
 
 Replace = Callable[[Match[str]], str]
@@ -93,6 +95,37 @@ def mask_all(match: Match[str]) -> str:
     return MASK
 
 
+def mask_unless_plain(match: Match[str]) -> str:
+    """Mask the ``secret`` group unless it reads as configuration or code (``false``, ``${{ secrets.X }}``)."""
+    return match.group(0) if is_plain_value(match.group("secret"), secret_is_quoted(match)) else mask_group(match)
+
+
+def mask_unless_plain_literal(match: Match[str]) -> str:
+    """:func:`mask_unless_plain` for a header's value, a literal however it looks (``tok_abc`` is no variable)."""
+    return match.group(0) if is_plain_value(match.group("secret"), quoted=True) else mask_group(match)
+
+
+def mask_named_unless_plain(match: Match[str]) -> str:
+    """:func:`mask_unless_plain` for a ``key: value`` match, keeping also the values of keys that name no secret.
+
+    The key is the match up to its separator (``adminPasswordKey``: where a
+    password is kept; ``existingSecret``: a Secret's name); a key that only
+    hints at one (``signing_key``) keeps a value that does not look random.
+    """
+    head = match.string[match.start() : match.start("secret")]
+    key = head.rstrip(" \t'\"").rstrip(":=").rstrip(" \t'\"").lstrip(" \t-'\"")
+    kind = name_kind(key)
+    if kind is None or (kind == "weak" and not looks_random(match.group("secret"))):
+        return match.group(0)
+    return mask_unless_plain(match)
+
+
+def secret_is_quoted(match: Match[str]) -> bool:
+    """The ``secret`` group opens right after a quote the match holds (a string literal)."""
+    start = match.start("secret")
+    return start > match.start() and match.string[start - 1] in "'\"`"
+
+
 # -- gates ----------------------------------------------------------------------------------------
 
 
@@ -109,11 +142,15 @@ def in_text(*required: str, any_of: tuple[str, ...] = ()) -> Gate:
     return gate
 
 
-def in_lowered(*any_of: str, text_requires: tuple[str, ...] = ()) -> Gate:
-    """All of ``text_requires`` occur in the text and one of ``any_of`` in its lower case."""
+def in_lowered(*any_of: str, text_requires: tuple[str, ...] = (), any_text: tuple[str, ...] = ()) -> Gate:
+    """All of ``text_requires`` and one of ``any_text`` occur in the text, and one of ``any_of`` in its lower case."""
 
     def gate(haystack: Haystack) -> bool:
-        return all(map(haystack.has, text_requires)) and any(map(haystack.lower_has, any_of))
+        return (
+            all(map(haystack.has, text_requires))
+            and (not any_text or any(map(haystack.has, any_text)))
+            and any(map(haystack.lower_has, any_of))
+        )
 
     return gate
 
@@ -290,6 +327,49 @@ def in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str, 
                     if match:
                         matched_to = match.end()
                         yield match
+
+    return find
+
+
+def in_runs_by_head(
+    runs: Callable[[str], Iterator[tuple[int, int]]], alternatives: tuple[str, ...], before: str, after: str
+) -> Finder:
+    """:func:`in_runs` for ``before (?:alt1|alt2|...) after``, trying only the alternatives a place starts with.
+
+    ``re`` tries an alternation's branches one by one at each candidate; with a
+    hundred vendor prefixes most of the time went there.  Each alternative is
+    compiled on its own (with the same ``before`` and ``after``), and at each
+    candidate only those whose literal head the text starts with are tried,
+    in the alternation's order: the first that matches is the alternation's match.
+    """
+    compiled = [(literal_head(alt), re.compile(before + "(?:" + alt + ")" + after)) for alt in alternatives]
+    by_two: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    for head, pattern in compiled:
+        by_two.setdefault(head[:2], []).append((head, pattern))
+    boundaries = ".=-"
+
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterator[Match[str]]:
+        text = haystack.text
+        for start, end in runs(text):
+            candidates = [start]
+            for mark in boundaries:
+                at = text.find(mark, start, end)
+                while at != -1:
+                    candidates.append(at + 1)
+                    at = text.find(mark, at + 1, end)
+            if len(candidates) > 1:
+                candidates.sort()
+            matched_to = start
+            for at in candidates:
+                if at < matched_to:
+                    continue
+                for head, alternative in by_two.get(text[at : at + 2], ()):
+                    if text.startswith(head, at, end):
+                        match = alternative.match(text, at, end)
+                        if match:
+                            matched_to = match.end()
+                            yield match
+                            break
 
     return find
 

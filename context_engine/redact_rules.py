@@ -15,7 +15,7 @@ import binascii
 import re
 from re import Match
 
-from .redact_formats import FORMAT_RULES
+from .redact_formats import FORMAT_RULES, mask_flag_value
 from .redact_match import (
     MASK,
     Haystack,
@@ -31,15 +31,21 @@ from .redact_match import (
     at_words_before_space,
     fold_case,
     in_lowered,
-    in_runs,
+    in_runs_by_head,
     in_text,
     key_before,
     literal_head,
     mask_all,
     mask_group,
+    mask_named_unless_plain,
+    mask_unless_plain,
+    mask_unless_plain_literal,
     prefiltered,
     runs_of,
+    secret_is_quoted,
 )
+from .redact_pairs import PAIR_RULES
+from .redact_values import is_plain_value, looks_random
 
 __all__ = ["MASK", "RULES", "Haystack", "Rule", "fold_case", "literal_head"]
 
@@ -64,6 +70,8 @@ _SECRET_QUERY_KEYS = frozenset(
         "x-amz-signature",
         "x-amz-credential",
         "x-amz-security-token",
+        "x-goog-signature",
+        "x-goog-security-token",
         "code",
     }
 )
@@ -99,6 +107,8 @@ def _mask_basic_pair(match: Match[str]) -> str:
 def _mask_connection_password(match: Match[str]) -> str:
     """Mask a connection string's password; a bare ``PWD=`` outside one is the shell's working directory."""
     secret = match.group("secret")
+    if is_plain_value(secret, secret_is_quoted(match)):
+        return match.group(0)
     if match.group("key").lower() == "pwd" and not secret.startswith("{"):
         text = match.string
         before = match.start() - 1
@@ -113,6 +123,19 @@ def _mask_connection_password(match: Match[str]) -> str:
     return mask_group(match)
 
 
+def _mask_vendor_key(match: Match[str]) -> str:
+    """Mask a vendor key; a lower-case identifier that shares a short prefix (``sk_learn_model``, ``am_pm``) stays."""
+    key = match.group(0)
+    if key.lower() == key and "_" in key[3:].strip("_") and not looks_random(key):
+        return key  # snake_case words after the prefix: a name in code
+    return MASK
+
+
+def _mask_random_group(match: Match[str]) -> str:
+    """Mask the ``secret`` group when it looks generated: "Bearer <token>", not "basic troubleshooting."."""
+    return mask_group(match) if looks_random(match.group("secret")) else match.group(0)
+
+
 # -- patterns -------------------------------------------------------------------------------------
 
 _VENDOR_PREFIXES = (
@@ -121,10 +144,13 @@ _VENDOR_PREFIXES = (
     r"rk_(?:live|test)_[A-Za-z0-9]{10,}",
     r"whsec_[A-Za-z0-9]{10,}",
     r"sk_[A-Za-z0-9_]{10,}",
+    r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}",
     r"gh[pousr]_[A-Za-z0-9]{10,}",
     r"github_pat_[A-Za-z0-9_]{10,}",
-    r"glpat-[A-Za-z0-9_-]{10,}",
-    r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}",
+    r"glpat-[A-Za-z0-9_-]{10,}(?:\.[a-z0-9]{9})?",
+    r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}(?:\.[a-z0-9]{9})?",
+    r"GR1348941[A-Za-z0-9_-]{20,}",
+    r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
     r"xox[abeprs]-[A-Za-z0-9-]{10,}",
     r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
     r"AIza[A-Za-z0-9_-]{30,}",
@@ -141,7 +167,7 @@ _VENDOR_PREFIXES = (
     r"r8_[A-Za-z0-9]{10,}",
     r"npm_[A-Za-z0-9]{10,}",
     r"pypi-[A-Za-z0-9_-]{10,}",
-    r"do[op]_v1_[A-Za-z0-9]{10,}",
+    r"do[opr]_v1_[A-Za-z0-9]{10,}",
     r"am_[A-Za-z0-9_-]{10,}",
     r"tvly-[A-Za-z0-9]{10,}",
     r"exa_[A-Za-z0-9]{10,}",
@@ -162,12 +188,72 @@ _VENDOR_PREFIXES = (
     r"AC[a-f0-9]{32}",
     r"SK[a-f0-9]{32}",
     r"hv[sbr]\.[A-Za-z0-9_-]{20,}",
-    r"dckr_pat_[A-Za-z0-9_-]{20,}",
+    r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
+    r"_gitlab_session=[a-z0-9]{32}",
+    # from the provider rules of public secret scanners (gitleaks, detect-secrets), in their documented shapes
+    r"api_org_[A-Za-z]{30,}",
+    r"CLOJARS_[a-z0-9]{60}",
+    r"AKCp[A-Za-z0-9]{69}",
+    r"cmVmd[A-Za-z0-9]{59}",
+    r"rdme_[a-z0-9]{70}",
+    r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+    r"dp\.pt\.[A-Za-z0-9]{43}",
+    r"sgp_(?:[a-f0-9]{16}_|local_)?[a-f0-9]{40}",
+    r"pnu_[A-Za-z0-9]{36}",
+    r"ico-[A-Za-z0-9]{32}",
+    r"tk-us-[A-Za-z0-9_-]{48}",
+    r"API-[A-Z0-9]{26}",
+    r"fo1_[A-Za-z0-9_-]{43}",
+    r"nfp_[A-Za-z0-9]{36}",
+    r"HRKU-AA[A-Za-z0-9_-]{58}",
+    r"sntryu_[a-f0-9]{64}",
+    r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}",
+    r"NR(?:AK|II|JS)-[A-Za-z0-9_-]{19,32}",
+    r"4b1d[A-Za-z0-9]{38}",
+    r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
+    r"tfp_[A-Za-z0-9_.=-]{59}",
+    r"fio-u-[A-Za-z0-9_=-]{64}",
+    r"figd_[A-Za-z0-9_-]{40}",
+    r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
+    r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
+    r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}",
+    r"sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}",
+    r"s-s4t2(?:ud|af)-[a-f0-9]{64}",
+    r"GOCSPX-[A-Za-z0-9_-]{28}",
+    r"LTAI[A-Za-z0-9]{20}",
+    r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}",
+    r"AQVN[A-Za-z0-9_-]{35,38}",
+    r"t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}",
+    r"FLWSECK(?:_TEST)?-[a-h0-9]{32}-X",
+    r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}",
+    r"shippo_(?:live|test)_[a-f0-9]{40}",
+    r"EZ[AT]K[A-Za-z0-9]{54}",
+    r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"EAA[ACM][A-Za-z0-9_-]{60,}",
+    r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
+    r"dG9rOj[A-Za-z0-9_=-]{40,}",
+    r"sl\.[A-Za-z0-9_=-]{130,}",
+    r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}",
+    r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
+    r"pcsk_[A-Za-z0-9_-]{50,}",
+    r"oy2[a-z0-9]{43}",
+    r"rubygems_[a-f0-9]{48}",
+    r"pul-[a-f0-9]{40}",
+    r"pat-(?:na|eu)1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
 )
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
 _VENDOR_KEY_RUNS = runs_of(_ALNUM + "_.=-", 13)
-_VENDOR_HEADS = tuple(sorted({literal_head(p) for p in _VENDOR_PREFIXES}))
+# Vendor keys with a base64 body ("+" and "/" would join the runs above with every base64 blob): their own rule.
+_BASE64_VENDOR_KEYS = (
+    r"glc_[A-Za-z0-9+/]{32,}={0,3}",
+    r"fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}",
+    r"sntrys_eyJ[A-Za-z0-9+/=_]{50,}",
+    r"ops_eyJ[A-Za-z0-9+/]{250,}={0,3}",
+    r"ABSK[A-Za-z0-9+/]{109,}={0,2}",
+)
+_BASE64_VENDOR_HEADS = ("glc_", "fm1", "fm2", "sntrys_", "ops_eyJ", "ABSK")
+_VENDOR_BEFORE, _VENDOR_AFTER = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_-])"
 
 _SECRET_WORD = (
     r"(?:api[_.\-]?key|apikey|access[_.\-]?key|secret|token|passw(?:or)?d|passwd|credential"
@@ -184,18 +270,19 @@ _SECRET_KEY = r"[A-Za-z0-9_.\-]*" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?k
 # Upper-case environment names where the secret word is a whole segment followed
 # by more segments (SECRET_KEY_BASE, BASIC_AUTH, API_KEY_PROD), as the built-in
 # masks them; counts, limits and locations (TOKEN_COUNT, MAX_TOKENS, PASSWORD_FILE) are not secrets.
-_ENV_SECRET_SEGMENT = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?|AUTH)"
-_ENV_SECRET_PARTS = ("API", "TOKEN", "SECRET", "PASSW", "CREDENTIAL", "AUTH")
+_ENV_SECRET_SEGMENT = r"(?:API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|CREDENTIALS?|AUTH)"
+_ENV_SECRET_PARTS = ("API", "TOKEN", "SECRET", "PASS", "PWD", "CREDENTIAL", "AUTH")
 _ENV_PLAIN_SEGMENT = (
     r"(?:COUNT|LIMIT|LEN|LENGTH|SIZE|MAX|MIN|HINT|TTL|EXPIRY|EXPIRES|TYPE|NAME|ID|URL|URI|PATH|FILE|DIR"
-    r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE)(?![A-Z0-9])"
+    r"|HOST|PORT|ENDPOINT|HEADER|PREFIX|ENABLED|MODE|USER|USERNAME|MODEL|BACKENDS?|CLASS|METHODS?|PROVIDER|SCHEME"
+    r"|FALLBACKS|HASHERS|VALIDATORS)(?![A-Z0-9])"
 )
 # a lookup or a call, not a value (a word boundary closes each "env": Hermes 0.22's install scan reads the
 # word followed by a bar as a shell environment dump and asks the user to confirm the install)
 _NOT_A_LOOKUP = r"(?!os\.|process\.env\b|\$ENV\b|[A-Za-z_][A-Za-z0-9_.]*\()"
 # A value that is already a mask, with the ";" of a connection string after it: left alone, so a second
 # pass does not take the ";" into the secret (redaction is idempotent).
-_NOT_MASKED = r"(?!\[REDACTED\];)"
+_NOT_MASKED = r"(?!\[REDACTED\];)(?!\\[\"'])"
 _SECRET_WORD_AND_SUFFIX = _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?"
 _HEADER_PARTS = ("-token", "-secret", "-passw", "-key", "-signature", "-apikey")
 _JSON_KEY_PARTS = _SECRET_WORD_PARTS + ("bearer", "authorization", "cookie")
@@ -216,31 +303,37 @@ RULES: tuple[Rule, ...] = (
         in_text("-----BEGIN", "PRIVATE KEY"),
     ),
     Rule(
-        re.compile(r"(?<![A-Za-z0-9_])(?:" + "|".join(_VENDOR_PREFIXES) + r")(?![A-Za-z0-9_-])"),
-        mask_all,
+        re.compile(_VENDOR_BEFORE + "(?:" + "|".join(_VENDOR_PREFIXES) + ")" + _VENDOR_AFTER),
+        _mask_vendor_key,
         always,
         # The lookbehind allows "." "=" and "-" of a run before a key ("--token-glpat-...", "x=-sk-...").
-        in_runs(_VENDOR_KEY_RUNS, _VENDOR_HEADS, ".=-"),
+        in_runs_by_head(_VENDOR_KEY_RUNS, _VENDOR_PREFIXES, _VENDOR_BEFORE, _VENDOR_AFTER),
+    ),
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_+/])(?:" + "|".join(_BASE64_VENDOR_KEYS) + r")(?![A-Za-z0-9_+/=])"),
+        mask_all,
+        in_text(any_of=_BASE64_VENDOR_HEADS),
+        at_words(*_BASE64_VENDOR_HEADS),
     ),
     Rule(re.compile(r"eyJ[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_=-]{4,}){0,2}"), mask_all, in_text("eyJ")),
     Rule(
         re.compile(r"(?i)authorization\s*:\s*(?:[A-Za-z][\w.+-]*\s+)?(?P<secret>[^\s\"',;]+)"),
-        mask_group,
+        mask_unless_plain_literal,
         in_lowered("authorization"),
     ),
     Rule(
         re.compile(r"(?i)\b(?:bearer|basic|token)\s+(?P<secret>[A-Za-z0-9._~+/=-]{16,})"),
         # No gate: the finder's own word searches are the gate.
-        mask_group,
+        _mask_random_group,
         always,
         at_words_before_space("bearer", "basic", "token"),
     ),
     Rule(
         re.compile(
             r"(?i)\b(?:x-api-key|x-goog-api-key|api-key|apikey|x-api-token|x-auth-token|x-access-token)"
-            r"\s*:\s*(?P<secret>[^\s\"',;]+)"
+            r"\s*:(?!=)\s*(?P<secret>[^\s\"',;]+)"
         ),
-        mask_group,
+        mask_unless_plain_literal,
         in_lowered("api-key", "-token", "apikey"),
     ),
     # user:password@ in a URL; the user may be empty (redis://:pw@host) and the password runs to the
@@ -263,7 +356,7 @@ RULES: tuple[Rule, ...] = (
             r"(?i)\"(?:" + _SECRET_KEY + r"|bearer|authorization|key_material|secret_input|(?:set-)?cookie)\"\s*:\s*"
             r"\"(?P<secret>[^\"]+)\""
         ),
-        mask_group,
+        mask_unless_plain,
         in_lowered(*_JSON_KEY_PARTS, text_requires=('"', ":")),
         # From a key's opening quote to its colon: a match begins only at an opening quote.
         prefiltered(
@@ -273,10 +366,10 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         re.compile(
-            r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?\s*=\s*(['\"]?)"
-            r"(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED + r"[^\s'\"&]+)\1"
+            r"(?i)" + _SECRET_WORD + r"(?:[_.\-]?(?:access[_.\-]?key|key|value|string))?[ \t]*=(?![>=])[ \t]*(['\"])?"
+            r"(?P<secret>" + _NOT_A_LOOKUP + _NOT_MASKED + r"(?(1)[^'\"\r\n&]+|[^\s'\"&]+))(?(1)\1)"
         ),
-        mask_group,
+        mask_unless_plain,
         in_lowered(*_SECRET_WORD_PARTS, text_requires=("=",)),
         key_before("=", _SECRET_WORD_STARTS, _SECRET_WORD_REACH),
     ),
@@ -286,12 +379,12 @@ RULES: tuple[Rule, ...] = (
             + _ENV_SECRET_SEGMENT
             + r"(?:_(?!"
             + _ENV_PLAIN_SEGMENT
-            + r")[A-Z0-9]+)*\s*=\s*(['\"]?)(?P<secret>"
+            + r")[A-Z0-9]+)*[ \t]*=[ \t]*(['\"])?(?P<secret>"
             + _NOT_A_LOOKUP
             + _NOT_MASKED
-            + r"[^\s'\"&]+)\1"
+            + r"(?(1)[^'\"\r\n&]+|[^\s'\"&]+))(?(1)\1)"
         ),
-        mask_group,
+        mask_unless_plain,
         in_text("=", any_of=_ENV_SECRET_PARTS),
         at_identifier_holding(*_ENV_SECRET_PARTS),
     ),
@@ -299,10 +392,10 @@ RULES: tuple[Rule, ...] = (
     # and a CRLF line end is a line end.
     Rule(
         re.compile(
-            r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:[ \t]*(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|"
+            r"(?im)^[ \t-]*" + _SECRET_KEY + r"[ \t]*:(?!=)[ \t]*(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|"
             r"[^\s'\"#][^\r\n]*?))(?(1)\1)(?:[ \t]+#[^\r\n]*)?[ \t]*\r?$"
         ),
-        mask_group,
+        mask_named_unless_plain,
         in_text(":"),
         at_line_key(*_SECRET_WORD_PARTS),
     ),  # the finder searches the parts
@@ -311,15 +404,17 @@ RULES: tuple[Rule, ...] = (
     Rule(
         re.compile(
             r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
-            r"[0-9]+/)(?P<secret>[A-Za-z0-9_/-]+)"
+            r"[0-9]+/|webhook\.office\.com/webhookb2/)(?P<secret>[A-Za-z0-9_/@-]+)"
         ),
         mask_group,
-        in_text(any_of=("hooks.slack.com/", "/api/webhooks/")),
-        at_words("hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/"),
+        in_text(any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/")),
+        at_words(
+            "hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/", "webhook.office.com/"
+        ),
     ),
     # Azure storage and service-bus connection strings (AccountKey=...;).
     Rule(
-        re.compile(r"(?i)(?:account|shared[_-]?access)[_-]?key\s*=\s*(?P<secret>[^\s;'\"&]+)"),
+        re.compile(r"(?i)(?:account|shared[_-]?access)[_-]?key[ \t]*=[ \t]*(?P<secret>[^\s;'\"&]+)"),
         mask_group,
         in_lowered(*_AZURE_KEY_HEADS, text_requires=("=",)),
         at_lowered_words(*_AZURE_KEY_HEADS),
@@ -352,7 +447,7 @@ RULES: tuple[Rule, ...] = (
     # curl -u user:password, sshpass -p, redis-cli -a, ldapsearch and friends -w.
     Rule(
         re.compile(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(['\"]?)[^\s:'\"]+:(?P<secret>[^\s'\"]+)\1"),
-        mask_group,
+        mask_unless_plain,
         in_text("curl", "-u", ":"),
         at_commands(r"\bcurl\b", "curl"),
     ),
@@ -376,15 +471,18 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         re.compile(r"(?<![\w-])--password[ \t]+(['\"]?)(?P<secret>[^\s'\"-][^\s'\"]*)\1"),
-        mask_group,
+        mask_flag_value,
         in_text("--password"),
         at_words("--password"),
     ),
     Rule(
-        re.compile(r"\bmachine[ \t]+\S+(?:[ \t]+(?:login|account)[ \t]+\S+)*[ \t]+password[ \t]+(?P<secret>\S+)"),
+        re.compile(
+            r"\b(?:machine\s+\S+(?:\s+(?:login|account)\s+\S+)*|default(?:\s+(?:login|account)\s+\S+)+)"
+            r"\s+password\s+(?P<secret>\S+)"
+        ),
         mask_group,
-        in_text("machine", "password"),
-        at_words("machine"),
+        in_text("password", any_of=("machine", "default")),
+        at_words("machine", "default"),
     ),
     # -- structured formats (issue 23) --
     # Connection strings (ODBC, ADO.NET): Pwd=...; PWD={va;lue}; Password=with spaces; or up to the closing
@@ -406,7 +504,7 @@ RULES: tuple[Rule, ...] = (
             r"(?i)(?<![A-Za-z0-9_-])(?:x(?:-[A-Za-z0-9]+)*-key|[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*-(?:token|secret"
             r"|password|passwd|signature|apikey))(?![A-Za-z0-9_-])[ \t]*:[ \t]*(?P<secret>[^\s\"',;]+)"
         ),
-        mask_group,
+        mask_unless_plain_literal,
         in_lowered(*_HEADER_PARTS, text_requires=(":",)),
         at_name_holding(*_HEADER_PARTS),
     ),
@@ -430,11 +528,11 @@ RULES: tuple[Rule, ...] = (
     # A quoted value after a single-quoted or bare secret key: {'password': '...'} (Python), {password: "..."} (JS).
     Rule(
         re.compile(
-            r"(?i)(?:'|(?<![A-Za-z0-9_.\-'\"]))" + _SECRET_KEY + r"'?[ \t]*:[ \t]*(?P<q>['\"])"
+            r"(?i)(?:'|(?<![A-Za-z0-9_.\-'\"]))" + _SECRET_KEY + r"'?[ \t]*(?::|=>)[ \t]*(?P<q>['\"])"
             r"(?P<secret>[^'\"\r\n]+)(?P=q)"
         ),
-        mask_group,
-        in_lowered(*_SECRET_WORD_PARTS, text_requires=(":",)),
+        mask_unless_plain,
+        in_lowered(*_SECRET_WORD_PARTS, any_text=(":", "=>")),
         prefiltered(r"(?:'|(?<![a-z0-9_.\-'\"]))[a-z0-9_.\-]*(?:key|secret|token|passw|credential)"),
     ),
     # A YAML "key: value" line written by a shell command: echo '  password: x' > .env, printf 'a:\n  token: x\n'.
@@ -473,4 +571,6 @@ RULES: tuple[Rule, ...] = (
     ),
     # Key and config files and command-line flags (redact_formats.py): PuTTY, .pgpass, .NET, plist, --token.
     *FORMAT_RULES,
+    # Name/value pairs in any notation, and split across lines (redact_pairs.py).
+    *PAIR_RULES,
 )

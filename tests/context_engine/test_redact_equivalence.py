@@ -13,12 +13,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stowage.context_engine.redact import MASK, redact, redact_many
+from stowage.context_engine.redact_base64 import redact_base64_values_many
+from stowage.context_engine.redact_escapes import redact_escaped_strings_many
 from stowage.context_engine.redact_rules import RULES, literal_head
 
 from .redact_corpus import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
 
 
 def reference_redact(text: str) -> str:
+    """Escaped string literals decoded and redacted (by this same reference), then every rule's plain sub."""
+    if not text:
+        return text
+    plain = lambda texts: [reference_redact(t) for t in texts]  # noqa: E731
+    text = redact_base64_values_many(redact_escaped_strings_many([text], plain), plain)[0]
     for rule in RULES:
         text = rule.pattern.sub(rule.replace, text)
     return text
@@ -254,6 +261,60 @@ FRAGMENTS = [
     "--client-secret ",
     "--token-file",
     "--",
+    # the formats of public scanners (issue 31): split and any-notation pairs, base64 keys, odd-shaped tokens
+    "name: ",
+    "- name: DB_PASSWORD\n",
+    "  value: ",
+    '{"name": "API_KEY", "value": "',
+    "value",
+    "ENV ",
+    "ENV DB_PASS ",
+    "define('DB_PASSWORD', '",
+    ":=",
+    " := ",
+    "=>",
+    " => ",
+    '"]',
+    "$env:",
+    "OPENAI_KEY=",
+    "openaiKey",
+    "DB_PASS=",
+    "MYSQL_PWD",
+    "pass",
+    "pass:",
+    "-passout ",
+    "--pass ",
+    "default\nlogin me\n",
+    "default",
+    "\nlogin ",
+    "id-token: ",
+    "write",
+    "false",
+    "${{ secrets.X }}",
+    "self.token",
+    "new_password",
+    "OPENAI_API_KEY",
+    "./pw.txt",
+    "sk_learn_model",
+    "am_start",
+    "basic troubleshooting.",
+    "LS0tLS1CRUdJTi",
+    "LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlF",
+    "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t",
+    "MTFAKEV5DnTQiVZvWshWayCD7e.bWcoot.7XqOlay141x2BsASysFZr8Jp-y6",
+    "Tsa8Q~",
+    "sha256~",
+    "1//0",
+    "_mmk",
+    "access_token$production$",
+    "AGE-SECRET-KEY-1",
+    "GOCSPX-",
+    "glpat-AbCdEfGhIjKlMnOpQrSt.0123abcde",
+    "webhook.office.com/webhookb2/",
+    "X-Goog-Signature=",
+    '\\"',
+    '{"command": "',
+    "\\n",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 

@@ -10,11 +10,14 @@ in well under a second at 200,000 characters).
 
 from __future__ import annotations
 
+import base64
 import time
 
 import pytest
 
 from stowage.context_engine.redact import MASK, redact
+from stowage.context_engine.redact_base64 import redact_base64_values_many
+from stowage.context_engine.redact_escapes import redact_escaped_strings_many
 from stowage.context_engine.redact_rules import RULES
 
 pytestmark = pytest.mark.reliability
@@ -65,10 +68,38 @@ HOSTILE = {
     "docker-login-words": "docker login " * (M // 13) + "\n -p x",
     "curl-words": "curl " * (M // 5) + "\n -u a:b",
     "ldap-words": "ldapx " * (M // 6) + "\n -w x",
+    # issue 31: pairs in any notation, split name/value pairs, base64 keys, escaped literals, odd-shaped tokens
+    "pair-long-name": "a" * N + "key=" + "b" * 20,
+    "pair-many-names": "key=" * (N // 4),
+    "pair-names-no-separator": "token " * (N // 6),
+    "pair-word-run": "key" * (N // 3) + "=x",
+    "pair-long-value": "OPENAI_KEY=" + "a1" * (N // 2),
+    "pair-unclosed-quote": 'password = "' + "a" * N,
+    "pair-many-colons": "secret:" * (N // 7),
+    "pair-many-brackets": '["API_KEY"]' * (N // 11),
+    "named-value-many": "- name: DB_PASSWORD\n" * (N // 20),
+    "named-value-long": "- name: DB_PASSWORD\n  value: " + "a" * N,
+    "dockerfile-env-many": "ENV A " * (N // 6),
+    "define-unclosed": "define('DB_PASSWORD', '" + "a" * N,
+    "base64-pem-wrapped": "LS0tLS1CRUdJTi" + ("A" * 62 + "\n") * (N // 63),
+    "base64-pem-many": "LS0tLS1CRUdJTi " * (N // 15),
+    "discord-dots": "M" + "a." * (N // 2),
+    "discord-runs": ("M" + "a" * 24 + "." + "b" * 6 + ".") * (N // 33),
+    "azure-tilde": "aaa8Q~" * (N // 6),
+    "netrc-logins": "machine a" + " login bbbbbb" * (N // 13) + " x",
+    "netrc-defaults": "default login a " * (N // 16),
+    "escaped-quotes": '"\\"' * (N // 4),
+    "escaped-literals": '"a\\n password: x"' * (N // 19),
+    "base64-text-run": base64.b64encode(b"password: x " * (N // 16)).decode(),
+    "base64-many-runs": ("QUFBQUFBQUFBQUFBQUFBQUFBQUFB " * (N // 29)),
+    "base64-nested": base64.b64encode(base64.b64encode(b"token=" + b"a1" * (N // 6))).decode(),
+    "escaped-unclosed": '"' + "\\n" * (N // 2),
 }
 
 
 def plain_rules(text: str) -> str:
+    plain = lambda texts: [plain_rules(t) for t in texts]  # noqa: E731
+    text = redact_base64_values_many(redact_escaped_strings_many([text], plain), plain)[0]
     for rule in RULES:
         text = rule.pattern.sub(rule.replace, text)
     return text
