@@ -7,9 +7,9 @@ slow answer (to hit the client's timeout).  Every request's input texts are
 recorded, so a test can count the embedding calls a session made.
 
 ``ConceptEmbedder`` is a tiny deterministic "model" for end-to-end tests:
-a text's vector counts the concepts its words belong to (a fixed synonym
-table), so "check what is running" lands near a tool that "lists
-processes" without any weights.
+hashed word counts after a fixed synonym table, so "which folders can you
+get into" lands near a tool that lists "allowed directories" without any
+weights.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import json
 import re
 import threading
 import time
+import zlib
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Sequence
 
@@ -30,6 +31,7 @@ class EmbeddingServer:
         self.embed = embed
         self.model = model
         self.mode = "ok"
+        self.fail_when: Callable[[list[str]], bool] | None = None  # a request's texts -> answer HTTP 500
         self.slow_s = slow_s
         self.requests: list[list[str]] = []
         self.auth_headers: list[str | None] = []
@@ -57,6 +59,8 @@ class EmbeddingServer:
     def answer(self, texts: list[str]) -> tuple[int, bytes]:
         self.requests.append(texts)
         mode = self.mode
+        if self.fail_when is not None and self.fail_when(texts):
+            mode = "500"
         if mode == "500":
             return 500, b'{"error": {"message": "stand-in failure"}}'
         if mode == "bad_json":
@@ -107,40 +111,45 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-CONCEPTS: dict[str, tuple[str, ...]] = {
-    "process": ("process", "processes", "running", "run", "jobs", "job", "tasks", "ps", "executing", "active"),
-    "list": ("list", "lists", "listing", "show", "check", "what", "which", "see", "enumerate"),
-    "file": ("file", "files", "document", "documents", "read", "contents"),
-    "directory": ("directory", "directories", "folder", "folders", "tree"),
+# A stand-in model's "knowledge": words mapped to one canonical word before hashing.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "process": ("process", "processes", "running", "jobs", "job", "tasks", "executing"),
+    "list": ("list", "lists", "listing", "show", "enumerate", "which"),
+    "file": ("file", "files", "document", "documents", "contents"),
+    "directory": ("directory", "directories", "folder", "folders", "subdirectories"),
+    "access": ("access", "accessible", "allowed", "permitted", "into", "reach"),
     "issue": ("issue", "issues", "bug", "bugs", "ticket", "tickets"),
-    "message": ("message", "messages", "post", "chat", "tell", "notify", "send"),
+    "post": ("post", "tell", "notify", "send", "announce"),
+    "message": ("message", "messages", "chat", "said", "conversation"),
     "search": ("search", "find", "lookup", "look", "query"),
-    "map": ("map", "maps", "place", "places", "directions", "route", "geocode", "address"),
-    "memory": ("memory", "remember", "entity", "entities", "graph", "knowledge"),
-    "image": ("image", "images", "picture", "pictures", "photo", "art"),
+    "image": ("image", "images", "picture", "pictures", "photo", "draw"),
 }
+STOP = frozenset("a an and are be can for get i in is it me my of on or that the this to what you with your".split())
 _WORD = re.compile(r"[a-z]+")
 
 
 class ConceptEmbedder:
-    """Counts of concept words, one dimension per concept (plus one so no vector is all zero)."""
+    """A bag of words hashed into ``dimensions`` buckets, synonyms first mapped to one word.
 
-    def __init__(self, concepts: dict[str, tuple[str, ...]] | None = None) -> None:
-        self.concepts = concepts or CONCEPTS
-        self._of = {w: i for i, words in enumerate(self.concepts.values()) for w in words}
+    Not a model: enough for a test to show that a paraphrase BM25 cannot
+    match ("which folders are you able to get into?") still finds its tool
+    through the embedding leg, deterministically and with no weights.
+    """
 
-    @property
-    def dimensions(self) -> int:
-        return len(self.concepts) + 1
+    def __init__(self, synonyms: dict[str, tuple[str, ...]] | None = None, dimensions: int = 256) -> None:
+        self.dimensions = dimensions
+        self._canon = {w: canon for canon, words in (synonyms or SYNONYMS).items() for w in words}
 
     def __call__(self, texts: Sequence[str]) -> list[list[float]]:
         out = []
         for text in texts:
             vector = [0.0] * self.dimensions
-            vector[-1] = 0.01
-            words = _WORD.findall(re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower().replace("_", " "))
-            for word in words:
-                if word in self._of:
-                    vector[self._of[word]] += 1.0
+            vector[-1] = 0.01  # no all-zero vector
+            spaced = re.sub(r"([a-z])([A-Z])", r"\1 \2", text).lower()
+            for word in _WORD.findall(spaced):
+                if word in STOP or len(word) < 2:
+                    continue
+                word = self._canon.get(word, word)
+                vector[zlib.crc32(word.encode()) % (self.dimensions - 1)] += 1.0
             out.append(vector)
         return out
