@@ -58,20 +58,24 @@ class DenseLegSource:
         self._ts = ts
         self._store_root = store_root
         self.error: str | None = None  # why no leg could be built (shown in status)
+        self._built: tuple[Path | None, DenseLeg | None] | None = None
 
     def __call__(self) -> DenseLeg | None:
-        ts = self._ts
-        if not wants_dense(ts):
+        """The leg, built once per store folder (a config error is reported once and not retried)."""
+        if not wants_dense(self._ts):
             return None
         root = self._store_root()
         folder = root / VECTOR_FOLDER if root is not None else None
+        if self._built is not None and self._built[0] == folder:
+            return self._built[1]
+        leg: DenseLeg | None = None
         try:
-            return _shared_leg(ts, folder)
+            leg = _shared_leg(self._ts, folder)
         except ValueError as exc:
-            if self.error != str(exc):
-                logger.warning("stowage: tool search embeddings unavailable, BM25 alone: %s", exc)
+            logger.warning("stowage: tool search embeddings unavailable, BM25 alone: %s", exc)
             self.error = str(exc)
-            return None
+        self._built = (folder, leg)
+        return leg
 
 
 def _shared_leg(ts: ToolSearchSection, folder: Path | None) -> DenseLeg | None:
