@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"MiniLM loaded in {time.perf_counter() - t0:.1f} s; served by a stand-in /v1/embeddings on 127.0.0.1")
     with EmbeddingServer(model.embed, model="all-MiniLM-L6-v2") as server:
         client = HttpEmbedder(server.base_url, "all-MiniLM-L6-v2", timeout_s=600, batch_size=64)
-        leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM")
+        leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM", index_budget_s=float("inf"))
 
         ds = data.load_bfcl()
         queries = [(q.text, q.answer) for q in ds.queries]

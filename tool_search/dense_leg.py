@@ -6,6 +6,8 @@ is not there are embedded, in the client's batches, and the file is
 rewritten.  A query's vector is kept in memory, so the requests of one user
 message (each tool call is another request) make one embedding call in all.
 
+A large catalog is embedded over several messages (``index_budget_s`` per
+request, progress saved each time), with BM25 alone until it is done.
 When the embedder fails or is slow, :meth:`DenseLeg.rank` answers ``None``
 and the caller ranks with BM25 alone; the failure is logged once and shown
 in :meth:`status`, and the endpoint is not asked again for
@@ -29,6 +31,8 @@ logger = logging.getLogger(__name__)
 
 QUERY_CACHE = 512
 RETRY_AFTER_S = 60.0
+INDEX_CHUNK = 64  # tools per embedding call while indexing; progress is saved after each request's share
+INDEX_BUDGET_S = 8.0  # indexing time one request may spend; a larger catalog is finished on the next messages
 
 
 class DenseLeg:
@@ -39,6 +43,7 @@ class DenseLeg:
         *,
         folder: Path | None = None,
         retry_after_s: float = RETRY_AFTER_S,
+        index_budget_s: float = INDEX_BUDGET_S,
         clock: Callable[[], float] = time.monotonic,
         label: str = "",
     ) -> None:
@@ -47,6 +52,8 @@ class DenseLeg:
         self.label = label or identity
         self.path = file_for(folder, identity) if folder is not None else None
         self.retry_after_s = retry_after_s
+        self.index_budget_s = index_budget_s
+        self.pending = 0  # tools of the current catalog not embedded yet
         self._clock = clock
         self._lock = threading.RLock()
         self._stored: dict[str, list[float]] | None = None  # the file's vectors, read once
@@ -67,7 +74,10 @@ class DenseLeg:
             if self.error is not None and self._clock() < self._retry_at:
                 return None
             try:
-                names, matrix = self._matrix(catalog)
+                built = self._matrix(catalog)
+                if built is None:
+                    return None
+                names, matrix = built
                 qvec = self._query_vector(query)
             except Exception as exc:  # noqa: BLE001 - any embedder failure means BM25 alone, never a failed turn
                 self._failed(exc)
@@ -77,7 +87,8 @@ class DenseLeg:
                 self.error = None
         return _top(names, matrix, qvec, limit)
 
-    def _matrix(self, catalog: Catalog) -> tuple[list[str], Any]:
+    def _matrix(self, catalog: Catalog) -> tuple[list[str], Any] | None:
+        """The catalog's vectors; ``None`` while tools are still being embedded (past this request's budget)."""
         found = self._matrices.get(catalog.checksum)
         if found is not None:
             self._matrices.move_to_end(catalog.checksum)
@@ -86,20 +97,26 @@ class DenseLeg:
         keys = [text_key(tool_text(e)) for e in catalog.entries]
         texts = {text_key(tool_text(e)): tool_text(e) for e in catalog.entries}
         missing = [k for k in texts if k not in stored]
-        if missing:
-            vectors = [list(map(float, v)) for v in self.embedder.embed([texts[k] for k in missing])]
-            if len(vectors) != len(missing):
-                raise ValueError(f"asked for {len(missing)} vectors, got {len(vectors)}")
-            if {len(v) for v in vectors} != {len(v) for v in (*vectors, *stored.values())}:
-                # the file was made by a model answering another size: start it afresh
-                stored.clear()
-                self._matrices.clear()
-                rest = [k for k in texts if k not in missing]
-                vectors += [list(map(float, v)) for v in self.embedder.embed([texts[k] for k in rest])] if rest else []
-                missing += rest
-            stored.update(zip(missing, vectors, strict=True))
-            self.tools_embedded += len(missing)
-            self._persist(keys)
+        deadline = self._clock() + self.index_budget_s
+        try:
+            for start in range(0, len(missing), INDEX_CHUNK):
+                if start and self._clock() > deadline:
+                    self.pending = len(missing) - start
+                    return None  # the rest on the next messages; BM25 alone meanwhile
+                chunk = missing[start : start + INDEX_CHUNK]
+                vectors = [list(map(float, v)) for v in self.embedder.embed([texts[k] for k in chunk])]
+                if len(vectors) != len(chunk):
+                    raise ValueError(f"asked for {len(chunk)} vectors, got {len(vectors)}")
+                if stored and {len(v) for v in vectors} != {len(next(iter(stored.values())))}:
+                    stored.clear()  # the file was made by a model answering another size: start afresh
+                    self._matrices.clear()
+                    return self._matrix(catalog)
+                stored.update(zip(chunk, vectors, strict=True))
+                self.tools_embedded += len(chunk)
+        finally:
+            if missing:
+                self._persist(keys)
+        self.pending = 0
         names = list(catalog.names)
         built = (names, _as_matrix([stored[k] for k in keys]))
         self._matrices[catalog.checksum] = built
@@ -148,6 +165,8 @@ class DenseLeg:
     def status_line(self) -> str:
         if self.error is not None:
             return f"BM25 alone: embeddings from {self.label} failed ({self.error})"
+        if self.pending:
+            return f"BM25 alone while embedding the tools with {self.label} ({self.pending} to go)"
         calls, embedded = self.query_calls, self.tools_embedded
         return f"BM25 + embeddings from {self.label} ({calls} query calls, {embedded} tools embedded)"
 

@@ -140,3 +140,28 @@ def test_a_file_from_a_model_of_another_size_is_started_afresh(server: Embedding
     save(dense.path, dense.identity, {"stale": [1.0, 0.0]})
     assert dense.rank(catalog, "check what is running", 1) == ["proc_ls"]
     assert "stale" not in load(dense.path, dense.identity)
+
+
+class TickingClock(Clock):
+    """Each reading advances one second: a request's indexing budget runs out after a few calls."""
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def test_a_large_catalog_is_embedded_over_several_messages_with_bm25_meanwhile(
+    server: EmbeddingServer, tmp_path: Path
+) -> None:
+    schemas = [{"name": f"tool_{i}", "description": f"Tool number {i}.", "parameters": {}} for i in range(200)]
+    schemas.append({"name": "proc_ls", "description": "Show processes on the host.", "parameters": {}})
+    catalog = Catalog.from_schemas(schemas)
+    embedder = HttpEmbedder(server.base_url, "concepts", timeout_s=2)
+    dense = DenseLeg(embedder, embedder.identity, folder=tmp_path, clock=TickingClock(), index_budget_s=0.5)
+    assert dense.rank(catalog, "check what is running", 3) is None  # budget spent after the first chunk
+    assert dense.pending == len(schemas) - 64 and "to go" in dense.status_line()
+    assert len(load(file_for(tmp_path, dense.identity), dense.identity)) == 64  # progress saved
+    results = [dense.rank(catalog, "check what is running", 3) for _ in range(3)]
+    assert results[:2] == [None, None] and results[2] is not None and results[2][0] == "proc_ls"
+    assert dense.pending == 0 and dense.tools_embedded == len(schemas)
+    assert all(len(r) <= 64 for r in server.requests)
