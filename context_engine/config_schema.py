@@ -430,8 +430,8 @@ KEYS: tuple[Key, ...] = (
         "tool_search.semantic",
         BOOLEAN,
         False,
-        "stowage_tool_search fuses BM25 with an offline embedding ranking (needs the embeddings extra; "
-        "the model loads on the first search).",
+        "stowage_tool_search fuses BM25 with an embedding ranking (embedding_endpoint's model, else the "
+        "offline model of the embeddings extra, loaded on the first search).",
     ),
     Key(
         "tool_search.listing_max_tokens",
