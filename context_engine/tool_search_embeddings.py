@@ -60,6 +60,11 @@ class DenseLegSource:
         self.error: str | None = None  # why no leg could be built (shown in status)
         self._built: tuple[Path | None, DenseLeg | None] | None = None
 
+    @property
+    def built(self) -> DenseLeg | None:
+        """The leg if a request already built it (status must not load a model or resolve a provider)."""
+        return self._built[1] if self._built is not None else None
+
     def __call__(self) -> DenseLeg | None:
         """The leg, built once per store folder (a config error is reported once and not retried)."""
         if not wants_dense(self._ts):

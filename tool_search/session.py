@@ -165,7 +165,7 @@ class ToolSearchSession:
         """One line: how preselect and search rank now (empty when no semantic leg is configured)."""
         if self._dense_source is None:
             return ""
-        leg = self._dense_source()
+        leg = getattr(self._dense_source, "built", None)  # never built here: a status read loads nothing
         if leg is not None:
             return leg.status_line()
         error = getattr(self._dense_source, "error", None)

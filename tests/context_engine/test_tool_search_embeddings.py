@@ -127,3 +127,9 @@ def test_no_endpoint_no_semantic_line(tmp_path: Path) -> None:
 def test_a_bad_timeout_is_a_config_error() -> None:
     with pytest.raises(StowageConfigError, match="embedding_timeout_s"):
         load_settings({"stowage": {"tool_search": {"embedding_timeout_s": 0}}})
+
+
+def test_status_before_any_request_builds_nothing(server: EmbeddingServer, tmp_path: Path) -> None:
+    s = session(endpoint(server), tmp_path)
+    assert s.status()["semantic"] == ""
+    assert not server.requests and not (tmp_path / "tool-vectors").exists()
