@@ -133,3 +133,20 @@ def test_status_before_any_request_builds_nothing(server: EmbeddingServer, tmp_p
     s = session(endpoint(server), tmp_path)
     assert s.status()["semantic"] == ""
     assert not server.requests and not (tmp_path / "tool-vectors").exists()
+
+
+def test_semantic_search_bridge_uses_the_endpoint(server: EmbeddingServer, tmp_path: Path) -> None:
+    import json
+
+    plain = session(endpoint(server, preselect=False), tmp_path)
+    visible(plain, "hello")
+    found = json.loads(plain.handle("stowage_tool_search", {"query": "check what is running"}, None))
+    assert "proc_ls" not in [m["name"] for m in found.get("matches", [])][:1]  # BM25 alone misses it
+    s = session(endpoint(server, preselect=False, semantic=True), tmp_path)
+    visible(s, "hello")
+    found = json.loads(s.handle("stowage_tool_search", {"query": "check what is running"}, None))
+    assert [m["name"] for m in found["matches"]][:1] == ["proc_ls"]
+    server.mode = "500"
+    found = json.loads(s.handle("stowage_tool_search", {"query": "which processes exist"}, None))
+    assert [m["name"] for m in found["matches"]][:1] == ["proc_ls"]  # BM25 alone ("processes")
+    assert s.status()["semantic"].startswith("BM25 alone")
