@@ -133,6 +133,8 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
             else f"inactive ({search.reason or search.mode or 'no reason given'})"
         )
         rows.append(("tool search", f"{state}; {_n(search.searches)} search(es), {_n(search.calls)} bridged call(s)"))
+        if search.semantic:
+            rows.append(("tool ranking", search.semantic))
     if status.threshold_tokens:
         gov = status.governor
         why = trigger_text(to_plain(status.trigger)) if status.trigger is not None else ""

@@ -391,18 +391,47 @@ KEYS: tuple[Key, ...] = (
     ),
     Key("tool_search.preselect_k", INTEGER, 8, "How many schemas preselect keeps visible.", 1, 64),
     Key(
+        "tool_search.preselect_pinned",
+        STRINGS,
+        [],
+        "Deferrable tools preselect always keeps visible, on top of the preselect_k best (still searchable).",
+    ),
+    Key(
         "tool_search.hybrid",
         BOOLEAN,
         False,
-        "Fuse BM25 with an offline embedding ranking (needs the embeddings extra).",
+        "Preselect fuses BM25 with an embedding ranking: embedding_endpoint's model, else the offline model of "
+        "the embeddings extra (an embedding_endpoint alone turns this on).",
+    ),
+    Key(
+        "tool_search.embedding_endpoint",
+        STRING,
+        "",
+        "OpenAI-compatible embeddings base URL (e.g. http://localhost:11434/v1 for Ollama), or 'auxiliary' for "
+        "Hermes's auxiliary provider; empty: none.",
+    ),
+    Key("tool_search.embedding_model", STRING, "", "Embedding model the endpoint serves (e.g. nomic-embed-text)."),
+    Key(
+        "tool_search.embedding_api_key_env",
+        STRING,
+        "",
+        "Name of the environment variable holding the endpoint's API key (the key itself is never stored).",
+    ),
+    Key(
+        "tool_search.embedding_timeout_s",
+        NUMBER,
+        3,
+        "Seconds to wait for the endpoint; slower or failing, BM25 alone ranks and the endpoint rests 60 s.",
+        0.1,
+        120,
     ),
     Key("tool_search.search_limit", INTEGER, 5, "Default number of hits of stowage_tool_search.", 1, 50),
     Key(
         "tool_search.semantic",
         BOOLEAN,
         False,
-        "stowage_tool_search fuses BM25 with an offline embedding ranking (needs the embeddings extra; "
-        "the model loads on the first search).",
+        "stowage_tool_search fuses BM25 with an embedding ranking (embedding_endpoint's model, else the "
+        "offline model of the embeddings extra, loaded on the first search).",
     ),
     Key(
         "tool_search.listing_max_tokens",

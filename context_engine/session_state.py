@@ -30,6 +30,7 @@ from .session_status import RequestFigures
 from .store_session.session import StoreSession
 from .thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight
 from .tokens import TokenCounter
+from .tool_search_embeddings import DenseLegSource
 from .view import LeanView, ViewSettings
 
 logger = logging.getLogger(__name__)
@@ -87,10 +88,13 @@ class SessionState:
         c = settings.compaction
         if counter is None:
             counter = TokenCounter(settings.tokenizer.encoding, allow_download=settings.tokenizer.allow_download)
+        store = store if store is not None else StoreSession(settings)
         return cls(
-            store=store if store is not None else StoreSession(settings),
+            store=store,
             counter=counter,
-            tool_search=ToolSearchSession(settings.tool_search, counter.count_text),
+            tool_search=ToolSearchSession(
+                settings.tool_search, counter.count_text, dense=DenseLegSource(settings.tool_search, lambda: store.root)
+            ),
             view=LeanView(ViewSettings.from_settings(settings), counter.count_message),
             governor=Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds)),
             # a compaction waits for a running preparation within its one summary deadline

@@ -58,6 +58,7 @@ class ToolSearchStatus:
     refusals: int = 0
     listing_level: str = ""
     listing_tokens: int = 0
+    semantic: str = ""  # how preselect ranks: with the embedding endpoint, or BM25 alone and why
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -27,6 +27,7 @@ import json
 import logging
 from typing import Any
 
+from ..context_engine.tool_search_embeddings import set_auxiliary_resolver
 from ..tool_search import CALL_NAME, BridgeError
 from ..tool_search.session import HOST_BRIDGE_NAMES
 from . import sessions
@@ -49,6 +50,26 @@ def register_tool_search(ctx: Any, engine: Any = None) -> None:
         return
     register("llm_request", shape_llm_request)
     register("llm_execution", unwrap_bridge_calls)
+    set_auxiliary_resolver(auxiliary_embedding_endpoint)
+
+
+def auxiliary_embedding_endpoint() -> tuple[str, str | None]:
+    """Base URL and key of Hermes's auxiliary provider (``auxiliary.compression``, else its auto choice).
+
+    Whether that provider serves ``/embeddings`` is the user's to know; if it
+    does not, the first call fails and tool search ranks with BM25 alone.
+    """
+    try:
+        from agent.auxiliary_client import get_text_auxiliary_client
+
+        client, _model = get_text_auxiliary_client("compression")
+    except Exception as exc:  # noqa: BLE001 - any resolution failure is "no auxiliary endpoint"
+        raise ValueError(f"cannot resolve Hermes's auxiliary provider: {exc}") from None
+    base_url = str(getattr(client, "base_url", "") or "").rstrip("/")
+    if client is None or not base_url.startswith(("http://", "https://")):
+        raise ValueError("Hermes's auxiliary provider has no OpenAI-compatible base URL for embeddings")
+    api_key = getattr(client, "api_key", None)
+    return base_url, str(api_key) if api_key else None
 
 
 def _host_tables() -> tuple[frozenset[str], Any, frozenset[str]]:

@@ -36,6 +36,7 @@ from . import (
 )
 from .activation import schema_name
 from .calls import call_batch
+from .dense_leg import DenseLeg
 from .listing import count_in_pieces, session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 from .semantic import semantic_leg
@@ -45,6 +46,7 @@ logger = logging.getLogger(__name__)
 
 HOST_BRIDGE_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
 Dispatcher = Callable[[str, dict[str, Any]], str]
+DenseSource = Callable[[], "DenseLeg | None"]
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,9 @@ class ShapedRequest:
 
 
 class ToolSearchSession:
-    def __init__(self, ts: ToolSearchSection, count_tokens: Callable[[str], int]) -> None:
+    def __init__(
+        self, ts: ToolSearchSection, count_tokens: Callable[[str], int], dense: DenseSource | None = None
+    ) -> None:
         # The library's "preselect" mode follows the auto threshold, so it only
         # stands in for "auto"; with "on", deferral stays unconditional and
         # preselection is applied on top.
@@ -69,6 +73,10 @@ class ToolSearchSession:
         self.hybrid = ts.hybrid
         self.search_limit = ts.search_limit
         self.settings_ts = ts
+        self.pinned = tuple(ts.preselect_pinned)
+        # the host's semantic leg (an embedding endpoint, cached vectors); None: the offline extra as before
+        self._dense_source = dense
+        self._keep_memo: tuple[tuple[str, str, int], tuple[str, ...]] | None = None
         self.listing: tuple[str, str] = ("", "")
         self._count_tokens = count_tokens
         self._catalog_key: tuple | None = None
@@ -122,16 +130,46 @@ class ToolSearchSession:
         self._refresh_catalog([t for t in tools if schema_name(t) in deferred], toolset_of)
         keep: tuple[str, ...] = ()
         if self.preselect and self.catalog is not None:
-            # hybrid: BM25 fused with the offline embedding model when the
-            # `embeddings` extra is installed (loaded once); otherwise BM25 alone
-            embedder = load_default_embedder() if self.hybrid else None
-            keep = tuple(preselect(self.catalog, _latest_user_text(messages), k=self.preselect_k, embedder=embedder))
+            keep = self._preselect(self.catalog, _latest_user_text(messages))
         self.listing = session_listing(self.catalog, self.settings_ts, context_length, self._count_tokens)
         new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools), listing=self.listing[0]))
         hidden = deferred - set(keep)
         shaped = ShapedRequest(new_tools, bridge_form_history(messages, hidden), decision, keep)
         self.last = shaped
         return shaped
+
+    def _preselect(self, catalog: Catalog, message: str) -> tuple[str, ...]:
+        """The pinned tools and the ``preselect_k`` best for ``message``, decided once per message and catalog.
+
+        Every request of one user message (each tool result is another
+        request) gets the same list, so the tool list changes at most once
+        per user message and the prompt-cache prefix holds within it, even
+        when the embedding endpoint fails or comes back mid-message.
+        """
+        key = (catalog.checksum, message, self.preselect_k)
+        if self._keep_memo is not None and self._keep_memo[0] == key:
+            return self._keep_memo[1]
+        leg = self._dense_source() if self._dense_source is not None else None
+        if leg is not None:
+            picks = preselect(catalog, message, k=self.preselect_k, dense=leg)
+        else:
+            # hybrid without a host leg: the offline model of the `embeddings` extra, if installed
+            embedder = load_default_embedder() if self.hybrid and self._dense_source is None else None
+            picks = preselect(catalog, message, k=self.preselect_k, embedder=embedder)
+        pinned = [n for n in self.pinned if n in catalog and n not in picks]
+        keep = tuple(pinned + picks)
+        self._keep_memo = (key, keep)
+        return keep
+
+    def semantic_status(self) -> str:
+        """One line: how preselect and search rank now (empty when no semantic leg is configured)."""
+        if self._dense_source is None:
+            return ""
+        leg = getattr(self._dense_source, "built", None)  # never built here: a status read loads nothing
+        if leg is not None:
+            return leg.status_line()
+        error = getattr(self._dense_source, "error", None)
+        return f"BM25 alone: {error}" if error else ""
 
     def _refresh_catalog(self, deferred_schemas: list[Any], toolset_of: Callable[[str], str | None]) -> None:
         """Rebuild only when the scoped tools changed (names, descriptions, parameters)."""
@@ -144,7 +182,7 @@ class ToolSearchSession:
         self.service = BridgeService(
             self.catalog,
             default_limit=self.search_limit,
-            semantic=semantic_leg(self.settings_ts, load_default_embedder),
+            semantic=semantic_leg(self.settings_ts, load_default_embedder, self._dense_source),
         )
         self._catalog_key = key
 
@@ -212,6 +250,7 @@ class ToolSearchSession:
             "refusals": self.refusals,
             "listing_level": self.listing[1],
             "listing_tokens": count_in_pieces(self._count_tokens, self.listing[0]),
+            "semantic": self.semantic_status(),
         }
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":

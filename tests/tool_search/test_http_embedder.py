@@ -1,0 +1,117 @@
+"""The OpenAI-compatible embedding client against a stand-in server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Iterator, Sequence
+
+import pytest
+
+from stowage.tool_search.http_embedder import EmbeddingError, HttpEmbedder, parse_embeddings
+from stowage_dev.embedding_server import EmbeddingServer
+
+FAKE_KEY = "sk-test-not-a-real-key-0000"
+
+
+def three_dims(texts: Sequence[str]) -> list[list[float]]:
+    return [[float(len(t)), 1.0, 0.0] for t in texts]
+
+
+@pytest.fixture
+def server() -> Iterator[EmbeddingServer]:
+    with EmbeddingServer(three_dims, slow_s=1.5) as s:
+        yield s
+
+
+def client(server: EmbeddingServer, **kw: object) -> HttpEmbedder:
+    return HttpEmbedder(server.base_url, "stand-in-embed", **kw)  # type: ignore[arg-type]
+
+
+def test_batches_in_input_order_and_normalizes(server: EmbeddingServer) -> None:
+    texts = [f"text {'x' * i}" for i in range(7)]
+    vectors = client(server, batch_size=3, api_key=FAKE_KEY).embed(texts)
+    assert [len(r) for r in server.requests] == [3, 3, 1]
+    assert [t for r in server.requests for t in r] == texts
+    assert server.auth_headers == [f"Bearer {FAKE_KEY}"] * 3
+    for text, vector in zip(texts, vectors):
+        assert math.isclose(sum(x * x for x in vector), 1.0)
+        assert math.isclose(vector[0] / vector[1], len(text))  # the server's vector, scaled
+
+
+def test_no_key_sends_no_authorization(server: EmbeddingServer) -> None:
+    client(server).embed(["a"])
+    assert server.auth_headers == [None]
+
+
+@pytest.mark.parametrize(
+    "mode, reason", [("500", "HTTP 500"), ("bad_json", "not JSON"), ("wrong_count", "asked for 2 vectors, got 1")]
+)
+def test_a_bad_answer_is_one_embedding_error(server: EmbeddingServer, mode: str, reason: str) -> None:
+    server.mode = mode
+    with pytest.raises(EmbeddingError, match=reason):
+        client(server).embed(["a", "b"])
+
+
+def test_vectors_of_another_size_than_before_are_refused(server: EmbeddingServer) -> None:
+    embedder = client(server)
+    embedder.embed(["a"])
+    assert embedder.dimensions == 3
+    server.mode = "wrong_dims"
+    with pytest.raises(EmbeddingError, match="4 dimensions, expected 3"):
+        embedder.embed(["a"])
+
+
+def test_configured_dimensions_are_checked_on_the_first_answer(server: EmbeddingServer) -> None:
+    with pytest.raises(EmbeddingError, match="3 dimensions, expected 384"):
+        client(server, dimensions=384).embed(["a"])
+
+
+def test_a_slow_server_times_out_quickly(server: EmbeddingServer) -> None:
+    server.mode = "slow"
+    start = time.monotonic()
+    with pytest.raises(EmbeddingError, match="within 0.3 s"):
+        client(server, timeout_s=0.3).embed(["a"])
+    assert time.monotonic() - start < 1.2
+
+
+def test_nothing_listening_is_an_embedding_error() -> None:
+    with EmbeddingServer(three_dims) as s:
+        url = s.base_url
+    with pytest.raises(EmbeddingError, match="cannot reach"):
+        HttpEmbedder(url, "m", timeout_s=1).embed(["a"])
+
+
+def test_the_key_is_not_in_the_identity(server: EmbeddingServer) -> None:
+    embedder = client(server, api_key=FAKE_KEY)
+    assert FAKE_KEY not in embedder.identity and "stand-in-embed" in embedder.identity
+    assert FAKE_KEY not in repr(vars(embedder).get("identity", ""))
+
+
+@pytest.mark.parametrize(
+    "body, reason",
+    [
+        (b'{"data": "x"}', "no 'data' list"),
+        (b"[1, 2]", "no 'data' list"),
+        (b'{"data": [{"embedding": "AAAA"}]}', "not a list of numbers"),
+        (b'{"data": [{"embedding": [1, "x"]}]}', "other than numbers"),
+        (b'{"data": [{"embedding": [true, 1]}]}', "finite numbers"),
+        (b'{"data": [{"embedding": [1e999]}]}', "finite numbers"),
+        (b'{"data": [{"index": 3, "embedding": [1]}]}', "bad or repeated index"),
+    ],
+)
+def test_malformed_bodies(body: bytes, reason: str) -> None:
+    with pytest.raises(EmbeddingError, match=reason):
+        parse_embeddings(body, 1)
+
+
+def test_out_of_order_indexes_are_put_back_in_order() -> None:
+    body = b'{"data": [{"index": 1, "embedding": [2]}, {"index": 0, "embedding": [1]}]}'
+    assert parse_embeddings(body, 2) == [[1.0], [2.0]]
+
+
+def test_bad_configuration_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="http"):
+        HttpEmbedder("localhost:11434", "m")
+    with pytest.raises(ValueError, match="model"):
+        HttpEmbedder("http://127.0.0.1:1/v1", "")
