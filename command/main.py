@@ -37,6 +37,7 @@ from .purge import purge, rm
 from .replay import add_replay_arguments, replay_command
 from .status import TerminalProgress, doctor, status
 from .summary import summary
+from .terminal import safe_text
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -164,16 +165,16 @@ def _emit(outcome: Outcome, as_json: bool, out: TextIO, err: TextIO) -> None:
     if as_json:
         out.write(json.dumps(jsonable(outcome.data), indent=2, sort_keys=False) + "\n")
     elif outcome.text:
-        out.write(outcome.text + "\n")
+        out.write(safe_text(outcome.text) + "\n")
     if outcome.stderr and not as_json:
-        err.write(outcome.stderr + "\n")
+        err.write(safe_text(outcome.stderr) + "\n")
 
 
 def _fail(message: str, code: int, kind: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     if as_json:
         out.write(json.dumps({"ok": False, "error": {"code": kind, "message": message}}, indent=2) + "\n")
     else:
-        err.write(f"stowage: error: {message}\n")
+        err.write(f"stowage: error: {safe_text(message)}\n")
     return code
 
 
