@@ -320,9 +320,10 @@ def _doctor_text(data: dict[str, Any]) -> str:
                 indent=2,
             )
         )
-        for i in issues:  # multi-line details (the config error) in full
-            if i["detail"] and "\n" in i["detail"]:
-                lines.append(i["detail"])
+        for i in issues:  # the rest of multi-line details (the config error's keys); the table has the first line
+            rest = i["detail"].splitlines()[1:] if i["detail"] else []
+            if rest:
+                lines.append("\n".join(rest))
     remaining = data["remaining"]
     advice = [i for i in issues if i.get("advisory")]
     if not remaining:

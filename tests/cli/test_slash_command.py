@@ -9,7 +9,7 @@ import pytest
 from stowage.command import main
 from stowage.host.slash_command import register_slash_command, stowage_command
 
-from .hermes_config import write_config
+from .hermes_config import select_stowage, write_config
 
 
 def slash(filled_or_home, args: str) -> str:
@@ -27,6 +27,7 @@ def test_status_text_matches_the_cli(filled, capsys, args):
 
 
 def test_doctor_and_gc_preview(filled):
+    select_stowage(filled.home)
     text = slash(filled, "doctor")
     assert text.startswith("Stowage doctor") and "result: no problems" in text
     assert "hashes not verified" in slash(filled, "doctor --no-verify")

@@ -7,6 +7,7 @@ real ``stowage`` console script must fail naming the cause and the fix.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,7 @@ def stowage(home: HermesHome, *argv: str) -> subprocess.CompletedProcess:
         ("disabled", "plugin-disabled", "hermes plugins enable stowage"),
         ("case", "engine-name-case", "context: {engine: stowage}"),
         ("not-enabled", "plugin-not-enabled", "hermes plugins enable stowage"),
+        ("not-selected", "not-selected", "hermes config set context.engine stowage"),
     ],
 )
 def test_each_fallback_cause_fails_doctor_with_its_fix(
@@ -49,6 +51,8 @@ def test_each_fallback_cause_fails_doctor_with_its_fix(
         home = make_home(engine="Stowage", plugins=["stowage"])
     elif cause == "not-enabled":
         home = make_home(engine="stowage", plugins=[])
+    elif cause == "not-selected":  # installed and enabled, but context.engine names the built-in
+        home = make_home(engine="compressor", plugins=["stowage"])
     else:
         home = make_home(engine="stowage", plugins=["stowage"])
         run_cli(home, "plugins", "disable", "stowage").check()
@@ -64,6 +68,11 @@ def test_each_fallback_cause_fails_doctor_with_its_fix(
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert kind in doctor.stdout and fix in doctor.stdout, doctor.stdout
     assert "Traceback" not in doctor.stdout + doctor.stderr
+    if cause == "case":  # the plugin loaded: the engine row names the case, not a failed load
+        assert "would not load" not in doctor.stdout and "Hermes matches 'stowage' exactly" in doctor.stdout
+    if cause in ("case", "not-selected"):  # the plugin loads, so `hermes stowage` answers too
+        via_hermes = run_cli(home, "stowage", "doctor", "--no-verify")
+        assert via_hermes.returncode == 1 and kind in via_hermes.stdout, via_hermes.output
     status = stowage(home, "status")
     assert status.returncode == 0 and "run `stowage doctor`" in status.stdout
 
@@ -95,3 +104,14 @@ def test_loaded_but_not_selected_is_said_in_the_terminal(
     assert chat.returncode == 0 and "hi there" in chat.stdout, chat.output
     assert chat.output.count("the Stowage plugin is loaded but") == 1, chat.output
     assert words in chat.stderr
+
+
+def test_hermes_stowage_help_lists_the_commands(make_home) -> None:
+    home = make_home(engine="stowage", plugins=["stowage"])
+    for argv in (("stowage", "--help"), ("stowage", "help")):
+        shown = run_cli(home, *argv)
+        assert shown.returncode == 0, shown.output
+        for command in ("status", "doctor", "summary", "blobs", "purge", "replay"):
+            assert re.search(rf"^ +{command} ", shown.stdout, re.M), (argv, shown.stdout)
+    options = run_cli(home, "stowage", "help", "doctor")
+    assert options.returncode == 0 and "--no-verify" in options.stdout, options.output
