@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context_engine.compaction_record import CompactionRecord
+from ..context_engine.fixed_part import below_fixed_part
 from ..context_engine.plain_data import to_plain
 from ..context_engine.session_status import AheadStatus, SessionStatus
 from ..context_engine.summary_log import window_handle
@@ -141,14 +142,25 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
             + (f" ({why})" if why else "")
             + f"; last request {_n(status.last_prompt_tokens)}"
         )
+        fixed = status.fixed_part
+        if fixed.get("tokens"):
+            trigger += f"; every request carries {_n(fixed['tokens'])} (system prompt and tool schemas)"
         if gov.backoff:
             trigger += f"; backing off: {gov.backoff}"
         if gov.summary_cooldown_seconds:
             trigger += f"; summary model cooling down {gov.summary_cooldown_seconds} s (fallback summary meanwhile)"
         rows.append(("next compaction", trigger))
+        warning = below_fixed_part(fixed, status.threshold_tokens, status.context_length, _trigger_key(status))
+        if warning:
+            rows.append(("WARNING", warning))
     if status.ahead is not None:
         rows.append(("summaries ahead", _ahead_text(status.ahead)))
     return rows
+
+
+def _trigger_key(status: SessionStatus) -> str:
+    key = status.trigger.key if status.trigger is not None else ""
+    return key if isinstance(key, str) and key else "view.compact_at"
 
 
 def _ahead_text(ahead: AheadStatus) -> str:

@@ -7,6 +7,7 @@ real ``stowage`` console script must fail naming the cause and the fix.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -115,3 +116,29 @@ def test_hermes_stowage_help_lists_the_commands(make_home) -> None:
             assert re.search(rf"^ +{command} ", shown.stdout, re.M), (argv, shown.stdout)
     options = run_cli(home, "stowage", "help", "doctor")
     assert options.returncode == 0 and "--no-verify" in options.stdout, options.output
+
+
+def test_a_trigger_below_what_every_request_carries_is_a_warning(fake_llm: FakeLLMServer, make_home) -> None:
+    """view.compact_at 0.1 of 64k: Hermes's system prompt and tool schemas alone are over the 6,400-token trigger."""
+    home = make_home(
+        engine="stowage",
+        plugins=["stowage"],
+        config={"stowage": {"view": {"compact_at": 0.1}}, "tool_output": {"max_bytes": 2_000_000}},
+        context_length=64_000,
+    )
+    fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
+    chat = chat_once(home, "HELLO", "-Q")
+    assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
+    request = next(r for r in fake_llm.requests() if r.tools)  # the session's request (not a title call)
+    assert request.messages[0]["role"] == "system"  # with the tools: what the fixed part is made of
+
+    doctor = stowage(home, "doctor", "--no-verify")
+    assert doctor.returncode == 1, doctor.stdout + doctor.stderr
+    assert "trigger-below-fixed-part" in doctor.stdout, doctor.stdout
+    detail = json.loads(stowage(home, "--json", "doctor", "--no-verify").stdout)
+    (issue,) = [i for i in detail["issues"] if i["kind"] == "trigger-below-fixed-part"]
+    assert "compaction trigger (6,400 tokens)" in issue["detail"], issue
+    assert "Fix: set view.compact_at to at least" in issue["detail"], issue
+    status = stowage(home, "status")
+    assert "every request carries" in status.stdout and "WARNING" in status.stdout, status.stdout
+    assert "stowage: the compaction trigger (6,400 tokens)" in (home.path / "logs" / "agent.log").read_text()
