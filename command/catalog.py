@@ -16,6 +16,8 @@ COMMANDS: dict[str, str] = {
     "purge": "delete one session's stored outputs, or all stored more than DAYS ago",
     "gc": "apply the retention policy now",
     "dashboard": "link the dashboard tab where Hermes's dashboard looks (pip installs), or unlink it",
+    "uninstall": "take Stowage out of config.yaml (Hermes back on its compressor) before removing the code; "
+    "--purge also deletes the store",
     "replay": "replay recorded sessions through Hermes's built-in compressor and Stowage, offline, "
     "and report what each would have billed",
     "help": "this list, or one command's options (help COMMAND)",

@@ -11,6 +11,7 @@
     stowage gc [--dry-run]               apply retention now (or preview it)
     stowage doctor [--repair] [--no-verify]
     stowage dashboard enable|disable     the dashboard tab for a pip install
+    stowage uninstall [--purge] [--yes]  take Stowage out of config.yaml before removing its code
     stowage replay [--session ID] [--since DATE] [--limit N] [--from FILE] [--sweep] [--html PATH]
                                          what Stowage would have done on recorded sessions
     stowage help [COMMAND]               the commands, or one command's options
@@ -117,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", dest="verify", action="store_false", help="skip rehashing every blob (faster)")
     p = command(sub, "dashboard")
     p.add_argument("action", choices=("enable", "disable"))
+    p = command(sub, "uninstall")
+    p.add_argument("--purge", action="store_true", help="also delete the store folder and the stowage: block")
+    p.add_argument("--yes", action="store_true", help="do not ask (required when stdin is not a terminal)")
     p = command(sub, "replay")
     add_replay_arguments(p)
     return parser
@@ -143,6 +147,10 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
         return purge(env, session=args.session, older_than=args.older_than, yes=args.yes, force=args.force)
     if command == "replay":
         return replay_command(args, env)
+    if command == "uninstall":
+        from .uninstall import uninstall
+
+        return uninstall(env, purge=args.purge, yes=args.yes)
     if command == "dashboard":
         from .dashboard import dashboard
 

@@ -142,3 +142,26 @@ def test_a_trigger_below_what_every_request_carries_is_a_warning(fake_llm: FakeL
     status = stowage(home, "status")
     assert "every request carries" in status.stdout and "WARNING" in status.stdout, status.stdout
     assert "stowage: the compaction trigger (6,400 tokens)" in (home.path / "logs" / "agent.log").read_text()
+
+
+def test_the_documented_uninstall_leaves_hermes_on_its_compressor_without_a_fallback(
+    fake_llm: FakeLLMServer, make_home
+) -> None:
+    """`stowage uninstall --yes`, then the code removed (hidden here): Hermes starts on its compressor, silently."""
+    from stowage_dev.hermes_home import STOWAGE_DIST
+
+    removed = {"STOWAGE_HARNESS_HIDE_DISTS": STOWAGE_DIST}  # as after `pip uninstall hermes-stowage`
+    fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
+    homes = {}
+    for name in ("kept", "uninstalled"):
+        homes[name] = make_home(engine="stowage", plugins=["stowage"])
+        assert chat_once(homes[name], "HELLO", "-Q").probe["engine"]["class"] == "StowageContextEngine"
+    done = stowage(homes["uninstalled"], "uninstall", "--yes")
+    assert done.returncode == 0 and "pip uninstall hermes-stowage" in done.stdout, done.stdout + done.stderr
+    for name, home in homes.items():
+        chat = chat_once(home, "HELLO", "-Q", env=removed)
+        assert chat.returncode == 0 and chat.probe["engine"]["class"] == "ContextCompressor", chat.output
+        log = (home.path / "logs" / "agent.log").read_text(encoding="utf-8")
+        fell_back = "Context engine 'stowage' not found" in log
+        # removing the code alone leaves a config naming a missing engine: a fallback at every start
+        assert fell_back == (name == "kept"), (name, log[-2000:])
