@@ -165,3 +165,27 @@ def test_the_documented_uninstall_leaves_hermes_on_its_compressor_without_a_fall
         fell_back = "Context engine 'stowage' not found" in log
         # removing the code alone leaves a config naming a missing engine: a fallback at every start
         assert fell_back == (name == "kept"), (name, log[-2000:])
+
+
+PROMPT = "Allow this plugin to replace built-in tools"
+
+
+def test_the_capability_prompt_of_plugins_enable_answered_as_documented(fake_llm: FakeLLMServer, make_home) -> None:
+    """0.19.0 asks at `hermes plugins enable`; Stowage overrides no built-in tool, so No (Enter) is the answer.
+
+    The other documented way, `--no-allow-tool-override`, gives the same answer without the question.
+    """
+    fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
+    answers = {"enter": ((), "\n"), "flag": (("--no-allow-tool-override",), None)}
+    for name, (flags, typed) in answers.items():
+        home = make_home(engine="stowage", plugins=[])
+        enabled = run_cli(home, "plugins", "enable", "stowage", *flags, input=typed)
+        assert enabled.returncode == 0, enabled.output
+        assert (PROMPT in enabled.output) == (name == "enter"), (name, enabled.output)
+        entry = home.read_config()["plugins"]["entries"]["stowage"]
+        assert entry == {"allow_tool_override": False}, entry  # what the answer wrote
+        chat = chat_once(home, "HELLO", "-Q")
+        assert chat.probe["engine"]["class"] == "StowageContextEngine", (name, chat.output)
+        assert "override" not in chat.output.lower(), chat.output  # nothing asked for the grant
+        doctor = stowage(home, "doctor", "--no-verify")
+        assert doctor.returncode == 0, doctor.stdout
