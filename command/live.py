@@ -25,11 +25,31 @@ def _n(value: Any) -> str:
         return "?"
 
 
+def served_text(entry: CompactionRecord) -> str:
+    """How a compaction was served: a model summary (written now or ahead), prune only, or the fallback summary.
+
+    ``stowage summary`` lists exactly the compactions that wrote a summary, so "prune only" here is the
+    compaction it has no summary of.
+    """
+    result = entry.result or "?"
+    if result == "fallback":
+        return "model-free fallback summary"
+    if result != "compacted":
+        return result
+    source = entry.summary_source
+    if source == "prepared":
+        return "model summary (written ahead)"
+    if source == "fallback":
+        return "model-free fallback summary"
+    if source == "model" or entry.summary_chars or (not source and entry.window_messages):
+        return "model summary"  # (a file from before summary_source: a summarized window means a summary)
+    return "prune only (older outputs stubbed, no summary needed)"
+
+
 def _compaction_text(entry: CompactionRecord) -> str:
     before, after = entry.tokens_before, entry.tokens_after
     sizes = f"{_n(before)} -> {_n(after)} tokens" if before and after else "sizes not measured"
-    result = entry.result or "?"
-    how = {"compacted": "model summary", "fallback": "model-free fallback summary"}.get(result, result)
+    how = served_text(entry)
     text = f"{sizes}, {how}"
     if entry.summary_error:
         text += f" (why: {entry.summary_error})"
@@ -54,11 +74,11 @@ def saved_text(status: SessionStatus) -> str:
     if view is None or view.unshaped_tokens is None:  # a status file from before spills were counted
         return text + " (by the lean view)"
     parts = [
-        f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} history tokens",
+        f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} message tokens",
         f"{_n(view.view_tokens_saved)} by the lean view",
         f"{_n(view.spill_tokens_saved)} by spilled outputs",
     ]
-    return text + " (" + "; ".join(parts) + ")"
+    return text + " (" + "; ".join(parts) + "; summed over the requests, system prompt and tool schemas not counted)"
 
 
 def saved_figures(status: SessionStatus) -> list[tuple[str, str]]:
@@ -92,8 +112,9 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         unshaped = req.get("unshaped_tokens", req.get("full_tokens"))
         rows.append(
             (
-                "last request",
-                f"{_n(req.get('sent_tokens'))} tokens sent of {_n(unshaped)} ({_n(view.steps)} view step(s) so far)",
+                "newest request",
+                f"{_n(req.get('sent_tokens'))} message tokens sent of {_n(unshaped)} "
+                f"({_n(view.steps)} view step(s) so far)",
             )
         )
         if view.unstored_outputs:
@@ -140,7 +161,7 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         trigger = (
             f"when a request reaches {_n(status.threshold_tokens)} tokens"
             + (f" ({why})" if why else "")
-            + f"; last request {_n(status.last_prompt_tokens)}"
+            + f"; the newest request counted {_n(status.last_prompt_tokens)} in all"
         )
         fixed = status.fixed_part
         if fixed.get("tokens"):
