@@ -31,6 +31,7 @@ import os
 import sys
 from typing import Any, Sequence, TextIO
 
+from .. import __version__
 from ..blobstore import HandleError, StoreError
 from .blobs import cat, gc, ls, show
 from .catalog import COMMANDS
@@ -76,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 ok, 1 failure or problems remain, 2 bad usage or bad handle.",
     )
     _global_options(parser, suppress=False)
+    parser.add_argument("--version", action="version", version=f"stowage {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(parent: Any, name: str, help_text: str = "") -> argparse.ArgumentParser:
