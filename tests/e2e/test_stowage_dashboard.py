@@ -288,7 +288,8 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     # opening the tab changed nothing: no new session, the store's session count as before
     code, after = _get(f"{api}/sessions")
     assert [s["session_id"] for s in after["sessions"]] == [session["session_id"]], after
-    # Hermes's own page may start agent sessions (its embedded chat); they never reach the tab or its listing,
+    # Hermes's own page starts an agent session at each load (its embedded chat: tui_gateway session.create in
+    # agent.log, seen with STOWAGE_E2E_KEEP=1); they never reach the tab or its listing,
     # and `stowage status` counts them apart from the sessions that finished a turn
     shown_after = subprocess.run(
         [str(STOWAGE), "status"], env=cli_env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
