@@ -18,7 +18,7 @@ each module (and of its process-global registries) per process.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 def register(ctx) -> None:  # noqa: ANN001 - the host's PluginContext

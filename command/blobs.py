@@ -9,6 +9,7 @@ retention will keep.  Handle errors propagate as the store's own
 from __future__ import annotations
 
 import base64
+import codecs
 import sys
 from typing import Any, BinaryIO, Iterator
 
@@ -16,6 +17,7 @@ from ..blobstore import BlobInfo, EvictedBlobError, Tombstone
 from ..blobstore.errors import REASON_TEXT
 from .env import CliError, Env, Outcome
 from .formatting import clip, counts, fields, human_size, iso_time, relative_time, table
+from .terminal import safe_text
 
 BINARY_SNIFF_BYTES = 8192
 COPY_CHUNK = 1 << 20
@@ -177,6 +179,20 @@ def _selected_lines(store: Any, sha: str, start: int, end: int | None) -> Iterat
         yield text
 
 
+def _text_lines(stream: Any) -> Iterator[str]:
+    """Decoded lines (with their newline) of a binary stream read in chunks: a sequence never spans two."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    while chunk := stream.read(COPY_CHUNK):
+        pending += decoder.decode(chunk)
+        *lines, pending = pending.split("\n")
+        for line in lines:
+            yield line + "\n"
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield pending
+
+
 def cat(
     env: Env,
     handle: str,
@@ -189,7 +205,8 @@ def cat(
     """Raw bytes to ``out`` (stdout); ``--lines`` gives decoded lines, each ending in a newline.
 
     Binary blobs are refused when ``out`` is a terminal (they can garble it)
-    unless ``force``; ``--json`` returns the content (base64 when binary).
+    unless ``force``, and text reaches a terminal without control or escape
+    sequences (:mod:`.terminal`); ``--json`` returns the content (base64 when binary).
     """
     store = env.open_store()
     sha = store.resolve(handle)
@@ -220,9 +237,14 @@ def cat(
             code=1,
             kind="binary",
         )
+    clean = tty and not force  # a terminal gets no escape sequence from a stored output (--force: raw bytes)
     if span:
         for text in _selected_lines(store, sha, *span):
-            out.write(text.encode("utf-8") + b"\n")
+            out.write((safe_text(text) if clean else text).encode("utf-8") + b"\n")
+    elif clean:
+        with store.open_stream(sha) as stream:
+            for line in _text_lines(stream):
+                out.write(safe_text(line).encode("utf-8"))
     else:
         with store.open_stream(sha) as stream:
             while chunk := stream.read(COPY_CHUNK):

@@ -10,6 +10,8 @@ from __future__ import annotations
 import time
 from typing import Any, Iterable, Sequence
 
+from .terminal import safe_text
+
 # Keys of store records that hold epoch seconds; JSON shows them as ISO 8601 UTC.
 TIME_KEYS = frozenset(
     {"created_at", "last_access", "last_fetch", "evicted_at", "first_at", "last_at", "now", "granted_at"}
@@ -70,7 +72,7 @@ def jsonable(value: Any) -> Any:
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Iterable[int] = (), indent: int = 0) -> str:
     """Aligned plain-text table; columns in ``right`` are right-aligned (numbers)."""
-    body = [[str(cell) for cell in row] for row in rows]
+    body = [[safe_text(str(cell)) for cell in row] for row in rows]  # widths of what the terminal shows
     widths = [len(h) for h in headers]
     for row in body:
         widths = [max(w, len(cell)) for w, cell in zip(widths, row, strict=False)]  # extra cells have no column
@@ -87,7 +89,7 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Any]], right: Iterable
 
 def fields(pairs: Iterable[tuple[str, Any]], indent: int = 2) -> str:
     """``label   value`` lines with the values aligned (status and show pages)."""
-    items = [(label, str(value)) for label, value in pairs]
+    items = [(label, safe_text(str(value))) for label, value in pairs]
     width = max((len(label) for label, _ in items), default=0)
     pad = " " * indent
     return "\n".join(f"{pad}{label.ljust(width)}  {value}".rstrip() for label, value in items)
@@ -103,5 +105,5 @@ def counts(mapping: dict[str, int]) -> str:
 
 def clip(text: str, width: int) -> str:
     """One-line, at most ``width`` characters (tool arguments can be long and multi-line)."""
-    flat = " ".join(str(text).split())
+    flat = " ".join(safe_text(str(text)).split())
     return flat if len(flat) <= width else flat[: max(0, width - 1)] + "\u2026"

@@ -219,6 +219,26 @@ def _reinstall_hint(active: str | None, folders: list[dict[str, Any]]) -> str:
     )
 
 
+_WHY_NOT = {
+    "host-config-unreadable": "the config file cannot be read",
+    "plugin-disabled": "the plugin is in plugins.disabled",
+    "plugin-not-enabled": "the plugin is not in plugins.enabled",
+    "not-installed": "the plugin is not installed where Hermes looks",
+    "plugin-load-failed": "the plugin failed to import",
+    "host-fell-back": "Hermes logged a fallback",
+}
+
+
+def _why_not(failures: list[dict[str, Any]], engine: str) -> str:
+    """The first reason Hermes would not run Stowage, in a few words (the problems table has the fix)."""
+    for problem in failures:
+        if problem["kind"] == "engine-name-case":
+            return f"context.engine is {engine!r}: Hermes matches {ENGINE!r} exactly"
+        if problem["kind"] in _WHY_NOT:
+            return _WHY_NOT[problem["kind"]]
+    return "Stowage is configured but would not run"
+
+
 def check_identity(
     hermes_home: Path,
     config_path: Path,
@@ -258,44 +278,56 @@ def check_identity(
                 f"{ENGINE}`)",
             )
         )
+    if not wants_stowage:
+        problems.append(
+            _problem(
+                "not-selected",
+                f"context.engine: {engine}",
+                f"context.engine is {engine!r}, so Hermes runs "
+                + ("its built-in compressor" if engine in ("compressor", "") else f"{engine!r}")
+                + f", not Stowage (installed or not). Fix: `hermes config set context.engine {ENGINE}` "
+                f"(or set `context: {{engine: {ENGINE}}}` in {config_path})",
+            )
+        )
+    # whatever engine is named: each of these alone keeps Hermes from running Stowage
+    if PLUGIN_KEY in disabled:
+        problems.append(
+            _problem(
+                "plugin-disabled",
+                f"plugins.disabled: {PLUGIN_KEY}",
+                f"the plugin is in plugins.disabled, which always wins: Hermes falls back to the built-in "
+                f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or remove {PLUGIN_KEY} from "
+                f"plugins.disabled in {config_path})",
+            )
+        )
+    elif enabled is None or PLUGIN_KEY not in enabled:
+        what = "plugins.enabled is missing" if enabled is None else f"{PLUGIN_KEY} is not in plugins.enabled"
+        problems.append(
+            _problem(
+                "plugin-not-enabled",
+                "plugins.enabled",
+                f"{what}: Hermes loads no third-party plugin that is not enabled, and falls back to the built-in "
+                f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or add it to plugins.enabled in "
+                f"{config_path})",
+            )
+        )
+    if active is None:
+        where = f"the Python of `hermes` ({ep.get('python')})" if ep.get("python") else "this Python"
+        problems.append(
+            _problem(
+                "not-installed",
+                PLUGIN_KEY,
+                f"no install route Hermes discovers: no {ENTRY_POINT_GROUP} entry point named {PLUGIN_KEY!r} in "
+                f"{where}"
+                + (" (it could not be asked)" if ep.get("found") is None else "")
+                + f", and no complete user-plugin folder under {hermes_home / 'plugins'}. "
+                "Fix: `hermes plugins install "
+                f"<the Stowage git URL> --enable`, or `pip install <the Stowage wheel or checkout>` into Hermes's "
+                f"Python (hermes-stowage once published), or `python3 plugins/install_user_plugin.py` from a "
+                f"checkout",
+            )
+        )
     if wants_stowage:
-        if PLUGIN_KEY in disabled:
-            problems.append(
-                _problem(
-                    "plugin-disabled",
-                    f"plugins.disabled: {PLUGIN_KEY}",
-                    f"the plugin is in plugins.disabled, which always wins: Hermes falls back to the built-in "
-                    f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or remove {PLUGIN_KEY} from "
-                    f"plugins.disabled in {config_path})",
-                )
-            )
-        elif enabled is None or PLUGIN_KEY not in enabled:
-            what = "plugins.enabled is missing" if enabled is None else f"{PLUGIN_KEY} is not in plugins.enabled"
-            problems.append(
-                _problem(
-                    "plugin-not-enabled",
-                    "plugins.enabled",
-                    f"{what}: Hermes loads no third-party plugin that is not enabled, and falls back to the built-in "
-                    f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or add it to plugins.enabled in "
-                    f"{config_path})",
-                )
-            )
-        if active is None:
-            where = f"the Python of `hermes` ({ep.get('python')})" if ep.get("python") else "this Python"
-            problems.append(
-                _problem(
-                    "not-installed",
-                    PLUGIN_KEY,
-                    f"no install route Hermes discovers: no {ENTRY_POINT_GROUP} entry point named {PLUGIN_KEY!r} in "
-                    f"{where}"
-                    + (" (it could not be asked)" if ep.get("found") is None else "")
-                    + f", and no complete user-plugin folder under {hermes_home / 'plugins'}. "
-                    "Fix: `hermes plugins install "
-                    f"<the Stowage git URL> --enable`, or `pip install <the Stowage wheel or checkout>` into Hermes's "
-                    f"Python (hermes-stowage once published), or `python3 plugins/install_user_plugin.py` from a "
-                    f"checkout",
-                )
-            )
         cap, set_by_user = host_max_bytes(raw)
         if cap < ENOUGH_MAX_BYTES:
             problem = _problem(
@@ -356,7 +388,7 @@ def check_identity(
     if selected and not failures:
         running = f"{ENGINE} (via the {active})"
     elif wants_stowage:
-        running = "Hermes's built-in compressor (Stowage is configured but would not load; see problems)"
+        running = "Hermes's built-in compressor (" + _why_not(failures, engine) + "; see problems)"
     else:
         running = f"Hermes's built-in compressor: context.engine is {engine!r}, not {ENGINE!r}"
         if engine not in ("compressor", ""):

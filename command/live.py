@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..context_engine.compaction_record import CompactionRecord
+from ..context_engine.fixed_part import below_fixed_part
 from ..context_engine.plain_data import to_plain
 from ..context_engine.session_status import AheadStatus, SessionStatus
 from ..context_engine.summary_log import window_handle
@@ -24,11 +25,31 @@ def _n(value: Any) -> str:
         return "?"
 
 
+def served_text(entry: CompactionRecord) -> str:
+    """How a compaction was served: a model summary (written now or ahead), prune only, or the fallback summary.
+
+    ``stowage summary`` lists exactly the compactions that wrote a summary, so "prune only" here is the
+    compaction it has no summary of.
+    """
+    result = entry.result or "?"
+    if result == "fallback":
+        return "model-free fallback summary"
+    if result != "compacted":
+        return result
+    source = entry.summary_source
+    if source == "prepared":
+        return "model summary (written ahead)"
+    if source == "fallback":
+        return "model-free fallback summary"
+    if source == "model" or entry.summary_chars or (not source and entry.window_messages):
+        return "model summary"  # (a file from before summary_source: a summarized window means a summary)
+    return "prune only (older outputs stubbed, no summary needed)"
+
+
 def _compaction_text(entry: CompactionRecord) -> str:
     before, after = entry.tokens_before, entry.tokens_after
     sizes = f"{_n(before)} -> {_n(after)} tokens" if before and after else "sizes not measured"
-    result = entry.result or "?"
-    how = {"compacted": "model summary", "fallback": "model-free fallback summary"}.get(result, result)
+    how = served_text(entry)
     text = f"{sizes}, {how}"
     if entry.summary_error:
         text += f" (why: {entry.summary_error})"
@@ -53,11 +74,11 @@ def saved_text(status: SessionStatus) -> str:
     if view is None or view.unshaped_tokens is None:  # a status file from before spills were counted
         return text + " (by the lean view)"
     parts = [
-        f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} history tokens",
+        f"sent {_n(view.sent_tokens)} of {_n(view.unshaped_tokens)} message tokens",
         f"{_n(view.view_tokens_saved)} by the lean view",
         f"{_n(view.spill_tokens_saved)} by spilled outputs",
     ]
-    return text + " (" + "; ".join(parts) + ")"
+    return text + " (" + "; ".join(parts) + "; summed over the requests, system prompt and tool schemas not counted)"
 
 
 def saved_figures(status: SessionStatus) -> list[tuple[str, str]]:
@@ -91,8 +112,9 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         unshaped = req.get("unshaped_tokens", req.get("full_tokens"))
         rows.append(
             (
-                "last request",
-                f"{_n(req.get('sent_tokens'))} tokens sent of {_n(unshaped)} ({_n(view.steps)} view step(s) so far)",
+                "newest request",
+                f"{_n(req.get('sent_tokens'))} message tokens sent of {_n(unshaped)} "
+                f"({_n(view.steps)} view step(s) so far)",
             )
         )
         if view.unstored_outputs:
@@ -141,16 +163,27 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         trigger = (
             f"when a request reaches {_n(status.threshold_tokens)} tokens"
             + (f" ({why})" if why else "")
-            + f"; last request {_n(status.last_prompt_tokens)}"
+            + f"; the newest request counted {_n(status.last_prompt_tokens)} in all"
         )
+        fixed = status.fixed_part
+        if fixed.get("tokens"):
+            trigger += f"; every request carries {_n(fixed['tokens'])} (system prompt and tool schemas)"
         if gov.backoff:
             trigger += f"; backing off: {gov.backoff}"
         if gov.summary_cooldown_seconds:
             trigger += f"; summary model cooling down {gov.summary_cooldown_seconds} s (fallback summary meanwhile)"
         rows.append(("next compaction", trigger))
+        warning = below_fixed_part(fixed, status.threshold_tokens, status.context_length, _trigger_key(status))
+        if warning:
+            rows.append(("WARNING", warning))
     if status.ahead is not None:
         rows.append(("summaries ahead", _ahead_text(status.ahead)))
     return rows
+
+
+def _trigger_key(status: SessionStatus) -> str:
+    key = status.trigger.key if status.trigger is not None else ""
+    return key if isinstance(key, str) and key else "view.compact_at"
 
 
 def _ahead_text(ahead: AheadStatus) -> str:

@@ -11,8 +11,10 @@
     stowage gc [--dry-run]               apply retention now (or preview it)
     stowage doctor [--repair] [--no-verify]
     stowage dashboard enable|disable     the dashboard tab for a pip install
+    stowage uninstall [--purge] [--yes]  take Stowage out of config.yaml before removing its code
     stowage replay [--session ID] [--since DATE] [--limit N] [--from FILE] [--sweep] [--html PATH]
                                          what Stowage would have done on recorded sessions
+    stowage help [COMMAND]               the commands, or one command's options
 
 Exit status: 0 success, 1 failure (doctor: problems remain), 2 bad usage or
 a handle that names no readable blob, 130 a replay stopped with Ctrl-C (its
@@ -29,14 +31,17 @@ import os
 import sys
 from typing import Any, Sequence, TextIO
 
+from .. import __version__
 from ..blobstore import HandleError, StoreError
 from .blobs import cat, gc, ls, show
+from .catalog import COMMANDS
 from .env import CliError, Env, Outcome
 from .formatting import jsonable
 from .purge import purge, rm
 from .replay import add_replay_arguments, replay_command
 from .status import TerminalProgress, doctor, status
 from .summary import summary
+from .terminal import safe_text
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
@@ -68,22 +73,26 @@ def _global_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="stowage",
-        description="Inspect and maintain the Stowage blob store.",
+        description="Is Stowage the engine Hermes runs, and what did it store: inspect and maintain the store.",
         epilog="Exit status: 0 ok, 1 failure or problems remain, 2 bad usage or bad handle.",
     )
     _global_options(parser, suppress=False)
+    parser.add_argument("--version", action="version", version=f"stowage {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def command(parent: Any, name: str, help_text: str) -> argparse.ArgumentParser:
-        p = parent.add_parser(name, help=help_text, description=help_text)
+    def command(parent: Any, name: str, help_text: str = "") -> argparse.ArgumentParser:
+        text = help_text or COMMANDS[name]
+        p = parent.add_parser(name, help=text, description=text)
         _global_options(p, suppress=True)
         return p
 
-    command(sub, "status", "store location and size, counts, retention limits, tokenizer backend")
-    p = command(sub, "summary", "the newest compaction summary of a session, as inserted into its history")
+    command(sub, "status")
+    p = command(sub, "help")
+    p.add_argument("topic", nargs="?", metavar="COMMAND", help="the command whose options to show")
+    p = command(sub, "summary")
     p.add_argument("--session", metavar="ID", help="this session (default: the newest one)")
     p.add_argument("--all", dest="show_all", action="store_true", help="every summary of the session, oldest first")
-    blobs = command(sub, "blobs", "list, show or print stored blobs")
+    blobs = command(sub, "blobs")
     blob_sub = blobs.add_subparsers(dest="blob_command", metavar="ACTION")
     p = command(blob_sub, "ls", "list blobs, most recently used first")
     p.add_argument("--session", help="only blobs this session produced or was granted")
@@ -99,24 +108,22 @@ def build_parser() -> argparse.ArgumentParser:
         blob_sub, "rm", "delete blobs, leaving tombstones that explain them (nothing is removed if one handle is bad)"
     )
     p.add_argument("handles", nargs="+", metavar="HANDLE", help="blob handles: 16 to 64 hex characters")
-    p = command(sub, "purge", "delete one session's stored outputs, or all stored more than DAYS ago")
+    p = command(sub, "purge")
     p.add_argument("--session", metavar="ID", help="every blob this session produced")
     p.add_argument("--older-than", metavar="DAYS", type=float, help="every blob stored more than DAYS days ago")
     p.add_argument("--yes", action="store_true", help="do not ask (required when stdin is not a terminal)")
     p.add_argument("--force", action="store_true", help="also a live session's blobs")
-    p = command(sub, "gc", "apply the retention policy now")
+    p = command(sub, "gc")
     p.add_argument("--dry-run", action="store_true", help="only report what would be evicted and why")
-    p = command(sub, "doctor", "verify hashes, sidecars and index; check config and tokenizer")
+    p = command(sub, "doctor")
     p.add_argument("--repair", action="store_true", help="fix what is safe to fix (quarantine corrupt blobs, ...)")
     p.add_argument("--no-verify", dest="verify", action="store_false", help="skip rehashing every blob (faster)")
-    p = command(sub, "dashboard", "link the dashboard tab where Hermes's dashboard looks (pip installs), or unlink it")
+    p = command(sub, "dashboard")
     p.add_argument("action", choices=("enable", "disable"))
-    p = command(
-        sub,
-        "replay",
-        "replay recorded sessions through Hermes's built-in compressor and Stowage, "
-        "offline, and report what each would have billed",
-    )
+    p = command(sub, "uninstall")
+    p.add_argument("--purge", action="store_true", help="also delete the store folder and the stowage: block")
+    p.add_argument("--yes", action="store_true", help="do not ask (required when stdin is not a terminal)")
+    p = command(sub, "replay")
     add_replay_arguments(p)
     return parser
 
@@ -142,6 +149,10 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
         return purge(env, session=args.session, older_than=args.older_than, yes=args.yes, force=args.force)
     if command == "replay":
         return replay_command(args, env)
+    if command == "uninstall":
+        from .uninstall import uninstall
+
+        return uninstall(env, purge=args.purge, yes=args.yes)
     if command == "dashboard":
         from .dashboard import dashboard
 
@@ -164,22 +175,25 @@ def _emit(outcome: Outcome, as_json: bool, out: TextIO, err: TextIO) -> None:
     if as_json:
         out.write(json.dumps(jsonable(outcome.data), indent=2, sort_keys=False) + "\n")
     elif outcome.text:
-        out.write(outcome.text + "\n")
+        out.write(safe_text(outcome.text) + "\n")
     if outcome.stderr and not as_json:
-        err.write(outcome.stderr + "\n")
+        err.write(safe_text(outcome.stderr) + "\n")
 
 
 def _fail(message: str, code: int, kind: str, as_json: bool, out: TextIO, err: TextIO) -> int:
     if as_json:
         out.write(json.dumps({"ok": False, "error": {"code": kind, "message": message}}, indent=2) + "\n")
     else:
-        err.write(f"stowage: error: {message}\n")
+        err.write(f"stowage: error: {safe_text(message)}\n")
     return code
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Console entry point; returns the exit status instead of exiting."""
     parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["help"]:  # `stowage help [COMMAND]`: argparse's own help of the parser or the command
+        argv = [*argv[1:2], "--help"]
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error argparse already printed

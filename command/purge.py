@@ -16,8 +16,8 @@ from typing import Any, Callable
 
 from ..blobstore import BlobStore, HandleError, Tombstone
 from ..blobstore.retention import live_protected
-from ..context_engine.session_files import forget_session
-from .env import CliError, Env, Outcome
+from ..context_engine.session_files import STATUS_FOLDER, SUMMARY_FOLDER, forget_session
+from .env import INDEX_NAME, CliError, Env, Outcome
 from .formatting import human_size
 
 DAY = 86_400.0
@@ -33,6 +33,9 @@ def _ask_terminal(question: str) -> bool:
         return sys.stdin.readline().strip().lower() in ("y", "yes")
     except (OSError, ValueError):
         return False
+
+
+ask_terminal = _ask_terminal  # for the other commands that confirm (uninstall)
 
 
 def can_ask() -> bool:
@@ -92,6 +95,24 @@ def _older_than(env: Env, days: float) -> tuple[list[str], list[str]]:
         shas = tx.created_before(now - days * DAY)
         protected = live_protected(tx, env.policy, now)
     return [s for s in shas if s not in protected], [s for s in shas if s in protected]
+
+
+def what_remains(env: Env) -> str:
+    """What a purge by age leaves in the store folder, and why, and what deletes it too."""
+    root = env.store_root
+
+    def files(folder: str) -> int:
+        try:
+            return sum(1 for p in (root / folder).iterdir() if p.is_file())
+        except OSError:
+            return 0
+
+    return (
+        f"kept in {root}: {INDEX_NAME} (the index: its tombstones tell a removed handle's reader what happened), "
+        f"{files(STATUS_FOLDER)} session status file(s) and {files(SUMMARY_FOLDER)} summary log(s) "
+        "(figures and compaction summaries of past sessions; `stowage purge --session ID` removes one session's). "
+        "To delete the whole store: `stowage uninstall --purge`, or `rm -r` the folder while no Hermes runs"
+    )
 
 
 def purge(
@@ -176,6 +197,8 @@ def purge(
     text = f"removed {len(removed)} blob(s), {human_size(total)}, {what}; their handles now answer with tombstones"
     if spared:
         text += f"\n{len(spared)} blob(s) of live sessions spared (add --force to remove them too)"
+    if older_than is not None:
+        text += "\n" + what_remains(env)
     if kept:
         text += (
             f"\n{len(kept)} blob(s) kept because another session holds the same content; "

@@ -12,7 +12,9 @@ from typing import Any
 
 from ..blobstore import StoreError
 from ..context_engine import session_files
+from ..context_engine.fixed_part import below_fixed_part
 from ..context_engine.markers import BlobKind
+from ..context_engine.session_files import STATUS_FOLDER
 from ..context_engine.session_status import SessionStatus
 from ..context_engine.status_file import read_session_statuses
 from .env import Env, Outcome
@@ -111,6 +113,7 @@ def status(env: Env) -> Outcome:
         ("Hermes home", data["hermes_home"]),
         ("engine", engine_text),
         ("config", _config_text(data["config"])),
+        ("compacts at", governing_trigger(env)),
         ("store", f"{st['path']} ({st['source']})"),
     ]
     if not st["exists"]:
@@ -124,7 +127,8 @@ def status(env: Env) -> Outcome:
             ("tombstones", f"{st['tombstones']:,}{reasons}"),
             (
                 "sessions",
-                f"{st['sessions']['total']:,} ({st['sessions']['live']:,} live, {st['sessions']['ended']:,} ended)",
+                f"{st['sessions']['total']:,} ({st['sessions']['live']:,} live, {st['sessions']['ended']:,} ended; "
+                f"{_sessions_with_turns(env):,} finished a turn: the others started and sent nothing yet)",
             ),
             ("kinds", counts(st["by_kind"])),
             ("content types", counts(st["by_content_type"])),
@@ -150,6 +154,14 @@ def status(env: Env) -> Outcome:
         ]
     )
     return Outcome(data, text)
+
+
+def _sessions_with_turns(env: Env) -> int:
+    """Sessions with a status file (the engine writes one at a turn's end; an agent built and left has none)."""
+    try:
+        return sum(1 for p in (env.store_root / STATUS_FOLDER).iterdir() if p.suffix == ".json")
+    except OSError:
+        return 0
 
 
 def _sessions_text(sessions: list[SessionStatus]) -> list[str]:
@@ -235,6 +247,7 @@ def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = 
             )
             problems += report["issues"]
     problems += _session_file_problems(env.store_root, repair)
+    problems += _trigger_problems(env)
     remaining = [p for p in problems if not p["repaired"] and not p.get("advisory")]
     data: dict[str, Any] = {
         "repair": repair,
@@ -242,11 +255,50 @@ def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = 
         "config": cfg,
         "tokenizer": tok,
         "store": store,
+        "trigger": governing_trigger(env),
         "issues": problems,
         "remaining": len(remaining),
         "ok": not remaining,
     }
     return Outcome(data, _doctor_text(data), 0 if not remaining else 1)
+
+
+def governing_trigger(env: Env) -> str:
+    """Which key starts compaction while Stowage runs; Hermes's ``config show`` prints another one."""
+    settings = env.effective_settings
+    if settings.view.enabled:
+        return (
+            f"view.compact_at {settings.view.compact_at:g} of the window, on the request as sent "
+            "(not the compression threshold `hermes config show` prints)"
+        )
+    return (
+        f"compaction.threshold {settings.compaction.threshold:g} of the window (the lean view is off; "
+        "`hermes config show` prints compression.threshold, which this key inherits unless set)"
+    )
+
+
+def _trigger_problems(env: Env) -> list[dict[str, Any]]:
+    """The newest session's trigger against what its requests carry before any history (fixed_part.py)."""
+    if not env.store_exists():
+        return []
+    sessions = [s for s in read_session_statuses(env.store_root) if s.fixed_part and s.threshold_tokens]
+    if not sessions:
+        return []
+    newest = max(sessions, key=lambda s: s.updated_at or 0.0)
+    key = newest.trigger.key if newest.trigger is not None and newest.trigger.key else "view.compact_at"
+    warning = below_fixed_part(newest.fixed_part, newest.threshold_tokens, newest.context_length, key)
+    if warning is None:
+        return []
+    return [
+        {
+            "kind": "trigger-below-fixed-part",
+            "severity": "warning",
+            "subject": f"session {newest.session_id}",
+            "detail": warning,
+            "repairable": False,
+            "repaired": False,
+        }
+    ]
 
 
 def _session_file_problems(store_root: Any, repair: bool) -> list[dict[str, Any]]:
@@ -280,6 +332,7 @@ def _doctor_text(data: dict[str, Any]) -> str:
         ("engine", ident["running"]),
         ("install", _route_text(ident)),
         ("config", "valid" if cfg["valid"] else "INVALID"),
+        ("compacts at", data["trigger"]),
     ]
     rows.append(
         (
@@ -320,9 +373,10 @@ def _doctor_text(data: dict[str, Any]) -> str:
                 indent=2,
             )
         )
-        for i in issues:  # multi-line details (the config error) in full
-            if i["detail"] and "\n" in i["detail"]:
-                lines.append(i["detail"])
+        for i in issues:  # the rest of multi-line details (the config error's keys); the table has the first line
+            rest = i["detail"].splitlines()[1:] if i["detail"] else []
+            if rest:
+                lines.append("\n".join(rest))
     remaining = data["remaining"]
     advice = [i for i in issues if i.get("advisory")]
     if not remaining:

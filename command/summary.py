@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..context_engine.status_file import read_session_status
 from ..context_engine.summary_log import known_session, newest_session, read_summaries
 from .env import CliError, Env, Outcome
 from .formatting import fields, relative_time
@@ -93,6 +94,18 @@ def summary_text(
     return "\n".join(lines)
 
 
+def no_summary_text(root: Path, session_id: str) -> str:
+    """Why a session has no summary: no compaction yet, or only compactions that pruned (as status says)."""
+    status = read_session_status(root, session_id)
+    count = status.compression_count if status is not None else 0
+    if not count:
+        return f"session {session_id}: no compaction yet, so no summary"
+    return (
+        f"session {session_id}: {count:,} compaction(s), each prune only (older tool outputs replaced by stubs "
+        "with handles; no summary was needed), so no summary"
+    )
+
+
 def summary(env: Env, session: str | None = None, show_all: bool = False) -> Outcome:
     """``stowage summary [--session ID] [--all]``."""
     root = env.store_root
@@ -110,7 +123,7 @@ def summary(env: Env, session: str | None = None, show_all: bool = False) -> Out
                 EXIT_USAGE,
                 "unknown_session",
             )
-        text = f"session {session_id}: no compaction yet, so no summary"
+        text = no_summary_text(root, session_id)
         if skipped:
             text += f" ({skipped} unreadable line(s) in its summary file)"
         return Outcome({"session_id": session_id, "summaries": [], "skipped": skipped}, text)
@@ -127,5 +140,5 @@ def summaries_for(root: Path, session_id: str, show_all: bool = False) -> str:
     """Text for one session the caller already knows (``/stowage summary`` in a live session)."""
     records, skipped = read_summaries(root, session_id)
     if not records:
-        return f"session {session_id}: no compaction yet, so no summary"
+        return no_summary_text(root, session_id)
     return summary_text(session_id, records, show_all=show_all, skipped=skipped)

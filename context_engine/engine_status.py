@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from .engine_parts import EngineParts
+from .fixed_part import below_fixed_part
 from .plain_data import from_plain
 from .session_status import (
     COMPACTIONS_SHOWN,
@@ -61,6 +62,7 @@ def status_of(engine: EngineParts) -> SessionStatus:
         summary=SummaryState(last_error=flags.summary_error, fallback_used=flags.fallback_used),
         requests=list(engine.request_log),
         host=engine.host.support,
+        fixed_part=engine.state.fixed_part.figures() if engine.state.fixed_part.tokens else {},
     )
 
 
@@ -71,4 +73,16 @@ def publish_status(engine: EngineParts) -> None:
     except Exception:  # figures must never cost the session anything
         logger.exception("stowage: could not gather the session status")
         return
+    _warn_below_fixed_part(engine, status)
     write_session_status(engine.store_session.root, engine.session_id, status)
+
+
+def _warn_below_fixed_part(engine: EngineParts, status: SessionStatus) -> None:
+    """Once per session: a trigger no compaction can get under (the config validates, the request disagrees)."""
+    fixed = engine.state.fixed_part
+    if fixed.warned:
+        return
+    warning = below_fixed_part(status.fixed_part, status.threshold_tokens, status.context_length, engine.threshold_key)
+    if warning:
+        fixed.warned = True
+        logger.warning("stowage: %s", warning)

@@ -41,6 +41,7 @@ def shape_request(
         shaped = ShapedRequest(list(tools), messages, None)
     # counted on every route: select_context reads the newest tool list's size from here
     tools_tokens = state.tools_tokens.of(shaped.tools, state.counter.count_text)
+    state.fixed_part.measure(messages, tools_tokens, state.counter.count_text)
     if host.selects_context:
         return shaped
     if state.view.settings.enabled:
@@ -60,6 +61,7 @@ def select_context(
         state.saw(request_messages, "request")
     if not isinstance(request_messages, list) or not request_messages:
         return None
+    state.fixed_part.measure(request_messages, state.tools_tokens.tokens, state.counter.count_text)
     if not state.view.settings.enabled:
         state.send_unshaped(request_messages)
         return None

@@ -23,6 +23,7 @@ from .ahead import AheadSummaries
 from .compaction_record import CompactionRecord
 from .compactor import CompactionOutcome
 from .config import Settings
+from .fixed_part import FixedPart
 from .governor import Governor, GovernorPolicy
 from .messages import Message
 from .preview import SeenMessages
@@ -76,6 +77,7 @@ class SessionState:
     last_outcome: CompactionOutcome | None = None
     rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
     tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)
+    fixed_part: FixedPart = field(default_factory=FixedPart)  # system prompt + tool schemas of the newest request
     turn_end_full: int = 0  # the whole history's tokens at the last turn end (how much a turn grows it)
     # select_context ran in this turn: the host's pressure questions since are about the selected request (0.20+
     # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)

@@ -157,6 +157,8 @@ class SessionStatus:
     summary: SummaryState = field(default_factory=SummaryState)
     requests: list[RequestFigures] = field(default_factory=list)
     host: HostStatus | None = None
+    # what every request carries before any history: system_tokens, tools_tokens, tokens (fixed_part.py)
+    fixed_part: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -19,12 +19,21 @@ from typing import Any, Callable
 logger = logging.getLogger(__name__)
 
 
+NOTE_COLUMNS = 100  # one line in a 100-column terminal, whatever the tool's name
+
+
 def spill_note(tool_name: str, chars: int, tokens: int, handle: str) -> str:
-    """``stowage: stored read_file's output (78,106 chars, ~25,706 tokens) as 1192a7ff25469b0d; ...``."""
-    return (
-        f"  ┊ stowage: stored {tool_name or 'a tool'}'s output ({chars:,} chars, ~{tokens:,} tokens) as {handle}; "
-        "the model sees a preview and reads the rest with stowage_fetch"
-    )
+    """``┊ stowage: stored read_file's 25,706 tokens as 1192a7ff25469b0d; model got a preview``.
+
+    One line of at most :data:`NOTE_COLUMNS` characters: a long tool name is shortened, never the handle.
+    """
+    tool = tool_name or "a tool"
+    tail = f"'s {tokens:,} tokens as {handle}; model got a preview"
+    head = "  ┊ stowage: stored "
+    room = NOTE_COLUMNS - len(head) - len(tail)
+    if len(tool) > room:
+        tool = tool[: max(1, room - 1)] + "…"
+    return head + tool + tail
 
 
 def chat_printer() -> Callable[[str], Any] | None:

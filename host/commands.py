@@ -20,7 +20,7 @@ def register_commands(ctx: Any) -> None:
         # user-plugin folder)
         register_cli(
             "stowage",
-            help="Stowage's command line (status, doctor, summary, blobs, gc, purge, replay)",
+            help="Stowage's command line (status, doctor, summary, blobs, gc, purge, replay; help lists them)",
             setup_fn=_cli_setup,
             handler_fn=_cli_run,
             description="The `stowage` command, run by Hermes's Python: hermes stowage doctor",
@@ -30,6 +30,10 @@ def register_commands(ctx: Any) -> None:
 def _cli_setup(parser: Any) -> None:
     import argparse
 
+    from ..command.catalog import command_list
+
+    # Hermes builds this parser with RawDescriptionHelpFormatter: the list prints as written
+    parser.epilog = command_list("hermes stowage")
     parser.add_argument(
         "stowage_args",
         nargs=argparse.REMAINDER,

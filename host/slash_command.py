@@ -143,7 +143,16 @@ def _previews() -> str:
 
 
 def stowage_command(args: str = "", *, hermes_home: Callable[[], Path] = _hermes_home) -> str:
-    """Handle ``/stowage [args]``; always returns text, never raises into the host."""
+    """Handle ``/stowage [args]``; always returns text safe for a terminal, never raises into the host."""
+    text = _command_text(args, hermes_home)
+    try:
+        from ..command.terminal import safe_text
+    except Exception:  # noqa: BLE001 - a broken install: keep only printable characters
+        return "".join(ch for ch in text if ch.isprintable() or ch in "\n\t")
+    return safe_text(text)
+
+
+def _command_text(args: str, hermes_home: Callable[[], Path]) -> str:
     try:
         words = shlex.split(args or "")
     except ValueError as exc:

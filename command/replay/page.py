@@ -20,12 +20,15 @@ MAX_SESSION_PLOTS = 40
 MAX_SAVING_BARS = 60
 
 CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1150px}
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:24px auto;padding:0 16px;
+color:#222;max-width:1150px;box-sizing:border-box}
 h1{font-size:22px}h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%}th,td{padding:3px 8px;
+table{border-collapse:collapse;font-size:13px;margin:8px 0;max-width:100%}th,td{padding:3px 6px;
 border-bottom:1px solid #eee;text-align:right}th:first-child,td:first-child{text-align:left}
 th{background:#f4f4f4;font-weight:600;vertical-align:bottom}td{white-space:nowrap}td.id{white-space:normal;
-overflow-wrap:anywhere;min-width:150px;max-width:240px}td.text{white-space:normal;text-align:left;max-width:520px}svg{max-width:100%;height:auto}
+overflow-wrap:normal;word-break:normal;min-width:120px;max-width:220px}td.pair{white-space:normal}
+td.pair span{white-space:nowrap}td.text{white-space:normal;text-align:left;max-width:520px}
+svg{max-width:100%;height:auto}
 .note{color:#555;font-size:13px}.warn{color:#a04000}.plots{display:flex;flex-wrap:wrap;gap:12px}
 .plot{border:1px solid #e2e2e2;padding:6px}.plot h3{font-size:12px;margin:0 0 4px;font-weight:600}
 pre{background:#f6f6f6;padding:8px;font-size:13px}.legend span{margin-right:14px}
@@ -52,12 +55,14 @@ def _polyline(points: list[list[int]], sx: float, sy: float, x0: float, y0: floa
     return " ".join(f"{x0 + i * sx:.1f},{y0 - t * sy:.1f}" for i, t in points)
 
 
-def session_plot(session: dict[str, Any], window: int, width: int = 360, height: int = 170) -> str:
-    """Tokens per request for both engines, the window line and a tick at each compaction."""
+def session_plot(session: dict[str, Any], window: int, width: int = 540, height: int = 230) -> str:
+    """Tokens per request for both engines, the window line, round y ticks and a mark at each compaction."""
     series = session.get("series") or {}
     b, s = series.get("built-in") or {}, series.get("stowage") or {}
     requests = max(b.get("requests", 0), s.get("requests", 0), 1)
-    top = max([window] + [t for _, t in (b.get("tokens") or [])] + [t for _, t in (s.get("tokens") or [])])
+    highest = max([window] + [t for _, t in (b.get("tokens") or [])] + [t for _, t in (s.get("tokens") or [])])
+    ticks = _ticks(highest)
+    top = ticks[-1]
     left, right, upper, lower = 44, 8, 8, 22
     x0, y0 = left, height - lower
     sx = (width - left - right) / max(1, requests - 1)
@@ -69,8 +74,12 @@ def session_plot(session: dict[str, Any], window: int, width: int = 360, height:
         f'<line x1="{x0}" y1="{y0 - window * sy:.1f}" x2="{width - right}" y2="{y0 - window * sy:.1f}" '
         f'stroke="#888" stroke-dasharray="4 3"/>',
         f'<text x="{x0 + 2}" y="{y0 - window * sy + 10:.1f}" font-size="9" fill="#666">window {window // 1000}k</text>',
-        f'<text x="2" y="{upper + 8}" font-size="9" fill="#666">{top // 1000}k</text>',
-        f'<text x="2" y="{y0}" font-size="9" fill="#666">0</text>',
+        *(
+            f'<line x1="{x0 - 3}" y1="{y0 - v * sy:.1f}" x2="{width - right}" y2="{y0 - v * sy:.1f}" stroke="#e6e6e6"/>'
+            f'<text class="y-tick" data-tick="{v}" x="{x0 - 5}" y="{y0 - v * sy + 4:.1f}" font-size="11" '
+            f'text-anchor="end" fill="#555">{_tick_label(v)}</text>'
+            for v in ticks
+        ),
         f'<text x="{x0}" y="{height - 6}" font-size="9" fill="#666">request 1</text>',
         f'<text x="{width - right - 60}" y="{height - 6}" font-size="9" fill="#666">request {requests}</text>',
     ]
@@ -178,6 +187,37 @@ def _engine_table(report: dict[str, Any]) -> str:
     )
 
 
+def breakable_id(session_id: str) -> str:
+    """The id, escaped, with line-break chances only after its separators: a long id wraps between parts."""
+    return "".join(escape(ch) + ("<wbr>" if ch in "-_.:/" else "") for ch in str(session_id))
+
+
+def _pair(built_in: Any, stowage: Any) -> str:
+    """``a / b`` that may wrap at the slash, never inside a number."""
+    return f"<span>{_n(built_in)} /</span> <span>{_n(stowage)}</span>"
+
+
+def _ticks(top: int, most: int = 5) -> list[int]:
+    """Round values from 0 to at least ``top`` (1, 2 or 5 times a power of ten apart), at most ``most`` of them."""
+    top = max(1, top)
+    power = 10 ** max(0, len(str(top)) - 1)
+    for step in (power // 10 or 1, power // 5 or 1, power // 2 or 1, power, 2 * power, 5 * power, 10 * power):
+        count = -(-top // step) + 1
+        if count <= most:
+            return [i * step for i in range(count)]
+    return [0, top]  # pragma: no cover - 10 * power always fits
+
+
+def _tick_label(value: int) -> str:
+    return (
+        f"{value // 1000}k"
+        if value >= 1000 and value % 1000 == 0
+        else f"{value / 1000:g}k"
+        if value >= 1000
+        else str(value)
+    )
+
+
 def _sessions_table(report: dict[str, Any]) -> str:
     head = (
         "<tr><th>session</th><th>started (UTC)</th><th>messages</th>"
@@ -199,13 +239,13 @@ def _sessions_table(report: dict[str, Any]) -> str:
             else ""
         )
         rows.append(
-            f"<tr><td class=id>{escape(s['session'])}{ran}</td><td>{_when(s['started_at'])}</td>"
+            f"<tr><td class=id>{breakable_id(s['session'])}{ran}</td><td>{_when(s['started_at'])}</td>"
             f"<td>{_n(s['recorded']['messages'])}</td><td>{_n(b['billed_tokens'])}</td>"
             f"<td>{_n(w['billed_tokens'])}</td><td>{_n(b['cost'])}</td><td>{_n(w['cost'])}</td>"
             f"<td>{saving_text(s['saving']['cost'])}</td>"
-            f"<td>{b['compactions']} / {w['compactions']}{recorded}</td>"
-            f"<td>{b['summary_calls']} / {w['summary_calls']}</td>"
-            f"<td>{_n(b['peak_request_tokens'])} / {_n(w['peak_request_tokens'])}</td>"
+            f"<td class=pair>{_pair(b['compactions'], w['compactions'])}{recorded}</td>"
+            f"<td class=pair>{_pair(b['summary_calls'], w['summary_calls'])}</td>"
+            f"<td class=pair>{_pair(b['peak_request_tokens'], w['peak_request_tokens'])}</td>"
             f"<td>{w['spilled_outputs']} ({w['recoverable_outputs']})</td></tr>"
         )
     return f'<table id="sessions">{head}{"".join(rows)}</table>'

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Iterator, TextIO
 
 from ..env import CliError
+from ..terminal import safe_text
 from .engines import Engines
 from .hygiene import cap_messages
 from .options import ReplayOptions
@@ -75,7 +76,7 @@ class _Progress:
         if self.total:
             filled = int(24 * done / max(1, self.total))
             bar = "[" + "#" * filled + "." * (24 - filled) + "] "
-        line = f"replay: {bar}{done}{of} sessions, {elapsed:.0f}s  {name[:40]}{note}"
+        line = safe_text(f"replay: {bar}{done}{of} sessions, {elapsed:.0f}s  {name[:40]}{note}")
         if self.tty:
             self.stream.write("\r" + line.ljust(100))
         else:

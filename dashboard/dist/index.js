@@ -239,7 +239,9 @@
     hooks.useEffect(function () {
       SDK.fetchJSON(API + "/sessions").then(function (d) {
         setList(d);
-        if (d.sessions.length) setSelected(d.sessions[0].session_id);
+        // the newest session that sent a request (a session that never did has nothing to show)
+        var first = d.sessions.filter(function (s) { return s.requests > 0; })[0] || d.sessions[0];
+        if (first) setSelected(first.session_id);
       }).catch(function (e) { setError(errorText(e)); });
     }, []);
     var body;
@@ -249,9 +251,15 @@
       h("p", { style: { fontSize: 12, opacity: 0.7 } }, "Store: " + list.store),
       list.sessions.length ? h("div", { style: { display: "flex", gap: 8, flexWrap: "wrap", margin: "8px 0" } },
         list.sessions.map(function (s) {
-          return h(Button, { key: s.session_id, size: "sm", variant: s.session_id === selected ? "default" : "outline",
-            onClick: function () { setSelected(s.session_id); }, "data-session-button": s.session_id },
-            s.session_id + " (" + fmt(s.tokens_saved) + " tokens saved)");
+          var on = s.session_id === selected;
+          // marked by more than the SDK's variant (which a theme may draw alike): a ring, bold text, a check
+          return h(Button, { key: s.session_id, size: "sm", variant: on ? "default" : "outline",
+            onClick: function () { setSelected(s.session_id); }, "data-session-button": s.session_id,
+            "data-selected": on ? "true" : "false", "aria-pressed": on ? "true" : "false",
+            style: on ? { outline: "2px solid currentColor", outlineOffset: 2, fontWeight: 700 }
+                      : { fontWeight: 400, opacity: 0.75 } },
+            (on ? "\u2713 " : "") + s.session_id + " (" + fmt(s.requests) + " request" + (s.requests === 1 ? "" : "s") +
+              ", " + fmt(s.tokens_saved) + " tokens saved)");
         })) : h("p", null, "No session has reported figures yet: they are written at the end of each turn."),
       selected ? h(SessionPanel, { sessionId: selected }) : null,
       h(StoreBrowser, { sessionId: selected }));

@@ -314,7 +314,10 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
     _section("2. Compaction")
     why = trigger_text(status.get("trigger") or {})
     _line(f"  trigger: a request of {status['threshold_tokens']:,} tokens" + (f" ({why})" if why else ""))
-    _line("  (on the FIX turn the scripted provider reports 100,000 prompt tokens, to cross it)")
+    _line(
+        "  (this short scripted session would never reach it, so for the FIX turn the scripted model reports "
+        "100,000 prompt tokens, as a long real session would)"
+    )
     log = result.step("final")["engine"]["attrs"].get("compaction_log") or []
     for number, entry in enumerate(log, 1):
         _line(f"\n  compaction {number}:")
@@ -334,8 +337,9 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
     _section("3. Lean requests: what each request carried")
     _line(f"  {saved_text(SessionStatus.from_dict(status))}")
     _line(
-        "  (saved: each request's tokens against the same history unshaped, every spilled output whole; "
-        "the figure `stowage status` and /stowage print)"
+        "  (saved: the messages of each request against the same history unshaped, every spilled output whole; "
+        "the figure `stowage status` and /stowage print. The comparison below counts whole requests instead: "
+        "system prompt and tool schemas included)"
     )
     stubs = [
         m
@@ -394,10 +398,30 @@ def compare(result: Any, stowage_llm: FakeLLMServer, builtin_llm: FakeLLMServer)
     ):
         ratio = f"   {ours[key] / theirs[key]:.2f}x" if theirs[key] and key in ("prompt_tokens", "largest") else ""
         _line(f"  {label:34}{ours[key]:>12,}{theirs[key]:>12,}{ratio}")
+    extra = ours["requests"] - theirs["requests"]
+    if extra > 0:
+        # stowage_tool_call stands in for a call the built-in session makes directly: no extra round trip
+        reads = sorted(stowage_tool_calls(stowage_llm) - {"stowage_tool_call"})
+        _line(
+            f"  Stowage's session made {extra} more request(s): the model called {' and '.join(reads)}, "
+            "reading back a stored output and looking up a deferred tool; each such call is one more round trip"
+        )
     _line(
-        "  (counted with tiktoken o200k_base on the requests the model server received; the built-in reads the "
-        "whole log into its context where Stowage spills it, and offers all 66 tool schemas in every request)"
+        "  (whole requests, counted with tiktoken o200k_base as the model server received them; the built-in reads "
+        "the whole log into its context where Stowage spills it, and offers all 66 tool schemas in every request)"
     )
+
+
+def stowage_tool_calls(fake_llm: FakeLLMServer) -> set[str]:
+    """Names of Stowage's own tools the model called in this session (each adds a round trip)."""
+    names = set()
+    for request in fake_llm.main_requests():
+        for message in request.messages:
+            for call in message.get("tool_calls") or []:
+                name = (call.get("function") or {}).get("name", "")
+                if name.startswith("stowage_"):
+                    names.add(name)
+    return names
 
 
 def result_home_events(result: Any) -> list[dict[str, Any]]:

@@ -7,8 +7,20 @@ from pathlib import Path
 import yaml
 
 
+SELECTED = {
+    "context": {"engine": "stowage"},
+    "plugins": {"enabled": ["stowage"]},
+    "tool_output": {"max_bytes": 2_000_000},  # no advice about the host's own cut either
+}
+
+
 def write_config(home: Path, block: object) -> Path:
-    """``home/config.yaml`` whose ``stowage:`` block is ``block`` (any YAML value, valid or not)."""
+    """``home/config.yaml`` that selects Stowage, whose ``stowage:`` block is ``block`` (any YAML value, valid or not)."""
     path = home / "config.yaml"
-    path.write_text(yaml.safe_dump({"model": {"default": "x"}, "stowage": block}), encoding="utf-8")
+    path.write_text(yaml.safe_dump({"model": {"default": "x"}, **SELECTED, "stowage": block}), encoding="utf-8")
     return path
+
+
+def select_stowage(home: Path) -> Path:
+    """A config that makes Hermes run Stowage (doctor's engine checks pass; the store checks are the test's)."""
+    return write_config(home, {})

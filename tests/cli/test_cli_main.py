@@ -10,7 +10,7 @@ import pytest
 from stowage.command import main
 from stowage.context_engine.tokens import TokenCounter
 
-from .hermes_config import write_config
+from .hermes_config import select_stowage, write_config
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -43,6 +43,7 @@ def test_commands_needing_a_store_explain_that_it_is_missing(home, capsys, argv)
 
 
 def test_doctor_without_store_is_not_a_problem(home, capsys):
+    select_stowage(home)
     code, data = run_json(capsys, "doctor")
     assert code == 0 and data["ok"] and data["store"]["exists"] is False
 
@@ -57,7 +58,7 @@ def test_status_counts(filled, capsys):
     assert code == 0
     assert re.search(r"size\s+\d+\.\d KB in 3 blobs", out), out
     assert re.search(r"tombstones\s+1 \(manual 1\)", out)
-    assert re.search(r"sessions\s+2 \(1 live, 1 ended\)", out)
+    assert re.search(r"sessions\s+2 \(1 live, 1 ended; 0 finished a turn", out)
     assert re.search(r"kinds\s+spill 3", out)
     assert re.search(r"fetches\s+1 \(1 blob\(s\) fetched", out)
     assert re.search(r"ttl\s+168 h", out) and re.search(r"size cap\s+1024 MB \(1\.0 GB\)", out)
@@ -291,12 +292,14 @@ def flip_byte(filled) -> None:
 
 
 def test_doctor_clean(filled, capsys):
+    select_stowage(filled.home)
     code, out, _ = run(capsys, "doctor")
     assert code == 0 and "4 blobs checked (hashes verified" in out and "result: no problems" in out
     assert "loads offline" in out and re.search(r"config\s+valid", out)
 
 
 def test_doctor_finds_a_flipped_byte_and_repair_quarantines_it(filled, capsys):
+    select_stowage(filled.home)
     flip_byte(filled)
     code, out, _ = run(capsys, "doctor")
     assert code == 1
@@ -322,6 +325,7 @@ def test_doctor_reports_an_invalid_config(filled, capsys):
     assert re.search(r"config\s+INVALID", out)
     assert "stowage.store.ttl_hourz: unknown key (did you mean 'ttl_hours'?)" in out
     assert "stowage.compaction.threshold = 2: out of range" in out
+    assert out.count("Stowage configuration error in") == 1, out  # the table's row, not repeated below it
     code, data = run_json(capsys, "doctor")
     assert data["config"]["valid"] is False and len(data["config"]["problems"]) == 2
     assert data["issues"][0]["kind"] == "config-invalid"
@@ -354,6 +358,7 @@ def test_doctor_reports_a_tokenizer_that_does_not_load_offline(filled, capsys, m
 
 @pytest.mark.parametrize("argv", [["status"], ["blobs", "ls"], ["gc", "--dry-run"], ["doctor", "--no-verify"]])
 def test_json_output_parses(filled, capsys, argv):
+    select_stowage(filled.home)
     code, data = run_json(capsys, *argv)
     assert code == 0 and isinstance(data, dict) and data
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .hermes_config import write_config
+from .hermes_config import select_stowage, write_config
 
 _BESIDE = Path(sys.executable).with_name("stowage")  # the venv's own script first
 SCRIPT = _BESIDE if _BESIDE.exists() else Path(shutil.which("stowage") or _BESIDE)
@@ -97,6 +97,7 @@ def test_binary_to_a_terminal_is_refused_unless_forced(filled):
 
 
 def test_gc_and_doctor(filled):
+    select_stowage(filled.home)
     proc = stowage(filled.home, "gc", "--dry-run")
     assert proc.returncode == 0 and filled.old.encode() in proc.stdout and b"would evict 1" in proc.stdout
     proc = stowage(filled.home, "gc")

@@ -97,7 +97,7 @@ def test_the_hosts_fallback_warning_in_agent_log(home):
 
 def test_a_corrupt_config_or_log_is_reported_not_raised(home):
     (home / "config.yaml").write_text("context: [unclosed\n")
-    assert kinds(home) == ["host-config-unreadable"]
+    assert kinds(home) == ["host-config-unreadable", "not-selected", "plugin-not-enabled"]
     (home / "config.yaml").write_text("context: {engine: stowage}\nplugins: {enabled: [stowage]}\n")
     (home / "logs").mkdir()
     (home / "logs" / "agent.log").mkdir()  # a folder where the log should be: not a file, nothing to read
@@ -166,7 +166,7 @@ def test_a_failed_plugin_import_is_an_error_with_the_hosts_cause_and_the_fix(hom
     assert problem["kind"] == "plugin-load-failed" and "No module named 'tiktoken'" in problem["detail"]
     assert "/usr/bin/python3 -m pip install 'tiktoken>=0.7'" in problem["detail"]  # the one-line command, verbatim
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
-    assert not ident["selected"] and "would not load" in ident["running"]
+    assert not ident["selected"] and "the plugin failed to import" in ident["running"]
 
 
 def test_a_fallback_that_a_later_session_fixed_is_history(home):
@@ -210,3 +210,38 @@ def test_doctor_names_a_requirement_this_python_lacks(monkeypatch: pytest.Monkey
     assert problem["subject"] == "regex"
     assert "lacks regex>=2024.4.16" in problem["detail"]
     assert "Fix: /opt/hermes/bin/python -m pip install 'tiktoken>=0.7'" in problem["detail"]
+
+
+def test_installed_and_enabled_but_not_selected_fails_doctor(home, capsys):
+    """Hermes runs its compressor: a scripted `stowage doctor && ...` must not pass."""
+    write(home, {"context": {"engine": "compressor"}, "plugins": {"enabled": ["stowage"]}})
+    (problem,) = failures(home)
+    assert problem["kind"] == "not-selected" and "`hermes config set context.engine stowage`" in problem["detail"]
+    write(home, {"plugins": {"enabled": ["stowage"]}})  # no context block: Hermes's default, the compressor
+    assert kinds(home) == ["not-selected"]
+    assert main(["doctor", "--no-verify"]) == 1
+    assert "not-selected" in capsys.readouterr().out
+    write(home, {})  # after an uninstall: every cause named at once
+    assert kinds(home, MISSING) == ["not-selected", "plugin-not-enabled", "not-installed"]
+
+
+def test_the_engine_row_names_the_first_cause(home):
+    write(home, {"context": {"engine": "Stowage"}, "plugins": {"enabled": ["stowage"]}})
+    running = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["running"]
+    assert "context.engine is 'Stowage': Hermes matches 'stowage' exactly" in running
+    assert "would not load" not in running
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"], "disabled": ["stowage"]}})
+    running = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)["running"]
+    assert "the plugin is in plugins.disabled" in running
+
+
+def test_help_lists_every_command(capsys):
+    from stowage.command.catalog import COMMANDS
+    from stowage.command.main import build_parser
+
+    assert main(["help"]) == 0
+    out = capsys.readouterr().out
+    assert all(f"    {name} " in out for name in COMMANDS), out
+    choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
+    assert sorted(choices) == sorted(COMMANDS)
+    assert main(["help", "purge"]) == 0 and "--older-than" in capsys.readouterr().out

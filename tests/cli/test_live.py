@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from stowage.command.live import session_rows, session_text
 from stowage.context_engine.session_status import SessionStatus
 
@@ -52,16 +54,16 @@ def test_every_figure_is_shown():
     assert "2; last: 100,000 -> 20,000 tokens, model-free fallback summary (why: timeout after 3 s)" in text
     assert "4 output(s) pruned; the summarized messages are stored whole under handle abcdef0123456789" in text
     assert (
-        "12,345 tokens saved over 7 requests (sent 50,000 of 62,345 history tokens; 10,000 by the lean view; "
-        "2,345 by spilled outputs)"
+        "12,345 tokens saved over 7 requests (sent 50,000 of 62,345 message tokens; 10,000 by the lean view; "
+        "2,345 by spilled outputs; summed over the requests, system prompt and tool schemas not counted)"
     ) in text
-    assert "9,000 tokens sent of 31,000 (2 view step(s) so far)" in text
+    assert re.search(r"newest request +9,000 message tokens sent of 31,000 \(2 view step\(s\) so far\)", text)
     assert "0123456789abcdef (terminal, 9,000 tokens)" in text
     assert "1 spill(s), 0 archive(s) not stored; last error: disk full" in text
     assert "inactive (too few tools)" in text
     assert (
         "when a request reaches 96,000 tokens (view.compact_at 0.42 of the 228,571-token window, on the request "
-        "as sent); last request 40,000"
+        "as sent); the newest request counted 40,000 in all"
     ) in text and "cooling down 55.0 s" in text
 
 

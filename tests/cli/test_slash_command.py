@@ -9,7 +9,7 @@ import pytest
 from stowage.command import main
 from stowage.host.slash_command import register_slash_command, stowage_command
 
-from .hermes_config import write_config
+from .hermes_config import select_stowage, write_config
 
 
 def slash(filled_or_home, args: str) -> str:
@@ -27,6 +27,7 @@ def test_status_text_matches_the_cli(filled, capsys, args):
 
 
 def test_doctor_and_gc_preview(filled):
+    select_stowage(filled.home)
     text = slash(filled, "doctor")
     assert text.startswith("Stowage doctor") and "result: no problems" in text
     assert "hashes not verified" in slash(filled, "doctor --no-verify")
@@ -84,3 +85,14 @@ def test_register_on_a_host_without_slash_commands_is_a_no_op():
         pass
 
     register_slash_command(OldContext())  # must not raise
+
+
+def test_the_chat_note_fits_100_columns_whatever_the_tool():
+    from stowage.host.chat_note import spill_note
+
+    for tool in ("terminal", "mcp_github_search_repositories_and_code_everywhere" * 2, ""):
+        note = spill_note(tool, 123_456_789, 98_765_432, "0123456789abcdef")
+        assert len(note) <= 100 and "0123456789abcdef" in note and "\n" not in note, note
+    assert "stored terminal's 1,234,567 tokens as 0123456789abcdef" in spill_note(
+        "terminal", 1, 1_234_567, "0123456789abcdef"
+    )

@@ -199,3 +199,29 @@ def test_slash_summary_and_preview_of_the_live_session(home, live):
     live["s3"] = _Engine(store_of(home), RuntimeError("boom"))
     text = stowage_command("preview", hermes_home=lambda: home)
     assert "session s2: nothing to preview yet" in text and "session s3: preview failed: RuntimeError: boom" in text
+
+
+def test_status_and_summary_agree_on_how_each_compaction_was_served(home, capsys):
+    """A compaction that only pruned wrote no summary: status must not call it a model summary."""
+    from stowage.command.live import served_text
+    from stowage.context_engine.compaction_record import CompactionRecord
+
+    from stowage.blobstore import BlobStore
+
+    BlobStore(store_of(home)).close()  # status lists sessions of a store that exists
+    pruned = CompactionRecord(result="compacted", at=1.0, pruned_outputs=3, tokens_before=90_000, tokens_after=60_000)
+    write_session_status(store_of(home), "p1", SessionStatus(compression_count=1, compactions=[pruned]))
+    code, out, _ = run(capsys, "status")
+    assert code == 0 and "prune only" in out and "model summary" not in out, out
+    code, out, _ = run(capsys, "summary", "--session", "p1")
+    assert code == 0 and "1 compaction(s), each prune only" in out and "no compaction yet" not in out, out
+    served = {
+        "model": "model summary",
+        "prepared": "model summary (written ahead)",
+        "fallback": "model-free fallback summary",
+    }
+    for source, text in served.items():
+        assert served_text(CompactionRecord(result="compacted", summary_source=source)) == text
+    assert served_text(CompactionRecord(result="fallback")) == "model-free fallback summary"
+    old_file = CompactionRecord(result="compacted", window_messages=12)  # written before summary_source existed
+    assert served_text(old_file) == "model summary"

@@ -18,10 +18,7 @@ from stowage_dev.terminal import InteractiveChat
 
 pytestmark = pytest.mark.e2e
 
-NOTE = re.compile(
-    r"┊ stowage: stored harness_big_output's output \(60,000 chars, ~[\d,]+ tokens\) as ([0-9a-f]{16}); "
-    r"the model sees a preview and reads the rest with stowage_fetch"
-)
+NOTE = re.compile(r"┊ stowage: stored harness_big_output's [\d,]+ tokens as ([0-9a-f]{16}); model got a preview")
 
 
 def script(fake_llm: FakeLLMServer) -> None:
@@ -48,6 +45,8 @@ def test_the_interactive_chat_says_when_an_output_is_stored_away(fake_llm: FakeL
         screen = chat.text
     notes = NOTE.findall(screen)
     assert len(set(notes)) == 1, screen[-3000:]
+    (line,) = {m.group(0) for m in NOTE.finditer(screen)}
+    assert len("  " + line) <= 100, line  # one line in a 100-column terminal
     (preview,) = [
         m["content"]
         for m in fake_llm.matching(Match.after_tool_result("call_huge"))[0].messages

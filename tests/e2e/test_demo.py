@@ -51,8 +51,8 @@ def test_the_demo_prints_what_stowage_did_and_compares_it_with_the_builtin() -> 
     assert re.search(r"trigger: a request of [\d,]+ tokens \(view\.compact_at 0\.\d+ of the 128,000-token window", out)
     # the one "saved" sentence of stowage status, spills included
     saved = re.search(
-        r"([\d,]+) tokens saved over (\d+) requests \(sent ([\d,]+) of ([\d,]+) history tokens; "
-        r"([\d,]+) by the lean view; ([\d,]+) by spilled outputs\)",
+        r"([\d,]+) tokens saved over (\d+) requests \(sent ([\d,]+) of ([\d,]+) message tokens; "
+        r"([\d,]+) by the lean view; ([\d,]+) by spilled outputs; summed over the requests",
         out,
     )
     assert saved, out

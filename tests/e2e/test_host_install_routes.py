@@ -22,6 +22,12 @@ launcher's doctor exits 1 with the pip command.
 
 from __future__ import annotations
 
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from stowage.host.host_support import assess, installed_version
 from stowage.host.load_failure import REQUIREMENTS
@@ -41,6 +47,7 @@ from .install_routes import (
     run_session,
     script_session,
 )
+from .readme_blocks import install_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -108,8 +115,22 @@ def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) ->
             enabled = run_cli(home, "config", "set", "plugins.enabled", "[harness_probe, stowage]", timeout=CLI_TIMEOUT)
         assert enabled.returncode == 0, enabled.output
         assert "stowage" in home.read_config()["plugins"]["enabled"], enabled.output
+        if _release(VERSION) >= (0, 22):  # the block's config lines are for the 0.22 package (0.19.0 stores a string)
+            _readme_config_lines(home)
 
     _assert_the_route_works(fake_llm, home)
+    if route == "copy":  # the README block's last line: the check that works with or without the plugin loaded
+        check = install_block("newer-hermes")[-1].replace("~/.hermes", str(home.path))
+        bin_dir = Path(sys.executable).parent
+        done = subprocess.run(
+            ["bash", "-c", check],
+            env=home.env({"PATH": f"{bin_dir}{os.pathsep}{home.env().get('PATH', '')}"}),
+            cwd=home.work_dir,
+            capture_output=True,
+            text=True,
+            timeout=CLI_TIMEOUT,
+        )
+        assert done.returncode == 0 and "result: no problems" in done.stdout, done.stdout + done.stderr
 
     # the command from the plugin folder, without Hermes: the launcher
     status = launcher(home, "status")
@@ -118,3 +139,24 @@ def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) ->
     broken = launcher(home, "doctor", "--no-verify", hidden=",".join(sorted({STOWAGE_DIST, "regex"})))
     assert broken.returncode == 1, broken.stdout + broken.stderr
     assert "requirement-missing" in broken.stdout and "-m pip install 'tiktoken" in broken.stdout, broken.stdout
+
+
+def _readme_config_lines(home) -> None:  # noqa: ANN001 - HermesHome
+    """The README's block for newer hosts: its install script line, then its two `config set` lines, as written.
+
+    The harness keeps its own probe plugin in the list the block sets (the block says to keep listed plugins).
+    """
+    block = install_block("newer-hermes")
+    assert block[2] == "python3 plugins/install_user_plugin.py", block  # what install_user_plugin_script runs
+    for line in block[3:5]:
+        words = shlex.split(line)
+        assert words[0] == "hermes" and words[1:3] == ["config", "set"], line
+        words = ["[harness_probe, stowage]" if w == "[stowage]" else w for w in words]
+        done = run_cli(home, *words[1:], timeout=CLI_TIMEOUT)
+        assert done.returncode == 0, (line, done.output)
+    config = home.read_config()
+    assert config["context"]["engine"] == "stowage" and "stowage" in config["plugins"]["enabled"], config
+
+
+def _release(version: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in version.split(".")[:3] if part.isdigit())

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -32,7 +33,8 @@ from stowage_dev.hermes_home import REPO_ROOT, _user_plugin_installer
 from stowage_dev.runner import run_cli
 from stowage_dev.tempdirs import scratch_dir
 
-from .install_routes import assert_stowage_at_work, new_home, run_session, script_session
+from .install_routes import CONFIG, assert_stowage_at_work, new_home, run_session, script_session
+from .readme_blocks import install_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -66,13 +68,30 @@ def wheel_venv() -> Iterator[Path]:
             check=True,
             timeout=900,
         )
-        wheel = next(dist.glob("hermes_stowage-*.whl"))
+        assert next(dist.glob("hermes_stowage-*.whl"))  # the checkout builds a wheel
+        # then as the README's block says: a venv, activated, and its pip line run in the checkout
+        create, pip_line, *_ = install_block("pypi-hermes")
+        assert re.fullmatch(r"python3 -m venv (\S+) && \. \1/bin/activate", create), create
+        assert pip_line.startswith("pip install ") and f"'{HOST}'" in pip_line, pip_line
         target = root / "venv"
         venv.EnvBuilder(with_pip=True).create(target)
         subprocess.run(
-            [_bin(target, "python"), "-m", "pip", "install", "--quiet", str(wheel), HOST], check=True, timeout=1800
+            ["bash", "-c", pip_line.replace("pip install ", "pip install --quiet ", 1)],
+            cwd=source,
+            env=_activated(target),
+            check=True,
+            timeout=1800,
         )
         yield target
+
+
+def _activated(venv_dir: Path, base: dict[str, str] | None = None) -> dict[str, str]:
+    """What `. <venv>/bin/activate` sets: its bin first on PATH, VIRTUAL_ENV."""
+    env = dict(os.environ if base is None else base)
+    env["PATH"] = f"{Path(_bin(venv_dir, 'python')).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["VIRTUAL_ENV"] = str(venv_dir)
+    env.pop("PYTHONHOME", None)
+    return env
 
 
 def _not_source(folder: str, names: list[str]) -> set[str]:
@@ -125,6 +144,25 @@ def test_the_wheel_holds_every_module_and_the_plugin_files(wheel_venv: Path) -> 
     for data in ("plugin.yaml", "dashboard/manifest.json", "dashboard/dist/index.js", "dashboard/plugin_api.py"):
         assert (package / data).is_file(), data
     assert not (package / "run.py").exists() and not (package / "tests").exists()
+    # the license text travels with the wheel, and the version is the one the plugin reports
+    meta = subprocess.run(
+        [
+            _bin(wheel_venv, "python"),
+            "-c",
+            "import importlib.metadata as m, json; d = m.distribution('hermes-stowage'); "
+            "print(json.dumps([d.version, d.metadata['License-Expression'], d.read_text('licenses/LICENSE')]))",
+        ],
+        cwd=wheel_venv,  # not the checkout, whose egg-info would answer instead
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    version, expression, license_text = json.loads(meta.stdout)
+    import stowage
+
+    assert version == stowage.__version__ and expression == "MIT", meta.stdout
+    assert license_text and license_text.startswith("MIT License"), meta.stdout  # dist-info/licenses/LICENSE
 
 
 def test_the_wheel_in_a_clean_venv_runs_a_stowage_session(fake_llm: FakeLLMServer, make_home, wheel_venv: Path) -> None:
@@ -222,3 +260,30 @@ def test_a_broken_user_plugin_says_so_at_start_and_doctor_names_the_cause(fake_l
         )
         assert checked.returncode == 0, checked.stdout + checked.stderr
         assert "would not load" not in checked.stdout and "host-fell-back" not in checked.stdout, checked.stdout
+
+
+def test_the_readmes_block_for_hermes_from_pypi_works_as_written(
+    fake_llm: FakeLLMServer, make_home, wheel_venv: Path
+) -> None:
+    """After the venv and pip lines (the fixture ran them), the rest of the README block, literally, in a new home."""
+    home = make_home(engine="compressor", plugins=[], config=CONFIG)  # a user's Hermes before Stowage
+    home.install_harness_probe()  # the scripted session's tools (not part of what the README installs)
+    env = _activated(wheel_venv, home.env())
+    env.pop("PYTHONPATH", None)  # the venv's own packages only
+    for line in install_block("pypi-hermes")[2:]:
+        done = subprocess.run(
+            ["bash", "-c", line],
+            env=env,
+            cwd=home.work_dir,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, (line, done.stdout + done.stderr)
+        assert "Traceback" not in done.stdout + done.stderr, line
+    assert line == "stowage doctor" and "result: no problems" in done.stdout, done.stdout
+    assert "Allow this plugin to replace built-in tools" not in done.stdout
+    script_session(fake_llm)
+    chat = run_session(home, hermes=_bin(wheel_venv, "hermes"))
+    assert_stowage_at_work(fake_llm, chat)

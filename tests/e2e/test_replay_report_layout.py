@@ -44,6 +44,25 @@ LAYOUT = """(() => {
     values: [...document.querySelectorAll('.saving-value')].map(e => ({...box(e), text: e.textContent})),
     headers: [...document.querySelectorAll('#sessions th')].map(e => e.textContent),
     text: document.body.innerText,
+    // where each session id wraps: the character before each line break
+    idBreaks: [...document.querySelectorAll('#sessions td.id')].flatMap(cell => {
+      const text = cell.firstChild ? cell.textContent : '', out = [];
+      const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+      let last = null, prev = '';
+      while (walker.nextNode()) {
+        const node = walker.currentNode;
+        if (node.parentElement.closest('.note')) continue;
+        for (let i = 0; i < node.length; i++) {
+          const range = document.createRange(); range.setStart(node, i); range.setEnd(node, i + 1);
+          const rect = range.getClientRects()[0];
+          if (!rect) continue;
+          if (last !== null && rect.y > last + 2) out.push({id: text.slice(0, 60), after: prev});
+          last = rect.y; prev = node.data[i];
+        }
+      }
+      return out;
+    }),
+    plotTicks: [...document.querySelectorAll('.plot svg')].map(svg => svg.querySelectorAll('[data-tick]').length),
   };
 })()"""
 
@@ -89,13 +108,22 @@ def test_the_report_reads_well_at_laptop_size(tmp_path: Path, capsys: pytest.Cap
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and report["sessions_replayed"] == len(ids)
 
-    shot = ARTIFACTS / "stowage-replay-report.png"
-    with Browser() as browser:  # 1366x768
+    for width in (1200, 1366):  # two common laptop widths
+        check_layout(html, width, ids)
+
+
+def check_layout(html: Path, width: int, ids: list[str]) -> None:
+    shot = ARTIFACTS / f"stowage-replay-report-{width}.png"
+    with Browser(size=(width, 768)) as browser:
         browser.open(html.as_uri(), "document.querySelector('#sessions tr td')")
         layout = browser.evaluate(LAYOUT)
         browser.screenshot(shot)
     print(f"replay report screenshot: {shot}")
     assert shot.is_file() and shot.stat().st_size > 20_000
+    # a long session id wraps between its parts, never inside one
+    assert all(b["after"] in "-_.:/" for b in layout["idBreaks"]), layout["idBreaks"]
+    # each tokens-per-request plot has a y axis of at least three round values
+    assert layout["plotTicks"] and min(layout["plotTicks"]) >= 3, layout["plotTicks"]
 
     # nothing wider than the window, nothing spilling out of its cell or table
     assert layout["pageWidth"] <= layout["view"], "the page scrolls sideways"

@@ -128,6 +128,11 @@ def test_cli_doctor_sees_blobs_when_the_index_is_gone(tmp_path):
     root = tmp_path / "store"
     build(root, n=5)
     (root / "index.sqlite3").unlink()
+    # a Hermes that runs Stowage: doctor's engine checks pass, so its exit status is the store's
+    (tmp_path / "config.yaml").write_text(
+        "context: {engine: stowage}\nplugins: {enabled: [stowage]}\ntool_output: {max_bytes: 2000000}\n",
+        encoding="utf-8",
+    )
     code = main(["--hermes-home", str(tmp_path), "--store", str(root), "--json", "doctor", "--no-verify"])
     assert code == 1  # problems: five unindexed blobs
     code = main(["--hermes-home", str(tmp_path), "--store", str(root), "--json", "doctor", "--repair"])
