@@ -18,7 +18,9 @@ each module (and of its process-global registries) per process.
 
 from __future__ import annotations
 
-__version__ = "0.2.0"
+from .host.version import __version__
+
+__all__ = ["__version__", "register"]
 
 
 def register(ctx) -> None:  # noqa: ANN001 - the host's PluginContext

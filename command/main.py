@@ -31,8 +31,8 @@ import os
 import sys
 from typing import Any, Sequence, TextIO
 
-from .. import __version__
 from ..blobstore import HandleError, StoreError
+from ..host.version import __version__
 from .blobs import cat, gc, ls, show
 from .catalog import COMMANDS
 from .env import CliError, Env, Outcome

@@ -30,9 +30,9 @@ from typing import Any
 
 import yaml
 
-from .. import __version__
 from ..context_engine import config_schema as cs
 from .host_support import MIN_HERMES
+from .version import __version__
 
 _TYPES = {
     cs.NUMBER: "float",

@@ -23,7 +23,7 @@ def test_the_quick_start_has_exactly_the_two_project_commands():
 
 
 def test_one_install_block_per_host_family_ending_in_the_check():
-    from tests.e2e.readme_blocks import install_block
+    from stowage_dev.readme_blocks import install_block
 
     pypi, newer = install_block("pypi-hermes"), install_block("newer-hermes")
     assert "'hermes-agent==0.19.0'" in pypi[1] and pypi[-1] == "stowage doctor"

@@ -47,7 +47,7 @@ from .install_routes import (
     run_session,
     script_session,
 )
-from .readme_blocks import install_block
+from stowage_dev.readme_blocks import install_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -34,7 +34,7 @@ from stowage_dev.runner import run_cli
 from stowage_dev.tempdirs import scratch_dir
 
 from .install_routes import CONFIG, assert_stowage_at_work, new_home, run_session, script_session
-from .readme_blocks import install_block
+from stowage_dev.readme_blocks import install_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

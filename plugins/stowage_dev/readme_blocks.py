@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "README.md"  # plugins/stowage_dev/ -> the checkout
 
 
 def install_block(name: str, readme: Path = README) -> list[str]:
