@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from statistics import median
 
 SAMPLES = 8  # recent requests the growth and the request time are measured on
-MARGIN_REQUESTS = 2  # requests of lead beyond the latency: growth varies from one request to the next
+MARGIN_REQUESTS = 4  # requests of lead beyond the latency: growth varies from one request to the next
+JUMP_FACTOR = 2  # the trigger counts as one request away within this many times the largest recent step
 LATENCY_WEIGHT = 0.5  # of a new latency observation in the running estimate
 
 
@@ -82,8 +83,9 @@ def due(sent_tokens: int, threshold: int, slack: int, pace: Pace) -> bool:
     Yes once the trigger may come within the time the summary takes: the
     requests left at the measured growth as sent are no more than its
     latency over the measured time per request, plus :data:`MARGIN_REQUESTS`
-    (an unknown latency: as early as the slack allows), or one request as
-    large as the largest recent one would cross it.  Never while the history
+    (an unknown latency: as early as the slack allows), or a request up to
+    :data:`JUMP_FACTOR` times as large as the largest recent one would cross
+    it (both chosen on half A of the bench: fewer compactions then wait).  Never while the history
     would outgrow ``slack`` before then (the compaction could not use the
     window); with fewer than two requests measured, nothing starts.
     """
@@ -99,6 +101,6 @@ def due(sent_tokens: int, threshold: int, slack: int, pace: Pace) -> bool:
     latency = pace.latency_s
     lead = math.inf if latency is None or interval <= 0 else math.ceil(latency / interval) + MARGIN_REQUESTS
     left = gap / sent_growth if sent_growth > 0 else math.inf
-    if gap <= pace.largest_step():
+    if gap <= JUMP_FACTOR * pace.largest_step():
         left = min(left, 1.0)
     return left <= min(lead, fits)
