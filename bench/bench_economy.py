@@ -11,9 +11,22 @@ billed as the provider receives it, after every ``llm_request`` middleware
 Stowage registers.  No model is called: summaries come from a fixed-text
 stand-in, and each summary prompt is billed as input.
 
+The wait: the replay runs on a simulated clock (``replay/clock.py``).  Each
+main request takes ``--main-latency`` seconds, each summary call
+``--summary-latency`` (``10``: 10 s a call; ``2+0.025/1k``: 2 s plus 25 ms
+per 1k input tokens).  A summary called by ``compress()`` blocks the turn
+for its latency; one prepared ahead runs on its own thread's time beside the
+turn, and a compaction that takes its reply before it is ready waits for the
+rest.  A compaction's wait is the simulated time its ``compress()`` call
+took, as the host sees it (tool execution takes no time: a conservative
+bound on the lead a preparation gets); the wait table gives p50 / p90 / max
+per engine, the share of compactions whose summary was prepared ahead, and
+the summary calls wasted (prepared, never used) with their input tokens.
+
     python bench/bench_economy.py [--limit N] [--chain K] [--half A|B] [--set stowage.key=value ...]
                                   [--curve view.compact_at=0.35,0.5 ...] [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
+                                  [--summary-latency 10|2+0.025/1k] [--main-latency 2]
 
 Prints, per engine and as Stowage/built-in ratios: billed prompt tokens (main
 requests + summary inputs), prompt-cache-aware cost under two price models,
@@ -67,6 +80,7 @@ from stowage.context_engine.replay import (
     TokenMeter,
 )
 from stowage.context_engine.replay.billing import tools_text  # noqa: E402
+from stowage.context_engine.replay.clock import Timing, parse_latency  # noqa: E402
 from stowage.context_engine.replay.hidden import HiddenUseTracker  # noqa: E402
 from stowage.context_engine.replay.totals import add_session, with_ratios  # noqa: E402
 
@@ -130,6 +144,7 @@ def _init_worker(
     window: int,
     tools: list[dict[str, Any]],
     common: frozenset[str] = frozenset(),
+    timing: Timing | None = None,
 ) -> None:
     home = Path(base_home) / f"worker-{os.getpid()}"
     prepare_hermes_home(home)
@@ -139,7 +154,7 @@ def _init_worker(
         if settings is not None
     }
     meter = TokenMeter()
-    _WORKER.update(configs=configs, hosts=hosts, meter=meter, tools=tools, window=window, common=common)
+    _WORKER.update(configs=configs, hosts=hosts, meter=meter, tools=tools, window=window, common=common, timing=timing)
 
 
 def _replay_session(session: Any) -> dict[str, Any]:
@@ -153,7 +168,8 @@ def _replay_session(session: Any) -> dict[str, Any]:
             target = _WORKER["hosts"][label].target(summarizer, session.id)
         tracker = HiddenUseTracker(session.messages, starts=session.starts, common=_WORKER["common"])
         started = time.perf_counter()
-        result = HostDriver(meter, window=_WORKER["window"], observer=tracker).replay(session.messages, target)
+        driver = HostDriver(meter, window=_WORKER["window"], observer=tracker, timing=_WORKER["timing"])
+        result = driver.replay(session.messages, target)
         row = result.as_dict()  # the driver closed the target
         row["wall_s"] = time.perf_counter() - started
         row.update(tracker.figures().as_dict())
@@ -241,6 +257,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the tool schemas every request carries: Hermes's core tools (default) or the one bash tool the "
         "recorded agent had (for comparing with a harness that sent no Hermes tools)",
     )
+    parser.add_argument(
+        "--summary-latency",
+        default="10",
+        help="simulated summary model latency: SECONDS a call, or BASE+SECONDS/1k per 1k input tokens (2+0.025/1k)",
+    )
+    parser.add_argument("--main-latency", type=float, default=2.0, help="simulated main model seconds a call")
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
@@ -256,6 +278,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         overrides = dict(parse_setting(item) for item in args.settings)
         extra_curve = parse_curve(args.curve)
+        timing = Timing(parse_latency(args.summary_latency), max(0.0, args.main_latency))
     except ValueError as exc:
         print(f"bench_economy: {exc}", file=sys.stderr)
         return 2
@@ -308,7 +331,8 @@ def main(argv: list[str] | None = None) -> int:
             per_session = []
             transcripts = 0
             rows_of_sessions = []
-            for session in run_sessions(sessions, args.jobs, (str(base_home), configs, args.window, tools, common)):
+            init_args = (str(base_home), configs, args.window, tools, common, timing)
+            for session in run_sessions(sessions, args.jobs, init_args):
                 transcripts += len(session["parts"])
                 rows_of_sessions.append(session)
                 if not args.json:
@@ -358,6 +382,7 @@ def main(argv: list[str] | None = None) -> int:
             "sessions": totals[BUILTIN]["sessions"],
             "window": args.window,
             "summarizer": StandInSummarizer.NAME,
+            "timing": timing.describe(),
             "tools_source": tools_source,
             "tools_tokens": tools_tokens,
             "overrides": overrides,
@@ -373,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
             "totals": with_ratios(totals, newest or BUILTIN),
             "hidden": hidden,
             "targets": [{"what": w, "value": v, "limit": lim, "met": m} for w, v, lim, m in checks],
+            "waits": {label: economy_report.wait_figures(totals[label]) for label in engines},
             "wall_s": time.perf_counter() - started,
         }
         if args.per_session:
@@ -404,6 +430,10 @@ def _start_newer_hosts(
         str(args.window),
         "--tools",
         str(tools_file),
+        "--summary-latency",
+        str(args.summary_latency),
+        "--main-latency",
+        str(args.main_latency),
     ]
     if args.limit is not None:
         worker_args += ["--limit", str(args.limit)]
@@ -452,6 +482,7 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
     engines = report["engines"]
     baselines = [e for e in engines if e != STOWAGE]
     economy_report.print_engines(engines, totals, STOWAGE, baselines)
+    economy_report.print_waits(engines, totals, report["timing"])
     economy_report.print_hidden(engines, hidden)
     newest = baselines[-1]
     notes = {label: "   (the stowage run above)" if label in report["curve_default"] else "" for label in curve_labels}
@@ -463,6 +494,7 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
         report["working_budgets"],
     )
     economy_report.print_targets(checks)
+    economy_report.print_wait_targets(economy_report.wait_targets(economy_report.wait_figures(totals[STOWAGE])))
     print()
     print(f"total wall time {report['wall_s']:.1f} s with {report['jobs']} worker(s) (+ one per newer host)")
 

@@ -204,6 +204,8 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--half", default="")
     parser.add_argument("--tools", required=True)
     parser.add_argument("--no-prune", action="store_true", help="never call prune_tool_results_only (diagnostic)")
+    parser.add_argument("--summary-latency", default="10")
+    parser.add_argument("--main-latency", type=float, default=2.0)
     args = parser.parse_args(argv)
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="stowage-bench-host-")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -212,11 +214,13 @@ def _worker(argv: list[str]) -> int:
     import agent.context_compressor as builtin
     from stowage.host import replay_host
     from stowage.context_engine.replay import HostDriver, ReplayTarget, StandInSummarizer, TokenMeter
+    from stowage.context_engine.replay.clock import Timing, parse_latency
     from stowage.context_engine.replay.hidden import HiddenUseTracker
 
     replay_host._install_builtin_route()
     tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))
     meter = TokenMeter()
+    timing = Timing(parse_latency(args.summary_latency), args.main_latency)
     common = common_of(args.data, args.limit, args.half)
     shown = False
     for session in sessions_of(args.data, args.limit, args.chain, args.half):
@@ -251,7 +255,7 @@ def _worker(argv: list[str]) -> int:
         )
         tracker = HiddenUseTracker(session.messages, starts=session.starts, common=common)
         started = time.perf_counter()
-        result = HostDriver(meter, window=args.window, observer=tracker).replay(session.messages, target)
+        result = HostDriver(meter, window=args.window, observer=tracker, timing=timing).replay(session.messages, target)
         row = result.as_dict()
         row["wall_s"] = time.perf_counter() - started
         row.update(tracker.figures().as_dict())

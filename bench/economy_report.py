@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from statistics import median
 from typing import Any, Mapping, Sequence
 
@@ -74,6 +75,73 @@ def print_engines(
             + "".join(f"{fmt.format(v):>{width}}" for v in values)
             + "".join(f"{_ratio_text(r):>{width}}" for r in ratios)
         )
+
+
+def wait_figures(total: Mapping[str, Any]) -> dict[str, float]:
+    """The wait table's figures of one engine's totals (timed replay: per-compaction simulated seconds)."""
+    waits = sorted(float(w) for w in total.get("compaction_waits") or [])
+    prepared = list(total.get("compaction_prepared") or [])
+    calls = float(total["summary_calls"])
+    wasted = float(total.get("summaries_prepared_wasted", 0) or 0)
+    return {
+        "compactions": float(len(waits)),
+        "p50": percentile(waits, 0.5),
+        "p90": percentile(waits, 0.9),
+        "max": waits[-1] if waits else 0.0,
+        "total": sum(waits),
+        "prepared_share": sum(map(bool, prepared)) / len(prepared) if prepared else 0.0,
+        "wasted": wasted,
+        "wasted_share": wasted / calls if calls else 0.0,
+        "wasted_tokens": float(total.get("summaries_prepared_wasted_tokens", 0) or 0),
+    }
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The nearest-rank percentile of sorted ``values`` (0 when empty)."""
+    if not values:
+        return 0.0
+    rank = max(1, math.ceil(q * len(values) - 1e-9))
+    return float(values[min(len(values), rank) - 1])
+
+
+def print_waits(labels: Sequence[str], totals: Mapping[str, Mapping[str, Any]], timing: str) -> None:
+    print()
+    print(
+        f"the wait (simulated clock: {timing}; tool runs take no time): seconds each compaction's compress() "
+        "blocked the turn"
+    )
+    width = 17
+    print(f"{'':46}" + "".join(f"{label:>{width}}" for label in labels))
+    figures = {label: wait_figures(totals[label]) for label in labels}
+    for title, key, fmt in (
+        ("compactions (boundaries)", "compactions", "{:,.0f}"),
+        ("wait per compaction p50 (s)", "p50", "{:,.1f}"),
+        ("wait per compaction p90 (s)", "p90", "{:,.1f}"),
+        ("wait per compaction max (s)", "max", "{:,.1f}"),
+        ("wait, all compactions (s)", "total", "{:,.0f}"),
+        ("compactions using a prepared summary", "prepared_share", "{:.1%}"),
+        ("wasted summary calls (prepared, unused)", "wasted", "{:,.0f}"),
+        ("  ... share of all summary calls", "wasted_share", "{:.1%}"),
+        ("  ... their input tokens", "wasted_tokens", "{:,.0f}"),
+    ):
+        print(f"{title:46}" + "".join(f"{fmt.format(figures[label][key]):>{width}}" for label in labels))
+
+
+def wait_targets(figures: Mapping[str, float]) -> list[tuple[str, float, str, bool]]:
+    """Issue 34's targets on Stowage's wait figures: (what, measured, limit text, met)."""
+    return [
+        ("p90 wait per compaction (s)", figures["p90"], "<= 1.0 s", figures["p90"] <= 1.0),
+        ("compactions using a prepared summary", figures["prepared_share"], ">= 90%", figures["prepared_share"] >= 0.9),
+        ("wasted summary calls, share of all", figures["wasted_share"], "<= 10%", figures["wasted_share"] <= 0.1),
+    ]
+
+
+def print_wait_targets(checks: Sequence[tuple[str, float, str, bool]]) -> None:
+    print()
+    print("issue 34 targets (the wait, Stowage):")
+    for what, value, limit, met in checks:
+        shown = f"{value:.1f} s" if limit.endswith(" s") else f"{value:.1%}"
+        print(f"  {what:52} {shown:>9}  {limit:>10}  {'met' if met else 'NOT met'}")
 
 
 def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]]) -> None:

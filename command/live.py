@@ -178,12 +178,26 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
             rows.append(("WARNING", warning))
     if status.ahead is not None:
         rows.append(("summaries ahead", _ahead_text(status.ahead)))
+    served = _served_text(status)
+    if served:
+        rows.append(("compactions served", served))
     return rows
 
 
 def _trigger_key(status: SessionStatus) -> str:
     key = status.trigger.key if status.trigger is not None else ""
     return key if isinstance(key, str) and key else "view.compact_at"
+
+
+def _served_text(status: SessionStatus) -> str:
+    """How the newest compactions got their summaries and how long each blocked the turn; the wasted calls."""
+    shown = [c for c in status.compactions if c.served][-5:]
+    text = "; ".join(f"{c.served}, waited {c.wait_s:.1f} s" if c.wait_s is not None else c.served for c in shown)
+    ahead = status.ahead
+    if ahead is not None and ahead.wasted:
+        text += f"{'; ' if text else ''}{_n(ahead.wasted)} summary call(s) prepared and wasted"
+        text += f" ({_n(ahead.wasted_tokens)} input tokens)"
+    return text
 
 
 def _ahead_text(ahead: AheadStatus) -> str:

@@ -13,6 +13,7 @@ import logging
 from typing import Any, Callable
 
 from .ahead import build_job, likely_used, should_prepare
+from .ahead.pace import due
 from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, CompactionPlan, compact
 from .config import Settings
@@ -124,6 +125,8 @@ def _compact_locked(
     state.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
     engine.host.compress_gets_memory = engine.host.compress_gets_memory or bool(memory_context)
     state.ahead.begin_compaction()
+    clock = state.ahead.clock
+    started = clock()
     outcome = compact(
         messages,
         compaction_plan(engine, force=force),
@@ -137,10 +140,15 @@ def _compact_locked(
         prepared=state.ahead if engine.settings.compaction.prepare_at > 0 and summarize is not None else None,
         deadline=deadline,
     )
+    blocked_s = max(0.0, clock() - started)  # the turn waited this long (the host's compress() call)
+    if outcome.stats.summary_source == "model" and not outcome.summary_error:
+        state.ahead.pace.observe_latency(blocked_s)  # the summary call was most of it
     if outcome.changed:
         state.ahead.discard("the history it was written for was compacted")
     result = _apply(engine, outcome, model_called=summarize is not None)
-    _log(state, outcome, result, messages, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
+    record = _log(state, outcome, result, messages, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
+    record.served = _served(outcome.stats.summary_source)
+    record.wait_s = round(blocked_s, 3)
     compacted = result in ("compacted", "fallback")
     if compacted:
         _record_summary(engine, outcome)
@@ -244,6 +252,13 @@ def _log(
     return record
 
 
+def _served(source: str) -> str:
+    """How a compaction got its summary, in the status's words."""
+    return {"prepared": "prepared ahead", "model": "model call", "fallback": "fallback summary"}.get(
+        source, "no summary"
+    )
+
+
 def _tokens_after(
     state: SessionState, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None
 ) -> int:
@@ -303,15 +318,110 @@ def prepare_ahead(engine: EngineParts, messages: Any) -> None:
     state = engine.state
     with engine._lock:
         try:
-            if state.ahead.keeps(messages):
-                return
+            if state.ahead.keeps(messages) or state.ahead.running:
+                return  # kept, or one is still being written: never two at a time
             state.counter.calibrate(messages[-CALIBRATION_MESSAGES:])  # as compress() does: the same window
             job = build_job(messages, compaction_plan(engine), state.counter.estimate_message)
         except Exception:  # preparing ahead must never cost the turn anything
             logger.exception("stowage: could not prepare the next summary ahead")
             return
         if job is not None:
-            state.ahead.start(job, summarize, on_failure=state.governor.record_summary_failure)
+            state.ahead.start(
+                job,
+                summarize,
+                on_failure=state.governor.record_summary_failure,
+                prompt_tokens=state.counter.count_text(job.prompt),
+            )
+
+
+def prepare_during_turn(engine: EngineParts, messages: Any, approx_tokens: Any = None) -> None:
+    """Before each request: start the coming compaction's summary once :func:`.ahead.pace.due` says it is time.
+
+    ``messages`` is the live history (the ``pre_api_request`` hook's);
+    ``approx_tokens`` the host's estimate of the request (what its pre-API
+    check compares with the trigger).  At most one preparation runs at a
+    time, and a pending one that is still a prefix of the history is kept:
+    within a turn the history only grows, so the compaction uses it and keeps
+    what came since in its verbatim tail.
+    """
+    c = engine.settings.compaction
+    state = engine.state
+    ahead = state.ahead
+    if c.prepare_at <= 0 or not isinstance(messages, list) or not messages:
+        return
+    tokens = _request_estimate(engine, as_int(approx_tokens))
+    history_tokens = _history_tokens(state, messages)
+    ahead.pace.observe_request(ahead.clock(), tokens, history_tokens)
+    if engine.summary_model is None or engine.host.compress_gets_memory or engine.governor.backoff_reason() is not None:
+        return
+    if engine.governor.compacted_this_turn():
+        return  # this turn compacts no more (the next one starts from another history)
+    slack = int(engine.threshold_tokens * (1 - c.prepare_at))
+    if ahead.outgrown(history_tokens, slack):
+        ahead.discard("outgrown before its compaction came")  # the compaction could not use it: prepare anew
+    if ahead.running or not due(tokens, engine.threshold_tokens, slack, ahead.pace):
+        return
+    summarize = summarizer(engine)
+    if summarize is None:
+        return  # cooling down: the compaction will use the fallback summary anyway
+    with engine._lock:
+        try:
+            if ahead.keeps(messages):
+                return
+            state.counter.calibrate(messages[-CALIBRATION_MESSAGES:])  # as compress() does: the same window
+            job = build_job(messages, compaction_plan(engine), state.counter.estimate_message)
+            prompt_tokens = state.counter.count_text(job.prompt) if job is not None else 0
+        except Exception:  # preparing ahead must never cost the turn anything
+            logger.exception("stowage: could not prepare the next summary during the turn")
+            return
+        if job is not None:
+            ahead.start(
+                job,
+                summarize,
+                on_failure=state.governor.record_summary_failure,
+                prompt_tokens=prompt_tokens,
+                history_tokens=history_tokens,
+            )
+
+
+def prepared_due(engine: EngineParts, tokens: int) -> bool:
+    """Compact now although ``tokens`` is under the trigger: the summary written for it is ready.
+
+    A summary is only started within the band where summaries are prepared
+    (``prepare_at`` of the trigger and above, ``ahead.pace.due``); once it is
+    ready the compaction takes it at once and keeps what came since
+    verbatim, instead of the history growing on until the prepared window is
+    outgrown (the view's steps can take the request back under the band
+    meanwhile), or the trigger coming before the summary and the turn
+    waiting.
+    """
+    threshold = engine.threshold_tokens
+    if engine.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens <= 0 or tokens >= threshold:
+        return False
+    return engine.state.ahead.ready()
+
+
+def _history_tokens(state: SessionState, messages: list[Message]) -> int:
+    """The whole history's tokens, counted as the compaction counts them (each message once, then remembered)."""
+    return sum(state.counter.estimate_message(m) for m in messages if isinstance(m, dict))
+
+
+def _request_estimate(engine: EngineParts, approx: int) -> int:
+    """This request's size on the trigger's basis: as sent (after the view), as the host's checks compare it.
+
+    With the view shaping requests on an older host, the host's rough figure
+    counts the whole history: the trigger is on the last real prompt plus
+    the rough growth since (``thresholds.RoughBasis``, what the pre-API
+    deferral decides on).  Otherwise the larger of the host's figure and the
+    last real prompt.
+    """
+    last = max(0, engine.last_prompt_tokens)
+    if approx <= 0:
+        return last
+    if engine.view.settings.enabled and not engine.host.selects_context:
+        estimate = engine.state.rough_basis.estimate(approx, last)
+        return estimate if estimate is not None else last
+    return max(approx, last)
 
 
 def preview_now(engine: EngineParts) -> CompactionPreview | None:

@@ -138,8 +138,10 @@ KEYS: tuple[Key, ...] = (
         "compaction.prepare_at",
         NUMBER,
         0.9,
-        "Share of the compaction trigger at which the next summary is written ahead on a background thread, so the "
-        "compacting turn does not wait for the model. 0 turns it off.",
+        "Share of the compaction trigger from which the next summary is written ahead on a background thread, so "
+        "the compacting turn does not wait for the model: at a turn end, or inside a long turn once the measured "
+        "growth per request and the summary model's latency say the trigger comes within that latency (the "
+        "compaction then comes as soon as the summary is ready). 0 turns it off.",
         0,
         0.99,
     ),

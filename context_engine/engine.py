@@ -177,6 +177,8 @@ class StowageEngineCore:
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
         """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
+        if compaction_run.prepared_due(self, tokens):  # its summary is ready: compact now, before the trigger
+            tokens = max(tokens, self.threshold_tokens)
         return compaction_decision(tokens, self.threshold_tokens, self.governor)
 
     @routed
@@ -226,6 +228,19 @@ class StowageEngineCore:
         A pending preparation that is still a prefix of it is kept.
         """
         compaction_run.prepare_ahead(self, messages)
+
+    @routed
+    def prepare_during_turn(self, messages: Any, approx_tokens: Any = None, **_: Any) -> None:
+        """Before each request: start the coming compaction's summary when the measured pace says it is time.
+
+        ``messages`` is the live history (the ``pre_api_request`` hook's),
+        ``approx_tokens`` the host's estimate of the request.
+        """
+        compaction_run.prepare_during_turn(self, messages, approx_tokens)
+
+    def use_clock(self, clock: Any) -> None:
+        """Read time from ``clock`` (a replay's simulated clock): when summaries start, finish and are waited for."""
+        self.ahead.use_clock(clock)
 
     @routed
     def get_automatic_compaction_status_message(

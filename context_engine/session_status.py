@@ -88,6 +88,9 @@ class AheadStatus:
     used: int = 0
     discarded: int = 0
     failed: int = 0
+    wasted: int = 0  # summary calls prepared and never used (discarded or failed)
+    wasted_tokens: int = 0  # their prompts' tokens
+    latency_s: float | None = None  # the summary model's observed latency (when to start one)
     state: str = ""  # idle, running, ready
     discard_reasons: dict[str, int] = field(default_factory=dict)
     last: dict[str, Any] | None = None  # the last compaction's use: prepared_ahead, wait_ms, outcome

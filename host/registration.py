@@ -37,6 +37,8 @@ def register_plugin(ctx: Any) -> None:
         register_hook("on_session_end", _on_turn_end)
         # once per turn with the live history: where the next summary is prepared ahead
         register_hook("post_llm_call", _prepare_ahead)
+        # before each request with the live history: where a long turn's summary is prepared in time
+        register_hook("pre_api_request", _prepare_during_turn)
         register_hook("transform_tool_result", _spill_large_result)
     register_tool_search(ctx, engine)
     announce_if_not_selected()
@@ -52,6 +54,18 @@ def _prepare_ahead(session_id: str | None = None, conversation_history: Any = No
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.prepare_ahead(conversation_history)
+
+
+def _prepare_during_turn(
+    session_id: str | None = None, conversation_history: Any = None, approx_input_tokens: Any = None, **_: Any
+) -> None:
+    engine = sessions.engine_for(session_id)
+    if engine is None:
+        return
+    try:
+        engine.prepare_during_turn(conversation_history, approx_input_tokens)
+    except Exception:  # an observer hook must never break the request
+        logger.exception("stowage: preparing the next summary failed; the compaction will call the model")
 
 
 def _spill_large_result(

@@ -328,6 +328,7 @@ class StowageHost:
             tool_result_hooks=tuple(hooks.get("transform_tool_result", [])),
             turn_end_hooks=tuple(hooks.get("on_session_end", [])),
             history_hooks=tuple(hooks.get("post_llm_call", [])),
+            request_hooks=tuple(hooks.get("pre_api_request", [])),
             summarizer=summarizer,
             is_summary_text=is_summary_text,
             model=MODEL,

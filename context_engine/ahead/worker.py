@@ -15,6 +15,11 @@ compaction has claimed it, the failure is that compaction's own (raised to
 the compactor, which falls back or aborts and reports it).  A reply that
 never came within the deadline is the compaction's timeout.
 
+Time is read from ``clock`` (monotonic seconds; a replay's simulated clock,
+``replay/clock.py``, through :meth:`AheadSummaries.use_clock`): when each
+call started and finished, so the :class:`~.pace.Pace` learns the model's
+latency and each use says how long the compaction waited.
+
 Nothing here outlives its session: ``discard`` drops the job (a reply that
 still arrives is thrown away), a deep copy (a new agent, a guest engine)
 starts empty, and a forked child forgets the parent's thread.
@@ -34,23 +39,33 @@ from ..deadline import SummaryDeadline
 from ..messages import Message
 from ..summary import SummaryFailure, clean_reply
 from .job import SummaryJob, job_key, prepared_prefix
+from .pace import Pace
 
 logger = logging.getLogger(__name__)
 
 Summarizer = Callable[[str], str]
 FailureHook = Callable[[], None]
+Clock = Callable[[], float]
+
+
+def _already_there(moment: float) -> None:
+    """A real clock's wait for a reply has already happened (the thread waited on its event)."""
 
 
 class _Run:
     """One job and the thread writing its reply."""
 
-    def __init__(self, job: SummaryJob) -> None:
+    def __init__(self, job: SummaryJob, clock: Clock, prompt_tokens: int = 0, history_tokens: int = 0) -> None:
         self.job = job
+        self.history_tokens = history_tokens  # the whole history's when it started (how far it has grown since)
+        self.clock = clock
+        self.prompt_tokens = prompt_tokens
         self.done = threading.Event()
         self.reply: str | None = None
         self.error: str | None = None
         self.failure: Exception | None = None
-        self.started = time.monotonic()
+        self.started = clock()
+        self.finished_at: float | None = None
         # who holds the job (under AheadSummaries._lock): a compaction claimed it, or it was dropped
         self.claimed = self.dropped = False
         self.counted = False  # its failure reached the governor while it was pending
@@ -62,6 +77,7 @@ class _Run:
             self.error, self.failure = f"{type(exc).__name__}: {exc}", exc
             failed(self)  # before done is set: a compaction that sees it done sees it counted
         finally:
+            self.finished_at = self.clock()  # this thread's time (a simulated clock keeps one per thread)
             self.done.set()
 
 
@@ -75,7 +91,10 @@ class AheadSummaries:
     def _init_state(self) -> None:
         self._lock = threading.Lock()
         self._run: _Run | None = None
-        self.counts = {"prepared": 0, "used": 0, "discarded": 0, "failed": 0}
+        self.counts = {"prepared": 0, "used": 0, "discarded": 0, "failed": 0, "wasted_tokens": 0}
+        self.pace = Pace()  # recent requests and the model's latency: when to start (pace.due)
+        self.clock: Clock = time.monotonic
+        self.advance_to: Callable[[float], None] = _already_there
         self.discard_reasons: dict[str, int] = {}  # why preparations were wasted (the status says)
         self.last_use: dict[str, Any] | None = None  # of the last compaction: prepared ahead? waited how long?
 
@@ -85,19 +104,39 @@ class AheadSummaries:
         memo[id(self)] = clone
         return clone
 
+    def use_clock(self, clock: Any) -> None:
+        """Read time from ``clock`` (a replay's simulated clock: callable, with ``advance_to``)."""
+        self.clock = clock
+        self.advance_to = getattr(clock, "advance_to", _already_there)
+
     # -- preparing ----------------------------------------------------------------
     @property
     def pending(self) -> SummaryJob | None:
         run = self._run
         return run.job if run is not None else None
 
-    def start(self, job: SummaryJob, summarize: Summarizer, on_failure: FailureHook | None = None) -> None:
+    @property
+    def running(self) -> bool:
+        """A preparation is still waiting for its reply (never start a second one)."""
+        run = self._run
+        return run is not None and not run.done.is_set()
+
+    def start(
+        self,
+        job: SummaryJob,
+        summarize: Summarizer,
+        on_failure: FailureHook | None = None,
+        *,
+        prompt_tokens: int = 0,
+        history_tokens: int = 0,
+    ) -> None:
         """Write ``job``'s reply on a daemon thread (any earlier job is discarded).
 
         ``on_failure`` (the governor's failure count) is called on that thread
-        if the call fails while the job is still pending.
+        if the call fails while the job is still pending; ``prompt_tokens`` is
+        counted as wasted if no compaction uses the reply.
         """
-        run = _Run(job)
+        run = _Run(job, self.clock, prompt_tokens, history_tokens)
         with self._lock:
             self._drop_locked("replaced by a newer window")
             self._run = run
@@ -112,6 +151,20 @@ class AheadSummaries:
                     on_failure()
 
         threading.Thread(target=run.work, args=(summarize, failed), name="stowage-ahead", daemon=True).start()
+
+    def ready(self) -> bool:
+        """A preparation has its reply by now (on this engine's clock)."""
+        run = self._run
+        if run is None or not run.done.is_set() or run.reply is None or run.finished_at is None:
+            return False
+        return run.finished_at <= self.clock()
+
+    def outgrown(self, history_tokens: int, slack: int) -> bool:
+        """A finished preparation the history has outgrown: the compaction would not use its window."""
+        run = self._run
+        if run is None or not run.done.is_set() or not run.history_tokens:
+            return False
+        return history_tokens - run.history_tokens > slack
 
     def keeps(self, messages: list[Message]) -> bool:
         """True when the pending job is still a clean prefix of what ``messages`` would compact."""
@@ -151,17 +204,23 @@ class AheadSummaries:
             self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "none"}
             return None
         if run.job.key != job_key(prompt, window):
-            self._count("discarded", "another window or prompt at compaction")
+            self._count("discarded", "another window or prompt at compaction", run)
             self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "stale"}
             return None
         if run.done.is_set() and run.counted:
-            self._count("failed")
+            self._count("failed", None, run)
             self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "failed earlier", "error": run.error}
             return None
+        claimed_at = self.clock()
         finished = deadline.wait(run.done)
         waited = round((time.monotonic() - started) * 1000, 1)
+        if finished and run.finished_at is not None:
+            self.pace.observe_latency(run.finished_at - run.started)
+            if run.finished_at > claimed_at:  # the reply came after the compaction asked for it
+                self.advance_to(run.finished_at)
+                waited = max(waited, round((run.finished_at - claimed_at) * 1000, 1))
         if not finished or run.reply is None:
-            self._count("failed")
+            self._count("failed", None, run)
             reason = run.error or f"no reply within the compaction's {deadline.describe()} deadline"
             logger.info("stowage: the summary prepared ahead failed (%s); writing the fallback summary", reason)
             self.last_use = {"prepared_ahead": False, "wait_ms": waited, "outcome": "failed", "error": reason}
@@ -173,7 +232,7 @@ class AheadSummaries:
             "prepared_ahead": True,
             "wait_ms": waited,
             "outcome": "used",
-            "prepared_ms": round((time.monotonic() - run.started) * 1000, 1),
+            "prepared_ms": round((self.clock() - run.started) * 1000, 1),
         }
         return run.reply
 
@@ -197,20 +256,30 @@ class AheadSummaries:
         if self._run is not None:
             self._run.dropped = True
             self.counts["discarded"] += 1
+            self.counts["wasted_tokens"] += self._run.prompt_tokens
             self.discard_reasons[reason] = self.discard_reasons.get(reason, 0) + 1
             logger.debug("stowage: dropped a summary prepared ahead (%s)", reason)
             self._run = None
 
-    def _count(self, name: str, reason: str | None = None) -> None:
+    def _count(self, name: str, reason: str | None = None, wasted: _Run | None = None) -> None:
         with self._lock:
             self.counts[name] += 1
+            if wasted is not None:
+                self.counts["wasted_tokens"] += wasted.prompt_tokens
             if reason is not None:
                 self.discard_reasons[reason] = self.discard_reasons.get(reason, 0) + 1
 
     def status(self) -> dict[str, Any]:
         run = self._run
         state = "idle" if run is None else "ready" if run.done.is_set() else "running"
-        return {**self.counts, "state": state, "discard_reasons": dict(self.discard_reasons)}
+        counts = self.counts
+        return {
+            **counts,
+            "wasted": counts["discarded"] + counts["failed"],
+            "state": state,
+            "discard_reasons": dict(self.discard_reasons),
+            "latency_s": None if self.pace.latency_s is None else round(self.pace.latency_s, 2),
+        }
 
 
 _LIVE: "weakref.WeakSet[AheadSummaries]" = weakref.WeakSet()

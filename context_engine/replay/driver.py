@@ -45,7 +45,16 @@ what each tool returned; the driver plays the host around it:
   True`` and, when the engine reports progress, ``record_completed_compaction(
   used_fallback=...)`` or ``_verify_compaction_cleared_threshold = True``;
 * at the end of each user turn, the ``on_session_end`` plugin hooks (Hermes
-  fires that hook at the end of every ``run_conversation``).
+  fires that hook at the end of every ``run_conversation``);
+* before each request goes out (after the middleware), the ``pre_api_request``
+  plugin hooks with ``conversation_history`` (the live history) and
+  ``approx_input_tokens`` (the pre-API check's estimate).
+
+With a :class:`~.clock.Timing` the replay also keeps simulated time
+(:mod:`.clock`): each request takes the main model's latency, each summary
+call the summary model's (on the turn's thread it blocks the turn; on a
+background thread it runs beside it), and each compaction's **wait** is the
+simulated time ``compress()`` took, as the host would see it.
 
 The transcript's later messages are appended to whatever history the engine
 kept, so the replay continues from the compacted context.  A request that
@@ -65,6 +74,7 @@ import time
 from typing import Any, Mapping, Sequence
 
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter, message_key
+from .clock import SimClock, Timing
 from .compaction import after_boundary, compress_kwargs, ensure_user_turn, supported_kwargs, version_tuple
 from .hooks import apply_llm_request_middleware, transform_tool_result
 from .rough import RoughEstimator
@@ -85,8 +95,10 @@ class HostDriver:
         window: int = 128_000,
         price_models: Sequence[PriceModel] = PRICE_MODELS,
         observer: Observer | None = None,
+        timing: Timing | None = None,
     ) -> None:
         self.meter = meter
+        self.timing = timing
         self.window = window
         self.price_models = tuple(price_models)
         self.observer = observer or Observer()
@@ -130,6 +142,14 @@ class _Run:
         self._compress_kwargs = supported_kwargs(getattr(self.engine, "compress", None))
         self._host = version_tuple(target.host_version)
         self._summaries_billed = 0  # summary prompts billed so far (some are written ahead, between compactions)
+        self.timing = driver.timing
+        self.clock = SimClock() if self.timing is not None else None
+        if self.clock is not None and self.timing is not None:
+            if target.summarizer is not None:
+                target.summarizer.clock, target.summarizer.latency = self.clock, self.timing.summary
+            use_clock = getattr(self.engine, "use_clock", None)
+            if callable(use_clock):
+                use_clock(self.clock)  # the engine's own timing (summaries prepared ahead) reads simulated time
 
     # -- the transcript ----------------------------------------------------------
     def play(self, messages: Sequence[Mapping[str, Any]]) -> SessionResult:
@@ -199,6 +219,7 @@ class _Run:
             self.result.summaries_prepared = int(counts.get("prepared", 0))
             self.result.summaries_prepared_used = int(counts.get("used", 0))
             self.result.summaries_prepared_wasted = self.result.summaries_prepared - self.result.summaries_prepared_used
+            self.result.summaries_prepared_wasted_tokens = int(counts.get("wasted_tokens", 0) or 0)
         self._collect_summaries()
         self.result.engine_compression_count = int(getattr(self.engine, "compression_count", 0) or 0)
         self.result.final_history_messages = len(self.history)
@@ -298,6 +319,15 @@ class _Run:
         if target.tools:
             request["tools"] = target.tools
         sent = self.apply_middlewares(request)
+        for hook in self.target.request_hooks:  # pre_api_request: after the middleware, before the call
+            hook(
+                session_id=self.target.session_id,
+                conversation_history=list(self.history),
+                approx_input_tokens=pressure,
+                api_call_count=self.api_calls,
+                model=self.target.model,
+                platform="cli",
+            )
         bill = self.biller.bill(sent)
         self.result.bill.add_request(bill)
         if self._previous_request_tokens and bill.cached < self._previous_request_tokens:
@@ -311,6 +341,7 @@ class _Run:
             self.result.over_window_requests += 1
         self.emit("request", request=sent, tokens=bill.tokens, cached=bill.cached, api_call=self.api_calls)
         completion = self.meter.message_tokens(message_key(wire_message(reply)))
+        self.pass_time()
         engine.update_from_response(
             {
                 "prompt_tokens": bill.tokens,
@@ -324,6 +355,16 @@ class _Run:
             }
         )
         self.emit("usage", prompt_tokens=bill.tokens)
+
+    def pass_time(self) -> None:
+        """The main model's call (timed replays): a background summary finishes first, so its clock is exact."""
+        if self.clock is None or self.timing is None:
+            return
+        ahead = getattr(self.engine, "ahead", None)
+        settle = getattr(ahead, "settle", None)
+        if callable(settle):
+            settle()
+        self.clock.advance(self.timing.main_s)
 
     def apply_middlewares(self, request: dict[str, Any]) -> dict[str, Any]:
         if not self.target.middlewares:
@@ -406,8 +447,10 @@ class _Run:
         before = copy.deepcopy(self.history)
         self.result.compress_calls += 1
         started = time.process_time()
+        sim_started = self.clock() if self.clock is not None else 0.0
         compressed = engine.compress(self.history, **kwargs)
         self.result.compaction_cpu_s += time.process_time() - started
+        waited = self.clock() - sim_started if self.clock is not None else None
         self._collect_summaries()
         progress = bool(getattr(engine, "_last_compression_made_progress", False))
         fallback = bool(getattr(engine, "_last_summary_fallback_used", False))
@@ -438,6 +481,10 @@ class _Run:
             feasibility_keyword=self._host >= (0, 20),
         )
         self.result.compactions += 1
+        if waited is not None:
+            self.result.compaction_waits.append(round(waited, 3))
+            use = getattr(getattr(engine, "ahead", None), "last_use", None)
+            self.result.compaction_prepared.append(bool(isinstance(use, dict) and use.get("prepared_ahead")))
         self._compacted_since_request = True
         self.emit(
             "compress",

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from .clock import Latency, SimClock
+
 
 class StandInSummarizer:
     """Answers every summary request with the same fixed text; records each prompt's size.
@@ -22,9 +24,15 @@ class StandInSummarizer:
         self.count_text = count_text
         self.text = stand_in_summary(chars)
         self.prompt_tokens: list[int] = []
+        # a timed replay (clock.py): each call takes latency(prompt tokens) simulated seconds
+        self.clock: SimClock | None = None
+        self.latency: Latency | None = None
 
     def __call__(self, prompt: str, *_: Any, **__: Any) -> str:
-        self.prompt_tokens.append(self.count_text(prompt if isinstance(prompt, str) else str(prompt)))
+        tokens = self.count_text(prompt if isinstance(prompt, str) else str(prompt))
+        self.prompt_tokens.append(tokens)
+        if self.clock is not None and self.latency is not None:
+            self.clock.advance(self.latency(tokens))
         return self.text
 
     def take(self) -> list[int]:

@@ -21,6 +21,7 @@ class ReplayTarget:
     tool_result_hooks: Sequence[Callable[..., Any]] = ()  # transform_tool_result hooks
     turn_end_hooks: Sequence[Callable[..., Any]] = ()  # on_session_end plugin hooks (end of each user turn)
     history_hooks: Sequence[Callable[..., Any]] = ()  # post_llm_call plugin hooks (turn end, with the history)
+    request_hooks: Sequence[Callable[..., Any]] = ()  # pre_api_request plugin hooks (each request, with the history)
     summarizer: StandInSummarizer | None = None
     is_summary_text: Callable[[str], bool] | None = None
     model: str = "replay-model"
@@ -54,7 +55,12 @@ class SessionResult:
     summaries_prepared: int = 0  # summary calls started ahead of a compaction (included in summary_calls)
     summaries_prepared_used: int = 0  # compactions whose summary was prepared ahead
     summaries_prepared_wasted: int = 0  # prepared calls no compaction used (discarded or failed)
+    summaries_prepared_wasted_tokens: int = 0  # their prompts' tokens (as the engine counts them)
     tool_result_prunes: int = 0  # prune_tool_results_only commits (0.20+ hosts)
+    # timed replays (clock.py): per compaction boundary, the simulated seconds compress() blocked the turn,
+    # and whether its summary was prepared ahead
+    compaction_waits: list[float] = field(default_factory=list)
+    compaction_prepared: list[bool] = field(default_factory=list)
     summary_prompt_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -92,7 +98,10 @@ class SessionResult:
             "summaries_prepared": self.summaries_prepared,
             "summaries_prepared_used": self.summaries_prepared_used,
             "summaries_prepared_wasted": self.summaries_prepared_wasted,
+            "summaries_prepared_wasted_tokens": self.summaries_prepared_wasted_tokens,
             "tool_result_prunes": self.tool_result_prunes,
+            "compaction_waits": list(self.compaction_waits),
+            "compaction_prepared": list(self.compaction_prepared),
         }
 
 

@@ -35,7 +35,9 @@ SUM_KEYS = (
     "summaries_prepared",
     "summaries_prepared_used",
     "summaries_prepared_wasted",
+    "summaries_prepared_wasted_tokens",
 )
+LIST_KEYS = ("compaction_waits", "compaction_prepared")  # per compaction (timed replays): concatenated
 RATIO_KEYS = (
     "billed_tokens",
     "prompt_tokens",
@@ -51,6 +53,7 @@ RATIO_KEYS = (
 def empty_total(price_models: Sequence[PriceModel] = PRICE_MODELS) -> dict[str, Any]:
     return {
         **{key: 0 for key in SUM_KEYS},
+        **{key: [] for key in LIST_KEYS},
         "cost": {m.name: 0.0 for m in price_models},
         "peak_request_tokens": 0,
         "sessions": 0,
@@ -63,6 +66,8 @@ def add_session(totals: dict[str, dict[str, Any]], rows: Mapping[str, Mapping[st
         total = totals.setdefault(label, empty_total())
         for key in SUM_KEYS:
             total[key] += row.get(key, 0) or 0
+        for key in LIST_KEYS:
+            total.setdefault(key, []).extend(row.get(key) or [])
         for name, value in row["cost"].items():
             total["cost"][name] = total["cost"].get(name, 0.0) + value
         total["peak_request_tokens"] = max(total["peak_request_tokens"], row["peak_request_tokens"])

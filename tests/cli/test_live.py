@@ -97,6 +97,24 @@ def test_summaries_prepared_ahead_are_shown():
     assert "summaries ahead" not in dict(session_rows(SessionStatus.from_dict({})))
 
 
+def test_how_each_compaction_was_served_and_the_wasted_calls_are_shown():
+    status = SessionStatus.from_dict(
+        {
+            "compactions": [
+                {"result": "compacted", "served": "model call", "wait_s": 9.84},
+                {"result": "compacted", "served": "prepared ahead", "wait_s": 0.0},
+                {"result": "compacted"},  # an older writer: says nothing
+            ],
+            "ahead": {"prepare_at": 0.9, "prepared": 3, "used": 1, "wasted": 2, "wasted_tokens": 41_000},
+        }
+    )
+    assert dict(session_rows(status))["compactions served"] == (
+        "model call, waited 9.8 s; prepared ahead, waited 0.0 s; 2 summary call(s) prepared and wasted "
+        "(41,000 input tokens)"
+    )
+    assert "compactions served" not in dict(session_rows(SessionStatus.from_dict({})))
+
+
 def test_an_old_or_empty_status_file_still_prints():
     rows = dict(session_rows(SessionStatus.from_dict({})))
     assert rows["compactions"] == "0" and rows["store failures"] == "none"
