@@ -1,0 +1,128 @@
+"""The one gate for text that leaves the process for the summary model or is stored as a summary.
+
+Masking only works on text a rule can read whole: a private key cut between
+its BEGIN line and its body, an indented YAML password reflowed onto one
+line, a JSON password re-quoted as ``key="value"`` no longer look like
+secrets, and the pieces pass.  So every route that builds text for the
+summary model (the model summary, summaries prepared ahead, the fallback
+summary, the previous-summary section, the replay) goes through two steps
+here, and only here:
+
+* :func:`mask` / :func:`mask_messages` on each whole text *before* anything
+  cuts, reflows, quotes or gists it;
+* :func:`seal` on the exact string that is sent (:func:`gated` wraps the
+  summary call) or stored (the summary body in the history and summary log).
+
+The masking itself is :mod:`.redact`'s; this module decides when it runs.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+from .messages import Message, call_arguments_text, content_text, tool_calls_of, with_call_arguments
+from .redact import redact, redact_many
+
+# Above this size a JSON text is masked as written, not parsed (parsing costs
+# far more than masking; outputs this long are spilled to the store anyway).
+_MAX_PARSED_JSON_CHARS = 2_000_000
+
+_PARAGRAPH = "\n\n"
+
+Summarizer = Callable[[str], str]
+
+
+def mask(text: str) -> str:
+    """``text`` whole, masked: call this before any cut, reflow, quote or gist of it."""
+    return redact(_unescaped_masked(text)) if text else text
+
+
+def mask_messages(messages: list[Message]) -> list[Message]:
+    """Copies of ``messages`` whose texts and tool-call arguments are masked whole.
+
+    Content parts become one string (their text as :func:`.message_text`
+    joins it, so a secret split between parts is seen whole); every other
+    field is kept.  All texts are masked in one batch.  The input is not
+    mutated.
+    """
+    texts: list[str] = []
+    for message in messages:
+        if isinstance(message, dict):
+            if message.get("content") is not None:
+                texts.append(content_text(message.get("content")))
+            texts.extend(call_arguments_text(call) for call in tool_calls_of(message))
+    masked = iter(redact_many([_unescaped_masked(text) for text in texts]))
+    out: list[Message] = []
+    for message in messages:
+        if not isinstance(message, dict):
+            out.append(message)
+            continue
+        copy = dict(message)
+        if message.get("content") is not None:
+            copy["content"] = next(masked)
+        calls = tool_calls_of(message)
+        if calls:
+            copy["tool_calls"] = [with_call_arguments(call, next(masked)) for call in calls]
+        out.append(copy)
+    return out
+
+
+def seal(text: str) -> str:
+    """The final mask of the exact string sent to the summary model or stored as a summary.
+
+    Paragraph by paragraph (texts between blank lines, in one batch): a rule
+    that reads context, such as a ``.pgpass`` line counting as one only in a
+    text that names pgpass, must not take it from another message of the
+    prompt.  A secret was masked whole by :func:`mask` before; this catches
+    whatever a route let through unmasked.
+    """
+    if not text:
+        return text
+    return _PARAGRAPH.join(redact_many(text.split(_PARAGRAPH)))
+
+
+def gated(summarize: Summarizer) -> Summarizer:
+    """``summarize`` with every prompt sealed as the last step before it leaves."""
+
+    def send(prompt: str) -> str:
+        return summarize(seal(prompt))
+
+    return send
+
+
+def _unescaped_masked(text: str) -> str:
+    """JSON text whose string values hide a secret behind escapes (``\\n``, ``\\"``), with those values masked.
+
+    The rules read text as written; a YAML block or a JSON document inside a
+    JSON string shows its secrets only once unescaped.  Such values are
+    masked unescaped and the JSON written again; anything else is returned
+    unchanged (the plain mask of the whole text follows).
+    """
+    if "\\" not in text or len(text) > _MAX_PARSED_JSON_CHARS or not text.lstrip().startswith(("{", "[")):
+        return text
+    try:
+        parsed = json.loads(text)
+    except (ValueError, RecursionError):
+        return text
+    changed = False
+
+    def clean(value: Any) -> Any:
+        nonlocal changed
+        if isinstance(value, str):
+            if "\n" in value or '"' in value or "\r" in value:
+                masked = redact(value)
+                changed = changed or masked != value
+                return masked
+            return value
+        if isinstance(value, dict):
+            return {key: clean(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [clean(item) for item in value]
+        return value
+
+    try:
+        cleaned = clean(parsed)
+    except RecursionError:
+        return text
+    return json.dumps(cleaned, ensure_ascii=False) if changed else text
