@@ -17,6 +17,7 @@ import json
 import re
 from typing import Any, Iterator
 
+from .egress import mask, mask_messages, seal
 from .messages import (
     Message,
     call_arguments_text,
@@ -28,7 +29,6 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
-from .egress import mask, mask_messages, seal
 from .stubs import argument_gist, outcome_of
 from .summary import remainder_after_summary
 

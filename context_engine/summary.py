@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import re
 
-from .messages import SUMMARY_END_MARKER, SUMMARY_MARKER, Message, message_text, summary_positions
 from .egress import mask, seal
+from .messages import SUMMARY_END_MARKER, SUMMARY_MARKER, Message, message_text, summary_positions
 from .summary_prompt import NEWEST_REQUEST_HEADING, SECTIONS
 from .transcript import strip_reasoning
 

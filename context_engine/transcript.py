@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from .egress import mask_messages
 from .markers import OUTPUT_NOT_SHOWN
 from .messages import (
     Message,
@@ -25,7 +26,6 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
-from .egress import mask_messages
 from .stubs import is_stub, outcome_of
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
@@ -86,10 +86,7 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
     elif role == "assistant" and (tool_calls := tool_calls_of(message)):
         header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
-            [
-                f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})"
-                for c in tool_calls
-            ]
+            [f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})" for c in tool_calls]
         )
     elif is_summary(message):
         header = f"### [{number}] EARLIER SUMMARY"
@@ -107,8 +104,7 @@ def render_blocks(
     """The window's messages as transcript blocks (``window`` already masked by :func:`.egress.mask_messages`)."""
     blocks = [_block(m, first_number + i, names, limits) for i, m in enumerate(window)]
     return [
-        ((f"{b.header}{b.calls})" if b.calls else b.header) + f"\n{b.lead}{b.body}{b.after}").rstrip()
-        for b in blocks
+        ((f"{b.header}{b.calls})" if b.calls else b.header) + f"\n{b.lead}{b.body}{b.after}").rstrip() for b in blocks
     ]
 
 

@@ -21,7 +21,6 @@ import string
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.fallback import build_fallback
@@ -110,7 +109,11 @@ def plant(placement: str, fmt: str, text: str, before: str, after: str, error_li
                 "role": "assistant",
                 "content": None,
                 "tool_calls": [
-                    {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": json.dumps(arguments)}}
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "terminal", "arguments": json.dumps(arguments)},
+                    }
                 ],
             },
             {"role": "tool", "tool_call_id": "c1", "content": planted if placement == "tool" else "ok"},

@@ -17,10 +17,10 @@ import json
 from pathlib import Path
 
 import pytest
-
-from .stowage_session import script_big_turn, script_warm_up, stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import script_big_turn, script_warm_up, stowage_home
 
 pytestmark = pytest.mark.e2e
 

@@ -19,7 +19,6 @@ import string
 from dataclasses import dataclass
 
 import pytest
-
 from stowage.context_engine.compaction_run import summarizer
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
@@ -69,7 +68,9 @@ def call(cid: str, name: str, arguments: dict) -> list[dict]:
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [{"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}],
+            "tool_calls": [
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}
+            ],
         }
     ]
 
@@ -169,7 +170,9 @@ def _cases() -> list[Case]:
             "call arguments",
             "JSON password across the gist's cut of a nested argument (fallback)",
             pw,
-            conversation(call("t1", "deploy", {"config": {"host": "db.internal", "password": pw}}) + [tool("t1", "ok")]),
+            conversation(
+                call("t1", "deploy", {"config": {"host": "db.internal", "password": pw}}) + [tool("t1", "ok")]
+            ),
             model_fails=True,
         )
     )
@@ -230,7 +233,7 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-def compaction(messages: list[dict], *, fails: bool, home, session: str = "s1", engine=None):  # noqa: ANN001, ANN202
+def compaction(messages: list[dict], *, fails: bool, home, session: str = "s1", engine=None):  # noqa: ANN001
     """One forced compaction through the engine: the prompts sent, the history after, the summary log."""
     prompts: list[str] = []
 
@@ -242,8 +245,7 @@ def compaction(messages: list[dict], *, fails: bool, home, session: str = "s1", 
 
     if engine is None:
         engine = StowageEngineCore(
-            load_settings({"stowage": {"compaction": {"protect_first_n": 1, "protect_last_n": 1}}}),
-            summary_model=model,
+            load_settings({"stowage": {"compaction": {"protect_first_n": 1, "protect_last_n": 1}}}), summary_model=model
         )
         engine.update_model("m", 200_000)
         engine.on_session_start(session, hermes_home=str(home))
@@ -309,4 +311,3 @@ def test_planted_secrets_leaked_per_route(figures, tmp_path):
     figures.update({f"{route} leaked": leaks[route] for route in ROUTES})
     assert all(planted.values())
     assert not any(leaks.values()), leaks
-
