@@ -9,7 +9,9 @@ summary, the previous-summary section, the replay) goes through two steps
 here, and only here:
 
 * :func:`mask` / :func:`mask_messages` on each whole text *before* anything
-  cuts, reflows, quotes or gists it;
+  cuts, reflows, quotes or gists it (a long tool output the transcript shows
+  only as its verdict goes through :func:`verdict`, which masks the whole
+  output when the verdict quotes it);
 * :func:`seal` on the exact string that is sent (:func:`gated` wraps the
   summary call) or stored (the summary body in the history and summary log).
 
@@ -19,16 +21,20 @@ The masking itself is :mod:`.redact`'s; this module decides when it runs.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Callable
 
-from .messages import Message, call_arguments_text, content_text, tool_calls_of, with_call_arguments
+from .messages import Message, call_arguments_text, content_text, role_of, tool_calls_of, with_call_arguments
 from .redact import redact, redact_many
+from .stubs import is_stub, outcome_of
 
 # Above this size a JSON text is masked as written, not parsed (parsing costs
 # far more than masking; outputs this long are spilled to the store anyway).
 _MAX_PARSED_JSON_CHARS = 2_000_000
 
 _PARAGRAPH = "\n\n"
+# verdicts that quote nothing of the output: "ok", "success=false", "exit_code 0"
+_PLAIN_VERDICT = re.compile(r"ok|success=false|\w+ -?\d+")
 
 Summarizer = Callable[[str], str]
 
@@ -38,18 +44,20 @@ def mask(text: str) -> str:
     return redact(_unescaped_masked(text)) if text else text
 
 
-def mask_messages(messages: list[Message]) -> list[Message]:
+def mask_messages(messages: list[Message], *, verdict_chars: int | None = None) -> list[Message]:
     """Copies of ``messages`` whose texts and tool-call arguments are masked whole.
 
     Content parts become one string (their text as :func:`.message_text`
     joins it, so a secret split between parts is seen whole); every other
     field is kept.  All texts are masked in one batch.  The input is not
-    mutated.
+    mutated.  With ``verdict_chars``, a tool output the transcript shows
+    only as its verdict (:func:`verdict_only`) keeps its content unmasked:
+    :func:`verdict` is the only way it is shown, and it masks what it quotes.
     """
     texts: list[str] = []
     for message in messages:
         if isinstance(message, dict):
-            if message.get("content") is not None:
+            if _masks_content(message, verdict_chars):
                 texts.append(content_text(message.get("content")))
             texts.extend(call_arguments_text(call) for call in tool_calls_of(message))
     masked = iter(redact_many([_unescaped_masked(text) for text in texts]))
@@ -59,13 +67,30 @@ def mask_messages(messages: list[Message]) -> list[Message]:
             out.append(message)
             continue
         copy = dict(message)
-        if message.get("content") is not None:
+        if _masks_content(message, verdict_chars):
             copy["content"] = next(masked)
         calls = tool_calls_of(message)
         if calls:
             copy["tool_calls"] = [with_call_arguments(call, next(masked)) for call in calls]
         out.append(copy)
     return out
+
+
+def verdict_only(role: str, text: str, verdict_chars: int) -> bool:
+    """A tool output shown only as its verdict and size: at least ``verdict_chars`` long and not a stub."""
+    return role == "tool" and len(text) >= verdict_chars and not is_stub(text)
+
+
+def verdict(output: str) -> str:
+    """The output's verdict (:func:`.stubs.outcome_of`), safe to send.
+
+    A verdict that quotes the output (an error line, an error field, a
+    status word) is read from the whole output masked, so the quote is never
+    a cut piece of a secret; "ok" or "exit_code 1" quote nothing, and the
+    output is not masked for them (most long outputs, at no cost).
+    """
+    found = outcome_of(output)
+    return found if _PLAIN_VERDICT.fullmatch(found) else outcome_of(mask(output))
 
 
 def seal(text: str) -> str:
@@ -89,6 +114,15 @@ def gated(summarize: Summarizer) -> Summarizer:
         return summarize(seal(prompt))
 
     return send
+
+
+def _masks_content(message: Message, verdict_chars: int | None) -> bool:
+    content = message.get("content")
+    if content is None:
+        return False
+    if verdict_chars is None or role_of(message) != "tool":
+        return True
+    return not verdict_only("tool", content_text(content), verdict_chars)
 
 
 def _unescaped_masked(text: str) -> str:

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from .egress import mask_messages
+from .egress import mask_messages, verdict, verdict_only
 from .markers import OUTPUT_NOT_SHOWN
 from .messages import (
     Message,
@@ -26,7 +26,6 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
-from .stubs import is_stub, outcome_of
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
 _MEDIA = re.compile(r"MEDIA:\S+")
@@ -79,10 +78,11 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
-        if len(text) >= limits.tool_output_chars and not is_stub(text):  # before any scan of the text
+        if verdict_only(role, text, limits.tool_output_chars):  # before any scan of the text
             # The size in characters only: counting lines would read the whole
-            # output, and the summary model never retrieves by line.
-            return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
+            # output, and the summary model never retrieves by line.  The
+            # output was left unmasked (mask_messages): verdict() masks what it quotes.
+            return _Block(header, "", verdict(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
     elif role == "assistant" and (tool_calls := tool_calls_of(message)):
         header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
@@ -120,7 +120,7 @@ def serialize_window(
     Every message is masked whole first: the cuts below then only ever cut
     masked text.
     """
-    window = mask_messages(window)
+    window = mask_messages(window, verdict_chars=limits.tool_output_chars)
     current = limits
     for _ in range(6):
         blocks = render_blocks(window, names, first_number, current)
