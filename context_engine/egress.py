@@ -20,17 +20,13 @@ The masking itself is :mod:`.redact`'s; this module decides when it runs.
 
 from __future__ import annotations
 
-import json
 import re
-from typing import Any, Callable
+from typing import Callable
 
+from .masking import mask, unescaped_masked
 from .messages import Message, call_arguments_text, content_text, role_of, tool_calls_of, with_call_arguments
-from .redact import redact, redact_many
+from .redact import redact_many
 from .stubs import is_stub, outcome_of
-
-# Above this size a JSON text is masked as written, not parsed (parsing costs
-# far more than masking; outputs this long are spilled to the store anyway).
-_MAX_PARSED_JSON_CHARS = 2_000_000
 
 _PARAGRAPH = "\n\n"
 # verdicts that quote nothing of the output: "ok", "success=false", "exit_code 0"
@@ -38,10 +34,7 @@ _PLAIN_VERDICT = re.compile(r"ok|success=false|\w+ -?\d+")
 
 Summarizer = Callable[[str], str]
 
-
-def mask(text: str) -> str:
-    """``text`` whole, masked: call this before any cut, reflow, quote or gist of it."""
-    return redact(_unescaped_masked(text)) if text else text
+__all__ = ["gated", "mask", "mask_messages", "seal", "verdict", "verdict_only"]
 
 
 def mask_messages(messages: list[Message], *, verdict_chars: int | None = None) -> list[Message]:
@@ -60,7 +53,7 @@ def mask_messages(messages: list[Message], *, verdict_chars: int | None = None) 
             if _masks_content(message, verdict_chars):
                 texts.append(content_text(message.get("content")))
             texts.extend(call_arguments_text(call) for call in tool_calls_of(message))
-    masked = iter(redact_many([_unescaped_masked(text) for text in texts]))
+    masked = iter(redact_many([unescaped_masked(text) for text in texts]))
     out: list[Message] = []
     for message in messages:
         if not isinstance(message, dict):
@@ -123,40 +116,3 @@ def _masks_content(message: Message, verdict_chars: int | None) -> bool:
     if verdict_chars is None or role_of(message) != "tool":
         return True
     return not verdict_only("tool", content_text(content), verdict_chars)
-
-
-def _unescaped_masked(text: str) -> str:
-    """JSON text whose string values hide a secret behind escapes (``\\n``, ``\\"``), with those values masked.
-
-    The rules read text as written; a YAML block or a JSON document inside a
-    JSON string shows its secrets only once unescaped.  Such values are
-    masked unescaped and the JSON written again; anything else is returned
-    unchanged (the plain mask of the whole text follows).
-    """
-    if "\\" not in text or len(text) > _MAX_PARSED_JSON_CHARS or not text.lstrip().startswith(("{", "[")):
-        return text
-    try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-    changed = False
-
-    def clean(value: Any) -> Any:
-        nonlocal changed
-        if isinstance(value, str):
-            if "\n" in value or '"' in value or "\r" in value:
-                masked = redact(value)
-                changed = changed or masked != value
-                return masked
-            return value
-        if isinstance(value, dict):
-            return {key: clean(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [clean(item) for item in value]
-        return value
-
-    try:
-        cleaned = clean(parsed)
-    except RecursionError:
-        return text
-    return json.dumps(cleaned, ensure_ascii=False) if changed else text

@@ -284,6 +284,41 @@ def test_a_fallback_summary_never_brings_a_secret_back_as_the_next_previous_summ
     assert not chained_fallback_leaks(tmp_path)
 
 
+def gist_cut(password: str) -> list[tuple[str, dict]]:
+    """Call arguments whose gist (values cut at 60 characters) shows 14 to 20 characters of ``password``
+    and not what marks it as one: a URL password before its ``@``, a JSON password before its closing quote."""
+    return [
+        ("URL password", {"command": across("psql ", 59, password, " -c 'select 1'"), "timeout": 30}),
+        ("JSON password", {"config": {"host": "db.internal.example", "password": password}, "dry_run": False}),
+    ]
+
+
+def pruned_stub_leaks(home, kind: str) -> bool:  # noqa: ANN001
+    """A tool output pruned at one compaction leaves a stub that gists its call's arguments; the next
+    compaction sends that stub to the summary model as a tool output.  True when the secret reached the model
+    or the store."""
+    pw = fake(32)
+    arguments = dict(gist_cut(pw))[kind]
+    work = [{"role": "user", "content": "Check the database."}]
+    work += call("t9", "terminal", arguments) + [tool("t9", "row\n" * 300)]
+    work += call("t10", "terminal", {"command": "ls"}) + [tool("t10", "file\n" * 300)]
+    engine, _, history, _, _ = compaction(
+        conversation([]) + work + [{"role": "assistant", "content": "Checked."}], fails=False, home=home, session="st"
+    )
+    stubs = [message_text(m) for m in history if m.get("role") == "tool"]
+    assert stubs and all(s.startswith("[stowage:") for s in stubs), "the first compaction pruned the outputs"
+    later = history + [{"role": "user", "content": "Next task."}, {"role": "assistant", "content": "On it."}]
+    later += [{"role": "user", "content": "Go."}]
+    _, prompts, _, summary, log = compaction(later, fails=False, home=home, session="st", engine=engine)
+    assert any("terminal(" in p for p in prompts), "the second compaction summarized the stubs"
+    return leaked(pw, "\n".join(prompts)) or leaked(pw, summary) or leaked(pw, log)
+
+
+@pytest.mark.parametrize("kind", ["URL password", "JSON password"])
+def test_a_secret_in_call_arguments_never_reaches_the_model_through_a_pruned_outputs_stub(kind: str, tmp_path):
+    assert not pruned_stub_leaks(tmp_path, kind)
+
+
 def test_the_prompt_is_sealed_as_it_leaves_on_every_route(tmp_path):
     """The summary call every route makes (compaction, prepared ahead, replay) masks the exact prompt once more:
     a prompt built without masking still leaves masked."""
@@ -307,6 +342,9 @@ def test_planted_secrets_leaked_per_route(figures, tmp_path):
         leaks[case.route] += leaked(case.secret, "\n".join(prompts + [summary, log]))
     planted["previous summary"] += 1
     leaks["previous summary"] += chained_fallback_leaks(tmp_path / "chain")
+    for kind in ("URL password", "JSON password"):
+        planted["call arguments"] += 1
+        leaks["call arguments"] += pruned_stub_leaks(tmp_path / kind.replace(" ", "-"), kind)
     figures.update({f"{route} planted": planted[route] for route in ROUTES})
     figures.update({f"{route} leaked": leaks[route] for route in ROUTES})
     assert all(planted.values())
