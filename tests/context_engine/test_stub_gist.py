@@ -16,9 +16,11 @@ import string
 import pytest
 from stowage.blobstore import BlobStore
 from stowage.context_engine.masking import mask
+from stowage.context_engine.prune import shrink_json_arguments
 from stowage.context_engine.store_session.archive import StoreArchive
 from stowage.context_engine.store_session.spill import SpillPolicy, spill_result
 from stowage.context_engine.stubs import PrunedOutput, _gist, argument_gist, default_stub
+from stowage.context_engine.view.render import cut_arguments
 
 from .redact_corpus import FALSE_POSITIVES
 
@@ -74,6 +76,22 @@ def test_stored_and_spilled_stubs_and_their_store_records_hold_no_fragment(tmp_p
         records = [origin.tool_args for info in store.list_blobs() for origin in info.provenance]
         for text in (stub, spilled.message, *records):
             assert not any(piece in text for piece in fragments(secret)), text
+
+
+def test_oversized_arguments_are_masked_before_their_strings_are_cut():
+    """Arguments over ``max_args_chars`` stay in the history (and the view) with strings cut at 250 characters."""
+    pw = fake()
+    prefix = "psql postgres://app:"
+    arguments = json.dumps({"command": prefix + "x" * (236 - len(prefix)) + pw + "@db:5432/app && " + "y" * 400})
+    assert any(piece in json.loads(arguments)["command"][:250] for piece in fragments(pw))  # the cut splits it
+    for cut in (shrink_json_arguments(arguments, 500), cut_arguments(arguments, 500, "0123abcd")):
+        assert len(cut) < len(arguments) and "[REDACTED]" in cut
+        assert not any(piece in cut for piece in fragments(pw)), cut
+    content = "print('hello')\n" * 100
+    expected = {"path": "a.py", "content": content[:250] + f"…[+{len(content) - 250} chars]"}
+    assert shrink_json_arguments(json.dumps({"path": "a.py", "content": content}), 500) == json.dumps(
+        expected, ensure_ascii=False
+    )
 
 
 # Ordinary call arguments: commands, paths, code, configuration and prose near the secret formats.  (What the

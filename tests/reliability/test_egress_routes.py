@@ -290,13 +290,15 @@ def gist_cut(password: str) -> list[tuple[str, dict]]:
     return [
         ("URL password", {"command": across("psql ", 59, password, " -c 'select 1'"), "timeout": 30}),
         ("JSON password", {"config": {"host": "db.internal.example", "password": password}, "dry_run": False}),
+        # over prune.max_args_chars (500): the history keeps the call with its strings cut at 250 characters
+        ("URL password in cut arguments", {"command": across("psql ", 250, password, " && echo " + "y" * 400)}),
     ]
 
 
 def pruned_stub_leaks(home, kind: str) -> bool:  # noqa: ANN001
-    """A tool output pruned at one compaction leaves a stub that gists its call's arguments; the next
-    compaction sends that stub to the summary model as a tool output.  True when the secret reached the model
-    or the store."""
+    """A tool output pruned at one compaction leaves a stub that gists its call's arguments (and a call whose
+    arguments are too long keeps them cut); the next compaction sends both to the summary model.  True when the
+    secret reached the model or the store."""
     pw = fake(32)
     arguments = dict(gist_cut(pw))[kind]
     work = [{"role": "user", "content": "Check the database."}]
@@ -314,7 +316,10 @@ def pruned_stub_leaks(home, kind: str) -> bool:  # noqa: ANN001
     return leaked(pw, "\n".join(prompts)) or leaked(pw, summary) or leaked(pw, log)
 
 
-@pytest.mark.parametrize("kind", ["URL password", "JSON password"])
+STUB_KINDS = [kind for kind, _ in gist_cut("Example0Password0Only0For0Names")]
+
+
+@pytest.mark.parametrize("kind", STUB_KINDS)
 def test_a_secret_in_call_arguments_never_reaches_the_model_through_a_pruned_outputs_stub(kind: str, tmp_path):
     assert not pruned_stub_leaks(tmp_path, kind)
 
@@ -342,7 +347,7 @@ def test_planted_secrets_leaked_per_route(figures, tmp_path):
         leaks[case.route] += leaked(case.secret, "\n".join(prompts + [summary, log]))
     planted["previous summary"] += 1
     leaks["previous summary"] += chained_fallback_leaks(tmp_path / "chain")
-    for kind in ("URL password", "JSON password"):
+    for kind in STUB_KINDS:
         planted["call arguments"] += 1
         leaks["call arguments"] += pruned_stub_leaks(tmp_path / kind.replace(" ", "-"), kind)
     figures.update({f"{route} planted": planted[route] for route in ROUTES})
