@@ -18,6 +18,7 @@ from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, CompactionPlan, compact
 from .config import Settings
 from .deadline import TIMEOUT_KEY, SummaryDeadline
+from .egress import gated
 from .engine_parts import EngineParts
 from .messages import Message, is_real_user_turn, last_index, message_text
 from .preview import CompactionPreview, preview_compaction
@@ -63,6 +64,8 @@ def summarizer(engine: EngineParts, deadline: SummaryDeadline | None = None) -> 
 
     A compaction passes its deadline on: the call gets what is left of it
     (``runtime[TIMEOUT_KEY]``); a preparation ahead gets the configured timeout.
+    Every route to the model (the compaction, a summary prepared ahead, the
+    replay's stand-in) calls it here, so the prompt is sealed here as it leaves.
     """
     if engine.governor.cooldown_remaining() > 0:
         return None
@@ -79,7 +82,7 @@ def summarizer(engine: EngineParts, deadline: SummaryDeadline | None = None) -> 
     def call(prompt: str) -> str:
         return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
 
-    return call
+    return gated(call)
 
 
 def run_compaction(

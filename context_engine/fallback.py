@@ -5,6 +5,10 @@ keeps the previous summary, the user's requests, the actions taken with
 their outcomes, the files and errors seen and the last thing the assistant
 said, and it states plainly that the model did not write it.  Together with
 the stored window (whose handle the caller appends) nothing is lost.
+
+It clips, reflows and re-quotes what it takes from the history, so it reads
+the window only as :mod:`.egress` masked it, each text whole, and the
+previous summary likewise; the assembled text is sealed once more.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import json
 import re
 from typing import Any, Iterator
 
+from .egress import mask, mask_messages, seal
 from .messages import (
     Message,
     call_arguments_text,
@@ -24,7 +29,6 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
-from .redact import redact
 from .stubs import argument_gist, outcome_of
 from .summary import remainder_after_summary
 
@@ -88,6 +92,7 @@ def _clip(text: str, limit: int) -> str:
 
 def build_fallback(window: list[Message], *, previous_summary: str | None, reason: str) -> str:
     """A summary body (template sections) assembled without any model."""
+    window = mask_messages(window)  # before any clip, reflow or gist below
     outcomes = {tool_result_id(m): outcome_of(message_text(m)) for m in window if role_of(m) == "tool"}
     requests = [_clip(remainder_after_summary(message_text(m)), 300) for m in window if is_real_user_turn(m)]
     actions = []
@@ -133,6 +138,6 @@ def build_fallback(window: list[Message], *, previous_summary: str | None, reaso
         "## Critical Context\n" + ("\n".join(f"- earlier request: {r}" for r in requests[-5:]) or "- none"),
     ]
     if previous_summary:
-        sections.insert(1, "## Earlier Summary (carried over)\n" + previous_summary.strip()[:3000])
-    text = redact("\n\n".join(sections))
+        sections.insert(1, "## Earlier Summary (carried over)\n" + mask(previous_summary).strip()[:3000])
+    text = seal("\n\n".join(sections))
     return text if len(text) <= MAX_CHARS else text[: MAX_CHARS - 1] + "…"

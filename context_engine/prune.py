@@ -16,6 +16,7 @@ from itertools import chain
 from typing import Any
 
 from .markers import IMAGE_PLACEHOLDER
+from .masking import mask
 from .messages import (
     Message,
     call_arguments_text,
@@ -194,8 +195,13 @@ def shrink_json_arguments(text: str, max_chars: int) -> str:
     """Cut long string values inside JSON arguments; the result stays valid JSON.
 
     Unparseable arguments become ``{"_stowage_truncated_arguments": "<head>"}``
-    so providers that validate arguments accept the message.
+    so providers that validate arguments accept the message.  The text is
+    masked whole first (:func:`.masking.mask`): a password cut before its
+    ``@`` or closing quote would stay in the history as a fragment no rule
+    knows and reach the summary model at the next compaction.  Callers keep
+    the whole original (the store); arguments without a secret cut as before.
     """
+    text = mask(text)
     try:
         value = json.loads(text)
     except ValueError:

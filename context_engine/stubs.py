@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from functools import lru_cache
 from typing import Any, NamedTuple
 
 from ..blobstore.presentation.excerpt_json import plural
 from .markers import DUPLICATE_PREFIX, PRUNED_PREFIX, STUB_PREFIXES  # re-exported
+from .masking import mask
 
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
 _ERROR_FIELD = re.compile(r'"(error)"\s*:\s*("(?:[^"\\]|\\.){1,200}")')
@@ -26,6 +28,7 @@ _ERROR_HINTS = ('"error"',)
 _ERROR_WORDS = ("error", "exception", "traceback", "fail", "fatal", "panic", "denied", "not found")
 _GIST_VALUE_CHARS = 60
 _GIST_TOTAL_CHARS = 160
+_MEMO_ARGUMENT_CHARS = 8_192  # longer arguments (a file written whole) are masked each time, not memoised
 
 
 class PrunedOutput(NamedTuple):
@@ -49,7 +52,27 @@ def is_stub(text: str) -> bool:
 
 
 def argument_gist(arguments: str) -> str:
-    """``key=value`` pairs of a call's arguments, strings quoted and shortened."""
+    """``key=value`` pairs of a call's arguments, strings quoted and shortened, secrets masked.
+
+    The arguments are masked whole (:func:`.masking.mask`) before any value
+    is cut: a gist cut at 60 characters can hold part of a URL password or
+    a JSON password that no rule recognises once cut, and stubs reach the
+    summary model at a later compaction.  Arguments without a secret give
+    the gist they always gave.  Memoised (masking costs far more than the
+    gist, and one call's gist is asked for by the stub, the store and the
+    view); very long arguments are not kept in the memo.
+    """
+    if len(arguments) > _MEMO_ARGUMENT_CHARS:
+        return _gist(mask(arguments))
+    return _memo_gist(arguments)
+
+
+@lru_cache(maxsize=1024)
+def _memo_gist(arguments: str) -> str:
+    return _gist(mask(arguments))
+
+
+def _gist(arguments: str) -> str:
     try:
         parsed: Any = json.loads(arguments) if arguments.strip() else {}
     except ValueError:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import re
 
+from .egress import mask, seal
 from .messages import SUMMARY_END_MARKER, SUMMARY_MARKER, Message, message_text, summary_positions
-from .redact import redact
 from .summary_prompt import NEWEST_REQUEST_HEADING, SECTIONS
 from .transcript import strip_reasoning
 
@@ -64,7 +64,7 @@ def clean_reply(reply: object) -> str:
     if _looks_like_garbage(text):
         raise SummaryFailure("garbage", f"summary model returned something that is not a summary: {text[:80]!r}")
     text = text.replace(SUMMARY_END_MARKER, "").replace(SUMMARY_MARKER, "[summary")
-    return redact(text)
+    return mask(text)
 
 
 def _looks_like_garbage(text: str) -> bool:
@@ -86,17 +86,22 @@ def _looks_like_garbage(text: str) -> bool:
 
 
 def ground(body: str, *, newest_request: str | None, store_reference: str | None = None) -> str:
-    """Quote the newest request verbatim and point at the stored history."""
+    """Quote the newest request verbatim and point at the stored history.
+
+    The result is what the history and the summary log keep: the request is
+    masked whole before it is cut and quoted, and everything but Stowage's
+    own store reference is sealed (:mod:`.egress`).
+    """
     body = _drop_section(body, _NEWEST_REQUEST_PREFIX)
     body = _drop_section(body, STORE_HEADING)
     parts = [body.strip()]
     if newest_request:
-        quote = newest_request if len(newest_request) <= _QUOTE_CHARS else newest_request[:_QUOTE_CHARS] + "…"
-        quoted = "\n".join("> " + line for line in redact(quote).splitlines() or [""])
+        masked = mask(newest_request)
+        quote = masked if len(masked) <= _QUOTE_CHARS else masked[:_QUOTE_CHARS] + "…"
+        quoted = "\n".join("> " + line for line in quote.splitlines() or [""])
         parts.append(f"{NEWEST_REQUEST_HEADING}\n{quoted}\n(Respond to this request as it appears after the summary.)")
-    if store_reference:
-        parts.append(f"{STORE_HEADING}\n{store_reference}")
-    return "\n\n".join(parts)
+    sealed = seal("\n\n".join(parts))
+    return f"{sealed}\n\n{STORE_HEADING}\n{store_reference}" if store_reference else sealed
 
 
 def _drop_section(body: str, heading: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .redact import redact
+from .egress import mask
 
 SECTIONS = (
     "Goal",
@@ -65,13 +65,14 @@ class SummaryRequest:
 def build_prompt(request: SummaryRequest) -> str:
     """The single user message sent to the summary model.
 
-    Everything in it that came from the conversation is redacted: the
+    Everything in it that came from the conversation is masked whole: the
     transcript by ``serialize_window``, the focus topic, the memory context
-    and the previous summary here.
+    and the previous summary here (the summary call seals the whole prompt
+    again as it leaves: :func:`.egress.gated`).
     """
-    focus_topic = redact(request.focus_topic) if request.focus_topic else request.focus_topic
-    memory_context = redact(request.memory_context) if request.memory_context else ""
-    previous_summary = redact(request.previous_summary) if request.previous_summary else request.previous_summary
+    focus_topic = mask(request.focus_topic) if request.focus_topic else request.focus_topic
+    memory_context = mask(request.memory_context) if request.memory_context else ""
+    previous_summary = mask(request.previous_summary) if request.previous_summary else request.previous_summary
     parts = [
         "You are compacting the history of a conversation between a user and an AI agent that uses tools. "
         "Write a structured summary that lets the agent continue the work without the original turns.",

@@ -1,7 +1,8 @@
-"""Serialize the summary window into a redacted text transcript.
+"""Serialize the summary window into a masked text transcript.
 
 What leaves the process for the summary model passes through here: secrets
-are masked, reasoning blocks dropped, long messages cut to head and tail.
+are masked (by :mod:`.egress`, on each whole message before anything is
+cut), reasoning blocks dropped, long messages cut to head and tail.
 The cut is not a loss: the window itself is kept whole in the store.  When
 the window is too big for the summary model, per-message caps shrink first,
 then the oldest and newest messages are kept and the middle is elided.
@@ -9,11 +10,11 @@ then the oldest and newest messages are kept and the middle is elided.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from .egress import mask_messages, verdict, verdict_only
 from .markers import OUTPUT_NOT_SHOWN
 from .messages import (
     Message,
@@ -25,8 +26,6 @@ from .messages import (
     tool_calls_of,
     tool_result_id,
 )
-from .redact import redact, redact_many
-from .stubs import is_stub, outcome_of
 
 _THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>[\s\S]*?</\1>\s*", re.IGNORECASE)
 _MEDIA = re.compile(r"MEDIA:\S+")
@@ -57,7 +56,7 @@ class _Block(NamedTuple):
     """One message of the transcript: Stowage's own text around the parts from the conversation.
 
     Rendered as ``header [calls ")"] "\n" lead body after``; only ``calls`` and
-    ``body`` came from the conversation, so only they are redacted.
+    ``body`` came from the conversation (masked before the block was built).
     """
 
     header: str  # position, role, tool name, call id
@@ -79,84 +78,33 @@ def _block(message: Message, number: int, names: dict[str, str], limits: Transcr
     if role == "tool":
         cid = tool_result_id(message)
         header = f"### [{number}] TOOL RESULT of {names.get(cid) or 'tool'} (call {cid})"
-        if len(text) >= limits.tool_output_chars and not is_stub(text):  # before any scan of the text
+        if verdict_only(role, text, limits.tool_output_chars):  # before any scan of the text
             # The size in characters only: counting lines would read the whole
-            # output, and the summary model never retrieves by line.
-            return _Block(header, "", outcome_of(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
+            # output, and the summary model never retrieves by line.  The
+            # output was left unmasked (mask_messages): verdict() masks what it quotes.
+            return _Block(header, "", verdict(text), f"{OUTPUT_NOT_SHOWN} -> ", f"; {len(text):,} chars")
     elif role == "assistant" and (tool_calls := tool_calls_of(message)):
         header = f"### [{number}] ASSISTANT (calls tools: "
         calls = "; ".join(
-            [
-                f"{call_name(c)}({_cut(_unescaped_redacted(call_arguments_text(c)), limits.argument_chars, 0)})"
-                for c in tool_calls
-            ]
+            [f"{call_name(c)}({_cut(call_arguments_text(c), limits.argument_chars, 0)})" for c in tool_calls]
         )
     elif is_summary(message):
         header = f"### [{number}] EARLIER SUMMARY"
     else:
         header = f"### [{number}] {role.upper() if role.__class__ is str and role else 'UNKNOWN'}"
-    if role == "tool":
-        text = _unescaped_redacted(text)
     text = strip_reasoning(text)
     if "MEDIA:" in text:
         text = _MEDIA.sub("[media attachment]", text)
     return _Block(header, calls, _cut(text, limits.message_head_chars, limits.message_tail_chars))
 
 
-def _unescaped_redacted(text: str) -> str:
-    """JSON text whose string values hide a secret behind escapes (``\\n``, ``\\"``), with those values redacted.
-
-    Redaction reads the text as it is; a YAML block or a JSON document inside
-    a JSON string shows its secrets only once unescaped.  Such values are
-    redacted unescaped and the JSON written again; anything else is returned
-    unchanged (the batch redaction of the transcript follows).
-    """
-    if "\\" not in text or not text.lstrip().startswith(("{", "[")):
-        return text
-    try:
-        parsed = json.loads(text)
-    except (ValueError, RecursionError):
-        return text
-    changed = False
-
-    def clean(value):  # noqa: ANN001, ANN202
-        nonlocal changed
-        if isinstance(value, str):
-            if "\n" in value or '"' in value or "\r" in value:
-                redacted = redact(value)
-                changed = changed or redacted != value
-                return redacted
-            return value
-        if isinstance(value, dict):
-            return {key: clean(item) for key, item in value.items()}
-        if isinstance(value, list):
-            return [clean(item) for item in value]
-        return value
-
-    try:
-        cleaned = clean(parsed)
-    except RecursionError:
-        return text
-    return json.dumps(cleaned, ensure_ascii=False) if changed else text
-
-
 def render_blocks(
     window: list[Message], names: dict[str, str], first_number: int, limits: TranscriptLimits
 ) -> list[str]:
-    """The window's messages as redacted transcript blocks.
-
-    Only what came from the conversation is redacted (texts, tool calls and
-    error lines of outputs), all blocks in one batch.
-    """
+    """The window's messages as transcript blocks (``window`` already masked by :func:`.egress.mask_messages`)."""
     blocks = [_block(m, first_number + i, names, limits) for i, m in enumerate(window)]
-    texts = [b.calls for b in blocks] + [b.body for b in blocks]
-    filled = [i for i, text in enumerate(texts) if text]
-    for i, redacted in zip(filled, redact_many([texts[i] for i in filled]), strict=True):
-        texts[i] = redacted
-    calls, bodies = texts[: len(blocks)], texts[len(blocks) :]
     return [
-        ((f"{b.header}{c})" if b.calls else b.header) + f"\n{b.lead}{body}{b.after}").rstrip()
-        for b, c, body in zip(blocks, calls, bodies, strict=True)
+        ((f"{b.header}{b.calls})" if b.calls else b.header) + f"\n{b.lead}{b.body}{b.after}").rstrip() for b in blocks
     ]
 
 
@@ -167,7 +115,12 @@ def serialize_window(
     first_number: int = 1,
     limits: TranscriptLimits = TranscriptLimits(),
 ) -> str:
-    """The window as one redacted transcript that fits ``limits.total_chars``."""
+    """The window as one masked transcript that fits ``limits.total_chars``.
+
+    Every message is masked whole first: the cuts below then only ever cut
+    masked text.
+    """
+    window = mask_messages(window, verdict_chars=limits.tool_output_chars)
     current = limits
     for _ in range(6):
         blocks = render_blocks(window, names, first_number, current)
