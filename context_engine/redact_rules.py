@@ -375,7 +375,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         re.compile(
-            r"(?<![A-Za-z0-9_])(?:[A-Z0-9]+_)*"
+            # the bare PWD is the shell's working directory (PWD=/home/..., in every `env` dump)
+            r"(?<![A-Za-z0-9_])(?!PWD[ \t]*=)(?:[A-Z0-9]+_)*"
             + _ENV_SECRET_SEGMENT
             + r"(?:_(?!"
             + _ENV_PLAIN_SEGMENT

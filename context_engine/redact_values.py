@@ -143,6 +143,8 @@ def name_kind(name: str) -> str | None:
     ``api_key_id``, ``password_policy``) makes the name about something else.
     """
     segments = [s.lower() for s in _SEGMENT.findall(name)]
+    if segments == ["pwd"]:
+        return None  # the shell's working directory (PWD=/home/...), in every `env` dump
     for i in range(len(segments) - 1, -1, -1):
         segment = segments[i]
         strong = segment in _STRONG or segment.startswith("passw")
