@@ -21,9 +21,11 @@ from ...blobstore.errors import describe_input
 from ...blobstore.presentation.bounded import bound_text
 from ...blobstore.retrieval.grep import grep_lines
 from ...blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
+from ...blobstore.retrieval.grep_windows import REASON_MATCH_CAP
 from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
 from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
 from ..markers import GREP_KINDS, HISTORY_KINDS, BlobKind
+from .grep_pages import CursorError, cursor_after, page, parse_cursor
 
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"
@@ -76,7 +78,8 @@ GREP_SCHEMA: dict[str, Any] = {
     "description": (
         "Search everything Stowage stored for this conversation: large tool outputs, older tool outputs (also "
         "those pruned from the context) and compacted turns. Returns matching lines with their handles, newest "
-        "content first; read more with stowage_fetch."
+        "content first; read more with stowage_fetch. A reply with next_cursor has more to search: call again "
+        "with cursor set to it."
     ),
     "parameters": {
         "type": "object",
@@ -91,6 +94,7 @@ GREP_SCHEMA: dict[str, Any] = {
                 "enum": ["any", *(str(k) for k in GREP_KINDS)],
                 "description": "Only large outputs (spill), pruned outputs or compacted turns (default any).",
             },
+            "cursor": {"type": "string", "description": "Continue an earlier search: its reply's next_cursor."},
         },
         "required": ["pattern"],
     },
@@ -285,56 +289,98 @@ class FetchTools:
 
     # -- stowage_grep -----------------------------------------------------------
     def _grep_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Search the session's stored items newest first, within the time budget; say exactly what is left."""
         _pattern(args)  # validate once, before touching the store
         kind = args.get("kind") or "any"
         if kind != "any" and kind not in GREP_KINDS:
             raise ToolError(f"unknown kind {describe_input(kind)}; use any, spill, pruned or window")
+        try:
+            cursor = parse_cursor(args.get("cursor"))
+        except CursorError as exc:
+            raise ToolError(str(exc)) from None
         limit = min(_int(args, "max_results", 20, minimum=1), 200)
         context = min(_int(args, "context", 1, minimum=0), 10)
         session = self._session_id()
         if session is None:
             raise ToolError("no session is active; nothing to search")
-        blobs = [b for b in self.store.list_blobs(session_id=session, limit=500) if _kind_of(b) in HISTORY_KINDS]
-        if kind != "any":
-            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT) if kind == BlobKind.PRUNED else (kind,)
-            blobs = [b for b in blobs if _kind_of(b).startswith(wanted)]
-        blobs.sort(key=lambda b: b.created_at, reverse=True)
+        wanted = (
+            HISTORY_KINDS
+            if kind == "any"
+            else (BlobKind.PRUNED, BlobKind.OUTPUT)
+            if kind == BlobKind.PRUNED
+            else (BlobKind(kind),)
+        )
+        stored = [e for e in self.store.catalog(session) if e.kind in wanted]
+        entries = [e for e in stored if e.is_utf8]  # binary items (images) have no lines to match
+        todo = page(entries, cursor)
         deadline = time.monotonic() + self.limits.grep_time_budget_s
         results: list[dict[str, Any]] = []
-        searched = 0
-        for blob in blobs:
+        searched, stopped, incomplete = 0, None, None
+        for entry in todo.todo:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or len(results) >= limit:
+            if len(results) >= limit:
+                stopped = "max_results"
                 break
-            searched += 1
-            found, _ = self._grep(
-                blob.sha256, args, context=context, max_matches=limit - len(results), budget_s=remaining
+            if remaining <= 0 and searched:  # each call searches at least one item: a cursor always moves
+                stopped = "time_budget"
+                break
+            found, scanned = self._grep(
+                entry.sha256, args, context=context, max_matches=limit - len(results), budget_s=max(remaining, 0.05)
             )
+            if found.truncated and found.reason != REASON_MATCH_CAP:
+                if searched:  # the next call searches it whole, with a budget of its own
+                    stopped = "time_budget"
+                    break
+                incomplete = {"handle": self.store.short_handle(entry.sha256), "scanned_lines": scanned}
+            searched += 1
             if found.match_count:
                 results.append(
                     {
-                        "handle": blob.handle,
-                        "kind": _kind_of(blob),
-                        "tool": _tool_of(blob),
+                        "handle": self.store.short_handle(entry.sha256),
+                        "kind": entry.kind,
+                        "tool": entry.tool_name,
                         "matches": found.match_count,
                         "text": found.render(),
                     }
                 )
-        text = json.dumps(results, ensure_ascii=False)
-        reply: dict[str, Any] = {
-            "pattern": args.get("pattern"),
-            "searched": searched,
-            "of": len(blobs),
-            "results": results,
-        }
-        if len(text) > self.limits.fetch_max_chars:
+            if incomplete is not None:
+                stopped = "time_budget"
+                break
+        left = len(todo.todo) - searched
+        reply: dict[str, Any] = {"pattern": args.get("pattern"), "searched": searched}
+        if todo.done:
+            reply["searched_before"] = todo.done
+        reply.update(of=len(entries), remaining=left, results=results)
+        if len(stored) > len(entries):
+            reply["binary_not_searched"] = len(stored) - len(entries)
+        notes = []
+        if len(json.dumps(results, ensure_ascii=False)) > self.limits.fetch_max_chars:
             reply["results"] = _shrink(results, self.limits.fetch_max_chars)
-            reply["note"] = "results cut to stay bounded; fetch a handle with mode=grep for all its matches"
-        if searched < len(blobs):
-            reply["note"] = (
-                reply.get("note", "") + f" stopped after {searched} of {len(blobs)} stored items "
-                "(result or time limit); narrow the pattern or set kind"
-            ).strip()
+            notes.append("results cut to stay bounded; fetch a handle with mode=grep for all its matches")
+        if incomplete is not None:
+            reply["incomplete"] = incomplete
+            notes.append(
+                f"the {self.limits.grep_time_budget_s:g} s time bound ran out inside item {incomplete['handle']} "
+                f"after {incomplete['scanned_lines']:,} lines; search the rest of it with "
+                f'stowage_fetch(handle="{incomplete["handle"]}", mode="grep") or mode="range"'
+            )
+        if left:
+            last = todo.todo[searched - 1] if searched else None
+            next_cursor = str(cursor_after(last)) if last is not None else str(cursor) if cursor else ""
+            reply["stopped"] = stopped
+            reply["next_cursor"] = next_cursor
+            why = (
+                f"the {self.limits.grep_time_budget_s:g} s time bound"
+                if stopped == "time_budget"
+                else f"max_results={limit}"
+            )
+            notes.append(
+                f"stopped by {why} after {todo.done + searched:,} of {len(entries):,} stored items; "
+                f"{left:,} older items are not searched yet: call stowage_grep again with the same pattern and "
+                f'cursor="{next_cursor}" to search them'
+            )
+        if notes:
+            reply["note"] = "; ".join(notes)
         return reply
 
 

@@ -99,7 +99,9 @@ def spill_result(
             content_type=kind,
             pin=True,
         )
-        excerpt = build_excerpt(text, budget_chars=excerpt_budget(policy.excerpt_chars, text, tokens), kind=excerpt_kind)
+        excerpt = build_excerpt(
+            text, budget_chars=excerpt_budget(policy.excerpt_chars, text, tokens), kind=excerpt_kind
+        )
         views = _line_views(text, excerpt.view_path)
         view_handles = {}
         for view in views:

@@ -52,9 +52,7 @@ def encoding():
 
 
 @pytest.mark.parametrize("script", sorted(SCRIPTS))
-def test_a_page_under_the_threshold_in_characters_but_over_it_in_tokens_is_spilled(
-    tmp_path, encoding, figures, script
-):
+def test_a_page_under_the_threshold_in_characters_but_over_it_in_tokens_is_spilled(tmp_path, encoding, figures, script):
     text = SCRIPTS[script]
     tokens = len(encoding.encode_ordinary(text))
     assert len(text) < THRESHOLD < tokens  # the case the character shortcut let through
