@@ -9,6 +9,7 @@ hostile pattern is an error, never a hang.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import math
@@ -26,6 +27,7 @@ from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, se
 from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
 from ..markers import GREP_KINDS, HISTORY_KINDS, BlobKind
 from .grep_pages import CursorError, cursor_after, page, parse_cursor
+from .parts import data_url
 
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"
@@ -163,6 +165,8 @@ class FetchTools:
             reply = {**head, **_describe(info)}
         elif mode == "range":
             reply = {**head, **self._range(sha, info, args)}
+        elif mode == "grep" and _media_type(info) is not None:
+            raise ToolError(f"the content is {info.content_type}, not text: read it with mode=full or mode=range")
         elif mode == "grep":
             reply = {**head, **self._grep_blob(sha, args)}
         elif mode == "json":
@@ -177,6 +181,9 @@ class FetchTools:
 
     def _range(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
         unit = args.get("unit") or "lines"
+        media_type = _media_type(info)
+        if media_type is not None:  # an image has no lines: its base64 text is paged by characters
+            return self._base64_range(sha, info, media_type, args)
         if unit == "chars":
             total = info.char_count if info.char_count is not None else info.size
             start = _int(args, "start", 0, minimum=0)
@@ -278,7 +285,42 @@ class FetchTools:
             reply["note"] = serialized.note
         return reply
 
+    def _base64_range(self, sha: str, info: Any, media_type: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Characters ``start``.. of a media blob's base64 text (a data URL is ``data:<type>;base64,`` + it)."""
+        total = base64_length(info.size)
+        start = _int(args, "start", 0, minimum=0)
+        count = min(_int(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
+        first = start // 4 * 3  # each 4 base64 characters are 3 bytes
+        data = self.store.read_bytes(sha, first, (start + count + 3) // 4 * 3 - first) if start < total else b""
+        text = base64.b64encode(data).decode("ascii")[start % 4 : start % 4 + count]
+        end = start + len(text)
+        return {
+            "unit": "chars",
+            "media_type": media_type,
+            "encoding": "base64",
+            "start": start,
+            "end": end,
+            "total_chars": total,
+            "text": text,
+            "next_start": end if end < total else None,
+        }
+
     def _full(self, sha: str, info: Any) -> dict[str, Any]:
+        media_type = _media_type(info)
+        if media_type is not None:
+            chars = len(f"data:{media_type};base64,") + base64_length(info.size)
+            if chars > self.limits.full_fetch_max_chars:
+                raise ToolError(
+                    f"the {media_type} content is {info.size:,} bytes, a {chars:,}-char data URL, over the "
+                    f"full-fetch limit of {self.limits.full_fetch_max_chars:,}; page its base64 with mode=range, "
+                    'unit="chars" (the data URL is "data:' + media_type + ';base64," followed by that text)'
+                )
+            return {
+                "media_type": media_type,
+                "encoding": "base64",
+                "bytes": info.size,
+                "data_url": data_url(media_type, self.store.read_bytes(sha)),
+            }
         chars = info.char_count if info.char_count is not None else info.size
         if chars > self.limits.full_fetch_max_chars:
             raise ToolError(
@@ -384,8 +426,30 @@ class FetchTools:
         return reply
 
 
+def _media_type(info: Any) -> str | None:
+    """The media type of a blob read back as base64 (an image a compaction removed), else None (text)."""
+    kind = info.content_type
+    if "/" in kind and not kind.startswith("text/") and "json" not in kind:
+        return str(kind)
+    return None
+
+
+def base64_length(size: int) -> int:
+    return (size + 2) // 3 * 4
+
+
 def _describe(info: Any) -> dict[str, Any]:
     origin = info.provenance[0] if info.provenance else None
+    media_type = _media_type(info)
+    if media_type is not None:
+        return {
+            "size_bytes": info.size,
+            "media_type": media_type,
+            "read_as": 'mode="full" returns a base64 data URL; mode="range" with unit="chars" pages its base64',
+            "kind": origin.kind if origin else None,
+            "stored_at": info.created_at,
+            "fetch_count": info.fetch_count,
+        }
     return {
         "size_bytes": info.size,
         "lines": info.line_count,
