@@ -59,6 +59,7 @@ class Spilled:
     handle: str
     view_handles: dict[str, str]
     tokens: int
+    stored: tuple[str, ...] = ()  # SHA-256 of every blob this spill put (the output and its views)
 
 
 def spill_result(
@@ -104,6 +105,7 @@ def spill_result(
         )
         views = _line_views(text, excerpt.view_path)
         view_handles = {}
+        stored = [original.sha256]
         for view in views:
             put = store.put(
                 encode_text(view.text),
@@ -115,6 +117,7 @@ def spill_result(
                 pin=True,
             )
             view_handles[view.path] = put.handle
+            stored.append(put.sha256)
     except (StoreError, OSError) as exc:
         logger.warning("stowage: could not spill a %s result (%s); passing it through unspilled", tool_name, exc)
         if on_failure is not None:
@@ -132,7 +135,7 @@ def spill_result(
         excerpt.view_path,
         excerpt.shape,
     )
-    return Spilled(message, original.handle, view_handles, tokens)
+    return Spilled(message, original.handle, view_handles, tokens, tuple(stored))
 
 
 def excerpt_budget(excerpt_chars: int, text: str, tokens: int) -> int:
