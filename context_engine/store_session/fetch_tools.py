@@ -345,14 +345,11 @@ class FetchTools:
         session = self._session_id()
         if session is None:
             raise ToolError("no session is active; nothing to search")
-        wanted = (
-            HISTORY_KINDS
-            if kind == "any"
-            else (BlobKind.PRUNED, BlobKind.OUTPUT)
-            if kind == BlobKind.PRUNED
-            else (BlobKind(kind),)
-        )
-        stored = [e for e in self.store.catalog(session) if e.kind in wanted]
+        if kind == "any":
+            stored = [e for e in self.store.catalog(session) if e.kind in HISTORY_KINDS]
+        else:  # a prefix: spill takes spill-view too, pruned the outputs recorded before they were pruned
+            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT) if kind == BlobKind.PRUNED else (str(kind),)
+            stored = [e for e in self.store.catalog(session) if e.kind.startswith(wanted)]
         entries = [e for e in stored if e.is_utf8]  # binary items (images) have no lines to match
         todo = page(entries, cursor)
         deadline = time.monotonic() + self.limits.grep_time_budget_s
@@ -373,7 +370,11 @@ class FetchTools:
                 if searched:  # the next call searches it whole, with a budget of its own
                     stopped = "time_budget"
                     break
-                incomplete = {"handle": self.store.short_handle(entry.sha256), "scanned_lines": scanned}
+                incomplete = {
+                    "handle": self.store.short_handle(entry.sha256),
+                    "scanned_lines": scanned,
+                    "reason": found.reason,
+                }
             searched += 1
             if found.match_count:
                 results.append(
@@ -402,7 +403,7 @@ class FetchTools:
         if incomplete is not None:
             reply["incomplete"] = incomplete
             notes.append(
-                f"the {self.limits.grep_time_budget_s:g} s time bound ran out inside item {incomplete['handle']} "
+                f"the search of item {incomplete['handle']} stopped ({incomplete['reason']}) "
                 f"after {incomplete['scanned_lines']:,} lines; search the rest of it with "
                 f'stowage_fetch(handle="{incomplete["handle"]}", mode="grep") or mode="range"'
             )
@@ -461,14 +462,6 @@ def _describe(info: Any) -> dict[str, Any]:
         "stored_at": info.created_at,
         "fetch_count": info.fetch_count,
     }
-
-
-def _kind_of(info: Any) -> str:
-    return info.provenance[0].kind if info.provenance else ""
-
-
-def _tool_of(info: Any) -> str:
-    return info.provenance[0].tool_name if info.provenance else ""
 
 
 def _pattern(args: dict[str, Any]) -> Any:
