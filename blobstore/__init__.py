@@ -20,7 +20,7 @@ from .errors import (
 )
 from .handles import MIN_HANDLE_LEN, normalize_handle
 from .reader import BlobReader, BlobStream
-from .records import BlobInfo, Eviction, GcReport, Provenance, PutResult, Tombstone
+from .records import BlobInfo, CatalogEntry, Eviction, GcReport, Provenance, PutResult, Tombstone
 from .retention import RetentionPolicy
 from .store import BlobStore
 from .window import LineWindow
@@ -31,6 +31,7 @@ __all__ = [
     "BlobReader",
     "BlobStore",
     "BlobStream",
+    "CatalogEntry",
     "CorruptBlobError",
     "DoctorIssue",
     "DoctorReport",

@@ -52,6 +52,22 @@ class BlobInfo(_Dictable):
 
 
 @dataclass(frozen=True)
+class CatalogEntry(_Dictable):
+    """One blob a session can read, as a whole-session scan needs it (no handle, no full provenance).
+
+    ``kind`` and ``tool_name`` are the blob's most recent provenance's.
+    """
+
+    sha256: str
+    created_at: float
+    size: int
+    is_utf8: bool
+    content_type: str
+    kind: str
+    tool_name: str
+
+
+@dataclass(frozen=True)
 class PutResult(_Dictable):
     """What ``put`` stored.  ``handle`` is the shortest unambiguous prefix (>= 16 hex)."""
 

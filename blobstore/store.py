@@ -50,7 +50,7 @@ from .fsutil import FILE_MODE, append_line, ensure_dir, fsync_dir, remove_quietl
 from .handles import MIN_HANDLE_LEN, common_prefix_len, normalize_handle, require_sha
 from .index import Index, Tx
 from .offsets import CHUNK_SIZE, Offsets
-from .records import BlobInfo, GcReport, PurgeReport, PutResult, Tombstone
+from .records import BlobInfo, CatalogEntry, GcReport, PurgeReport, PutResult, Tombstone
 from .retention import REASON_CAP, REASON_MANUAL, RetentionPolicy, apply, evict, human_bytes, plan
 from .writer import PutData, stage
 
@@ -468,6 +468,23 @@ class BlobStore(ReadAccess):
         with self._index.read() as tx:
             rows = tx.list_blobs(session_id, kind, content_type, limit)
             return [self._info(tx, row) for row in rows]
+
+    def catalog(self, session_id: str) -> list[CatalogEntry]:
+        """Every blob ``session_id`` can read, newest first: what a scan over a whole session walks."""
+        with self._index.read() as tx:
+            rows = tx.session_catalog(session_id)
+        return [
+            CatalogEntry(
+                row["sha"],
+                row["created_at"],
+                row["size"],
+                bool(row["is_utf8"]),
+                row["content_type"],
+                row["kind"] or "",
+                row["tool_name"] or "",
+            )
+            for row in rows
+        ]
 
     def tombstone(self, sha: str) -> Tombstone | None:
         with self._index.read() as tx:

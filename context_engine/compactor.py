@@ -14,13 +14,13 @@ import logging
 import time
 from dataclasses import dataclass, field, replace
 from datetime import date
-from typing import Callable, Protocol
+from typing import Any, Callable, Protocol
 
 from .assemble import place_summary, sanitize
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .deadline import SummaryDeadline
 from .fallback import build_fallback
-from .markers import FailureKind
+from .markers import IMAGE_PLACEHOLDER, FailureKind
 from .messages import (
     Message,
     call_id,
@@ -59,6 +59,9 @@ class Archive(Protocol):
         write may run while the summary model works, but nothing names the
         window before the callable has returned.
         """
+
+    def keep_part(self, part: Any) -> str | None:
+        """Keep a message part taken out of the context (an image); return its placeholder (None = plain)."""
 
     def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
         """Keep oversized call arguments; return the shortened JSON naming their handle (None = plain cut)."""
@@ -167,6 +170,7 @@ def compact(
             keep_images_at=frozenset({newest_user}),
             skip=range(w.head_end, w.tail_start),
             cut_arguments=_argument_cutter(archive),
+            keep_part=_part_keeper(archive),
         )
 
     pruned = pruned_for(window)
@@ -228,6 +232,21 @@ def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
         return text if text is not None else default_stub(output)
 
     return render
+
+
+def _part_keeper(archive: Archive | None) -> Callable[[Any], str] | None:
+    if archive is None:
+        return None
+
+    def keep(part: Any) -> str:
+        try:
+            text = archive.keep_part(part)
+        except Exception:  # a failing store must not break compaction
+            logger.warning("stowage: archive failed for a removed image; using a plain placeholder", exc_info=True)
+            text = None
+        return text if text is not None else IMAGE_PLACEHOLDER
+
+    return keep
 
 
 def _argument_cutter(archive: Archive | None) -> Callable[[str, str, int], str] | None:

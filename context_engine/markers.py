@@ -26,6 +26,7 @@ class BlobKind(StrEnum):
     WINDOW = "window"  # the messages a summary replaced, one JSON message per line
     ARGUMENTS = "arguments"  # oversized tool-call arguments, stored whole where they were cut
     REASONING = "reasoning"  # an older assistant message the lean view sends condensed
+    PART = "part"  # a non-text message part (an image) compaction took out of the context
 
 
 # Every kind a session's history can be read back from.

@@ -33,6 +33,7 @@ from .messages import (
 from .stubs import PrunedOutput, default_stub, is_stub
 
 StubRenderer = Callable[[PrunedOutput], str]
+PartKeeper = Callable[[Any], str]  # a removed part (an image) -> the text that replaces it (naming where it is kept)
 ArgumentCutter = Callable[[str, str, int], str]  # (tool name, arguments JSON, max chars) -> shorter valid JSON
 
 
@@ -65,6 +66,7 @@ def prune(
     keep_images_at: frozenset[int] = frozenset(),
     skip: range = range(0),
     cut_arguments: ArgumentCutter | None = None,
+    keep_part: PartKeeper | None = None,
 ) -> PruneResult:
     """Prune everything before ``protect_from``; the tail stays verbatim.
 
@@ -74,6 +76,8 @@ def prune(
     (stubbing its outputs would be work thrown away).  ``cut_arguments``
     shortens oversized tool-call arguments (the store's version keeps the
     whole text and names its handle); by default string values are cut.
+    ``keep_part`` keeps a removed image and returns its placeholder (the
+    store's version names its handle); by default a plain placeholder.
     """
     protect_from = max(0, min(protect_from, len(messages)))
     history = _History(messages, settings.min_chars)
@@ -91,7 +95,7 @@ def prune(
         elif role not in ("user", "assistant"):
             continue
         if message.get("content").__class__ is list and index not in keep_images_at:
-            _strip_images(result, index)  # only list contents hold images
+            _strip_images(result, index, keep_part or _plain_placeholder)  # only list contents hold images
     return result
 
 
@@ -227,12 +231,16 @@ def _cut_strings(value: Any, limit: int) -> Any:
     return value
 
 
-def _strip_images(result: PruneResult, index: int) -> None:
+def _plain_placeholder(part: Any) -> str:
+    return IMAGE_PLACEHOLDER
+
+
+def _strip_images(result: PruneResult, index: int, keep_part: PartKeeper) -> None:
     message = result.messages[index]
     content = message.get("content")
     if not isinstance(content, list) or not any(is_image_part(p) for p in content):
         return
-    parts = [{"type": "text", "text": IMAGE_PLACEHOLDER} if is_image_part(p) else p for p in content_parts(content)]
+    parts = [{"type": "text", "text": keep_part(p)} if is_image_part(p) else p for p in content_parts(content)]
     replaced = dict(message)
     replaced["content"] = parts
     result.messages[index] = replaced

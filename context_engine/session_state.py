@@ -131,6 +131,7 @@ class SessionState:
         """The host's usage after an API call; the first real count after a compaction is the verdict on it."""
         usage = usage if isinstance(usage, dict) else {}
         self.governor.api_call()
+        self.store.response_received()  # a new tool batch: the size cap stops sparing the one before the last
         prompt = as_int(usage.get("prompt_tokens"))
         if prompt <= 0:
             return  # {} after a compaction, or a provider without usage: keep the sentinel

@@ -23,6 +23,7 @@ from ..markers import STORED_PREFIX, BlobKind
 from ..messages import Message
 from ..stubs import PrunedOutput, argument_gist, outcome_of, size_description
 from ..view.render import cut_arguments
+from .parts import part_placeholder, stored_part
 
 logger = logging.getLogger(__name__)
 
@@ -151,6 +152,25 @@ class StoreArchive:
             f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
             f"handle {handle}{origin} (read it with stowage_fetch)"
         )
+
+    def keep_part(self, part: Any) -> str | None:
+        """Store a message part compaction removes (an image); the placeholder names its handle."""
+        stored = stored_part(part)
+        try:
+            handle = keep_bytes(
+                self.store,
+                stored.data,
+                session_id=self._session_id(),
+                tool_name="message",
+                tool_args=str(part.get("type") if isinstance(part, dict) else type(part).__name__),
+                kind=BlobKind.PART,
+                content_type=stored.content_type,
+                pin=True,
+            )
+        except (StoreError, OSError) as exc:
+            self._failed(exc)
+            return None
+        return part_placeholder(handle, stored)
 
     def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
         """Store oversized call arguments whole; the shortened JSON names their handle."""

@@ -9,6 +9,7 @@ hostile pattern is an error, never a hang.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 import math
@@ -21,9 +22,12 @@ from ...blobstore.errors import describe_input
 from ...blobstore.presentation.bounded import bound_text
 from ...blobstore.retrieval.grep import grep_lines
 from ...blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
+from ...blobstore.retrieval.grep_windows import REASON_MATCH_CAP
 from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
 from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
 from ..markers import GREP_KINDS, HISTORY_KINDS, BlobKind
+from .grep_pages import CursorError, cursor_after, page, parse_cursor
+from .parts import data_url
 
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"
@@ -76,7 +80,8 @@ GREP_SCHEMA: dict[str, Any] = {
     "description": (
         "Search everything Stowage stored for this conversation: large tool outputs, older tool outputs (also "
         "those pruned from the context) and compacted turns. Returns matching lines with their handles, newest "
-        "content first; read more with stowage_fetch."
+        "content first; read more with stowage_fetch. A reply with next_cursor has more to search: call again "
+        "with cursor set to it."
     ),
     "parameters": {
         "type": "object",
@@ -91,6 +96,7 @@ GREP_SCHEMA: dict[str, Any] = {
                 "enum": ["any", *(str(k) for k in GREP_KINDS)],
                 "description": "Only large outputs (spill), pruned outputs or compacted turns (default any).",
             },
+            "cursor": {"type": "string", "description": "Continue an earlier search: its reply's next_cursor."},
         },
         "required": ["pattern"],
     },
@@ -159,6 +165,8 @@ class FetchTools:
             reply = {**head, **_describe(info)}
         elif mode == "range":
             reply = {**head, **self._range(sha, info, args)}
+        elif mode == "grep" and _media_type(info) is not None:
+            raise ToolError(f"the content is {info.content_type}, not text: read it with mode=full or mode=range")
         elif mode == "grep":
             reply = {**head, **self._grep_blob(sha, args)}
         elif mode == "json":
@@ -173,6 +181,9 @@ class FetchTools:
 
     def _range(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
         unit = args.get("unit") or "lines"
+        media_type = _media_type(info)
+        if media_type is not None:  # an image has no lines: its base64 text is paged by characters
+            return self._base64_range(sha, info, media_type, args)
         if unit == "chars":
             total = info.char_count if info.char_count is not None else info.size
             start = _int(args, "start", 0, minimum=0)
@@ -274,7 +285,42 @@ class FetchTools:
             reply["note"] = serialized.note
         return reply
 
+    def _base64_range(self, sha: str, info: Any, media_type: str, args: dict[str, Any]) -> dict[str, Any]:
+        """Characters ``start``.. of a media blob's base64 text (a data URL is ``data:<type>;base64,`` + it)."""
+        total = base64_length(info.size)
+        start = _int(args, "start", 0, minimum=0)
+        count = min(_int(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
+        first = start // 4 * 3  # each 4 base64 characters are 3 bytes
+        data = self.store.read_bytes(sha, first, (start + count + 3) // 4 * 3 - first) if start < total else b""
+        text = base64.b64encode(data).decode("ascii")[start % 4 : start % 4 + count]
+        end = start + len(text)
+        return {
+            "unit": "chars",
+            "media_type": media_type,
+            "encoding": "base64",
+            "start": start,
+            "end": end,
+            "total_chars": total,
+            "text": text,
+            "next_start": end if end < total else None,
+        }
+
     def _full(self, sha: str, info: Any) -> dict[str, Any]:
+        media_type = _media_type(info)
+        if media_type is not None:
+            chars = len(f"data:{media_type};base64,") + base64_length(info.size)
+            if chars > self.limits.full_fetch_max_chars:
+                raise ToolError(
+                    f"the {media_type} content is {info.size:,} bytes, a {chars:,}-char data URL, over the "
+                    f"full-fetch limit of {self.limits.full_fetch_max_chars:,}; page its base64 with mode=range, "
+                    'unit="chars" (the data URL is "data:' + media_type + ';base64," followed by that text)'
+                )
+            return {
+                "media_type": media_type,
+                "encoding": "base64",
+                "bytes": info.size,
+                "data_url": data_url(media_type, self.store.read_bytes(sha)),
+            }
         chars = info.char_count if info.char_count is not None else info.size
         if chars > self.limits.full_fetch_max_chars:
             raise ToolError(
@@ -285,61 +331,126 @@ class FetchTools:
 
     # -- stowage_grep -----------------------------------------------------------
     def _grep_history(self, args: dict[str, Any]) -> dict[str, Any]:
+        """Search the session's stored items newest first, within the time budget; say exactly what is left."""
         _pattern(args)  # validate once, before touching the store
         kind = args.get("kind") or "any"
         if kind != "any" and kind not in GREP_KINDS:
             raise ToolError(f"unknown kind {describe_input(kind)}; use any, spill, pruned or window")
+        try:
+            cursor = parse_cursor(args.get("cursor"))
+        except CursorError as exc:
+            raise ToolError(str(exc)) from None
         limit = min(_int(args, "max_results", 20, minimum=1), 200)
         context = min(_int(args, "context", 1, minimum=0), 10)
         session = self._session_id()
         if session is None:
             raise ToolError("no session is active; nothing to search")
-        blobs = [b for b in self.store.list_blobs(session_id=session, limit=500) if _kind_of(b) in HISTORY_KINDS]
-        if kind != "any":
-            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT) if kind == BlobKind.PRUNED else (kind,)
-            blobs = [b for b in blobs if _kind_of(b).startswith(wanted)]
-        blobs.sort(key=lambda b: b.created_at, reverse=True)
+        if kind == "any":
+            stored = [e for e in self.store.catalog(session) if e.kind in HISTORY_KINDS]
+        else:  # a prefix: spill takes spill-view too, pruned the outputs recorded before they were pruned
+            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT) if kind == BlobKind.PRUNED else (str(kind),)
+            stored = [e for e in self.store.catalog(session) if e.kind.startswith(wanted)]
+        entries = [e for e in stored if e.is_utf8]  # binary items (images) have no lines to match
+        todo = page(entries, cursor)
         deadline = time.monotonic() + self.limits.grep_time_budget_s
         results: list[dict[str, Any]] = []
-        searched = 0
-        for blob in blobs:
+        searched, stopped, incomplete = 0, None, None
+        for entry in todo.todo:
             remaining = deadline - time.monotonic()
-            if remaining <= 0 or len(results) >= limit:
+            if len(results) >= limit:
+                stopped = "max_results"
                 break
-            searched += 1
-            found, _ = self._grep(
-                blob.sha256, args, context=context, max_matches=limit - len(results), budget_s=remaining
+            if remaining <= 0 and searched:  # each call searches at least one item: a cursor always moves
+                stopped = "time_budget"
+                break
+            found, scanned = self._grep(
+                entry.sha256, args, context=context, max_matches=limit - len(results), budget_s=max(remaining, 0.05)
             )
+            if found.truncated and found.reason != REASON_MATCH_CAP:
+                if searched:  # the next call searches it whole, with a budget of its own
+                    stopped = "time_budget"
+                    break
+                incomplete = {
+                    "handle": self.store.short_handle(entry.sha256),
+                    "scanned_lines": scanned,
+                    "reason": found.reason,
+                }
+            searched += 1
             if found.match_count:
                 results.append(
                     {
-                        "handle": blob.handle,
-                        "kind": _kind_of(blob),
-                        "tool": _tool_of(blob),
+                        "handle": self.store.short_handle(entry.sha256),
+                        "kind": entry.kind,
+                        "tool": entry.tool_name,
                         "matches": found.match_count,
                         "text": found.render(),
                     }
                 )
-        text = json.dumps(results, ensure_ascii=False)
-        reply: dict[str, Any] = {
-            "pattern": args.get("pattern"),
-            "searched": searched,
-            "of": len(blobs),
-            "results": results,
-        }
-        if len(text) > self.limits.fetch_max_chars:
+            if incomplete is not None:
+                stopped = "time_budget"
+                break
+        left = len(todo.todo) - searched
+        reply: dict[str, Any] = {"pattern": args.get("pattern"), "searched": searched}
+        if todo.done:
+            reply["searched_before"] = todo.done
+        reply.update(of=len(entries), remaining=left, results=results)
+        if len(stored) > len(entries):
+            reply["binary_not_searched"] = len(stored) - len(entries)
+        notes = []
+        if len(json.dumps(results, ensure_ascii=False)) > self.limits.fetch_max_chars:
             reply["results"] = _shrink(results, self.limits.fetch_max_chars)
-            reply["note"] = "results cut to stay bounded; fetch a handle with mode=grep for all its matches"
-        if searched < len(blobs):
-            reply["note"] = (
-                reply.get("note", "") + f" stopped after {searched} of {len(blobs)} stored items "
-                "(result or time limit); narrow the pattern or set kind"
-            ).strip()
+            notes.append("results cut to stay bounded; fetch a handle with mode=grep for all its matches")
+        if incomplete is not None:
+            reply["incomplete"] = incomplete
+            notes.append(
+                f"the search of item {incomplete['handle']} stopped ({incomplete['reason']}) "
+                f"after {incomplete['scanned_lines']:,} lines; search the rest of it with "
+                f'stowage_fetch(handle="{incomplete["handle"]}", mode="grep") or mode="range"'
+            )
+        if left:
+            last = todo.todo[searched - 1] if searched else None
+            next_cursor = str(cursor_after(last)) if last is not None else str(cursor) if cursor else ""
+            reply["stopped"] = stopped
+            reply["next_cursor"] = next_cursor
+            why = (
+                f"the {self.limits.grep_time_budget_s:g} s time bound"
+                if stopped == "time_budget"
+                else f"max_results={limit}"
+            )
+            notes.append(
+                f"stopped by {why} after {todo.done + searched:,} of {len(entries):,} stored items; "
+                f"{left:,} older items are not searched yet: call stowage_grep again with the same pattern and "
+                f'cursor="{next_cursor}" to search them'
+            )
+        if notes:
+            reply["note"] = "; ".join(notes)
         return reply
+
+
+def _media_type(info: Any) -> str | None:
+    """The media type of a blob read back as base64 (an image a compaction removed), else None (text)."""
+    kind = info.content_type
+    if "/" in kind and not kind.startswith("text/") and "json" not in kind:
+        return str(kind)
+    return None
+
+
+def base64_length(size: int) -> int:
+    return (size + 2) // 3 * 4
 
 
 def _describe(info: Any) -> dict[str, Any]:
     origin = info.provenance[0] if info.provenance else None
+    media_type = _media_type(info)
+    if media_type is not None:
+        return {
+            "size_bytes": info.size,
+            "media_type": media_type,
+            "read_as": 'mode="full" returns a base64 data URL; mode="range" with unit="chars" pages its base64',
+            "kind": origin.kind if origin else None,
+            "stored_at": info.created_at,
+            "fetch_count": info.fetch_count,
+        }
     return {
         "size_bytes": info.size,
         "lines": info.line_count,
@@ -351,14 +462,6 @@ def _describe(info: Any) -> dict[str, Any]:
         "stored_at": info.created_at,
         "fetch_count": info.fetch_count,
     }
-
-
-def _kind_of(info: Any) -> str:
-    return info.provenance[0].kind if info.provenance else ""
-
-
-def _tool_of(info: Any) -> str:
-    return info.provenance[0].tool_name if info.provenance else ""
 
 
 def _pattern(args: dict[str, Any]) -> Any:

@@ -145,6 +145,8 @@ class StoreSession:
         self.tool_calls = 0
         self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
         self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
+        self._request_refs: frozenset[str] = frozenset()  # what the session's last request showed or pointed to
+        self._batches = ToolBatches()  # what the session stored in its current and previous tool batch
 
     def relocated(self) -> "StoreSession":
         """A new session's store session for another agent: the same store, none of this session's figures."""
@@ -173,6 +175,8 @@ class StoreSession:
     # -- sessions ---------------------------------------------------------------
     def start(self, session_id: str, *, old_session_id: str | None = None, boundary_reason: str | None = None) -> None:
         previous, self.session_id = self.session_id, session_id
+        if previous != session_id:
+            self._request_refs, self._batches = frozenset(), ToolBatches()
         store = self.store
         if store is None:
             return
@@ -228,12 +232,15 @@ class StoreSession:
             return f"{SPILL_FAILED_NOTE}\n" + result
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
+                self._batches.add(_digest(result))
+                self._pinned = (None, frozenset())  # the store pins it as it is recorded
                 writer_for(store.root).submit(
                     self._record, store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id
                 )
             return None
         self.spills += 1
         self._pinned = (None, frozenset())  # the store pinned the spill for the next request: pin that one
+        self._batches.add(*spilled.stored, _digest(spilled.message))
         self.recent_spills.append(
             {
                 "handle": spilled.handle,
@@ -301,10 +308,27 @@ class StoreSession:
         Written only when it changed; a failure is logged and costs nothing
         but protection.
         """
+        self._request_refs = request_refs(messages)
+        self._write_pins(self._request_refs)
+
+    def response_received(self) -> None:
+        """A model response arrived (the host's ``update_from_response``): a new tool batch begins.
+
+        What the session stored two batches ago stops being spared by the
+        size cap unless the last request shows or points to it.  Hosts
+        without a request hook (before 0.17) never call :meth:`pin_request`
+        between compactions; this keeps their pins, and so the store's
+        overshoot over its cap, to the last request's and the two newest
+        batches' blobs (``docs/store.md``).
+        """
+        self._batches.next()
+        self._write_pins(self._request_refs | self._batches.spared)
+
+    def _write_pins(self, refs: frozenset[str]) -> None:
+        """Replace what the store spares for this session (only when it changed; a failure costs protection only)."""
         store, session_id = self.store, self.session_id
         if store is None or session_id is None:
             return
-        refs = request_refs(messages)
         if self._pinned == (session_id, refs):
             return
         try:
@@ -345,6 +369,29 @@ class StoreSession:
         except (StoreError, OSError):
             return {"blobs": 0, "bytes": 0}
         return {"blobs": blobs, "bytes": size}
+
+
+class ToolBatches:
+    """SHA-256 of what a session stored in its current tool batch and in the one before.
+
+    A batch is what arrives between two model responses.  The previous one's
+    outputs are in the request the model is now answering (it may fetch them
+    in this batch), the current one's in the next request.
+    """
+
+    def __init__(self) -> None:
+        self._previous: frozenset[str] = frozenset()
+        self._current: set[str] = set()
+
+    def add(self, *shas: str) -> None:
+        self._current.update(shas)
+
+    def next(self) -> None:
+        self._previous, self._current = frozenset(self._current), set()
+
+    @property
+    def spared(self) -> frozenset[str]:
+        return self._previous | self._current
 
 
 def _digest(text: str) -> str:

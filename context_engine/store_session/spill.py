@@ -59,6 +59,7 @@ class Spilled:
     handle: str
     view_handles: dict[str, str]
     tokens: int
+    stored: tuple[str, ...] = ()  # SHA-256 of every blob this spill put (the output and its views)
 
 
 def spill_result(
@@ -77,7 +78,9 @@ def spill_result(
     When the store cannot write, ``on_failure`` gets the error and None is returned.
     """
     threshold = policy.threshold_for(tool_name)
-    if threshold is None or not isinstance(text, str) or len(text) <= threshold or text.startswith(SPILL_HEADER):
+    if threshold is None or not isinstance(text, str) or text.startswith(SPILL_HEADER):
+        return None
+    if not may_exceed(text, threshold):
         return None
     tokens = count_tokens(text)
     if tokens <= threshold:
@@ -97,9 +100,12 @@ def spill_result(
             content_type=kind,
             pin=True,
         )
-        excerpt = build_excerpt(text, budget_chars=policy.excerpt_chars, kind=excerpt_kind)
+        excerpt = build_excerpt(
+            text, budget_chars=excerpt_budget(policy.excerpt_chars, text, tokens), kind=excerpt_kind
+        )
         views = _line_views(text, excerpt.view_path)
         view_handles = {}
+        stored = [original.sha256]
         for view in views:
             put = store.put(
                 encode_text(view.text),
@@ -111,6 +117,7 @@ def spill_result(
                 pin=True,
             )
             view_handles[view.path] = put.handle
+            stored.append(put.sha256)
     except (StoreError, OSError) as exc:
         logger.warning("stowage: could not spill a %s result (%s); passing it through unspilled", tool_name, exc)
         if on_failure is not None:
@@ -128,7 +135,38 @@ def spill_result(
         excerpt.view_path,
         excerpt.shape,
     )
-    return Spilled(message, original.handle, view_handles, tokens)
+    return Spilled(message, original.handle, view_handles, tokens, tuple(stored))
+
+
+def excerpt_budget(excerpt_chars: int, text: str, tokens: int) -> int:
+    """The excerpt's characters: ``excerpt_chars``, fewer where a character is more than a token.
+
+    Keeps the preview of a dense script (CJK, Amharic, emoji: up to three
+    tokens a character) at about ``excerpt_chars`` tokens, well under the
+    spill threshold; text of a character or more per token is unaffected.
+    """
+    if tokens <= len(text):
+        return excerpt_chars
+    return max(1, excerpt_chars * len(text) // tokens)
+
+
+def may_exceed(text: str, threshold_tokens: int) -> bool:
+    """Whether ``text`` can be over ``threshold_tokens`` tokens: False only when it surely is not.
+
+    Byte-level BPE (tiktoken) never makes a token of less than one UTF-8
+    byte, and the chars/4 fallback counts fewer still, so the UTF-8 length
+    bounds the count from above.  The character count does not: Amharic, CJK
+    or emoji text runs to several tokens per character (a 3,990-character
+    Amharic page is about 7,200 tokens), so counting is skipped only below
+    ``threshold_tokens`` bytes.
+    """
+    if len(text) > threshold_tokens:
+        return True
+    if text.isascii():
+        return False  # one byte per character
+    if 4 * len(text) <= threshold_tokens:
+        return False  # at most four bytes per character
+    return len(text.encode("utf-8", "surrogatepass")) > threshold_tokens
 
 
 def _line_views(text: str, excerpt_view: str | None) -> list[TextView]:

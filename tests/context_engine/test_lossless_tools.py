@@ -70,6 +70,43 @@ def test_small_result_is_not_spilled(store):
     assert store.stats()["blob_count"] == 0
 
 
+def test_a_short_dense_script_output_is_counted_and_spilled_with_a_smaller_excerpt(store):
+    """Fewer characters than the threshold, more tokens: counted (UTF-8 bytes bound the tokens), then spilled."""
+    page = ("東京都の人口は約千四百万人である。" * 40)[:90]  # 90 chars, 270 UTF-8 bytes
+    counted: list[str] = []
+
+    def three_a_char(text: str) -> int:
+        counted.append(text)
+        return 3 * len(text)
+
+    spilled = spill_result(
+        store,
+        page,
+        tool_name="web_extract",
+        arguments="{}",
+        session_id="s",
+        policy=SpillPolicy(threshold_tokens=100, excerpt_chars=60),
+        count_tokens=three_a_char,
+    )
+    assert counted == [page] and spilled is not None and spilled.tokens == 270
+    excerpt = spilled.message.split("--- preview ---\n", 1)[1].split("\n--- end of preview ---", 1)[0]
+    assert len(excerpt) <= 60 // 3  # about 60 tokens of the page (60 characters would be 180 tokens)
+    assert store.read_bytes(store.resolve(spilled.handle)).decode() == page
+    assert (
+        spill_result(
+            store,
+            page[:33],  # 99 bytes: at most 99 tokens, never counted
+            tool_name="web_extract",
+            arguments="{}",
+            session_id="s",
+            policy=SpillPolicy(threshold_tokens=100),
+            count_tokens=three_a_char,
+        )
+        is None
+    )
+    assert counted == [page]
+
+
 def test_large_result_becomes_a_preview_with_handle_and_is_stored_byte_for_byte(store):
     text = big_log()
     spilled = spill_result(

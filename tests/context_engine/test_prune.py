@@ -160,6 +160,27 @@ def test_images_outside_tail_replaced_but_newest_user_image_kept():
     assert validate_messages(out) == []
 
 
+def test_a_removed_image_is_handed_to_the_keeper_and_replaced_by_what_it_returns():
+    kept: list = []
+
+    def keep(part):
+        kept.append(part)
+        return f"[stowage: image removed from older context; stored under handle {len(kept):016x}]"
+
+    msgs = [
+        {"role": "user", "content": [{"type": "text", "text": "two pictures"}, IMAGE, IMAGE]},
+        {"role": "assistant", "content": "two cats"},
+        {"role": "user", "content": "thanks"},
+    ]
+    result = prune(msgs, protect_from=2, keep_part=keep)
+    assert kept == [IMAGE, IMAGE] and result.images_removed == 2
+    assert [p["text"] for p in result.messages[0]["content"][1:]] == [
+        "[stowage: image removed from older context; stored under handle 0000000000000001]",
+        "[stowage: image removed from older context; stored under handle 0000000000000002]",
+    ]
+    assert msgs[0]["content"][1] is IMAGE and validate_messages(result.messages) == []
+
+
 def test_images_inside_tail_kept():
     msgs = [
         {"role": "user", "content": [{"type": "text", "text": "see"}, IMAGE]},

@@ -112,6 +112,9 @@ def grep_cases():
     for value in HOSTILE_TEXT:
         yield {"pattern": value}
         yield {"pattern": "line", "kind": value}
+        yield {"pattern": "line", "cursor": value}
+    for value in HOSTILE_NUMBERS:
+        yield {"pattern": "line", "cursor": value}
     for key, value in itertools.product(("context", "max_results"), HOSTILE_NUMBERS):
         yield {"pattern": "line", key: value}
 

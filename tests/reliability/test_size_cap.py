@@ -5,6 +5,11 @@ capped at 1 MiB left 37.4 MiB on disk, because blobs used in the last five
 minutes were never evicted.  Now the cap evicts the oldest blobs, a live
 session's included, and spares only what the session's current request
 shows verbatim or points to; the session's status says what was tombstoned.
+
+Second attack: with no request between spills (hosts before 0.17 have no
+request hook), every spill stayed pinned until a compaction, so the store
+grew with the session.  Now a model response starts a new tool batch and the
+cap spares only the last request's blobs and the two newest batches' outputs.
 """
 
 from __future__ import annotations
@@ -165,3 +170,46 @@ def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_
     assert before >= 6 * MIB * 0.9
     assert after <= MIB + pinned + MIB  # the cap, what the compacted history points to, the new output
     assert after < before  # what only the summarized window pointed to was released
+
+
+def test_without_request_hooks_the_cap_holds_within_the_two_newest_tool_batches(tmp_path, figures):
+    """Hosts before 0.17: no request ever pins; model responses (``update_from_response``) come between batches.
+
+    The stated bound (docs/store.md): the cap, plus what the last request points to (nothing here), plus what
+    the session stored in its current and previous tool batch, plus the blob being written.  What the model is
+    answering (the previous batch) and what it will see next (the current one) are never evicted.
+    """
+    settings = load_settings({"stowage": {"store": {"max_store_mb": 1}, "view": {"enabled": False}}})
+    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine.update_model("m", 200_000)
+    engine.on_session_start("old-host", hermes_home=str(tmp_path))
+    store = engine.store_session.store
+    batches: list[list[str]] = []
+    worst_excess, worst_total = 0, 0
+    for batch in range(10):  # ten model responses, each asking for four ~1 MB outputs
+        engine.update_from_response({"prompt_tokens": 20_000 + batch, "completion_tokens": 10, "total_tokens": 0})
+        batches.append([])
+        for k in range(4):
+            preview = engine.spill_tool_result("terminal", f'{{"n": {batch * 4 + k}}}', output(batch * 4 + k))
+            batches[-1].append(HANDLE_REF.findall(preview)[0])
+            recent = [h for b in batches[-2:] for h in b]
+            recent_bytes = sum(store.stat(store.resolve(h, "old-host")).size for h in recent)  # none evicted
+            total = store.stats()["total_bytes"]
+            worst_total = max(worst_total, total)
+            worst_excess = max(worst_excess, total - MIB - recent_bytes)
+    tombstoned = 0
+    for handle in (h for b in batches[:-2] for h in b):
+        try:
+            store.resolve(handle, "old-host")
+        except EvictedBlobError as exc:
+            tombstoned += exc.tombstone.reason == "size-cap"
+    figures.update(
+        written_mib=40,
+        cap_mib=1,
+        worst_total_mib=round(worst_total / MIB, 2),
+        worst_beyond_cap_and_two_batches=worst_excess,
+        tombstoned=tombstoned,
+    )
+    assert worst_excess <= 0  # within the cap plus the two newest batches' outputs
+    assert worst_total <= MIB + 8 * 1.01 * MIB  # 37.4 MiB before: now at most the cap and eight outputs
+    assert tombstoned == 32  # every output of the older batches went to the cap
