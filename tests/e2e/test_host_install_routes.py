@@ -23,6 +23,7 @@ launcher's doctor exits 1 with the pip command.
 from __future__ import annotations
 
 import pytest
+
 from stowage.host.host_support import assess, installed_version
 from stowage.host.load_failure import REQUIREMENTS
 from stowage_dev.fake_llm import FakeLLMServer

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import pytest
 
-from .stowage_session import OUTPUT_CHARS, script_warm_up, stowage_home, warm_up
 from stowage.context_engine.markers import VIEW_STUB_PREFIX
 from stowage.host.host_support import assess, installed_version
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, chat_once, run_scenario
+
+from .stowage_session import OUTPUT_CHARS, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 

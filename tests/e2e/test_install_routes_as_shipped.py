@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.hermes_home import REPO_ROOT, _user_plugin_installer
 from stowage_dev.runner import run_cli

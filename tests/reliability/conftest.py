@@ -23,7 +23,7 @@ def figures(request) -> dict[str, Any]:
         _FIGURES.append((request.node.nodeid.split("::", 1)[-1], record))
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
+def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:
     if not _FIGURES:
         return
     terminalreporter.section("stowage reliability figures")
