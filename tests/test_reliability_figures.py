@@ -6,6 +6,7 @@ subprocess, serially and with two workers: both print the figures section with t
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,7 @@ def test_records(figures):
 """
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("workers", [[], ["-p", "xdist.plugin", "-n", "2"]], ids=["serial", "xdist"])
 def test_the_figures_are_printed_after_the_run(tmp_path: Path, workers: list[str]) -> None:
     pytest.importorskip("xdist")
     shutil.copy(TESTS / "conftest.py", tmp_path / "conftest.py")
@@ -31,6 +32,7 @@ def test_the_figures_are_printed_after_the_run(tmp_path: Path, workers: list[str
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *workers, "reliability"],
         cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},  # only xdist, named above: a quicker start
         capture_output=True,
         text=True,
         timeout=300,
