@@ -2,14 +2,16 @@
 """One entry point that sets up what it needs, then runs the job.
 
     python3 run.py demo     # a real Hermes session with Stowage, offline
-    python3 run.py test     # static checks, then the whole test suite (extra args go to pytest);
+    python3 run.py test     # static checks, then the whole test suite on every CPU (pytest-xdist; extra
+                            # args go to pytest); --fast: only the in-process tests (no real Hermes launched);
                             # naming tests (run.py test tests/x.py::t) or --no-check skips the checks
     python3 run.py check    # the static checks only: ruff and mypy on the package
     python3 run.py bench    # the benchmarks, Stowage vs built-in Hermes
     python3 run.py hosts    # the end-to-end smoke and the contract test on every Hermes of the matrix
                             # (0.13.0 to 0.22.2), one venv each, three at once; --write-doc puts
                             # the table into docs/compatibility.md; naming labels
-                            # (run.py hosts 0.13.0 0.17.0) builds and runs only those
+                            # (run.py hosts 0.13.0 0.17.0) builds and runs only those;
+                            # --setup-only builds the venvs only
 
 Set-up: a virtualenv in ``.venv/`` at the repository root with
 ``hermes-stowage[test]`` installed in editable mode (pinned hermes-agent
@@ -129,10 +131,11 @@ def _user_plugin_installer():  # noqa: ANN202 - a module loaded from its file
 
 
 def check(python: str, env: dict[str, str]) -> int:
-    """ruff (lint on the shipped files and setup.py, format on the tree), then mypy on ``stowage`` laid out as it installs (symlinks in .venv)."""
+    """ruff (lint on the shipped files, setup.py, tests and bench; format on the tree), then mypy on ``stowage``
+    laid out as it installs (symlinks in .venv)."""
     installer = _user_plugin_installer()
     shipped = [name for name in installer.shipped_entries() if name.endswith(".py") or (ROOT / name).is_dir()]
-    status = subprocess.call([python, "-m", "ruff", "check", *shipped, "setup.py"], cwd=ROOT, env=env)
+    status = subprocess.call([python, "-m", "ruff", "check", *shipped, "setup.py", "tests", "bench"], cwd=ROOT, env=env)
     # the whole tree (tests, bench and the harness too) as `ruff format` writes it
     status |= subprocess.call([python, "-m", "ruff", "format", "--check", "--quiet", "."], cwd=ROOT, env=env)
     layout = VENV / "mypy-layout"
@@ -380,6 +383,10 @@ def _table(python: str, columns: list[tuple[str, dict[str, str]]]) -> str:
     return "\n".join(lines)
 
 
+# `run.py test`'s own options (see pytest_args); the other arguments go to pytest
+RUN_OPTIONS = ("--no-check", "--fast", "--no-smoke")
+
+
 def selects_tests(args: list[str]) -> bool:
     """True when pytest arguments name tests (a file, folder or node id): a focused run skips the static checks."""
     for arg in args:
@@ -390,11 +397,36 @@ def selects_tests(args: list[str]) -> bool:
     return False
 
 
+def pytest_args(rest: list[str]) -> list[str]:
+    """pytest's arguments for ``run.py test REST``: run.py's own options become pytest's, the rest pass through.
+
+    ``--fast`` keeps the in-process tests (marker ``e2e`` out: no real Hermes is launched); ``--no-smoke`` leaves
+    out the host smoke files (CI: ``run.py hosts`` ran them on 0.19.0 with the other hosts). A run that names no
+    tests goes to every CPU (pytest-xdist, ``-n auto``; ``STOWAGE_TEST_WORKERS`` sets the number, 0 runs serially),
+    a test file at a time on one worker (``--dist loadfile``) so that a module's shared Hermes session runs once;
+    ``-n`` or ``-p no:xdist`` on the command line wins.
+    """
+    args = ["-m", "not e2e"] if "--fast" in rest else []  # first, so that a -m given after it wins
+    args += [arg for arg in rest if arg not in RUN_OPTIONS]
+    if "--no-smoke" in rest:
+        args += [f"--ignore={path}" for path in SMOKE]
+    workers = os.environ.get("STOWAGE_TEST_WORKERS", "auto")
+    chosen = any(arg.startswith(("-n", "--numprocesses", "--dist")) or arg.endswith("no:xdist") for arg in args)
+    if workers != "0" and not chosen and not selects_tests(args):
+        args += ["-n", workers, "--dist", "loadfile"]
+    return args
+
+
 def main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("demo", "test", "check", "bench", "setup", "hosts"):
         print(__doc__)
         return 2
     job, rest = argv[0], argv[1:]
+    if job == "hosts" and "--setup-only" in rest:
+        # the host venvs alone (CI builds them in the background while the main venv and the checks run); the
+        # main venv is not touched, so this may run beside `run.py setup`
+        setup_hosts(sys.executable)
+        return 0
     python = str(setup(npm=job in NPM_JOBS))
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     if npm_installed():  # unset: the MCP tests skip, saying why (fail under CI)
@@ -409,8 +441,7 @@ def main(argv: list[str]) -> int:
             status = 0
         else:
             status = check(python, env)
-        rest = [arg for arg in rest if arg != "--no-check"]
-        return subprocess.call([python, "-m", "pytest", *rest], cwd=ROOT, env=env) or status
+        return subprocess.call([python, "-m", "pytest", *pytest_args(rest)], cwd=ROOT, env=env) or status
     if job == "hosts":
         return hosts(python, env, rest)
     if job == "demo":

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 os.environ.setdefault("HERMES_HOME", tempfile.mkdtemp(prefix="stowage-bench-home-"))
 
-from stowage_dev.transcripts import transcript_of_tokens  # noqa: E402
+from stowage_dev.transcripts import transcript_of_tokens
 
 SUMMARY_DELAY = {"ms": 0.0, "calls": 0}  # the stub model's latency, and its calls in the timed run
 STUB_SUMMARY = "## Goal\nKeep fixing the tests.\n\n## Progress\n### Done\n- ran the suite\n\n## Next Steps\n- continue"

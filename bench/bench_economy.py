@@ -63,19 +63,11 @@ BASH_TOOL = {
 }
 STOWAGE = "stowage"
 
-from stowage.host.replay_host import (
-    StowageHost,
-    builtin_target,
-    cleanup_home,
-    hermes_tool_schemas,  # noqa: E402
-    parse_setting,
-    prepare_hermes_home,
-)
-from stowage.context_engine.replay import (
+from stowage.context_engine.replay import (  # noqa: E402
     DEFAULT_CHAIN,
     PRICE_MODELS,
     DataMissing,
-    HostDriver,  # noqa: E402
+    HostDriver,
     StandInSummarizer,
     TokenMeter,
 )
@@ -83,6 +75,14 @@ from stowage.context_engine.replay.billing import tools_text  # noqa: E402
 from stowage.context_engine.replay.clock import Timing, parse_latency  # noqa: E402
 from stowage.context_engine.replay.hidden import HiddenUseTracker  # noqa: E402
 from stowage.context_engine.replay.totals import add_session, with_ratios  # noqa: E402
+from stowage.host.replay_host import (  # noqa: E402
+    StowageHost,
+    builtin_target,
+    cleanup_home,
+    hermes_tool_schemas,
+    parse_setting,
+    prepare_hermes_home,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import economy_hosts  # noqa: E402
@@ -339,7 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                     stow, base = session["rows"][STOWAGE], session["rows"][BUILTIN]
                     print(
                         f"  {session['session']}: {len(session['parts'])} trajectories, {session['messages']} "
-                        f"messages; billed stowage/0.19.0 {stow['billed_tokens'] / max(1, base['billed_tokens']):.2f}x, "
+                        f"messages; billed stowage/0.19.0 "
+                        f"{stow['billed_tokens'] / max(1, base['billed_tokens']):.2f}x, "
                         f"summaries {stow['summary_calls']}/{base['summary_calls']}, needed while hidden "
                         f"{stow['needed_while_hidden']}/{base['needed_while_hidden']}",
                         file=sys.stderr,

@@ -55,11 +55,10 @@ from tool_search_rankbm25 import RankBM25Index  # noqa: E402
 from stowage.context_engine.tokens import TokenCounter  # noqa: E402
 from stowage.tool_search import BridgeService, Catalog, IndexCache, ToolIndex, assemble_tools, decide  # noqa: E402
 from stowage.tool_search.fields import field_counts  # noqa: E402
-from stowage.tool_search.fusion import reciprocal_rank_fusion  # noqa: E402
 
 try:  # the built-in, imported from the installed hermes-agent wheel
     from tools import tool_search as builtin  # type: ignore[import-not-found]
-except Exception:  # pragma: no cover - bench may run where hermes is absent
+except Exception:  # noqa: BLE001 - pragma: no cover - bench may run where hermes is absent or fails to import
     builtin = None
 
 Ranker = Callable[[str], list[str]]
@@ -98,12 +97,12 @@ class _MemoEmbedder:
     def __init__(self, inner: Any, warm: Sequence[str]) -> None:
         self._inner = inner
         uniq = list(dict.fromkeys(warm))
-        self._memo = dict(zip(uniq, inner.embed(uniq)))
+        self._memo = dict(zip(uniq, inner.embed(uniq), strict=True))
 
     def embed(self, texts: Sequence[str]) -> Sequence[Any]:
         missing = [t for t in texts if t not in self._memo]
         if missing:
-            self._memo.update(zip(missing, self._inner.embed(missing)))
+            self._memo.update(zip(missing, self._inner.embed(missing), strict=True))
         return [self._memo[t] for t in texts]
 
 
@@ -419,7 +418,8 @@ def print_request_tokens(r: dict[str, Any], label: str) -> None:
         saved = r["all_schemas_tokens"] - after
         verdict = f"{'defers' if active else 'keeps all'} ({estimate:,} {unit})"
         print(
-            f"  {name:<26}{r['all_schemas_tokens']:>10,}{after:>10,}{saved:>10,}{100 * saved / r['all_schemas_tokens']:>6.0f}%"
+            f"  {name:<26}{r['all_schemas_tokens']:>10,}{after:>10,}{saved:>10,}"
+            f"{100 * saved / r['all_schemas_tokens']:>6.0f}%"
             f"   {verdict}"
         )
 
@@ -555,38 +555,43 @@ def main(argv: Sequence[str] | None = None) -> int:
     latency: dict[str, Any] = {}
     for n in sizes:
         fns = data.scaled_catalog(ds.functions, n)
-        checksum_ms = best_ms(lambda: Catalog.from_schemas(fns))
+        # each closure below is timed within this iteration; the loop's values are bound as defaults (bugbear B023)
+        checksum_ms = best_ms(lambda fns=fns: Catalog.from_schemas(fns))
         cat = Catalog.from_schemas(fns)
-        s_build = best_ms(lambda: (field_counts.cache_clear(), ToolIndex(cat)))  # cold: tokenizes every tool
+        s_build = best_ms(lambda cat=cat: (field_counts.cache_clear(), ToolIndex(cat)))  # cold: tokenizes every tool
         s_index = ToolIndex(cat)
         edited = list(fns)
         edited[0] = {**edited[0], "description": edited[0].get("description", "") + " (edited)"}
         edited_cat = Catalog.from_schemas(edited)
-        s_rebuild = best_ms(lambda: ToolIndex(edited_cat))  # per-tool tokens cached, one tool new
-        s_query = median_ms(lambda q: s_index.search(q, 5), lat_queries)
-        r_build = best_ms(lambda: RankBM25Index(cat))
+        s_rebuild = best_ms(lambda edited_cat=edited_cat: ToolIndex(edited_cat))  # per-tool tokens cached, one tool new
+        s_query = median_ms(lambda q, s_index=s_index: s_index.search(q, 5), lat_queries)
+        r_build = best_ms(lambda cat=cat: RankBM25Index(cat))
         r_index = RankBM25Index(cat)
-        r_query = median_ms(lambda q: r_index.search(q, 5), lat_queries)
+        r_query = median_ms(lambda q, r_index=r_index: r_index.search(q, 5), lat_queries)
         b_build = b_query = None
         if builtin is not None:
             defs = builtin_defs(fns)
-            b_build = best_ms(lambda: builtin.build_catalog(defs))
+            b_build = best_ms(lambda defs=defs: builtin.build_catalog(defs))
             b_cat = builtin.build_catalog(defs)
-            b_query = median_ms(lambda q: builtin.search_catalog(b_cat, q, limit=5), lat_queries)
+            b_query = median_ms(lambda q, b_cat=b_cat: builtin.search_catalog(b_cat, q, limit=5), lat_queries)
         print(f"  {n:>6} {'catalog + checksum':<26}{'':>10}{checksum_ms:>10.2f}")
         print(
-            f"  {n:>6} {'index build (cold)':<26}{fmt(b_build, 2):>10}{s_build:>10.2f}{fmt_ratio(b_build, s_build):>8}{r_build:>11.2f}"
+            f"  {n:>6} {'index build (cold)':<26}{fmt(b_build, 2):>10}{s_build:>10.2f}"
+            f"{fmt_ratio(b_build, s_build):>8}{r_build:>11.2f}"
         )
         print(
-            f"  {n:>6} {'rebuild, 1 schema edited':<26}{fmt(b_build, 2):>10}{s_rebuild:>10.2f}{fmt_ratio(b_build, s_rebuild):>8}"
+            f"  {n:>6} {'rebuild, 1 schema edited':<26}{fmt(b_build, 2):>10}{s_rebuild:>10.2f}"
+            f"{fmt_ratio(b_build, s_rebuild):>8}"
         )
         print(
-            f"  {n:>6} {'median query':<26}{fmt(b_query, 3):>10}{s_query:>10.3f}{fmt_ratio(b_query, s_query):>8}{r_query:>11.3f}"
+            f"  {n:>6} {'median query':<26}{fmt(b_query, 3):>10}{s_query:>10.3f}"
+            f"{fmt_ratio(b_query, s_query):>8}{r_query:>11.3f}"
         )
         if b_build is not None:
             per_call = b_build + b_query
             print(
-                f"  {n:>6} {'per call as hosted*':<26}{per_call:>10.2f}{s_query:>10.3f}{fmt_ratio(per_call, s_query):>8}"
+                f"  {n:>6} {'per call as hosted*':<26}{per_call:>10.2f}{s_query:>10.3f}"
+                f"{fmt_ratio(per_call, s_query):>8}"
             )
         latency[str(n)] = {
             "checksum_ms": checksum_ms,
@@ -603,7 +608,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     check = cache_check(data.scaled_catalog(ds.functions, 1000), lat_queries[0])
     print(
-        f"\nCache: {check['searches']} searches on an unchanged 1,000-tool catalog -> {check['builds_unchanged']} build; "
+        f"\nCache: {check['searches']} searches on an unchanged 1,000-tool catalog -> "
+        f"{check['builds_unchanged']} build; "
         f"after one edited schema -> {check['builds_after_change']} builds: {'PASS' if check['ok'] else 'FAIL'} "
         f"(median call incl. checksum {check['median_call_ms_incl_checksum']:.2f} ms)"
     )

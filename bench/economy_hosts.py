@@ -209,13 +209,13 @@ def _worker(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     os.environ["HERMES_HOME"] = tempfile.mkdtemp(prefix="stowage-bench-host-")
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from economy_data import common_of, sessions_of  # noqa: E402 - bench/ helper, after sys.path
-
     import agent.context_compressor as builtin
-    from stowage.host import replay_host
+    from economy_data import common_of, sessions_of
+
     from stowage.context_engine.replay import HostDriver, ReplayTarget, StandInSummarizer, TokenMeter
     from stowage.context_engine.replay.clock import Timing, parse_latency
     from stowage.context_engine.replay.hidden import HiddenUseTracker
+    from stowage.host import replay_host
 
     replay_host._install_builtin_route()
     tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))

@@ -148,8 +148,10 @@ def print_hidden(labels: Sequence[str], hidden: Mapping[str, Mapping[str, Any]])
     print()
     print(
         "needed while hidden: outputs the request did not carry verbatim (stubbed, pruned, compacted away, or folded\n"
-        "into a collapse line) whose distinctive token (identifier or path of 6+ chars, or code line of 12+, first seen\n"
-        "in that output within its own trajectory, rare: in fewer than 5% of the replayed trajectories, absent from the\n"
+        "into a collapse line) whose distinctive token (identifier or path of 6+ chars, or code line of 12+, "
+        "first seen\n"
+        "in that output within its own trajectory, rare: in fewer than 5% of the replayed trajectories, "
+        "absent from the\n"
         "rest of the request) the assistant message answering that request used"
     )
     width = 17

@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 import stowage_dev.store_workers as workers
 from stowage.blobstore import BlobStore, EvictedBlobError
 

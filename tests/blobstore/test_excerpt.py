@@ -355,7 +355,7 @@ def test_never_exceeds_budget_on_bytes(data, budget):
 ROOMS = {"presentation": {"presentation", "retrieval.jsonpath"}, "retrieval": {"retrieval"}}
 
 
-def _relative_imports(path):  # noqa: ANN001, ANN202
+def _relative_imports(path):
     import ast
     import sys
 

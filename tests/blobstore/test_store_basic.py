@@ -214,7 +214,7 @@ def test_forked_child_uses_its_own_connection(store):
             ok = store.read_bytes(parent.sha256) == b"before fork"
             store.put(b"from child", session_id="child")
             os._exit(0 if ok else 1)
-        except BaseException:
+        except BaseException:  # noqa: BLE001 - the forked child must exit, whatever it raised
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0

@@ -13,8 +13,8 @@ from stowage.blobstore import (
     MalformedHandleError,
     PathLikeHandleError,
     UnknownHandleError,
+    errors,
 )
-from stowage.blobstore import errors
 from stowage_dev.clock import ManualClock
 
 

@@ -68,7 +68,7 @@ def test_lines_chars_and_bytes_match_a_reference(small_store, doc, data):
     assert len(off.char_off) == max(1, (len(doc) + 6) // 7)
     for k, byte_at in enumerate(off.char_off):
         assert len(doc[: k * 7].encode()) == byte_at
-    for idx, byte_at in zip(off.line_idx, off.line_off):
+    for idx, byte_at in zip(off.line_idx, off.line_off, strict=True):
         assert raw[:byte_at].count(b"\n") == idx and (byte_at == 0 or raw[byte_at - 1] == 10)
     assert list(small_store.iter_lines(sha)) == lines
     first = data.draw(st.integers(1, len(lines) + 2))

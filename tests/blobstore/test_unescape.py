@@ -7,13 +7,13 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.blobstore.retrieval.jsonpath import resolve_json_path
 from stowage.blobstore.presentation.unescape import (
     extract_text_views,
     is_json_string_literal,
     text_views_in,
     unescape_json_string,
 )
+from stowage.blobstore.retrieval.jsonpath import resolve_json_path
 
 OUTPUT = "".join(f"step {i}: compiling module_{i}.c\n" for i in range(100)) + "error: link failed\n"
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import yaml
 
-
 SELECTED = {
     "context": {"engine": "stowage"},
     "plugins": {"enabled": ["stowage"]},
@@ -15,7 +14,7 @@ SELECTED = {
 
 
 def write_config(home: Path, block: object) -> Path:
-    """``home/config.yaml`` that selects Stowage, whose ``stowage:`` block is ``block`` (any YAML value, valid or not)."""
+    """``home/config.yaml`` selecting Stowage, with ``block`` (any YAML value, valid or not) as its ``stowage:``."""
     path = home / "config.yaml"
     path.write_text(yaml.safe_dump({"model": {"default": "x"}, **SELECTED, "stowage": block}), encoding="utf-8")
     return path

@@ -13,9 +13,9 @@ import pytest
 
 from stowage.command import main
 from stowage.command.replay.options import sweep_configs
-from stowage.context_engine.config_schema import KEYS_BY_PATH
-from stowage.command.replay.report import config_lines
 from stowage.command.replay.reconstruct import reconstruct
+from stowage.command.replay.report import config_lines
+from stowage.context_engine.config_schema import KEYS_BY_PATH
 from stowage_dev.transcripts import make_transcript
 
 pytest.importorskip("agent.context_compressor")

@@ -203,10 +203,9 @@ def test_slash_summary_and_preview_of_the_live_session(home, live):
 
 def test_status_and_summary_agree_on_how_each_compaction_was_served(home, capsys):
     """A compaction that only pruned wrote no summary: status must not call it a model summary."""
+    from stowage.blobstore import BlobStore
     from stowage.command.live import served_text
     from stowage.context_engine.compaction_record import CompactionRecord
-
-    from stowage.blobstore import BlobStore
 
     BlobStore(store_of(home)).close()  # status lists sessions of a store that exists
     pruned = CompactionRecord(result="compacted", at=1.0, pruned_outputs=3, tokens_before=90_000, tokens_after=60_000)

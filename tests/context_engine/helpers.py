@@ -76,7 +76,9 @@ def tool_turn(
     """An assistant message with (parallel) calls followed by their results."""
     calls = [tool_call(c, name, args) for c in cids]
     msgs: list[dict[str, Any]] = [{"role": "assistant", "content": content, "tool_calls": calls}]
-    msgs += [{"role": "tool", "tool_call_id": c, "name": name, "content": o} for c, o in zip(cids, outputs)]
+    msgs += [
+        {"role": "tool", "tool_call_id": c, "name": name, "content": o} for c, o in zip(cids, outputs, strict=False)
+    ]
     return msgs
 
 

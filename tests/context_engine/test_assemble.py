@@ -258,7 +258,7 @@ def test_sanitize_drops_non_dicts_and_keeps_valid_lists_identical():
         {"role": "assistant", "content": "a"},
     ]
     out = sanitize(valid)
-    assert out == valid and all(a is b for a, b in zip(out, valid))
+    assert out == valid and all(a is b for a, b in zip(out, valid, strict=True))
     assert validate_messages(sanitize([None, "x", *valid])) == []
 
 

@@ -201,9 +201,9 @@ def test_several_problems_reported_together():
 def test_settings_are_read_only_and_deepcopy_shares():
     s = default_settings()
     with pytest.raises(AttributeError):
-        s.nosection
+        _ = s.nosection
     with pytest.raises(AttributeError):
-        s.compaction.nokey
+        _ = s.compaction.nokey
     with pytest.raises(dataclasses.FrozenInstanceError):
         s.compaction.threshold = 0.1  # type: ignore[misc]
     with pytest.raises(AttributeError):

@@ -21,6 +21,7 @@ import string
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.fallback import build_fallback

@@ -7,6 +7,7 @@ import json
 import random
 
 import pytest
+
 from stowage.context_engine.compaction_run import COOLDOWN_REASON
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.messages import SUMMARY_MARKER, is_real_user_turn, is_summary, last_index, message_text

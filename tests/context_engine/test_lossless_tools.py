@@ -393,8 +393,8 @@ def test_oversized_arguments_cut_by_compaction_are_stored_whole_under_a_handle(s
 
 
 def test_a_pruned_spill_preview_names_the_original_handle_the_spill_recorded(store):
-    from stowage.context_engine.stubs import PrunedOutput
     from stowage.context_engine.store_session.session import StoreSession
+    from stowage.context_engine.stubs import PrunedOutput
 
     session = StoreSession(load_settings({}), store=store)
     session.start("s")
@@ -506,6 +506,7 @@ def test_failed_window_put_names_no_handle(store, monkeypatch):
 @pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
 def test_window_lane_inherited_across_fork_still_runs_work():
     import os
+
     from stowage.context_engine.store_session.session import window_lane
 
     assert window_lane().run(lambda: 1).result(timeout=5) == 1  # the parent's pool has a thread

@@ -29,7 +29,7 @@ VIEW = {"view": {"hot_tokens": 1000, "step_tokens": 1000}}
 
 
 class _AbcStandIn:
-    def select_context(self, request_messages, **_):  # noqa: ANN001 - the ABC's default
+    def select_context(self, request_messages, **_):
         return None
 
 

@@ -110,7 +110,7 @@ def test_short_results_kept_and_min_chars_respected():
     msgs = history()
     result = prune(msgs, protect_from=len(msgs), settings=PruneSettings(min_chars=10_000))
     assert result.pruned == [] and not result.changed
-    assert all(a is b for a, b in zip(result.messages, msgs))
+    assert all(a is b for a, b in zip(result.messages, msgs, strict=True))
 
 
 def test_identical_outputs_deduplicated_older_names_newer_call():
@@ -275,7 +275,7 @@ def test_never_prunes_a_stub_twice():
     assert first.pruned
     second = prune(first.messages, protect_from=len(msgs), settings=PruneSettings(min_chars=20))
     assert second.pruned == [] and not second.changed
-    assert all(a is b for a, b in zip(second.messages, first.messages))
+    assert all(a is b for a, b in zip(second.messages, first.messages, strict=True))
 
 
 def test_default_stub_duplicate_wording():

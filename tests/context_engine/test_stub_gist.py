@@ -14,6 +14,7 @@ import random
 import string
 
 import pytest
+
 from stowage.blobstore import BlobStore
 from stowage.context_engine.masking import mask
 from stowage.context_engine.prune import shrink_json_arguments

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from stowage.context_engine.config import load_settings
-from stowage.tool_search.session import ToolSearchSession
 from stowage.tool_search import BRIDGE_NAMES
 from stowage.tool_search.activation import estimate_tokens
+from stowage.tool_search.session import ToolSearchSession
 
 TOOLS = [
     {

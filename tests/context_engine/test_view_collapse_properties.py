@@ -191,7 +191,7 @@ def spans(history: list[Message], sent: list[Message]) -> list[tuple[int, int]]:
             start = next_index
             next_index += 1
         out.append((start, next_index))
-    for (start, end), (following, _) in zip(out, out[1:] + [(len(history), 0)]):
+    for (start, end), (following, _) in zip(out, out[1:] + [(len(history), 0)], strict=True):
         assert start < end <= following, out  # in order, nothing sent twice
     return out
 
@@ -216,8 +216,8 @@ def _check_earlier_runs_stay(
         return
     while boundary > 0 and history[boundary]["role"] == "tool":  # a step the boundary cut may join a new run
         boundary -= 1
-    before = [m for m, (_, end) in zip(previous, spans(history, previous)) if end <= boundary]
-    after = [m for m, (_, end) in zip(sent, spans(history, sent)) if end <= boundary]
+    before = [m for m, (_, end) in zip(previous, spans(history, previous), strict=True) if end <= boundary]
+    after = [m for m, (_, end) in zip(sent, spans(history, sent), strict=True) if end <= boundary]
     assert json.dumps(after) == json.dumps(before)
     seen.steps_kept_earlier_runs += 1
 

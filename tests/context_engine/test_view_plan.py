@@ -34,7 +34,7 @@ def test_cold_outputs_wait_for_a_full_step_then_go_all_at_once():
     plans = [plan_view(session(n), hot_tokens=3000, step_tokens=2500) for n in range(1, 12)]
     stubbed_counts = [len(p.stubbed) for p in plans]
     assert stubbed_counts == sorted(stubbed_counts)  # never fewer
-    jumps = [b - a for a, b in zip(stubbed_counts, stubbed_counts[1:]) if b != a]
+    jumps = [b - a for a, b in zip(stubbed_counts, stubbed_counts[1:], strict=False) if b != a]
     assert jumps and all(j >= 3 for j in jumps), stubbed_counts  # several outputs per step, never one by one
     final = plans[-1]
     assert all(i < final.hot_start for i in final.stubbed)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import REPO_ROOT, STOWAGE_DIST, HermesHome
@@ -33,7 +34,7 @@ PREVIEW = "[stowage: preview of a large tool output"
 CLI_TIMEOUT = 600.0
 
 
-def new_home(make_home, route: str) -> HermesHome:  # noqa: ANN001 - the e2e make_home fixture
+def new_home(make_home, route: str) -> HermesHome:
     """A home that selects Stowage, with the harness probe; the user-plugin routes installed (git: see install_git)."""
     home = make_home(engine="stowage", plugins=["stowage"], config=CONFIG)
     home.install_harness_probe()

@@ -33,7 +33,7 @@ COMPACT_CONFIG: dict[str, Any] = {
 }
 
 
-def stowage_home(make_home, *, route: str = "entrypoint", config: dict[str, Any] | None = None) -> HermesHome:  # noqa: ANN001
+def stowage_home(make_home, *, route: str = "entrypoint", config: dict[str, Any] | None = None) -> HermesHome:
     merged = _merge(COMPACT_CONFIG, config or {})
     home = make_home(engine="stowage", plugins=["stowage"], config=merged, stowage_route=route)
     home.install_harness_probe()

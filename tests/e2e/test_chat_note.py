@@ -11,10 +11,11 @@ import re
 
 import pytest
 
-from .stowage_session import stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import chat_once
 from stowage_dev.terminal import InteractiveChat
+
+from .stowage_session import stowage_home
 
 pytestmark = pytest.mark.e2e
 

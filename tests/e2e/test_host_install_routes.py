@@ -29,10 +29,12 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from stowage.host.host_support import assess, installed_version
 from stowage.host.load_failure import REQUIREMENTS
 from stowage_dev.fake_llm import FakeLLMServer
 from stowage_dev.hermes_home import STOWAGE_DIST, HermesHome
+from stowage_dev.readme_blocks import install_block
 from stowage_dev.runner import CliResult, run_cli
 
 from .install_routes import (
@@ -47,7 +49,6 @@ from .install_routes import (
     run_session,
     script_session,
 )
-from stowage_dev.readme_blocks import install_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -141,7 +142,7 @@ def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) ->
     assert "requirement-missing" in broken.stdout and "-m pip install 'tiktoken" in broken.stdout, broken.stdout
 
 
-def _readme_config_lines(home) -> None:  # noqa: ANN001 - HermesHome
+def _readme_config_lines(home) -> None:
     """The README's block for newer hosts: its install script line, then its two `config set` lines, as written.
 
     The harness keeps its own probe plugin in the list the block sets (the block says to keep listed plugins).

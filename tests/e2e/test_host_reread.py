@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import pytest
 
-from .stowage_session import OUTPUT_CHARS, script_warm_up, stowage_home, warm_up
 from stowage.context_engine.markers import VIEW_STUB_PREFIX
 from stowage.host.host_support import assess, installed_version
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, chat_once, run_scenario
+
+from .stowage_session import OUTPUT_CHARS, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
@@ -179,7 +180,9 @@ def test_the_lean_view_through_select_context(fake_llm: FakeLLMServer, make_home
 PREFLIGHT_SETUP = """
 from agent.model_metadata import estimate_request_tokens_rough
 upcoming = list(history) + [{"role": "user", "content": "NEXT turn please"}]
-whole = estimate_request_tokens_rough(upcoming, system_prompt=agent._cached_system_prompt or "", tools=agent.tools or None)
+whole = estimate_request_tokens_rough(
+    upcoming, system_prompt=agent._cached_system_prompt or "", tools=agent.tools or None
+)
 saved = int(engine.view.stats.last.get("saved_tokens") or 0)
 engine.threshold_tokens = whole - saved // 2
 result = {"whole": whole, "saved": saved, "threshold": engine.threshold_tokens}

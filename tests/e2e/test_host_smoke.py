@@ -15,11 +15,12 @@ import json
 
 import pytest
 
-from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage.host.host_support import assess, installed_version
 from stowage.tool_search import BRIDGE_NAMES
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 

@@ -28,13 +28,14 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.hermes_home import REPO_ROOT, _user_plugin_installer
+from stowage_dev.readme_blocks import install_block
 from stowage_dev.runner import run_cli
 from stowage_dev.tempdirs import scratch_dir
 
 from .install_routes import CONFIG, assert_stowage_at_work, new_home, run_session, script_session
-from stowage_dev.readme_blocks import install_block
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -57,7 +57,7 @@ class Replays:
 
 
 @pytest.fixture(scope="module")
-def replays(shared_llm: FakeLLMServer, shared_home) -> Iterator[Replays]:  # noqa: ANN001
+def replays(shared_llm: FakeLLMServer, shared_home) -> Iterator[Replays]:
     """Both recordings and their three replays, made once for the module (the checks only read them)."""
     shared_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY the big outputs"), times=None)
     plain = shared_home(engine="compressor")

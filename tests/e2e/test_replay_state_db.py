@@ -62,7 +62,7 @@ def direct_counts(db: Path) -> dict[str, dict[str, int]]:
 
 
 @pytest.fixture(scope="module")
-def recorded_home(shared_llm: FakeLLMServer, shared_home) -> tuple[HermesHome, int]:  # noqa: ANN001
+def recorded_home(shared_llm: FakeLLMServer, shared_home) -> tuple[HermesHome, int]:
     """A Hermes home whose state.db holds two real sessions; returns it and Hermes's compaction count.
 
     Recorded once for the module: the replays only read it (each test checks the home is unchanged)."""

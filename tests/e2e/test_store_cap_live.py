@@ -15,9 +15,10 @@ import re
 import pytest
 
 from stowage.blobstore import BlobStore
-from .stowage_session import stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import stowage_home
 
 pytestmark = pytest.mark.e2e
 

@@ -13,10 +13,11 @@ import json
 
 import pytest
 
-from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
+from stowage.context_engine.config_schema import KEYS_BY_PATH
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
-from stowage.context_engine.config_schema import KEYS_BY_PATH
+
+from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 

@@ -1,4 +1,4 @@
-"""A long agent turn crosses the trigger in its middle: the summary is prepared during the turn and the turn does not wait.
+"""A long agent turn crosses the trigger in its middle: the summary is prepared during the turn, which does not wait.
 
 One user turn runs ``ROUNDS`` tool rounds; the main model takes
 ``MAIN_DELAY`` seconds a call and reports a request that grows towards the
@@ -16,12 +16,13 @@ import re
 
 import pytest
 
-from .stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
-from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
-from stowage_dev.runner import Scenario, run_scenario
 from stowage.command.live import session_rows
 from stowage.context_engine.config_schema import KEYS_BY_PATH
 from stowage.context_engine.session_status import SessionStatus
+from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
+from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 

@@ -13,14 +13,18 @@ import json
 
 import pytest
 
-from .compacted_session import CompactedSession
-from .stowage_session import SECRET, assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply
 from stowage_dev.runner import Scenario, run_scenario
 
+from .compacted_session import CompactedSession
+from .stowage_session import SECRET, assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
+
 pytestmark = pytest.mark.e2e
 
-SUMMARY_1 = "## Goal\nInspect the big outputs (SUMMARY-ONE).\n\n## Progress\n### Done\n- inspected outputs\n\n## Next Steps\n- continue"
+SUMMARY_1 = (
+    "## Goal\nInspect the big outputs (SUMMARY-ONE).\n\n## Progress\n### Done\n- inspected outputs\n\n"
+    "## Next Steps\n- continue"
+)
 SUMMARY_2 = (
     "## Goal\nInspect more outputs (SUMMARY-TWO).\n\n## Progress\n### Done\n- all outputs\n\n## Next Steps\n- report"
 )

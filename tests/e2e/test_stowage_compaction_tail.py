@@ -16,10 +16,11 @@ from typing import Any
 
 import pytest
 
-from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.plugins.harness_probe import big_output
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 

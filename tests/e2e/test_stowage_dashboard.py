@@ -24,11 +24,12 @@ from typing import Any
 
 import pytest
 
-from .stowage_session import script_warm_up, stowage_home, warm_up
+from stowage.context_engine.config_schema import KEYS_BY_PATH
 from stowage_dev.browser import Browser, chromium_path, count_color
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import HERMES, Scenario, run_scenario
-from stowage.context_engine.config_schema import KEYS_BY_PATH
+
+from .stowage_session import script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
@@ -60,7 +61,7 @@ def _get(url: str, token: str | None = TOKEN, method: str = "GET") -> tuple[int,
 
 
 @pytest.fixture(params=["copy", "symlink"])
-def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # noqa: ANN001, ANN201
+def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):
     # The lean view stubs older outputs (full history and sent diverge); one huge output is spilled.
     config = {
         "stowage": {
@@ -79,7 +80,8 @@ def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):  # n
         warm_up(Scenario(), 6, secret_turn=None)
         .turn("HUGE output please")
         .python(
-            "from hermes_cli.plugins import get_plugin_command_handler\nresult = get_plugin_command_handler('stowage')('')",
+            "from hermes_cli.plugins import get_plugin_command_handler\n"
+            "result = get_plugin_command_handler('stowage')('')",
             id="slash",
         )
     )  # /stowage, dispatched the way the CLI does
@@ -179,7 +181,7 @@ LAYOUT = r"""(() => {
     }),
     shown: (document.querySelector('[data-stowage-session]') || {dataset: {}}).dataset.stowageSession,
   };
-})()"""
+})()"""  # noqa: E501 - JavaScript run in the page, one statement a line
 
 
 def _saved(text: str) -> int:
@@ -322,8 +324,8 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     ticks = sorted(layout["ticks"], key=lambda t: t["value"])
     assert len(ticks) >= 3 and len({t["value"] for t in ticks}) == len(ticks) and ticks[0]["value"] == 0
     assert ticks[-1]["value"] >= max(max(r["full"], r["sent"]) for r in requests)
-    assert all(a["y"] > b["y"] for a, b in zip(ticks, ticks[1:])), "higher values must sit higher"
-    assert all(a["y"] >= b["bottom"] for a, b in zip(ticks, ticks[1:])), "tick labels overlap"
+    assert all(a["y"] > b["y"] for a, b in zip(ticks, ticks[1:], strict=False)), "higher values must sit higher"
+    assert all(a["y"] >= b["bottom"] for a, b in zip(ticks, ticks[1:], strict=False)), "tick labels overlap"
     assert all(t["h"] >= 10 for t in ticks), "tick labels too small to read"
 
     # deleting from the tab's API leaves a tombstone

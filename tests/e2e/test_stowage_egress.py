@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 
@@ -46,7 +47,7 @@ def summary_log(home_path: Path) -> str:
     return "\n".join(json.loads(line)["body"] for path in files for line in path.read_text().splitlines() if line)
 
 
-def summary_in(request) -> str:  # noqa: ANN001
+def summary_in(request) -> str:
     return next(json.dumps(m) for m in request.messages if "STOWAGE CONTEXT SUMMARY" in json.dumps(m))
 
 

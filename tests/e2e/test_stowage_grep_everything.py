@@ -15,9 +15,10 @@ import re
 
 import pytest
 
-from .stowage_session import stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import stowage_home
 
 pytestmark = pytest.mark.e2e
 
@@ -45,7 +46,7 @@ def test_an_early_output_of_a_long_session_is_found_by_stowage_grep(fake_llm: Fa
     )
     for page in range(7):  # the harness's iteration budget per turn is 8
 
-        def next_page(request, page=page):  # noqa: ANN001, ANN202 - the model follows next_cursor
+        def next_page(request, page=page):
             reply = json.loads(request.tool_results[f"call_grep_{page}"])
             if not reply.get("next_cursor"):
                 return Reply.say("found it")

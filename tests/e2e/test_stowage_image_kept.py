@@ -16,9 +16,10 @@ import re
 
 import pytest
 
-from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
@@ -43,7 +44,7 @@ def test_an_early_image_removed_by_compaction_is_fetched_back_by_its_handle(fake
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say("## Goal\nExplain the latency chart."))
 
-    def fetch_image(request):  # noqa: ANN001, ANN202 - the model reads the handle from the placeholder
+    def fetch_image(request):
         (handle,) = HANDLE.findall(request.text)
         return Reply.tool(ToolCall("stowage_fetch", {"handle": handle, "mode": "full"}, id="call_image"))
 

@@ -12,15 +12,15 @@ import json
 import pytest
 
 from stowage.context_engine.config_schema import KEYS_BY_PATH
-
-from .stowage_session import stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, chat_once, enable_plugin, plugins_list, run_scenario
+
+from .stowage_session import stowage_home
 
 pytestmark = pytest.mark.e2e
 
 
-def _assert_stowage(result, source: str) -> None:  # noqa: ANN001
+def _assert_stowage(result, source: str) -> None:
     engine = result.engine
     assert engine["class"] == "StowageContextEngine" and not engine["is_builtin"], engine
     assert engine["name"] == "stowage"

@@ -17,10 +17,11 @@ import pytest
 
 from stowage.blobstore import BlobStore
 from stowage.context_engine.store_session.archive import decode_window
-from .compacted_session import CompactedSession
-from .stowage_session import OUTPUT_CHARS, stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .compacted_session import CompactedSession
+from .stowage_session import OUTPUT_CHARS, stowage_home
 
 pytestmark = pytest.mark.e2e
 
@@ -39,7 +40,7 @@ def test_large_output_is_spilled_and_read_back_with_the_agent_tools(fake_llm: Fa
         Reply.tool(ToolCall("harness_big_output", {"chars": BIG_CHARS, "token": "SPILL"}, id="call_big")),
     )
 
-    def fetch_reply(request):  # noqa: ANN001, ANN202 - the model reads the handle from the preview
+    def fetch_reply(request):
         handle = _handles(request.tool_results["call_big"])[0]
         return Reply.tool(
             ToolCall("stowage_fetch", {"handle": handle, "mode": "range", "start": 2000, "count": 3}, id="call_fetch"),

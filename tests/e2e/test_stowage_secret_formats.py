@@ -15,6 +15,7 @@ import random
 import string
 
 import pytest
+
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
 
@@ -57,7 +58,7 @@ def _secret(text: str, secret: str | None) -> str:
     return secret if secret is not None else text.rsplit(" ", 1)[-1].split("=", 1)[-1]
 
 
-def test_planted_formats_stay_out_and_ordinary_configuration_goes_in(fake_llm: FakeLLMServer, make_home) -> None:  # noqa: ANN001
+def test_planted_formats_stay_out_and_ordinary_configuration_goes_in(fake_llm: FakeLLMServer, make_home) -> None:
     home = stowage_home(make_home)
     turns = 1 + len(PLANTED) + len(ORDINARY)  # the first turn is the protected head: never summarized
     script_warm_up(fake_llm, turns)

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from .compacted_session import CompactedSession
-from .stowage_session import script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
+
+from .compacted_session import CompactedSession
+from .stowage_session import script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
@@ -91,7 +92,7 @@ def test_rm_in_a_terminal_leaves_a_tombstone_the_model_reads(fake_llm: FakeLLMSe
     home = stowage_home(make_home, config={"stowage": {"spill": {"threshold_tokens": 1000}}})
     script_warm_up(fake_llm, 1)
 
-    def fetch(request) -> Reply:  # noqa: ANN001 - the model reads the handle off the spill preview it saw
+    def fetch(request) -> Reply:
         preview = next(m["content"] for m in request.messages if m.get("tool_call_id") == "call_warm_0")
         handle = re.search(r"handle: ([0-9a-f]{16,64})", preview).group(1)
         return Reply.tool(ToolCall("stowage_fetch", {"handle": handle}, id="call_fetch"))

@@ -12,14 +12,15 @@ import json
 
 import pytest
 
-from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
 
-def _run_failing_compaction(fake_llm: FakeLLMServer, make_home, reply: Reply):  # noqa: ANN001, ANN202
+def _run_failing_compaction(fake_llm: FakeLLMServer, make_home, reply: Reply):
     home = stowage_home(make_home)
     script_warm_up(fake_llm, 5)
     script_big_turn(fake_llm)

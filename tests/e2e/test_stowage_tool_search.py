@@ -27,7 +27,6 @@ import pytest
 
 from stowage.context_engine.tokens import TokenCounter
 from stowage.tool_search import BRIDGE_NAMES, CALL_NAME, DESCRIBE_NAME, SEARCH_NAME, Catalog, preselect
-from .stowage_session import assert_valid_request
 from stowage_dev.embedding_server import ConceptEmbedder, EmbeddingServer
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
 from stowage_dev.hermes_home import HARNESS_DIR, HermesHome
@@ -42,6 +41,8 @@ from stowage_dev.mcp_catalog import (
 )
 from stowage_dev.runner import DriverResult, Scenario, run_scenario
 from stowage_dev.tempdirs import scratch_dir
+
+from .stowage_session import assert_valid_request
 
 pytestmark = pytest.mark.e2e
 

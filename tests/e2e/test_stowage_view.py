@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
-from .stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
@@ -55,12 +56,12 @@ def test_old_outputs_are_stubs_in_requests_while_the_history_keeps_them(fake_llm
     # Between steps each request extends the previous one byte for byte; a step breaks it only at a stub.
     requests = fake_llm.main_requests()
     extended = broken = 0
-    for before, after in zip(requests, requests[1:]):
+    for before, after in zip(requests, requests[1:], strict=False):
         if after.messages[: len(before.messages)] == before.messages:
             extended += 1
         else:
             broken += 1
-            first = next(i for i, (a, b) in enumerate(zip(before.messages, after.messages)) if a != b)
+            first = next(i for i, (a, b) in enumerate(zip(before.messages, after.messages, strict=False)) if a != b)
             assert after.messages[first]["content"].startswith(VIEW_STUB_PREFIX)
     assert extended >= 8 and 1 <= broken <= status["steps"]
 
@@ -120,7 +121,7 @@ def test_the_host_preflight_makes_no_summary_while_the_sent_request_fits(fake_ll
 
 
 @pytest.fixture(scope="module")
-def view_off_session(shared_llm: FakeLLMServer, shared_home) -> tuple[FakeLLMServer, dict[str, Any]]:  # noqa: ANN001
+def view_off_session(shared_llm: FakeLLMServer, shared_home) -> tuple[FakeLLMServer, dict[str, Any]]:
     """The budget session with the view off, run once: read by the two checks below."""
     return shared_llm, _budget_session(shared_llm, shared_home, {"enabled": False})
 

@@ -23,10 +23,11 @@ import pytest
 from stowage.context_engine.markers import REASONING_MARK
 from stowage.context_engine.view.collapse import COLLAPSE_MARK
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
-from .stowage_session import assert_valid_request, stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.plugins.harness_probe import big_output
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import assert_valid_request, stowage_home
 
 pytestmark = pytest.mark.e2e
 
@@ -79,10 +80,10 @@ def test_settled_steps_reach_the_model_as_lines_whose_handles_read_the_outputs_b
     collapsing = [r for r in requests if _collapsed(r)]
     assert collapsing, [r.summary() for r in requests]
     breaks = 0  # a request extends the one before it, or a view step changed it first where it stubbed or collapsed
-    for before, after in zip(requests, requests[1:]):
+    for before, after in zip(requests, requests[1:], strict=False):
         if after.messages[: len(before.messages)] != before.messages:
             breaks += 1
-            first = next(i for i, (a, b) in enumerate(zip(before.messages, after.messages)) if a != b)
+            first = next(i for i, (a, b) in enumerate(zip(before.messages, after.messages, strict=False)) if a != b)
             changed = str(after.messages[first].get("content"))
             assert changed.startswith((VIEW_STUB_PREFIX, COLLAPSE_MARK)) or REASONING_MARK in changed, changed[:200]
     assert 1 <= breaks <= len(requests) // 2

@@ -20,9 +20,10 @@ from typing import Any
 import pytest
 
 from stowage.context_engine.view.render import VIEW_STUB_PREFIX
-from .stowage_session import OUTPUT_CHARS, assert_valid_request, stowage_home
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
+
+from .stowage_session import OUTPUT_CHARS, assert_valid_request, stowage_home
 
 pytestmark = pytest.mark.e2e
 

@@ -17,8 +17,8 @@ from pathlib import Path
 import yaml
 
 import stowage
-from stowage.host import manifest
 from stowage.context_engine.config_schema import KEYS
+from stowage.host import manifest
 from stowage.host.host_support import MIN_HERMES
 
 from .plugin_context import RecordingCtx

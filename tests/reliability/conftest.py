@@ -1,8 +1,12 @@
 """Figures of the attack suite, printed in the normal test output.
 
 Each reliability test records what it did (cases tried, failures, bytes lost,
-secrets leaked ...) through the ``figures`` fixture; a terminal-summary hook
-prints them after the run, with or without ``-s``.
+secrets leaked ...) through the ``figures`` fixture; the record travels in the
+test's report (``user_properties``, key ``"figures"``), so it reaches the
+process that prints the summary also when pytest-xdist runs the test in a
+worker. ``tests/conftest.py`` collects the records and prints them after the
+run, with or without ``-s`` (its hooks must sit there: an xdist controller
+loads only the top conftest).
 """
 
 from __future__ import annotations
@@ -11,8 +15,6 @@ from typing import Any
 
 import pytest
 
-_FIGURES: list[tuple[str, dict[str, Any]]] = []
-
 
 @pytest.fixture
 def figures(request) -> dict[str, Any]:
@@ -20,16 +22,4 @@ def figures(request) -> dict[str, Any]:
     record: dict[str, Any] = {}
     yield record
     if record:
-        _FIGURES.append((request.node.nodeid.split("::", 1)[-1], record))
-
-
-def pytest_terminal_summary(terminalreporter, exitstatus, config) -> None:  # noqa: ARG001
-    if not _FIGURES:
-        return
-    terminalreporter.section("stowage reliability figures")
-    for name, record in _FIGURES:
-        shown = ", ".join(
-            f"{key}={value:,}" if isinstance(value, int) and not isinstance(value, bool) else f"{key}={value}"
-            for key, value in record.items()
-        )
-        terminalreporter.write_line(f"{name}: {shown}")
+        request.node.user_properties.append(("figures", record))

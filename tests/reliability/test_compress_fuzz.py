@@ -17,10 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .strict_provider import strict_problems
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import decode_window
+
+from .strict_provider import strict_problems
 
 pytestmark = pytest.mark.reliability
 HANDLE = re.compile(r"\b[0-9a-f]{16,64}\b")

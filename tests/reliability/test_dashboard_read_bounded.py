@@ -10,6 +10,7 @@ from, and continuing from there walks the whole line without a gap.
 from __future__ import annotations
 
 import importlib.util
+
 import pytest
 
 from stowage.blobstore import BlobStore

@@ -19,6 +19,7 @@ import string
 from dataclasses import dataclass
 
 import pytest
+
 from stowage.context_engine.compaction_run import summarizer
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
@@ -233,7 +234,7 @@ def _cases() -> list[Case]:
 CASES = _cases()
 
 
-def compaction(messages: list[dict], *, fails: bool, home, session: str = "s1", engine=None):  # noqa: ANN001
+def compaction(messages: list[dict], *, fails: bool, home, session: str = "s1", engine=None):
     """One forced compaction through the engine: the prompts sent, the history after, the summary log."""
     prompts: list[str] = []
 
@@ -267,7 +268,7 @@ def test_a_secret_broken_by_a_cut_reflow_or_quote_reaches_neither_the_model_nor_
     assert not leaked(case.secret, log), "the secret entered the summary log"
 
 
-def chained_fallback_leaks(home) -> bool:  # noqa: ANN001
+def chained_fallback_leaks(home) -> bool:
     """The chain of issue 31: a fallback summary kept a reflowed YAML password; once the model was back,
     the next prompt's PREVIOUS SUMMARY carried it.  True when the secret reached the model or the store."""
     pw = fake()
@@ -295,7 +296,7 @@ def gist_cut(password: str) -> list[tuple[str, dict]]:
     ]
 
 
-def pruned_stub_leaks(home, kind: str) -> bool:  # noqa: ANN001
+def pruned_stub_leaks(home, kind: str) -> bool:
     """A tool output pruned at one compaction leaves a stub that gists its call's arguments (and a call whose
     arguments are too long keeps them cut); the next compaction sends both to the summary model.  True when the
     secret reached the model or the store."""

@@ -38,8 +38,8 @@ def session_store(tmp_path_factory):
     return store
 
 
-def grep(store: BlobStore, limits: FetchLimits = FetchLimits(), **args) -> dict:
-    return json.loads(FetchTools(store, lambda: "long", limits).handle(GREP, args))
+def grep(store: BlobStore, limits: FetchLimits | None = None, **args) -> dict:
+    return json.loads(FetchTools(store, lambda: "long", limits or FetchLimits()).handle(GREP, args))
 
 
 def test_an_early_item_of_a_long_session_is_found(session_store, figures):

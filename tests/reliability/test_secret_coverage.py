@@ -21,6 +21,7 @@ import re
 from collections import Counter
 
 import pytest
+
 from stowage.context_engine.redact import redact, redact_many
 
 from .ordinary_text import BLOCKS, ordinary_lines

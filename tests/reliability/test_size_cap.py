@@ -20,10 +20,10 @@ import logging
 import pytest
 
 from stowage.blobstore import BlobStore, EvictedBlobError, RetentionPolicy
+from stowage.command.live import session_rows
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.store_session.pins import HANDLE_REF
-from stowage.command.live import session_rows
 from stowage_dev.clock import ManualClock
 
 pytestmark = pytest.mark.reliability

@@ -60,7 +60,7 @@ def test_corrupted_blobs_never_read_back_wrong(tmp_path, figures):
         originals[store.put(data, session_id="s").sha256] = data
     store.close()
     wrong = refused = correct = 0
-    for sha, data in originals.items():
+    for sha in originals:
         path = store.blob_path(sha)
         raw = bytearray(path.read_bytes())
         for _ in range(3):

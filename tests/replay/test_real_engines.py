@@ -121,6 +121,7 @@ def test_rough_estimates_match_the_host(session: Any) -> None:
         estimate_messages_tokens_rough,
         estimate_request_tokens_rough,
     )
+
     from stowage.host.replay_host import FALLBACK_TOOLS
 
     messages = [m for m in session.messages if m["role"] != "system"][:200]

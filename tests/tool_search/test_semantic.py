@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-from stowage.tool_search import BridgeService, Catalog, IndexCache, SEARCH_NAME
+from stowage.tool_search import SEARCH_NAME, BridgeService, Catalog, IndexCache
 from stowage.tool_search.embeddings import EmbeddingIndexCache, tool_text
 from stowage.tool_search.semantic import MATCH_SEMANTIC, SemanticSearch, semantic_leg
 
