@@ -191,8 +191,8 @@ def _trigger_key(status: SessionStatus) -> str:
 
 def _served_text(status: SessionStatus) -> str:
     """How the newest compactions got their summaries and how long each blocked the turn; the wasted calls."""
-    shown = [c for c in status.compactions if c.served][-5:]
-    text = "; ".join(f"{c.served}, waited {c.wait_s:.1f} s" if c.wait_s is not None else c.served for c in shown)
+    shown = [c for c in status.compactions if c.wait_s is not None][-5:]  # an older writer measured no wait
+    text = "; ".join(f"{served_text(c)}, waited {c.wait_s:.1f} s" for c in shown)
     ahead = status.ahead
     if ahead is not None and ahead.wasted:
         text += f"{'; ' if text else ''}{_n(ahead.wasted)} summary call(s) prepared and wasted"

@@ -51,7 +51,6 @@ class CompactionRecord(CompactionStats):
     tokens_after: int | None = None
     prepared_ahead: bool = False  # the summary was written ahead (compaction.prepare_at)
     ahead_wait_ms: float | None = None  # how long the compaction waited for it
-    served: str = ""  # how it got its summary: prepared ahead, model call, fallback summary, no summary
     wait_s: float | None = None  # how long compress() blocked the turn (seconds)
     extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer writer, kept when read back
 

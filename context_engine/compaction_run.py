@@ -150,7 +150,6 @@ def _compact_locked(
         state.ahead.discard("the history it was written for was compacted")
     result = _apply(engine, outcome, model_called=summarize is not None)
     record = _log(state, outcome, result, messages, current_tokens=current_tokens, focus_topic=focus_topic, force=force)
-    record.served = _served(outcome.stats.summary_source)
     record.wait_s = round(blocked_s, 3)
     compacted = result in ("compacted", "fallback")
     if compacted:
@@ -254,12 +253,6 @@ def _log(
     )
     return record
 
-
-def _served(source: str) -> str:
-    """How a compaction got its summary, in the status's words."""
-    return {"prepared": "prepared ahead", "model": "model call", "fallback": "fallback summary"}.get(
-        source, "no summary"
-    )
 
 
 def _tokens_after(

@@ -101,16 +101,16 @@ def test_how_each_compaction_was_served_and_the_wasted_calls_are_shown():
     status = SessionStatus.from_dict(
         {
             "compactions": [
-                {"result": "compacted", "served": "model call", "wait_s": 9.84},
-                {"result": "compacted", "served": "prepared ahead", "wait_s": 0.0},
+                {"result": "compacted", "summary_source": "model", "wait_s": 9.84},
+                {"result": "compacted", "summary_source": "prepared", "wait_s": 0.0},
                 {"result": "compacted"},  # an older writer: says nothing
             ],
             "ahead": {"prepare_at": 0.9, "prepared": 3, "used": 1, "wasted": 2, "wasted_tokens": 41_000},
         }
     )
     assert dict(session_rows(status))["compactions served"] == (
-        "model call, waited 9.8 s; prepared ahead, waited 0.0 s; 2 summary call(s) prepared and wasted "
-        "(41,000 input tokens)"
+        "model summary, waited 9.8 s; model summary (written ahead), waited 0.0 s; "
+        "2 summary call(s) prepared and wasted (41,000 input tokens)"
     )
     assert "compactions served" not in dict(session_rows(SessionStatus.from_dict({})))
 

@@ -131,7 +131,7 @@ def test_a_long_turn_prepares_on_the_request_path_and_compacts_without_waiting()
     before = turn.clock()
     out = engine.compress(turn.msgs, engine.last_prompt_tokens)
     record = engine.compaction_log[-1]
-    assert record.result == "compacted" and record.served == "prepared ahead" and record.prepared_ahead
+    assert record.result == "compacted" and record.summary_source == "prepared" and record.prepared_ahead
     assert record.wait_s == 0.0 and turn.clock() == before  # the turn did not wait
     assert len(turn.model.prompts) == 1  # never twice for the same window
     assert any("step" in str(m.get("content")) for m in out[-4:])  # what came since stays verbatim
@@ -148,7 +148,7 @@ def test_a_compaction_before_the_reply_is_ready_waits_only_for_the_rest():
     engine = turn.engine
     engine.compress(turn.msgs, engine.threshold_tokens)  # the trigger came early (e.g. a huge tool output)
     record = engine.compaction_log[-1]
-    assert record.served == "prepared ahead" and len(turn.model.prompts) == 1
+    assert record.summary_source == "prepared" and len(turn.model.prompts) == 1
     assert record.wait_s == round(started + LATENCY - (turn.clock() - record.wait_s), 3)
     assert turn.clock() == started + LATENCY  # the turn waited exactly until the reply came
 
@@ -157,8 +157,11 @@ def test_at_most_one_preparation_runs_at_a_time():
     release = threading.Event()
     calls: list[str] = []
 
+    called = threading.Event()
+
     def blocking(prompt: str, runtime: dict[str, Any]) -> str:
         calls.append(prompt)
+        called.set()
         release.wait(30)
         return GOOD_SUMMARY
 
@@ -169,6 +172,7 @@ def test_at_most_one_preparation_runs_at_a_time():
             turn.steps += 1
             turn.msgs += tool_turn([f"b{turn.steps}"], ["y" * 2_400 + str(turn.steps)])
             turn.clock.advance(STEP)
+        assert called.wait(30)  # the worker thread has reached the model (it may start late on a loaded machine)
         for i in range(10):  # the turn goes on while the model is still writing
             turn.msgs += tool_turn([f"c{i}"], ["z" * 2_400 + str(i)])
             turn.engine.prepare_during_turn(turn.msgs, turn.size())

@@ -71,12 +71,12 @@ def test_a_long_turn_compacts_with_the_summary_prepared_during_it(fake_llm: Fake
     compactions = [c for c in status["compactions"] if c["result"] in ("compacted", "fallback")]
     print(
         "mid-turn e2e: "
-        + ", ".join(f"compaction served {c['served']!r}, compress() {c['wait_s']} s" for c in compactions)
+        + ", ".join(f"compaction summary {c['summary_source']!r}, compress() {c['wait_s']} s" for c in compactions)
         + f"; long turn {long['duration_s']} s, summary model {SUMMARY_DELAY} s, main model {MAIN_DELAY} s a call; "
         f"ahead {status['ahead']}"
     )
     (compaction,) = compactions
-    assert compaction["result"] == "compacted" and compaction["served"] == "prepared ahead"
+    assert compaction["result"] == "compacted" and compaction["summary_source"] == "prepared"
     assert compaction["prepared_ahead"] is True
     # the host's compress() call took the ready reply: far less than one summary call (a call would be >= 8 s)
     assert compaction["wait_s"] is not None and compaction["wait_s"] < SUMMARY_DELAY / 4
