@@ -254,7 +254,6 @@ def _log(
     return record
 
 
-
 def _tokens_after(
     state: SessionState, outcome: CompactionOutcome, messages: list[Message], current_tokens: int | None
 ) -> int:
