@@ -320,7 +320,8 @@ def hosts(python: str, env: dict[str, str], rest: list[str]) -> int:
     table = _table(python, columns)
     print("\n" + table, flush=True)
     HOSTS_REPORT.write_text(table + "\n")
-    print(f"(table written to {HOSTS_REPORT.relative_to(ROOT)}; --write-doc puts it into docs/compatibility.md)")
+    shown = HOSTS_REPORT.relative_to(ROOT) if HOSTS_REPORT.is_relative_to(ROOT) else HOSTS_REPORT  # STOWAGE_VENV
+    print(f"(table written to {shown}; --write-doc puts it into docs/compatibility.md)")
     if "--write-doc" in rest:
         text = COMPAT_DOC.read_text()
         head, _, tail = text.partition(TABLE_BEGIN)
