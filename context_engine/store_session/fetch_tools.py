@@ -354,6 +354,7 @@ class FetchTools:
         todo = page(entries, cursor)
         deadline = time.monotonic() + self.limits.grep_time_budget_s
         results: list[dict[str, Any]] = []
+        positions: list[int] = []  # each result's item, as a count of items searched before it
         searched, stopped, incomplete = 0, None, None
         for entry in todo.todo:
             remaining = deadline - time.monotonic()
@@ -377,6 +378,7 @@ class FetchTools:
                 }
             searched += 1
             if found.match_count:
+                positions.append(searched - 1)
                 results.append(
                     {
                         "handle": self.store.short_handle(entry.sha256),
@@ -389,6 +391,16 @@ class FetchTools:
             if incomplete is not None:
                 stopped = "time_budget"
                 break
+        shrunk = len(json.dumps(results, ensure_ascii=False)) > self.limits.fetch_max_chars
+        if shrunk:
+            kept = _shrink(results, self.limits.fetch_max_chars)
+            if len(kept) < len(results):
+                # The items whose results do not fit are not reported as searched: the cursor stops before
+                # the first of them, so the next call finds them again (the first result always fits).
+                searched, stopped = positions[len(kept)], "reply_size"
+                if incomplete is not None and not any(r["handle"] == incomplete["handle"] for r in kept):
+                    incomplete = None
+            results = kept
         left = len(todo.todo) - searched
         reply: dict[str, Any] = {"pattern": args.get("pattern"), "searched": searched}
         if todo.done:
@@ -397,8 +409,7 @@ class FetchTools:
         if len(stored) > len(entries):
             reply["binary_not_searched"] = len(stored) - len(entries)
         notes = []
-        if len(json.dumps(results, ensure_ascii=False)) > self.limits.fetch_max_chars:
-            reply["results"] = _shrink(results, self.limits.fetch_max_chars)
+        if shrunk:
             notes.append("results cut to stay bounded; fetch a handle with mode=grep for all its matches")
         if incomplete is not None:
             reply["incomplete"] = incomplete
@@ -412,11 +423,10 @@ class FetchTools:
             next_cursor = str(cursor_after(last)) if last is not None else str(cursor) if cursor else ""
             reply["stopped"] = stopped
             reply["next_cursor"] = next_cursor
-            why = (
-                f"the {self.limits.grep_time_budget_s:g} s time bound"
-                if stopped == "time_budget"
-                else f"max_results={limit}"
-            )
+            why = {
+                "time_budget": f"the {self.limits.grep_time_budget_s:g} s time bound",
+                "reply_size": f"the reply's size bound ({self.limits.fetch_max_chars:,} characters of results)",
+            }.get(str(stopped), f"max_results={limit}")
             notes.append(
                 f"stopped by {why} after {todo.done + searched:,} of {len(entries):,} stored items; "
                 f"{left:,} older items are not searched yet: call stowage_grep again with the same pattern and "
