@@ -300,6 +300,19 @@ class _CharPositions:
         return self._char
 
 
+def _candidates(text: str, start: int, end: int, boundaries: str) -> list[int]:
+    """Where a match may begin in ``text[start:end]``: the run's start and just after each boundary mark, in order."""
+    candidates = [start]
+    for mark in boundaries:
+        at = text.find(mark, start, end)
+        while at != -1:
+            candidates.append(at + 1)
+            at = text.find(mark, at + 1, end)
+    if len(candidates) > 1:
+        candidates.sort()
+    return candidates
+
+
 def in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str, ...], boundaries: str) -> Finder:
     """Matches inside the runs (the pattern's characters are all in the run's class).
 
@@ -312,14 +325,7 @@ def in_runs(runs: Callable[[str], Iterator[tuple[int, int]]], heads: tuple[str, 
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterator[Match[str]]:
         text = haystack.text
         for start, end in runs(text):
-            candidates = [start]
-            for mark in boundaries:
-                at = text.find(mark, start, end)
-                while at != -1:
-                    candidates.append(at + 1)
-                    at = text.find(mark, at + 1, end)
-            if len(candidates) > 1:
-                candidates.sort()
+            candidates = _candidates(text, start, end, boundaries)
             matched_to = start
             for at in candidates:
                 if at >= matched_to and text.startswith(heads, at, end):
@@ -351,14 +357,7 @@ def in_runs_by_head(
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterator[Match[str]]:
         text = haystack.text
         for start, end in runs(text):
-            candidates = [start]
-            for mark in boundaries:
-                at = text.find(mark, start, end)
-                while at != -1:
-                    candidates.append(at + 1)
-                    at = text.find(mark, at + 1, end)
-            if len(candidates) > 1:
-                candidates.sort()
+            candidates = _candidates(text, start, end, boundaries)
             matched_to = start
             for at in candidates:
                 if at < matched_to:
