@@ -82,7 +82,8 @@ def test_a_long_turn_compacts_with_the_summary_prepared_during_it(fake_llm: Fake
     assert compaction["wait_s"] is not None and compaction["wait_s"] < SUMMARY_DELAY / 4
     assert status["ahead"]["prepared"] == 1 and status["ahead"]["used"] == 1 and status["ahead"]["wasted"] == 0
     served = dict(session_rows(SessionStatus.from_dict(status)))["compactions served"]
-    assert served.startswith("prepared ahead, waited ") and "wasted" not in served  # what `stowage status` prints
+    # what `stowage status` prints
+    assert served.startswith("model summary (written ahead), waited ") and "wasted" not in served
 
     (summary_call,) = fake_llm.summary_requests()  # never twice for the same window
     long_requests = result.step_requests(fake_llm, "long")
