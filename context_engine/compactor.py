@@ -222,31 +222,31 @@ def compact(
 def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:
     if archive is None:
         return default_stub
-
-    def render(output: PrunedOutput) -> str:
-        try:
-            text = archive.render_pruned(output)
-        except Exception:  # a failing store must not break compaction
-            logger.warning("stowage: archive failed for a pruned output; using a plain stub", exc_info=True)
-            text = None
-        return text if text is not None else default_stub(output)
-
-    return render
+    return _stored_or(lambda output: archive.render_pruned(output), default_stub, "a pruned output; using a plain stub")
 
 
 def _part_keeper(archive: Archive | None) -> Callable[[Any], str] | None:
     if archive is None:
         return None
+    return _stored_or(
+        lambda part: archive.keep_part(part),
+        lambda _part: IMAGE_PLACEHOLDER,
+        "a removed image; using a plain placeholder",
+    )
 
-    def keep(part: Any) -> str:
+
+def _stored_or(store: Callable[[Any], str | None], plain: Callable[[Any], str], what: str) -> Callable[[Any], str]:
+    """``store(item)``'s text, or ``plain(item)`` when the archive declines or fails (never breaking compaction)."""
+
+    def text_for(item: Any) -> str:
         try:
-            text = archive.keep_part(part)
+            text = store(item)
         except Exception:  # a failing store must not break compaction
-            logger.warning("stowage: archive failed for a removed image; using a plain placeholder", exc_info=True)
+            logger.warning("stowage: archive failed for %s", what, exc_info=True)
             text = None
-        return text if text is not None else IMAGE_PLACEHOLDER
+        return text if text is not None else plain(item)
 
-    return keep
+    return text_for
 
 
 def _argument_cutter(archive: Archive | None) -> Callable[[str, str, int], str] | None:
