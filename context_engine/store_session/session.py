@@ -9,7 +9,6 @@ answer with the reason.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -22,12 +21,12 @@ from typing import Any, Callable
 from ...blobstore import BlobStore, StoreError
 from ..config import Settings
 from ..markers import BlobKind
-from ..stubs import argument_gist
-from .archive import StoreArchive, encode_text, keep_bytes, record_output
+from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import request_refs
 from .settings import retention_policy, store_root
 from .spill import SpillPolicy, spill_result
+from .stubs import StubService, digest
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +36,9 @@ _writers: dict[Path, "BackgroundWriter"] = {}
 _window_lane: "BackgroundWriter | None" = None
 DRAIN_TIMEOUT_S = 10.0
 WINDOW_WRITERS = 4  # concurrent compactions in one process stage their windows in parallel
-# Previews remembered per session for StoreArchive.render_pruned (about 100
-# bytes each); the oldest is forgotten first.
+# Previews remembered per session for the stub service (about 100 bytes each;
+# stubs name the original a preview stands for); the oldest is forgotten first
+# (the store still knows: stubs.recorded_preview_origin).
 MAX_SPILL_ORIGINS = 4096
 RECENT_SPILLS = 20  # spills listed by status (handles), newest last
 SPILL_FAILED_NOTE = (
@@ -232,7 +232,7 @@ class StoreSession:
             return f"{SPILL_FAILED_NOTE}\n" + result
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
-                self._batches.add(_digest(result))
+                self._batches.add(digest(result))
                 self._pinned = (None, frozenset())  # the store pins it as it is recorded
                 writer_for(store.root).submit(
                     self._record, store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id
@@ -240,7 +240,7 @@ class StoreSession:
             return None
         self.spills += 1
         self._pinned = (None, frozenset())  # the store pinned the spill for the next request: pin that one
-        self._batches.add(*spilled.stored, _digest(spilled.message))
+        self._batches.add(*spilled.stored, digest(spilled.message))
         self.recent_spills.append(
             {
                 "handle": spilled.handle,
@@ -255,52 +255,52 @@ class StoreSession:
             oldest = next(iter(self._spilled))
             del self._spilled[oldest]
             self._spilled_tokens.pop(oldest, None)
-        self._spilled[_digest(spilled.message)] = spilled.handle
-        self._spilled_tokens[_digest(spilled.message)] = spilled.tokens
-        # The preview stays in the history; recording it lets the lean view stub it later.
+        self._spilled[digest(spilled.message)] = spilled.handle
+        self._spilled_tokens[digest(spilled.message)] = spilled.tokens
+        # The preview stays in the history; recorded as a preview, a later process still knows what it stands for.
         writer_for(store.root).submit(
-            self._record, store, spilled.message, tool_name=tool_name, arguments=args_text, session_id=self.session_id
+            self._record,
+            store,
+            spilled.message,
+            tool_name=tool_name,
+            arguments=args_text,
+            session_id=self.session_id,
+            kind=BlobKind.PREVIEW,
         )
         return spilled.message
 
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output a preview this session wrote stands for (the lean view's "saved")."""
-        return self._spilled_tokens.get(_digest(preview))
+        return self._spilled_tokens.get(digest(preview))
 
     def spill_origin(self, content: str) -> str | None:
         """The handle of the original output ``content`` (a preview this session wrote) stands for."""
-        return self._spilled.get(_digest(content))
+        return self._spilled.get(digest(content))
 
     @staticmethod
     def _record(store: BlobStore, text: str, **kwargs: Any) -> None:
         """Background: store an output as it arrives (compaction and the view then find it stored)."""
         record_output(store, text, pin=True, **kwargs)  # the next request shows it verbatim
 
+    def stubs(self) -> StubService | None:
+        """The stub service for this session (None: no store), shared by compaction's archive and the lean view."""
+        store = self.store
+        return StubService(store, lambda: self.session_id, self.spill_origin) if store is not None else None
+
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
-        """The handle of ``text`` stored for this session, storing it now if it is not yet.
+        """The handle of the original bytes ``text`` stands for, storing ``text`` now if need be.
 
         Used by the lean view before it replaces an output with a stub: a stub
-        must never point to nothing.  Raises StoreError/OSError when the
-        store cannot write (the caller keeps the text verbatim).
+        must never point to nothing, and it names the original (the spilled
+        output, for a spill preview: one fetch reads it).  Looked up even when
+        recorded earlier: the size cap may have evicted it since (one index
+        read per stub; the view memoizes its stubs).  Raises StoreError/OSError
+        when the store cannot write (the caller keeps the text verbatim).
         """
-        store = self.store
-        if store is None:
+        stubs = self.stubs()
+        if stubs is None:
             return None
-        sha = _digest(text)
-        # Looked up even when recorded earlier: the size cap may have evicted it since (one index read per stub;
-        # the view memoizes its stubs).
-        handle = keep_bytes(
-            store,
-            encode_text(text),
-            session_id=self.session_id,
-            tool_name=tool_name,
-            tool_args=argument_gist(arguments),
-            kind=kind,
-            content_type="text",
-            sha=sha,
-            pin=True,
-        )
-        return handle
+        return stubs.original_handle(text, kind=kind, tool_name=tool_name, arguments=arguments)
 
     def pin_request(self, messages: list[Any]) -> None:
         """Tell the store what this request shows or points to: the size cap spares only that of a live session.
@@ -392,7 +392,3 @@ class ToolBatches:
     @property
     def spared(self) -> frozenset[str]:
         return self._previous | self._current
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -25,7 +25,7 @@ from ...blobstore.presentation.unescape import TextView, extract_text_views, sal
 from ..config_sections import SpillSection
 from ..markers import SPILL_HEADER, BlobKind
 from ..stubs import argument_gist
-from .archive import encode_text
+from .stubs import encode_text
 
 logger = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from typing import Any
 
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.view.render import VIEW_STUB_PREFIX
+from stowage.context_engine.markers import VIEW_STUB_PREFIX
 
 from .helpers import RecordingModel
 

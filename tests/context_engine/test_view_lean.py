@@ -11,8 +11,9 @@ import pytest
 
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.stubs import ARGUMENTS_KEY
 from stowage.context_engine.validate import validate_messages
-from stowage.context_engine.view.render import ARGUMENTS_KEY, VIEW_STUB_PREFIX
 
 VIEW = {"hot_tokens": 1000, "step_tokens": 1000, "pin_turns": 3}
 HANDLE = re.compile(r'stowage_fetch\(handle="([0-9a-f]{16,64})"\)')
