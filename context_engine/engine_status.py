@@ -67,7 +67,13 @@ def status_of(engine: EngineParts) -> SessionStatus:
 
 
 def publish_status(engine: EngineParts) -> None:
-    """Leave this session's figures where ``stowage status`` in another process reads them."""
+    """Leave this session's figures where ``stowage status`` in another process reads them.
+
+    Only once the session did something (``StoreSession.activate``): an agent
+    built and dropped (Hermes's dashboard chat at each page load) writes nothing.
+    """
+    if not engine.store_session.active:
+        return
     try:
         status = status_of(engine)
     except Exception:  # figures must never cost the session anything

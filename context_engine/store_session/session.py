@@ -5,6 +5,12 @@ lazily, once per folder per process (engines are deep-copied per agent and
 share it), and a store that cannot be opened never breaks the session: spill
 passes results through, compaction falls back to plain stubs, and the tools
 answer with the reason.
+
+A session is recorded in the store at its first activity (a request, a
+response, a tool output, a compaction, a fetch), not when the host starts it:
+Hermes builds an agent, and so starts a session, for things that never send
+anything (its dashboard's embedded chat at every page load), and those must
+leave the store, and ``stowage status``, as they were.
 """
 
 from __future__ import annotations
@@ -147,6 +153,8 @@ class StoreSession:
         self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
         self._request_refs: frozenset[str] = frozenset()  # what the session's last request showed or pointed to
         self._batches = ToolBatches()  # what the session stored in its current and previous tool batch
+        self.active = False  # the session did something: the store records it, its figures are worth writing
+        self._grant_from: str | None = None  # the conversation this session continues (granted at activation)
 
     def relocated(self) -> "StoreSession":
         """A new session's store session for another agent: the same store, none of this session's figures."""
@@ -174,22 +182,38 @@ class StoreSession:
 
     # -- sessions ---------------------------------------------------------------
     def start(self, session_id: str, *, old_session_id: str | None = None, boundary_reason: str | None = None) -> None:
+        """The host started ``session_id``: nothing is written until it does something (:meth:`activate`).
+
+        A new id after our own compaction continues an active conversation:
+        it is recorded now, with the blobs of the one it continues.
+        """
         previous, self.session_id = self.session_id, session_id
         if previous != session_id:
             self._request_refs, self._batches = frozenset(), ToolBatches()
+            self.active, self._grant_from = False, None
+            source = old_session_id or previous
+            if boundary_reason == "compression" and source and source != session_id:
+                self._grant_from = source  # the conversation continues under a new id
+                self.activate()
+
+    def activate(self) -> None:
+        """The session's first activity: flag it live in the store (its blobs are spared by retention)."""
+        if self.active or self.session_id is None:
+            return
+        self.active = True
         store = self.store
         if store is None:
             return
         try:
-            store.mark_session_live(session_id)
-            source = old_session_id or previous
-            if boundary_reason == "compression" and source and source != session_id:
-                store.grant_session(source, session_id)  # the conversation continues under a new id
+            store.mark_session_live(self.session_id)
+            if self._grant_from is not None:
+                store.grant_session(self._grant_from, self.session_id)
         except (StoreError, OSError) as exc:
             logger.warning("stowage: store session bookkeeping failed: %s", exc)
 
     def end(self, session_id: str) -> None:
-        if self._store is not None:
+        """The session ended: flagged ended in the store, if it was ever recorded there."""
+        if self._store is not None and self.active:
             try:
                 self._store.mark_session_ended(session_id)
             except (StoreError, OSError) as exc:
@@ -197,6 +221,7 @@ class StoreSession:
 
     # -- what the engine uses -----------------------------------------------------
     def archive(self) -> StoreArchive | None:
+        self.activate()  # a compaction
         store = self.store
         if store is None:
             return None
@@ -211,6 +236,7 @@ class StoreSession:
 
     def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
         """The preview for an oversized result; smaller ones are recorded in the background."""
+        self.activate()  # a tool output
         store = self.store
         if store is None or not isinstance(result, str):
             return None
@@ -297,6 +323,7 @@ class StoreSession:
         read per stub; the view memoizes its stubs).  Raises StoreError/OSError
         when the store cannot write (the caller keeps the text verbatim).
         """
+        self.activate()  # it stores for this session
         stubs = self.stubs()
         if stubs is None:
             return None
@@ -308,6 +335,7 @@ class StoreSession:
         Written only when it changed; a failure is logged and costs nothing
         but protection.
         """
+        self.activate()  # a request
         self._request_refs = request_refs(messages)
         self._write_pins(self._request_refs)
 
@@ -321,6 +349,7 @@ class StoreSession:
         overshoot over its cap, to the last request's and the two newest
         batches' blobs (``docs/store.md``).
         """
+        self.activate()  # a response
         self._batches.next()
         self._write_pins(self._request_refs | self._batches.spared)
 
@@ -342,6 +371,7 @@ class StoreSession:
 
     def handle_tool(self, name: str, args: Any) -> str:
         self.tool_calls += 1
+        self.activate()  # a fetch
         store = self.store
         if store is None:
             return json.dumps({"error": self.error or "the Stowage store is not available in this session"})
