@@ -17,8 +17,15 @@ built (0.13.0 ``run_agent.py``, 0.17.0 ``agent/background_review.py``), so its
 ``on_session_end`` (and a compaction continuing from it) names the *main*
 session; made on the review agent's thread, it is the review agent's.
 The thread is remembered per thread (``threading.local``), never by its
-ident, which a later thread may reuse.  On 0.18.0+ every engine is a copy of
-its own (``agent_copy``) and none of this applies.
+ident, which a later thread may reuse.
+
+Where the host adapter can name the calling agent (``identify``: Hermes's
+``AIAgent`` on the call stack, ``host/calling_agent.py``), the agent, not the
+thread, tells them apart: a ``delegate_task`` subagent is built on its
+parent's turn thread (the very thread the parent started on, in ``hermes chat
+-q``) and runs on a worker thread, so by thread it would take the engine over
+or capture the rest of its parent's turn.  Agents are held weakly.  On 0.18.0+
+every engine is a copy of its own (``agent_copy``) and none of this applies.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import weakref
 from typing import Any, Callable, Generic, TypeVar
 
 logger = logging.getLogger(__name__)
@@ -37,13 +45,16 @@ F = TypeVar("F", bound=Callable[..., Any])
 class SharedEngine(Generic[E]):
     """The sharing state of one engine object; never copied (a copy gets a new one)."""
 
-    def __init__(self, *, agent_copy: bool = False) -> None:
+    def __init__(self, *, agent_copy: bool = False, identify: Callable[[], Any] | None = None) -> None:
         self.agent_copy = agent_copy  # a copy belongs to one agent: no guests
+        self.identify: Callable[[], Any] = identify or _nobody  # the calling agent, None when unknown
         self._lock = threading.Lock()
         self._guests: dict[str, E] = {}  # session id -> guest engine
         self._here = threading.local()  # .session: the id of the guest started on this thread
+        self._agents: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # agent -> its guest's id
         self._owner_live = False
         self._owner_thread: int | None = None
+        self._owner_agent: weakref.ReferenceType[Any] | None = None
 
     @property
     def has_guests(self) -> bool:
@@ -55,28 +66,33 @@ class SharedEngine(Generic[E]):
         """The guest engine a starting session gets, or None when the owner itself takes the session."""
         if self.agent_copy or not session_id:
             return None
+        agent = self.identify()
         with self._lock:
             guest = self._guests.get(session_id)
             continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
             if guest is None and continuing:
-                # a compaction continuing a session: the guest's of this thread (whose host-side id may be the
-                # parent's), else the owner's
-                guest = self._guests.get(self._here_session())
+                # a compaction continuing a session: the guest's of this agent or thread (whose host-side id may be
+                # the parent's), else the owner's
+                guest = self._guests.get(self._session_of(agent))
                 if guest is not None:
                     self._guests[session_id] = guest
             if guest is None:
-                same_agent = self._owner_thread == threading.get_ident()
-                if not self._owner_live or owner_session in (None, session_id) or continuing or same_agent:
+                if not self._owner_live or owner_session in (None, session_id) or continuing or self._is_owner(agent):
                     return None
                 guest = make_guest()
                 self._guests[session_id] = guest
                 logger.info("stowage: this Hermes shares one engine between agents; session state kept apart per agent")
-            self._here.session = session_id
+            if agent is not None:
+                self._agents[agent] = session_id
+            else:
+                self._here.session = session_id
             return guest
 
     def owner_started(self) -> None:
+        agent = self.identify()
         self._owner_live = True
         self._owner_thread = threading.get_ident()
+        self._owner_agent = weakref.ref(agent) if agent is not None else None
 
     def owner_ended(self) -> None:
         self._owner_live = False
@@ -84,22 +100,45 @@ class SharedEngine(Generic[E]):
     def end_guest(self, session_id: str) -> E | None:
         """The guest ending, forgotten: the guest of ``session_id``, else the guest started on this thread (a
         child agent ending under its parent's id ends itself, never the parent); None when neither is one."""
+        agent = self.identify()
         with self._lock:
-            guest = self._guests.get(session_id) or self._guests.get(self._here_session())
+            guest = self._guests.get(session_id) or self._guests.get(self._session_of(agent))
             if guest is not None:
+                ended = {sid for sid, g in self._guests.items() if g is guest}
                 self._guests = {sid: g for sid, g in self._guests.items() if g is not guest}
+                for known, sid in list(self._agents.items()):
+                    if sid in ended:
+                        del self._agents[known]
                 self._here.session = None
         return guest
 
     def engine_here(self, owner: E) -> E:
-        """The engine of the agent calling now: a guest started on this thread, else the owner."""
+        """The engine of the agent calling now: its guest (by agent, else by thread), else the owner."""
         if not self._guests:
             return owner
+        agent = self.identify()
         with self._lock:
-            return self._guests.get(self._here_session(), owner)
+            return self._guests.get(self._session_of(agent), owner)
 
-    def _here_session(self) -> str:
+    def _session_of(self, agent: Any) -> str:
+        """The guest session of the calling agent when the host names it (an agent not known is the owner or
+        has no guest), else of the calling thread."""
+        if agent is not None:
+            return self._agents.get(agent, "")
         return getattr(self._here, "session", None) or ""
+
+    def _is_owner(self, agent: Any) -> bool:
+        """A session starting here is the owner's own (it moves on): the owner's agent, or an agent in place of
+        one that is gone; without agents, the thread the owner started on."""
+        owner = self._owner_agent
+        if agent is None or owner is None:
+            return self._owner_thread == threading.get_ident()
+        return owner() in (None, agent)
+
+
+def _nobody() -> None:
+    """No agent can be named: agents are told apart by thread."""
+    return None
 
 
 def routed(method: F) -> F:

@@ -40,6 +40,8 @@ def register_plugin(ctx: Any) -> None:
         # before each request with the live history: where a long turn's summary is prepared in time
         register_hook("pre_api_request", _prepare_during_turn)
         register_hook("transform_tool_result", _spill_large_result)
+        # the host never ends a delegate_task subagent's engine session; this hook says the subagent is done
+        register_hook("subagent_stop", _end_subagent)
     register_tool_search(ctx, engine)
     announce_if_not_selected()
 
@@ -48,6 +50,19 @@ def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.end_turn_from_plugin_hook()
+
+
+def _end_subagent(parent_session_id: str | None = None, child_session_id: str | None = None, **_: Any) -> None:
+    """End a finished subagent's session (0.17.0+ name it): on a shared engine its guest, through the parent's
+    engine, else its own engine copy.  Never the parent's session: the child's id is always its own."""
+    if not child_session_id or child_session_id == parent_session_id:
+        return
+    parent = sessions.engine_for(parent_session_id)
+    if parent is not None:
+        parent.on_session_end(child_session_id, [])
+    child = sessions.engine_for(child_session_id)
+    if child is not None and child is not parent:
+        child.on_session_end(child_session_id, [])
 
 
 def _prepare_ahead(session_id: str | None = None, conversation_history: Any = None, **_: Any) -> None:
