@@ -13,6 +13,7 @@ None, and the shared engine tells agents apart by thread.
 from __future__ import annotations
 
 import sys
+from types import FrameType
 from typing import Any
 
 MAX_FRAMES = 64  # an engine call sits a few frames under its agent's code; a hook call a dozen or so
@@ -24,7 +25,7 @@ def calling_agent() -> Any:
     agent_class = getattr(sys.modules.get("run_agent"), "AIAgent", None)
     if not isinstance(agent_class, type):
         return None
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     for _ in range(MAX_FRAMES):
         if frame is None:
             return None
