@@ -49,9 +49,10 @@ class SharedEngine(Generic[E]):
         self.agent_copy = agent_copy  # a copy belongs to one agent: no guests
         self.identify: Callable[[], Any] = identify or _nobody  # the calling agent, None when unknown
         self._lock = threading.Lock()
-        self._guests: dict[str, E] = {}  # session id -> guest engine
+        self._guests: dict[str, E] = {}  # session id -> live guest engine
         self._here = threading.local()  # .session: the id of the guest started on this thread
-        self._agents: weakref.WeakKeyDictionary[Any, str] = weakref.WeakKeyDictionary()  # agent -> its guest's id
+        # agent -> its guest, kept after the guest ended: a late call of that agent reaches it, never the owner
+        self._agents: weakref.WeakKeyDictionary[Any, E] = weakref.WeakKeyDictionary()
         self._owner_live = False
         self._owner_thread: int | None = None
         self._owner_agent: weakref.ReferenceType[Any] | None = None
@@ -59,6 +60,12 @@ class SharedEngine(Generic[E]):
     @property
     def has_guests(self) -> bool:
         return bool(self._guests)
+
+    def live_guest_agents(self) -> list[tuple[Any, str]]:
+        """(agent, session id) of each live guest the host adapter named an agent for."""
+        with self._lock:
+            live = {id(g): sid for sid, g in self._guests.items()}
+            return [(agent, live[id(guest)]) for agent, guest in list(self._agents.items()) if id(guest) in live]
 
     def guest_for_start(
         self, owner_session: str | None, session_id: str, kwargs: dict[str, Any], make_guest: Callable[[], E]
@@ -73,17 +80,19 @@ class SharedEngine(Generic[E]):
             if guest is None and continuing:
                 # a compaction continuing a session: the guest's of this agent or thread (whose host-side id may be
                 # the parent's), else the owner's
-                guest = self._guests.get(self._session_of(agent))
+                guest = self._guest_of(agent)
                 if guest is not None:
                     self._guests[session_id] = guest
             if guest is None:
                 if not self._owner_live or owner_session in (None, session_id) or continuing or self._is_owner(agent):
+                    if agent is not None:
+                        self._agents.pop(agent, None)  # the owner's own agent: its calls are the owner's
                     return None
                 guest = make_guest()
                 self._guests[session_id] = guest
                 logger.info("stowage: this Hermes shares one engine between agents; session state kept apart per agent")
             if agent is not None:
-                self._agents[agent] = session_id
+                self._agents[agent] = guest
             else:
                 self._here.session = session_id
             return guest
@@ -98,34 +107,32 @@ class SharedEngine(Generic[E]):
         self._owner_live = False
 
     def end_guest(self, session_id: str) -> E | None:
-        """The guest ending, forgotten: the guest of ``session_id``, else the guest started on this thread (a
-        child agent ending under its parent's id ends itself, never the parent); None when neither is one."""
+        """The guest ending, forgotten: the guest of ``session_id``, else the calling agent's (or this thread's):
+        a child agent ending under its parent's id ends itself, never the parent, however often it does; None
+        when neither is one."""
         agent = self.identify()
         with self._lock:
-            guest = self._guests.get(session_id) or self._guests.get(self._session_of(agent))
+            guest = self._guests.get(session_id) or self._guest_of(agent)
             if guest is not None:
-                ended = {sid for sid, g in self._guests.items() if g is guest}
                 self._guests = {sid: g for sid, g in self._guests.items() if g is not guest}
-                for known, sid in list(self._agents.items()):
-                    if sid in ended:
-                        del self._agents[known]
                 self._here.session = None
         return guest
 
     def engine_here(self, owner: E) -> E:
         """The engine of the agent calling now: its guest (by agent, else by thread), else the owner."""
-        if not self._guests:
+        if not self._guests and not self._agents:
             return owner
         agent = self.identify()
         with self._lock:
-            return self._guests.get(self._session_of(agent), owner)
+            guest = self._guest_of(agent)
+        return owner if guest is None else guest
 
-    def _session_of(self, agent: Any) -> str:
-        """The guest session of the calling agent when the host names it (an agent not known is the owner or
-        has no guest), else of the calling thread."""
+    def _guest_of(self, agent: Any) -> E | None:
+        """The calling agent's guest when the host names it (an agent not known is the owner, or has none), else
+        the live guest started on the calling thread."""
         if agent is not None:
-            return self._agents.get(agent, "")
-        return getattr(self._here, "session", None) or ""
+            return self._agents.get(agent)
+        return self._guests.get(getattr(self._here, "session", None) or "")
 
     def _is_owner(self, agent: Any) -> bool:
         """A session starting here is the owner's own (it moves on): the owner's agent, or an agent in place of

@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from stowage.host.host_support import assess, installed_version, parse
+from stowage.host.host_support import assess, installed_version
 from stowage.tool_search import BRIDGE_NAMES
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
@@ -58,9 +58,9 @@ result = {"main_session": agent.session_id, "engine_session": engine.session_id,
 REVIEW_PROMPT_MARK = "You can only call "  # then "memory and skill" or (0.22, memory off) "skill" management tools
 
 # delegate_task as the host runs it: the subagent is built on the parent's turn thread (its session starts there),
-# runs on a worker thread, is closed, and never ends its engine session itself; 0.17.0+ then fire subagent_stop
-# naming it.  0.19.0+ run a top-level delegation in the background: wait for it.  The spies see which engine
-# each session binds and which store sessions end.
+# runs on a worker thread, is closed, and never ends its engine session itself; then the host fires subagent_stop
+# (0.17.0+ name the child).  0.19.0+ run a top-level delegation in the background: wait for it.  The spies see
+# which engine each session binds and which store sessions end.
 CHILD_SPY = """
 from stowage.host import sessions
 state["real_bind"], state["bound"], state["ended"] = sessions.bind, [], []
@@ -241,9 +241,9 @@ def test_a_delegated_subagent_leaves_the_parent_session_whole(
     assert child["engine_session"] == child["store_session"] == child["main_session"] and child["bound"], child
     assert child["main_session"] not in child["ended"], child
     assert child["main_usage"] == PARENT_USAGE, child
-    if (parse(VERSION) or (99,)) >= (0, 17, 0):  # subagent_stop names the child: its session ends
-        assert child["ended"] == child["children"] and child["child_bound"] == [False], child
-        assert not child["guests_left"], child
+    # subagent_stop (0.17.0+ name the child; 0.13.0 names none): the child's session ends, its guest is gone
+    assert child["ended"] == child["children"] and child["child_bound"] == [False], child
+    assert not child["guests_left"], child
     # the parent's later outputs are spilled and its grep finds its own outputs, not the child's
     preview = fake_llm.matching(Match.after_tool_result("call_big2"))[0].tool_results["call_big2"]
     assert preview.startswith("[stowage: preview of a large tool output"), preview[:200]

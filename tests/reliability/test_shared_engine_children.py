@@ -156,7 +156,16 @@ def test_a_subagent_built_on_its_parents_thread_and_run_on_a_worker_is_its_own(t
     marks = [r["text"].rsplit("MARK-", 1)[-1] for r in seen["found"]["results"] if r["kind"] == "spill"]
     assert marks == ["kid"], seen["found"]
     assert guest.session_id == "kid" and guest.last_prompt_tokens == 99_000
-    eng.on_session_end("kid", [])  # the subagent_stop hook, on the parent's thread (0.17.0+)
+    eng.on_session_end("kid", [])  # the subagent_stop hook, on the parent's thread
+
+    def late_kid() -> None:  # a subagent the host gave up on (timed out) still running, then ending twice
+        here.agent = kid
+        eng.update_from_response({"prompt_tokens": 77_000, "completion_tokens": 1})
+        eng.on_session_end("main", [])
+        eng.on_session_end("main", [])
+
+    run_threads([late_kid])
+    assert guest.last_prompt_tokens == 77_000 and eng.session_id == "main"
     assert eng.spill_tool_result("terminal", {}, output("after")) is not None
     result = main_intact(eng, ["before", "after"])
     figures.update(**result, guests_left=int(eng.sharing.has_guests))
