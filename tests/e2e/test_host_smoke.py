@@ -59,7 +59,7 @@ REVIEW_PROMPT_MARK = "You can only call "  # then "memory and skill" or (0.22, m
 
 # delegate_task as the host runs it: the subagent is built on the parent's turn thread (its session starts there),
 # runs on a worker thread, is closed, and never ends its engine session itself; then the host fires subagent_stop
-# (0.17.0+ name the child).  0.19.0+ run a top-level delegation in the background: wait for it.  The spies see
+# (0.17.0+ name the child).  0.18.2+ run a top-level delegation in the background: wait for it.  The spies see
 # which engine each session binds and which store sessions end.
 CHILD_SPY = """
 from stowage.host import sessions
@@ -90,7 +90,7 @@ import time
 from stowage.host import sessions
 try:
     from tools.async_delegation import active_count
-except ImportError:  # before 0.19.0 delegate_task returns when its subagents are done
+except ImportError:  # 0.13.0: no background delegation (delegate_task returns when its subagents are done)
     active_count = lambda: 0
 deadline = time.monotonic() + 120
 while active_count() and time.monotonic() < deadline:
