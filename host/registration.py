@@ -40,6 +40,8 @@ def register_plugin(ctx: Any) -> None:
         # before each request with the live history: where a long turn's summary is prepared in time
         register_hook("pre_api_request", _prepare_during_turn)
         register_hook("transform_tool_result", _spill_large_result)
+        # the host never ends a delegate_task subagent's engine session; this hook says the subagent is done
+        register_hook("subagent_stop", _end_subagent)
     register_tool_search(ctx, engine)
     announce_if_not_selected()
 
@@ -48,6 +50,33 @@ def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.end_turn_from_plugin_hook()
+
+
+def _end_subagent(parent_session_id: str | None = None, child_session_id: str | None = None, **_: Any) -> None:
+    """End a finished delegate_task subagent's session, which the host never ends: on a shared engine its guest,
+    through the parent's engine, else its own engine copy.  0.17.0+ name the child; 0.13.0 fires this on the
+    parent's thread once its subagents are done, naming none: those are the parent's delegated agents."""
+    parent = sessions.engine_for(parent_session_id)
+    if child_session_id:
+        children = [child_session_id]
+    elif parent is not None:
+        children = [sid for agent, sid in parent.sharing.live_guest_agents() if _delegated_by(agent, parent_session_id)]
+    else:
+        return
+    for child_id in children:
+        if child_id == parent_session_id:
+            continue  # never the parent's own session
+        if parent is not None:
+            parent.on_session_end(child_id, [])
+        child = sessions.engine_for(child_id)
+        if child is not None and child is not parent:
+            child.on_session_end(child_id, [])
+
+
+def _delegated_by(agent: Any, parent_session_id: str | None) -> bool:
+    """A delegate_task subagent of that session (Hermes marks them with a delegation depth and the parent's id)."""
+    depth = getattr(agent, "_delegate_depth", 0)
+    return isinstance(depth, int) and depth > 0 and getattr(agent, "_parent_session_id", None) == parent_session_id
 
 
 def _prepare_ahead(session_id: str | None = None, conversation_history: Any = None, **_: Any) -> None:
