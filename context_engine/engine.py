@@ -32,7 +32,7 @@ from .preview import CompactionPreview, SeenMessages
 from .session_state import InSession, SessionState
 from .session_status import RequestFigures, SessionStatus
 from .shared_engine import SharedEngine, routed
-from .store_session.session import StoreSession
+from .store_session.session import SpillOutcome, StoreSession
 from .thresholds import as_int, compaction_decision, default_share, tail_budget_tokens, trigger_for
 from .tokens import TokenCounter
 from .trigger import trigger_key
@@ -279,8 +279,8 @@ class StowageEngineCore:
         """Keep blobs under ``hermes_home`` (or the configured ``store.path``)."""
         self.store_session.attach(hermes_home)
 
-    def spill_tool_result(self, tool_name: str, arguments: Any, result: Any) -> str | None:
-        """The preview replacing an oversized tool result, or None to keep it."""
+    def spill_tool_result(self, tool_name: str, arguments: Any, result: Any) -> SpillOutcome:
+        """What replaces a tool result in the history (``.text``: a preview, or None to keep it)."""
         return self.store_session.spill(tool_name, arguments, result, self.counter.count_text)
 
     def get_tool_schemas(self, **_: Any) -> list[dict[str, Any]]:

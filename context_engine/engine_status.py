@@ -6,18 +6,7 @@ import logging
 
 from .engine_parts import EngineParts
 from .fixed_part import below_fixed_part
-from .plain_data import from_plain
-from .session_status import (
-    COMPACTIONS_SHOWN,
-    AheadStatus,
-    GovernorStatus,
-    SessionStatus,
-    StoreStatus,
-    SummaryState,
-    ToolSearchStatus,
-    TriggerStatus,
-    ViewStatus,
-)
+from .session_status import COMPACTIONS_SHOWN, SessionStatus, SummaryState
 from .status_file import write_session_status
 from .trigger import trigger_status
 
@@ -26,7 +15,7 @@ logger = logging.getLogger(__name__)
 
 def status_of(engine: EngineParts) -> SessionStatus:
     last_prompt = max(engine.last_prompt_tokens, 0)  # -1 is the host's "compression just ran"
-    search = from_plain(ToolSearchStatus, engine.tool_search.status())
+    search = engine.tool_search.status()
     if engine.host.tool_search_unavailable is not None:
         search.active, search.available, search.reason = False, False, engine.host.tool_search_unavailable
     flags = engine.state.flags
@@ -36,28 +25,18 @@ def status_of(engine: EngineParts) -> SessionStatus:
         last_prompt_tokens=last_prompt,
         threshold_tokens=engine.threshold_tokens,
         context_length=engine.context_length,
-        trigger=from_plain(
-            TriggerStatus,
-            trigger_status(
-                engine.threshold_key, engine.threshold_share, engine.threshold_tokens, engine.context_length
-            ),
+        trigger=trigger_status(
+            engine.threshold_key, engine.threshold_share, engine.threshold_tokens, engine.context_length
         ),
         usage_percent=min(100, last_prompt / engine.context_length * 100) if engine.context_length else 0.0,
         compression_count=engine.compression_count,
         tokenizer=engine.counter.backend,
         tail_budget_tokens=engine.tail_budget_tokens,
-        governor=from_plain(GovernorStatus, engine.governor.snapshot()),
-        store=from_plain(StoreStatus, engine.store_session.status()),
+        governor=engine.governor.status(),
+        store=engine.store_session.status(),
         tool_search=search,
-        view=from_plain(ViewStatus, engine.view.status()),
-        ahead=from_plain(
-            AheadStatus,
-            {
-                **engine.ahead.status(),
-                "prepare_at": engine.settings.compaction.prepare_at,
-                "last": engine.ahead.last_use,
-            },
-        ),
+        view=engine.view.status(),
+        ahead=engine.ahead.status(engine.settings.compaction.prepare_at),
         compactions=list(engine.compaction_log[-COMPACTIONS_SHOWN:]),
         summary=SummaryState(last_error=flags.summary_error, fallback_used=flags.fallback_used),
         requests=list(engine.request_log),

@@ -86,14 +86,10 @@ def _spill_large_result(
                     (args or {}).get("path") if isinstance(args, dict) else "a file",
                 )
                 return earlier
-        spills = engine.store_session.spills
-        preview = engine.spill_tool_result(tool_name, args, result)
+        outcome = engine.spill_tool_result(tool_name, args, result)
     except Exception:  # a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
-    if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:
-        spill = engine.store_session.recent_spills[-1]
-        say(
-            spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle")))
-        )
-    return preview
+    if outcome.spilled is not None:
+        say(spill_note(tool_name, outcome.spilled.chars, outcome.spilled.tokens, outcome.spilled.handle))
+    return outcome.text

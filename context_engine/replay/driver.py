@@ -216,10 +216,10 @@ class _Run:
         if ahead is not None:
             ahead.settle()  # a summary still being written ahead is billed too: it was a call
             counts = ahead.status()
-            self.result.summaries_prepared = int(counts.get("prepared", 0))
-            self.result.summaries_prepared_used = int(counts.get("used", 0))
+            self.result.summaries_prepared = counts.prepared
+            self.result.summaries_prepared_used = counts.used
             self.result.summaries_prepared_wasted = self.result.summaries_prepared - self.result.summaries_prepared_used
-            self.result.summaries_prepared_wasted_tokens = int(counts.get("wasted_tokens", 0) or 0)
+            self.result.summaries_prepared_wasted_tokens = counts.wasted_tokens
         self._collect_summaries()
         self.result.engine_compression_count = int(getattr(self.engine, "compression_count", 0) or 0)
         self.result.final_history_messages = len(self.history)

@@ -16,12 +16,14 @@ import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
 from ..config import Settings
 from ..markers import BlobKind
+from ..part_status import SpillRecord, StoreStatus
 from ..stubs import argument_gist
 from .archive import StoreArchive, encode_text, keep_bytes, record_output
 from .fetch_tools import FetchLimits, FetchTools
@@ -127,6 +129,22 @@ def open_store(root: Path, settings: Settings) -> BlobStore:
         return store
 
 
+@dataclass(frozen=True)
+class SpillOutcome:
+    """What :meth:`StoreSession.spill` did with one tool result.
+
+    ``text`` replaces the result in the history (a preview, or the result
+    behind a note that it could not be stored); None keeps the result as it
+    is.  ``spilled`` is set when the output went to the store.
+    """
+
+    text: str | None = None
+    spilled: SpillRecord | None = None
+
+
+KEPT = SpillOutcome()
+
+
 class StoreSession:
     def __init__(self, settings: Settings, *, store: BlobStore | None = None) -> None:
         self.settings = settings
@@ -143,7 +161,7 @@ class StoreSession:
         self.archive_failures = 0
         self.last_store_error: str | None = None
         self.tool_calls = 0
-        self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
+        self.recent_spills: list[SpillRecord] = []  # newest last, bounded: what status shows
         self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
         self._request_refs: frozenset[str] = frozenset()  # what the session's last request showed or pointed to
         self._batches = ToolBatches()  # what the session stored in its current and previous tool batch
@@ -209,11 +227,11 @@ class StoreSession:
         self.archive_failures += 1
         self.last_store_error = str(exc)
 
-    def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
-        """The preview for an oversized result; smaller ones are recorded in the background."""
+    def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> SpillOutcome:
+        """The preview for an oversized result; smaller ones are kept and recorded in the background."""
         store = self.store
         if store is None or not isinstance(result, str):
-            return None
+            return KEPT
         args_text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
         failed: list[BaseException] = []
         spilled = spill_result(
@@ -229,7 +247,7 @@ class StoreSession:
         if failed:
             self.spill_failures += 1
             self.last_store_error = str(failed[0])
-            return f"{SPILL_FAILED_NOTE}\n" + result
+            return SpillOutcome(f"{SPILL_FAILED_NOTE}\n" + result)
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
                 self._batches.add(_digest(result))
@@ -237,19 +255,14 @@ class StoreSession:
                 writer_for(store.root).submit(
                     self._record, store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id
                 )
-            return None
+            return KEPT
         self.spills += 1
         self._pinned = (None, frozenset())  # the store pinned the spill for the next request: pin that one
         self._batches.add(*spilled.stored, _digest(spilled.message))
-        self.recent_spills.append(
-            {
-                "handle": spilled.handle,
-                "tool": tool_name,
-                "tokens": spilled.tokens,
-                "chars": len(result),
-                "at": time.time(),
-            }
+        record = SpillRecord(
+            handle=spilled.handle, tool=tool_name, tokens=spilled.tokens, chars=len(result), at=time.time()
         )
+        self.recent_spills.append(record)
         del self.recent_spills[:-RECENT_SPILLS]
         if len(self._spilled) >= MAX_SPILL_ORIGINS:
             oldest = next(iter(self._spilled))
@@ -261,7 +274,7 @@ class StoreSession:
         writer_for(store.root).submit(
             self._record, store, spilled.message, tool_name=tool_name, arguments=args_text, session_id=self.session_id
         )
-        return spilled.message
+        return SpillOutcome(spilled.message, record)
 
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output a preview this session wrote stands for (the lean view's "saved")."""
@@ -347,18 +360,18 @@ class StoreSession:
             return json.dumps({"error": self.error or "the Stowage store is not available in this session"})
         return FetchTools(store, lambda: self.session_id, self.limits).handle(name, args)
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "root": str(self.root) if self.root else None,
-            "error": self.error,
-            "spills": self.spills,
-            "spill_failures": self.spill_failures,
-            "archive_failures": self.archive_failures,
-            "last_store_error": self.last_store_error,
-            "tool_calls": self.tool_calls,
-            "recent_spills": list(self.recent_spills),
-            "cap_evicted": self._cap_evicted(),
-        }
+    def status(self) -> StoreStatus:
+        return StoreStatus(
+            root=str(self.root) if self.root else None,
+            error=self.error,
+            spills=self.spills,
+            spill_failures=self.spill_failures,
+            archive_failures=self.archive_failures,
+            last_store_error=self.last_store_error,
+            tool_calls=self.tool_calls,
+            recent_spills=list(self.recent_spills),
+            cap_evicted=self._cap_evicted(),
+        )
 
     def _cap_evicted(self) -> dict[str, int]:
         """This session's blobs the size cap tombstoned (their handles now answer with tombstones)."""

@@ -127,7 +127,7 @@ def test_a_long_turn_prepares_on_the_request_path_and_compacts_without_waiting()
     engine = turn.engine
     # the compaction came because the summary was ready, before the request reached the trigger
     assert engine.last_prompt_tokens < engine.threshold_tokens
-    assert engine.ahead.status()["state"] == "ready" and len(turn.model.prompts) == 1
+    assert engine.ahead.status().state == "ready" and len(turn.model.prompts) == 1
     before = turn.clock()
     out = engine.compress(turn.msgs, engine.last_prompt_tokens)
     record = engine.compaction_log[-1]
@@ -176,7 +176,7 @@ def test_at_most_one_preparation_runs_at_a_time():
         for i in range(10):  # the turn goes on while the model is still writing
             turn.msgs += tool_turn([f"c{i}"], ["z" * 2_400 + str(i)])
             turn.engine.prepare_during_turn(turn.msgs, turn.size())
-        assert turn.engine.ahead.status()["state"] == "running" and len(calls) == 1
+        assert turn.engine.ahead.status().state == "running" and len(calls) == 1
     finally:
         release.set()
         turn.engine.ahead.settle()
@@ -192,8 +192,8 @@ def test_a_preparation_the_history_outgrew_is_dropped_and_counted_as_wasted():
     turn.msgs += tool_turn(["huge"], ["w" * (slack * 6)])  # the history grows past the slack at once
     turn.engine.prepare_during_turn(turn.msgs, turn.size())
     status = turn.engine.ahead.status()
-    assert status["discard_reasons"].get("outgrown before its compaction came") == 1
-    assert status["wasted"] == 1 and status["wasted_tokens"] > 0
+    assert status.discard_reasons.get("outgrown before its compaction came") == 1
+    assert status.wasted == 1 and status.wasted_tokens > 0
     assert turn.engine.ahead.pending is not first
 
 
@@ -201,4 +201,4 @@ def test_prepare_at_zero_keeps_the_request_path_quiet():
     turn = Turn(stowage={"view": {"enabled": False}, "compaction": {"prepare_at": 0}})
     for _ in range(40):
         turn.request()
-    assert turn.model.prompts == [] and turn.engine.ahead.status()["prepared"] == 0
+    assert turn.model.prompts == [] and turn.engine.ahead.status().prepared == 0

@@ -40,7 +40,7 @@ def big(n: int) -> str:
 def test_a_review_agent_started_mid_session_moves_nothing_of_the_main_session(tmp_path):
     eng = shared_engine(tmp_path)
     eng.update_from_response({"prompt_tokens": 5000, "completion_tokens": 10})
-    assert eng.spill_tool_result("terminal", {}, big(400)) is not None
+    assert eng.spill_tool_result("terminal", {}, big(400)).text is not None
     store_before = eng.store_session.session_id
 
     def review() -> Any:
@@ -56,7 +56,7 @@ def test_a_review_agent_started_mid_session_moves_nothing_of_the_main_session(tm
     assert eng.session_id == "main" and eng.store_session.session_id == store_before
     assert eng.last_prompt_tokens == 5000
     # spill keeps working for the main session after the review agent finished
-    assert eng.spill_tool_result("terminal", {}, big(500)) is not None
+    assert eng.spill_tool_result("terminal", {}, big(500)).text is not None
     assert not eng.sharing.has_guests
 
 
@@ -127,7 +127,7 @@ def test_review_agents_ending_under_the_parents_id_end_only_themselves(tmp_path)
     # issue 31: the main session was ended, later outputs passed unspilled and grep searched 0 of 0 blobs
     eng = shared_engine(tmp_path)
     eng.update_from_response({"prompt_tokens": 5000, "completion_tokens": 10})
-    assert eng.spill_tool_result("terminal", {}, big(400) + "\nTRACE-EARLY") is not None
+    assert eng.spill_tool_result("terminal", {}, big(400) + "\nTRACE-EARLY").text is not None
     turns = eng.governor.turn
     for n in range(3):
         guest = review_agent_as_the_host_runs_it(eng, tmp_path, f"review-{n}", "main")
@@ -135,7 +135,7 @@ def test_review_agents_ending_under_the_parents_id_end_only_themselves(tmp_path)
         assert guest.last_request is not None and eng.last_request is None  # its request was its own
         assert eng.session_id == "main" and eng.store_session.session_id == "main"
         assert eng.last_prompt_tokens == 5000 and not eng.sharing.has_guests
-        assert eng.spill_tool_result("terminal", {}, big(400) + f"\nTRACE-AFTER-{n}") is not None
+        assert eng.spill_tool_result("terminal", {}, big(400) + f"\nTRACE-AFTER-{n}").text is not None
         found = grep(eng, "TRACE-")
         assert found["of"] == found["searched"] >= n + 2, found
         spilled = sorted(r["text"].rsplit("TRACE-", 1)[1] for r in found["results"] if r["kind"] == "spill")

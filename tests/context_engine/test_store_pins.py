@@ -45,11 +45,11 @@ def test_a_response_releases_what_two_batches_ago_stored_unless_the_last_request
     )
     engine.update_model("m", 128_000)
     engine.on_session_start("s", hermes_home=str(tmp_path))
-    first = engine.spill_tool_result("terminal", "{}", big("first"))
+    first = engine.spill_tool_result("terminal", "{}", big("first")).text
     (first_handle,) = HANDLE_REF.findall(first)
     assert sha_of(engine, first_handle) in pins(engine)  # pinned as it is written
     engine.update_from_response(USAGE)
-    second = engine.spill_tool_result("terminal", "{}", big("second"))
+    second = engine.spill_tool_result("terminal", "{}", big("second")).text
     (second_handle,) = HANDLE_REF.findall(second)
     assert {sha_of(engine, first_handle), sha_of(engine, second_handle)} <= pins(engine)
     engine.update_from_response(USAGE)  # the model has answered the request that showed the second output

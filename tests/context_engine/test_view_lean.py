@@ -220,7 +220,7 @@ def test_saved_counts_spilled_outputs_against_the_same_history_unshaped(tmp_path
     """One "saved" figure: requests as sent vs the history with spilled outputs whole, view stubs undone."""
     engine = make(tmp_path, hot_tokens=100_000)  # nothing stubbed: all the saving is the spill's
     big = "".join(f"row {i}: value {i * 7}\n" for i in range(6000))
-    preview = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big)
+    preview = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big).text
     assert preview is not None and len(preview) < len(big) // 10
     messages = history(1)
     messages[-1]["content"] = preview
@@ -300,7 +300,7 @@ def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):
     engine = make(tmp_path, enabled=False)
     big = "".join(f"row {i}: value {i * 7}\n" for i in range(6000))
     messages = history(1)
-    messages[-1]["content"] = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big)
+    messages[-1]["content"] = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big).text
     assert shape(engine, messages) == messages  # nothing shaped but the spill the history already holds
     status = engine.get_status()
     view = status["view"]

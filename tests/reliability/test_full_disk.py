@@ -124,7 +124,7 @@ def test_full_disk_on_a_real_tmpfs(tmp_path, figures):
         asked, failures = ask_everything(tools, handles)
 
         big = "\n".join(f"row {i} of a large output that will not fit" for i in range(3000))
-        result = engine.spill_tool_result("terminal", {"command": "make"}, big)
+        result = engine.spill_tool_result("terminal", {"command": "make"}, big).text
         messages = [{"role": "user", "content": "start"}]
         for i in range(6):
             messages += [

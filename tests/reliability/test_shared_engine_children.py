@@ -70,7 +70,7 @@ def test_many_review_agents_never_end_or_move_the_main_session(tmp_path, figures
     def spill(tag: str) -> None:
         nonlocal unspilled
         tags.append(tag)
-        unspilled += eng.spill_tool_result("terminal", {}, output(tag)) is None
+        unspilled += eng.spill_tool_result("terminal", {}, output(tag)).text is None
 
     spill("start")
     for n in range(20):  # one after the other, a spill between each

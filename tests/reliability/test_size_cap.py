@@ -73,7 +73,7 @@ def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figu
             for k, call in enumerate(calls):
                 result = output(batch * 4 + k)
                 written += len(result)
-                preview = engine.spill_tool_result("terminal", call["function"]["arguments"], result)
+                preview = engine.spill_tool_result("terminal", call["function"]["arguments"], result).text
                 assert preview is not None and preview != result
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": preview})
                 worst = max(worst, disk_bytes(engine.store_session.root) - pinned_bytes(engine.store_session.store))
@@ -145,7 +145,7 @@ def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_
     messages: list[dict] = [{"role": "system", "content": "you are a test"}]
     for i in range(6):
         call = {"id": f"c{i}", "type": "function", "function": {"name": "terminal", "arguments": f'{{"n": {i}}}'}}
-        preview = engine.spill_tool_result("terminal", call["function"]["arguments"], output(i))
+        preview = engine.spill_tool_result("terminal", call["function"]["arguments"], output(i)).text
         messages += [
             {"role": "user", "content": f"read output {i}"},
             {"role": "assistant", "content": None, "tool_calls": [call]},
@@ -190,7 +190,7 @@ def test_without_request_hooks_the_cap_holds_within_the_two_newest_tool_batches(
         engine.update_from_response({"prompt_tokens": 20_000 + batch, "completion_tokens": 10, "total_tokens": 0})
         batches.append([])
         for k in range(4):
-            preview = engine.spill_tool_result("terminal", f'{{"n": {batch * 4 + k}}}', output(batch * 4 + k))
+            preview = engine.spill_tool_result("terminal", f'{{"n": {batch * 4 + k}}}', output(batch * 4 + k)).text
             batches[-1].append(HANDLE_REF.findall(preview)[0])
             recent = [h for b in batches[-2:] for h in b]
             recent_bytes = sum(store.stat(store.resolve(h, "old-host")).size for h in recent)  # none evicted

@@ -10,6 +10,7 @@ import pytest
 from stowage.context_engine.replay import HostDriver, ReplayTarget, StandInSummarizer
 from stowage.context_engine.replay.billing import TokenMeter
 from stowage.context_engine.replay.clock import Latency, SimClock, Timing, parse_latency
+from stowage.context_engine.session_status import AheadStatus
 
 
 def words(text: str) -> int:
@@ -96,8 +97,8 @@ class _AheadStub:
     def settle(self) -> None:
         pass
 
-    def status(self) -> dict[str, Any]:
-        return {"prepared": 1, "used": 1, "wasted_tokens": 0}
+    def status(self) -> AheadStatus:
+        return AheadStatus(prepared=1, used=1, wasted_tokens=0)
 
 
 def timed_run(engine: Any, summarizer: StandInSummarizer, timing: Timing) -> Any:
