@@ -77,7 +77,7 @@ def _spill_large_result(
     if engine is None:
         return None  # Stowage is not the engine of this session: nobody could fetch the handle
     try:
-        shaped = engine.last_request  # (history, as sent) of the request the model answered
+        shaped = engine.state.last_request  # (history, as sent) of the request the model answered
         if shaped is not None:
             earlier = reread_answer(tool_name, args, result, shaped[0], shaped[1])
             if earlier is not None:

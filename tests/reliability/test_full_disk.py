@@ -117,7 +117,7 @@ def test_full_disk_on_a_real_tmpfs(tmp_path, figures):
         engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- n")
         engine.update_model("m", 32_000)
         engine.on_session_start("s", hermes_home=str(tmp_path))
-        store = engine.store_session.store
+        store = engine.state.store.store
         handles = stored(store)
         filled = fill(mnt)
         tools = FetchTools(store, lambda: "s", FetchLimits())

@@ -65,7 +65,7 @@ def test_a_page_under_the_threshold_in_characters_but_over_it_in_tokens_is_spill
     assert preview is not None and preview.startswith(SPILL_HEADER)
     assert len(encoding.encode_ordinary(preview)) < THRESHOLD
     (handle,) = [line.split()[-1] for line in preview.splitlines() if line.startswith("handle: ")]
-    store = engine.store_session.store
+    store = engine.state.store.store
     assert store.read_bytes(store.resolve(handle, "scripts")).decode("utf-8") == text
 
 

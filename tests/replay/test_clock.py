@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -118,11 +119,11 @@ def test_a_compaction_calling_the_model_blocks_the_turn_for_the_model_latency() 
 def test_a_summary_written_ahead_costs_the_turn_nothing_and_is_counted_as_prepared() -> None:
     summarizer = StandInSummarizer(words)
     engine = FakeEngine(answers=[True])  # its compress() uses a reply written before: no call on the turn
-    engine.ahead = _AheadStub()
+    engine.state = SimpleNamespace(ahead=_AheadStub())
     original = engine.compress
 
     def compress(messages: list[dict[str, Any]], current_tokens: int | None = None) -> list[dict[str, Any]]:
-        engine.ahead.last_use = {"prepared_ahead": True}
+        engine.state.ahead.last_use = {"prepared_ahead": True}
         return original(messages, current_tokens)
 
     engine.compress = compress
