@@ -30,7 +30,7 @@ from .preview import CompactionPreview
 from .session_state import InSession, SessionState
 from .session_status import SessionStatus
 from .shared_engine import SharedEngine, routed
-from .store_session.session import SpillOutcome
+from .store_session.spill import SpillOutcome
 from .thresholds import as_int, default_share, trigger_for
 from .trigger import trigger_key
 

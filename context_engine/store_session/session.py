@@ -16,7 +16,6 @@ import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -29,7 +28,7 @@ from .archive import StoreArchive, encode_text, keep_bytes, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import request_refs
 from .settings import retention_policy, store_root
-from .spill import SpillPolicy, spill_result
+from .spill import KEPT, SpillOutcome, SpillPolicy, spill_result
 
 logger = logging.getLogger(__name__)
 
@@ -127,22 +126,6 @@ def open_store(root: Path, settings: Settings) -> BlobStore:
             store = BlobStore(root, retention_policy(settings), cross_session_reads=settings.store.cross_session_reads)
             _stores[root] = store
         return store
-
-
-@dataclass(frozen=True)
-class SpillOutcome:
-    """What :meth:`StoreSession.spill` did with one tool result.
-
-    ``text`` replaces the result in the history (a preview, or the result
-    behind a note that it could not be stored); None keeps the result as it
-    is.  ``spilled`` is set when the output went to the store.
-    """
-
-    text: str | None = None
-    spilled: SpillRecord | None = None
-
-
-KEPT = SpillOutcome()
 
 
 class StoreSession:
