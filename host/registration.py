@@ -106,7 +106,7 @@ def _spill_large_result(
     if engine is None:
         return None  # Stowage is not the engine of this session: nobody could fetch the handle
     try:
-        shaped = engine.last_request  # (history, as sent) of the request the model answered
+        shaped = engine.state.last_request  # (history, as sent) of the request the model answered
         if shaped is not None:
             earlier = reread_answer(tool_name, args, result, shaped[0], shaped[1])
             if earlier is not None:
@@ -115,14 +115,10 @@ def _spill_large_result(
                     (args or {}).get("path") if isinstance(args, dict) else "a file",
                 )
                 return earlier
-        spills = engine.store_session.spills
-        preview = engine.spill_tool_result(tool_name, args, result)
+        outcome = engine.spill_tool_result(tool_name, args, result)
     except Exception:  # a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
-    if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:
-        spill = engine.store_session.recent_spills[-1]
-        say(
-            spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle")))
-        )
-    return preview
+    if outcome.spilled is not None:
+        say(spill_note(tool_name, outcome.spilled.chars, outcome.spilled.tokens, outcome.spilled.handle))
+    return outcome.text

@@ -27,11 +27,12 @@ from typing import Any, Callable
 from ...blobstore import BlobStore, StoreError
 from ..config import Settings
 from ..markers import BlobKind
+from ..part_status import SpillRecord, StoreStatus
 from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import request_refs
 from .settings import retention_policy, store_root
-from .spill import SpillPolicy, spill_result
+from .spill import KEPT, SpillOutcome, SpillPolicy, spill_result
 from .stubs import StubService, digest
 
 logger = logging.getLogger(__name__)
@@ -149,7 +150,7 @@ class StoreSession:
         self.archive_failures = 0
         self.last_store_error: str | None = None
         self.tool_calls = 0
-        self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
+        self.recent_spills: list[SpillRecord] = []  # newest last, bounded: what status shows
         self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
         self._request_refs: frozenset[str] = frozenset()  # what the session's last request showed or pointed to
         self._batches = ToolBatches()  # what the session stored in its current and previous tool batch
@@ -234,12 +235,12 @@ class StoreSession:
         self.archive_failures += 1
         self.last_store_error = str(exc)
 
-    def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
-        """The preview for an oversized result; smaller ones are recorded in the background."""
+    def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> SpillOutcome:
+        """The preview for an oversized result; smaller ones are kept and recorded in the background."""
         self.activate()  # a tool output
         store = self.store
         if store is None or not isinstance(result, str):
-            return None
+            return KEPT
         args_text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
         failed: list[BaseException] = []
         spilled = spill_result(
@@ -255,7 +256,7 @@ class StoreSession:
         if failed:
             self.spill_failures += 1
             self.last_store_error = str(failed[0])
-            return f"{SPILL_FAILED_NOTE}\n" + result
+            return SpillOutcome(f"{SPILL_FAILED_NOTE}\n" + result)
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
                 self._batches.add(digest(result))
@@ -263,19 +264,14 @@ class StoreSession:
                 writer_for(store.root).submit(
                     self._record, store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id
                 )
-            return None
+            return KEPT
         self.spills += 1
         self._pinned = (None, frozenset())  # the store pinned the spill for the next request: pin that one
         self._batches.add(*spilled.stored, digest(spilled.message))
-        self.recent_spills.append(
-            {
-                "handle": spilled.handle,
-                "tool": tool_name,
-                "tokens": spilled.tokens,
-                "chars": len(result),
-                "at": time.time(),
-            }
+        record = SpillRecord(
+            handle=spilled.handle, tool=tool_name, tokens=spilled.tokens, chars=len(result), at=time.time()
         )
+        self.recent_spills.append(record)
         del self.recent_spills[:-RECENT_SPILLS]
         if len(self._spilled) >= MAX_SPILL_ORIGINS:
             oldest = next(iter(self._spilled))
@@ -293,7 +289,7 @@ class StoreSession:
             session_id=self.session_id,
             kind=BlobKind.PREVIEW,
         )
-        return spilled.message
+        return SpillOutcome(spilled.message, record)
 
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output a preview this session wrote stands for (the lean view's "saved")."""
@@ -377,18 +373,18 @@ class StoreSession:
             return json.dumps({"error": self.error or "the Stowage store is not available in this session"})
         return FetchTools(store, lambda: self.session_id, self.limits).handle(name, args)
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "root": str(self.root) if self.root else None,
-            "error": self.error,
-            "spills": self.spills,
-            "spill_failures": self.spill_failures,
-            "archive_failures": self.archive_failures,
-            "last_store_error": self.last_store_error,
-            "tool_calls": self.tool_calls,
-            "recent_spills": list(self.recent_spills),
-            "cap_evicted": self._cap_evicted(),
-        }
+    def status(self) -> StoreStatus:
+        return StoreStatus(
+            root=str(self.root) if self.root else None,
+            error=self.error,
+            spills=self.spills,
+            spill_failures=self.spill_failures,
+            archive_failures=self.archive_failures,
+            last_store_error=self.last_store_error,
+            tool_calls=self.tool_calls,
+            recent_spills=list(self.recent_spills),
+            cap_evicted=self._cap_evicted(),
+        )
 
     def _cap_evicted(self) -> dict[str, int]:
         """This session's blobs the size cap tombstoned (their handles now answer with tombstones)."""

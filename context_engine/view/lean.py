@@ -20,6 +20,7 @@ from typing import Any, Callable, Protocol
 
 from ..markers import SPILL_HEADER, BlobKind
 from ..messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
+from ..part_status import ViewStatus
 from ..stubs import cut_arguments, view_stub
 from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
 from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
@@ -311,24 +312,24 @@ class LeanView:
             "unstored": outcome.unstored,
         }
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ViewStatus:
         s = self.stats
-        return {
-            "enabled": self.settings.enabled,
-            "hot_tokens": self.settings.hot_tokens,
-            "step_tokens": self.settings.step_tokens,
-            "pin_turns": self.settings.pin_turns,
-            "requests": s.requests,
-            "tokens_saved": s.tokens_saved,
-            "sent_tokens": s.sent_tokens,
-            "unshaped_tokens": s.unshaped_tokens,
-            "view_tokens_saved": s.view_tokens_saved,
-            "spill_tokens_saved": s.spill_tokens_saved,
-            "steps": s.steps,
-            "unstored_outputs": s.unstored,
-            "last_error": s.last_error,
-            "last_request": dict(s.last),
-        }
+        return ViewStatus(
+            enabled=self.settings.enabled,
+            hot_tokens=self.settings.hot_tokens,
+            step_tokens=self.settings.step_tokens,
+            pin_turns=self.settings.pin_turns,
+            requests=s.requests,
+            tokens_saved=s.tokens_saved,
+            sent_tokens=s.sent_tokens,
+            unshaped_tokens=s.unshaped_tokens,
+            view_tokens_saved=s.view_tokens_saved,
+            spill_tokens_saved=s.spill_tokens_saved,
+            steps=s.steps,
+            unstored_outputs=s.unstored,
+            last_error=s.last_error,
+            last_request=dict(s.last),
+        )
 
 
 def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session: StoreHandles) -> int:

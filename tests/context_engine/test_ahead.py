@@ -13,7 +13,6 @@ import threading
 
 from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare
 from stowage.context_engine.boundaries import Window
-from stowage.context_engine.compaction_run import compaction_plan
 from stowage.context_engine.compactor import compact
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
@@ -33,7 +32,7 @@ def near_trigger(engine, share: float = 0.95) -> None:
 
 def prepare(engine, msgs) -> None:
     engine.prepare_ahead(msgs)
-    engine.ahead.settle()
+    engine.state.ahead.settle()
 
 
 def ahead(engine) -> dict:
@@ -106,12 +105,12 @@ def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays():
     msgs = history()
     near_trigger(engine)
     prepare(engine, msgs)
-    job_window = engine.ahead.pending.window
+    job_window = engine.state.ahead.pending.window
     later = later_turn(msgs)
     out = engine.compress(later)
     assert len(model.prompts) == 1 and ahead(engine)["used"] == 1
     assert validate_messages(out, "strict") == []
-    assert engine.last_outcome.stats.window_messages == job_window.size
+    assert engine.state.last_outcome.stats.window_messages == job_window.size
     kept = json.dumps(out)
     assert "One more thing 7" in kept and NEWEST in kept
 
@@ -136,7 +135,7 @@ def test_changed_history_is_not_used():
     near_trigger(engine)
     prepare(engine, msgs)
     edited = copy.deepcopy(msgs)
-    inside = next(i for i in range(engine.ahead.pending.window.head_end, len(msgs)) if msgs[i]["role"] == "user")
+    inside = next(i for i in range(engine.state.ahead.pending.window.head_end, len(msgs)) if msgs[i]["role"] == "user")
     edited[inside]["content"] = "an edited message inside the prepared window"
     engine.compress(edited)
     assert len(model.prompts) == 2 and "an edited message" in model.prompts[1]
@@ -215,12 +214,12 @@ def test_a_hung_preparation_costs_one_deadline_and_one_call():
     near_trigger(engine)
     engine.prepare_ahead(msgs)
     assert entered.wait(30)
-    run = engine.ahead._run
+    run = engine.state.ahead._run
     out = engine.compress(msgs)
     last = engine.get_status()["last_compaction"]
     assert last["result"] == "fallback" and last["summary_error"].startswith("timeout"), last
     assert "without the summary model" in json.dumps(out) and NEWEST in json.dumps(out)
-    assert engine.ahead.last_use["outcome"] == "failed" and ahead(engine)["failed"] == 1
+    assert engine.state.ahead.last_use["outcome"] == "failed" and ahead(engine)["failed"] == 1
     governor = engine.get_status()["governor"]
     assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0
     assert len(runtimes) == 1 and runtimes[0]["timeout"] == 0.2  # one call, given the configured deadline
@@ -247,7 +246,7 @@ def test_a_preparation_failing_while_the_compaction_waits_is_that_compactions_fa
     result: list = []
     worker = threading.Thread(target=lambda: result.append(engine.compress(msgs)))
     worker.start()
-    while engine.ahead._run is not None and worker.is_alive():  # the compaction claims the job, then waits
+    while engine.state.ahead._run is not None and worker.is_alive():  # the compaction claims the job, then waits
         worker.join(0.01)
     gate.set()
     worker.join(30)
@@ -289,12 +288,12 @@ def test_session_end_reset_and_copies_drop_the_pending_preparation():
     near_trigger(engine)
     prepare(engine, msgs)
     clone = copy.deepcopy(engine)
-    assert clone.ahead is not engine.ahead and clone.ahead.pending is None
+    assert clone.state.ahead is not engine.state.ahead and clone.state.ahead.pending is None
     engine.on_session_end("s1", msgs)
-    assert engine.ahead.pending is None and ahead(engine)["discarded"] == 1
+    assert engine.state.ahead.pending is None and ahead(engine)["discarded"] == 1
     prepare(engine, msgs)
     engine.on_session_reset()
-    assert engine.ahead.pending is None and ahead(engine)["discarded"] == 2
+    assert engine.state.ahead.pending is None and ahead(engine)["discarded"] == 2
 
 
 # -- pure parts ------------------------------------------------------------------------------
@@ -316,9 +315,11 @@ def test_job_prompt_is_the_compactors():
     model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
-    plan = compaction_plan(engine)
-    job = build_job(msgs, plan, engine.counter.estimate_message, today="2026-01-02")
-    compact(msgs, plan, count=engine.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02")
+    plan = engine.state.compaction_plan(engine.limits)
+    job = build_job(msgs, plan, engine.state.counter.estimate_message, today="2026-01-02")
+    compact(
+        msgs, plan, count=engine.state.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02"
+    )
     assert job is not None and model.prompts == [job.prompt]
 
 
@@ -334,7 +335,7 @@ def test_a_dropped_preparation_that_fails_later_is_not_counted():
     near_trigger(engine)
     engine.prepare_ahead(history())
     assert entered.wait(30)
-    run = engine.ahead._run
+    run = engine.state.ahead._run
     engine.on_session_reset()  # the session moved on: its preparation is dropped
     gate.set()
     assert run.done.wait(30) and run.failure is not None

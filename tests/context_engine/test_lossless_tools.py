@@ -251,11 +251,32 @@ def test_store_write_failure_passes_the_result_through(store, monkeypatch):
     )
 
 
+def test_a_spill_says_what_it_did_in_a_typed_outcome(engine, monkeypatch):
+    """The host glue's chat note reads the outcome: kept, spilled (handle and size), or not storable."""
+    kept = engine.spill_tool_result("terminal", {}, "short output")
+    assert kept.text is None and kept.spilled is None
+    text = big_log()
+    spilled = engine.spill_tool_result("terminal", {"command": "make"}, text)
+    assert spilled.text is not None and spilled.text.startswith(SPILL_HEADER)
+    record = spilled.spilled
+    assert record is not None and record == engine.state.store.recent_spills[-1]
+    assert (record.tool, record.chars) == ("terminal", len(text)) and record.handle in spilled.text
+    assert record.tokens > 500 and engine.state.store.status().spills == 1
+
+    def full_disk(*args, **kwargs):
+        raise StoreWriteError("no space left on device", errno.ENOSPC)
+
+    monkeypatch.setattr(engine.state.store.store, "put", full_disk)
+    failed = engine.spill_tool_result("terminal", {}, text + "\nanother run")
+    assert failed.spilled is None and failed.text is not None and failed.text.endswith("another run")
+    assert engine.state.store.status().spill_failures == 1 and engine.state.store.status().spills == 1
+
+
 # -- read-back tools ------------------------------------------------------------------
 
 
 def spilled_handles(eng: StowageEngineCore, text: str) -> list[str]:
-    message = eng.spill_tool_result("terminal", {"command": "make"}, text)
+    message = eng.spill_tool_result("terminal", {"command": "make"}, text).text
     assert message is not None
     return HANDLE.findall(message)
 
@@ -400,7 +421,7 @@ def _spilled_session(store):
     session = StoreSession(load_settings({}), store=store)
     session.start("s")
     original = "\n".join(f"line {i}: some build output" for i in range(4000))
-    preview = session.spill("terminal", {"command": "make"}, original, lambda text: len(text) // 4)
+    preview = session.spill("terminal", {"command": "make"}, original, lambda text: len(text) // 4).text
     assert preview is not None and preview.startswith(SPILL_HEADER)
     writer_for(store.root).drain()  # the preview is recorded in the background
     original_handle = store.put(original.encode(), session_id="s", tool_name="terminal", kind="spill").handle

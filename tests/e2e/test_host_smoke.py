@@ -52,7 +52,7 @@ for worker in [t for t in threading.enumerate() if t.name == "bg-review" and t.i
     worker.join(120)
 del engine.sharing.guest_for_start
 result = {"main_session": agent.session_id, "engine_session": engine.session_id,
-          "store_session": engine.store_session.session_id, "bound": sessions.engine_for(agent.session_id) is engine,
+          "store_session": engine.state.store.session_id, "bound": sessions.engine_for(agent.session_id) is engine,
           "guests_left": engine.sharing.has_guests, "review_got_a_guest": any(made)}
 """
 REVIEW_PROMPT_MARK = "You can only call "  # then "memory and skill" or (0.22, memory off) "skill" management tools

@@ -54,7 +54,7 @@ def main_intact(eng: StowageEngineCore, tags: list[str]) -> dict[str, int]:
         missed += not any(r["text"].endswith(f"MARK-{tag}") for r in found["results"])
         capped += found["searched"] != found["of"] or found["of"] < len(tags)
     return {
-        "moved": int(eng.session_id != "main" or eng.store_session.session_id != "main"),
+        "moved": int(eng.session_id != "main" or eng.state.store.session_id != "main"),
         "usage_overwritten": int(eng.last_prompt_tokens != 1000),
         "grep_missed": missed,
         "grep_capped": capped,
@@ -70,7 +70,7 @@ def test_many_review_agents_never_end_or_move_the_main_session(tmp_path, figures
     def spill(tag: str) -> None:
         nonlocal unspilled
         tags.append(tag)
-        unspilled += eng.spill_tool_result("terminal", {}, output(tag)) is None
+        unspilled += eng.spill_tool_result("terminal", {}, output(tag)).text is None
 
     spill("start")
     for n in range(20):  # one after the other, a spill between each
@@ -105,7 +105,7 @@ def test_the_turn_preflight_never_compacts_a_request_sent_under_the_trigger(tmp_
             {"role": "tool", "tool_call_id": f"c{n}", "content": f"output {n}\n" * 300},
         ]
     assert eng.select_context(history, conversation_messages=history) is not None
-    saved = int(eng.view.stats.last["saved_tokens"])
+    saved = int(eng.state.view.stats.last["saved_tokens"])
     eng.on_turn_complete(history, None, turn_id="t1", interrupted=False)
     early = late = tried = 0
     for over in range(-saved + 1, saved, max(1, saved // 50)):  # whole-history figures around the trigger
