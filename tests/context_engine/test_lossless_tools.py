@@ -466,7 +466,7 @@ def test_a_view_stub_of_a_preview_names_the_original_in_this_process_and_the_nex
 
     # A look-alike recorded as a plain output is kept as itself, in any process.
     look_alike = f"{SPILL_HEADER}\nhandle: {original_handle}\n" + "x" * 5000
-    assert later.spill("terminal", {}, look_alike, lambda text: 10) is None  # small: recorded as an output
+    assert later.spill("terminal", {}, look_alike, lambda text: 10).text is None  # small: recorded as an output
     from stowage.context_engine.store_session.session import writer_for
 
     writer_for(store.root).drain()

@@ -131,7 +131,7 @@ def test_a_new_conversation_on_the_same_agent_waits_for_its_own_activity(tmp_pat
 def test_a_compaction_continuation_is_recorded_at_once_with_the_blobs_it_continues(tmp_path: Path) -> None:
     eng = engine(tmp_path)
     eng.on_session_start("main", hermes_home=str(tmp_path))
-    handle_text = eng.spill_tool_result("terminal", "{}", "".join(f"row {i}\n" for i in range(20_000)))
+    handle_text = eng.spill_tool_result("terminal", "{}", "".join(f"row {i}\n" for i in range(20_000))).text
     assert handle_text and "stowage_fetch" in handle_text
     eng.on_session_start("main-2", old_session_id="main", boundary_reason="compression", hermes_home=str(tmp_path))
     root = tmp_path / "stowage"
