@@ -45,10 +45,6 @@ except ImportError:  # pragma: no cover - older Pythons
     import sre_constants as sre_c  # type: ignore[no-redef]
     import sre_parse  # type: ignore[no-redef]
 
-ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT.parent) not in sys.path:
-    sys.path.insert(0, str(ROOT.parent))
-
 # -- Go (RE2) syntax to Python ---------------------------------------------------------------------
 
 _POSIX = {
@@ -206,6 +202,9 @@ def _emit(items: Iterable[tuple[Any, Any]], walk: _Walk, inside: bool) -> str:
             low, high, sub = av
             high = low + walk.spread if high == sre_c.MAXREPEAT else high
             count = walk.rng.randint(low, min(high, low + walk.spread)) if inside else low
+            if list(sub) == [(sre_c.ANY, None)]:  # ".{20}": any characters, not dots
+                out.extend(walk.rng.choice(_ALNUM) for _ in range(count))
+                continue
             out.extend(_emit(sub, walk, inside) for _ in range(count))
         elif op is sre_c.BRANCH:
             out.append(_emit(walk.rng.choice(av[1]) if inside else av[1][0], walk, inside))
@@ -285,7 +284,9 @@ def load_gitleaks(path: Path) -> tuple[list[ScannerRule], list[str]]:
         for allow in raw.get("allowlists", []) + ([raw["allowlist"]] if "allowlist" in raw else []):
             if allow.get("condition", "OR").upper() == "AND" or allow.get("paths") or allow.get("commits"):
                 continue  # needs a path or a commit: never true for a bare text
-            target = {"match": rule.allow_match, "line": rule.allow_line}.get(allow.get("regexTarget", ""), rule.allow_secret)
+            target = {"match": rule.allow_match, "line": rule.allow_line}.get(
+                allow.get("regexTarget", ""), rule.allow_secret
+            )
             target.extend(re.compile(go_to_python(r)) for r in allow.get("regexes", []))
             rule.stopwords.extend(w.lower() for w in allow.get("stopwords", []))
         rules.append(rule)
@@ -315,7 +316,9 @@ def load_detect_secrets() -> list[ScannerRule]:
             group = 1 if pattern.groups else 0
             if "(?P<" in pattern.pattern or pattern.groupindex:
                 group = max(pattern.groupindex.values(), default=group)
-            rules.append(ScannerRule("detect-secrets", rid, pattern, group, [cls.__name__.replace("Detector", "").lower()]))
+            rules.append(
+                ScannerRule("detect-secrets", rid, pattern, group, [cls.__name__.replace("Detector", "").lower()])
+            )
     return rules
 
 
@@ -512,7 +515,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"samples {summary['samples']}, leaked {summary['leaked_samples']}; rules not sampled: {unsampled or 'none'};"
         f" skipped (path-only): {skipped or 'none'};"
-        f" detect-secrets plugins not measured: {DETECT_SECRETS_MARKERS if args.detect_secrets else 'none'}; mask {summary['mask_ms']} ms"
+        f" detect-secrets plugins not measured: {list(DETECT_SECRETS_MARKERS) if args.detect_secrets else 'none'};"
+        f" mask {summary['mask_ms']} ms"
         f" ({summary['mask_us_per_kchar']} us per 1,000 chars)"
     )
     return 0

@@ -150,7 +150,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
     ),
     # .NET app.config / web.config settings: <add key="SmtpPassword" value="..."/>.
     Rule(
-        re.compile(r"(?i)<add\s+key\s*=\s*(['\"])" + _SECRET_NAME + r"\1\s+value\s*=\s*(['\"])(?P<secret>[^'\"]+)\2"),
+        re.compile(r"(?i)<add\s+key\s*=\s*(['\"])" + _SECRET_NAME + r"\1\s*value\s*=\s*(['\"])(?P<secret>[^'\"]+)\2"),
         mask_group,
         in_lowered("<add"),
         at_lowered_words("<add"),

@@ -1,0 +1,171 @@
+"""Keys named only for their provider (``TWITTER=<key>``), and provider key shapes without a literal head.
+
+Secret scanners anchor many provider rules on the provider's name rather
+than on a token prefix: a random value under ``twitter``, ``sumo`` or
+``kucoin`` is a key even when the name holds no secret word.  The pair
+rule reads the name; here it must hold a provider's name as a whole
+segment (``blob_sha`` does not hold ``lob``), nothing after it may name
+something else (``sentry_url``, ``github_sha``), and the value must look
+generated (12+ characters, letters and digits mixed: ``linear = nn.Linear(4)``
+stays).  The other rules are token shapes whose start is not a literal
+(``<15 digits>|<secret>``, ``<14>.atlasv1.<...>``): each is found from its
+fixed middle.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from re import Match
+
+from .redact_match import (
+    MASK,
+    Finder,
+    Haystack,
+    Rule,
+    at_lowered_words,
+    at_words,
+    in_lowered,
+    in_text,
+    mask_all,
+    mask_group,
+    matches_at,
+    occurrences,
+    secret_is_quoted,
+)
+from .redact_pairs import at_pair_names, line_end_after, line_start_before, pair_pattern
+from .redact_values import _PLAIN_AFTER, is_plain_value, looks_random
+
+__all__ = ["PROVIDER_RULES", "PROVIDER_WORDS"]
+
+# Providers whose keys scanners find by the provider's name next to them (lower case, one name segment each;
+# several-word names written together, as "newrelic" also stands for "new_relic").
+PROVIDER_WORDS = (
+    "adafruit", "adobe", "airtable", "algolia", "alibaba", "aliyun", "amplitude", "asana", "atlassian", "auth0",
+    "authress", "beamer", "bitbucket", "bittrex", "braintree", "bugsnag", "circleci", "clickup", "cloudflare",
+    "codecov", "cohere", "coinbase", "confluence", "confluent", "contentful", "databricks", "datadog", "digitalocean",
+    "discord", "docusign", "doppler", "drone", "droneci", "dropbox", "dynatrace", "etsy", "facebook", "fastly",
+    "finicity", "finnhub", "firebase", "flickr", "freshbooks", "gitter", "gocardless", "grafana", "heroku",
+    "honeycomb", "hubspot", "intercom", "jfrog", "artifactory", "jira", "kraken", "kucoin", "launchdarkly", "linear",
+    "linkedin", "lob", "looker", "mailchimp", "mailgun", "mandrill", "mapbox", "mattermost", "meraki", "messagebird",
+    "mixpanel", "netlify", "newrelic", "nytimes", "okta", "opsgenie", "pagerduty", "paypal", "paystack", "plaid",
+    "postmark", "privateai", "pusher", "rapidapi", "razorpay", "rollbar", "sendbird", "sendgrid", "sentry", "shippo",
+    "shopify", "snyk", "sonar", "sonarqube", "sparkpost", "squarespace", "sumo", "sumologic", "supabase", "telegram",
+    "travis", "travisci", "twilio", "twitch", "twitter", "typeform", "vercel", "yandex", "zendesk", "zoom",
+)  # fmt: skip
+_WORDS = frozenset(PROVIDER_WORDS)
+# Segments after the provider's name that say what else the value is (a place, a person, a version).
+_PLAIN_AFTER_PROVIDER = _PLAIN_AFTER | {
+    "commit", "rev", "revision", "user", "username", "email", "org", "owner", "repo", "project", "branch",
+    "tag", "image", "release", "build", "run", "job", "channel", "team", "workspace", "domain", "zone", "bucket",
+    "table", "model", "site", "page", "theme", "layer", "layers", "plugin", "version",
+}  # fmt: skip
+_SEGMENT = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_MIN_VALUE = 12
+
+
+def _provider_at(segments: list[str]) -> int:
+    """The index after the provider's name in ``segments`` (-1 when none is there)."""
+    for i in range(len(segments)):
+        for width in (1, 2, 3):  # new_relic, ny_times, private_ai, new_york_times
+            if "".join(segments[i : i + width]) in _WORDS and i + width <= len(segments):
+                return i + width
+    return -1
+
+
+def _mask_provider_pair(match: Match[str]) -> str:
+    name, value = match.group("name"), match.group("secret")
+    segments = [s.lower() for s in _SEGMENT.findall(name)]
+    after = _provider_at(segments)
+    if after < 0 or any(segment in _PLAIN_AFTER_PROVIDER for segment in segments[after:]):
+        return match.group(0)
+    if len(value) < _MIN_VALUE or not looks_random(value) or is_plain_value(value, secret_is_quoted(match)):
+        return match.group(0)
+    if "://" in value or "@" in value:
+        return match.group(0)  # a URL or an address (one with a password has its own rule)
+    if match.group("sep") == ":" and not match.group("q"):
+        text = match.string
+        if not line_start_before(text, match.start()) or not line_end_after(text, match.end()):
+            return match.group(0)  # "Twitter: see the 2FA docs" is prose; a YAML key starts and ends its line
+    return mask_group(match)
+
+
+def _before(mark: str, widths: tuple[int, ...], run: re.Pattern[str]) -> Finder:
+    """Matches that begin ``width`` characters before each ``mark``, where those characters are a ``run``."""
+
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        text = haystack.text
+        starts = {
+            at - width
+            for at in occurrences(text, (mark,))
+            for width in widths
+            if at >= width and run.fullmatch(text, at - width, at)
+        }
+        return matches_at(pattern, text, sorted(starts))
+
+    return find
+
+
+_DIGITS = re.compile(r"[0-9]+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+
+
+def _either(*finders: Finder) -> Finder:
+    """Matches of each finder, in text order (the replacement skips any inside an earlier one)."""
+
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        found = {m.start(): m for finder in finders for m in finder(pattern, haystack)}
+        return [found[at] for at in sorted(found)]
+
+    return find
+
+
+def _mask_random(match: Match[str]) -> str:
+    return MASK if looks_random(match.group(0)) else match.group(0)
+
+
+def _has_provider(haystack: Haystack) -> bool:
+    return (haystack.has("=") or haystack.has(":")) and any(map(haystack.lower_has, PROVIDER_WORDS))
+
+
+PROVIDER_RULES: tuple[Rule, ...] = (
+    Rule(pair_pattern(PROVIDER_WORDS), _mask_provider_pair, _has_provider, at_pair_names(PROVIDER_WORDS)),
+    # Facebook app access tokens: "<app id>|<app secret>" (or the "|" URL-encoded).
+    Rule(
+        re.compile(r"(?<![0-9])[0-9]{15,16}(?:\||%7C)[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"),
+        mask_all,
+        in_text(any_of=("|", "%7C")),
+        _either(_before("|", (15, 16), _DIGITS), _before("%7C", (15, 16), _DIGITS)),
+    ),
+    # Terraform Cloud / Enterprise API tokens: <14>.atlasv1.<60-70>.
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
+        mask_all,
+        in_text(".atlasv1."),
+        _before(".atlasv1.", (14,), _ALNUM),
+    ),
+    # Artifactory API keys and passwords (AKC..., AP<hex>...), when they look generated ("APEXAnalytics" stays).
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_])(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})(?![A-Za-z0-9_])"),
+        _mask_random,
+        in_text(any_of=("AKC", "AP")),
+        at_words("AKC", "AP"),
+    ),
+    # Mailchimp API keys: 32 characters and the data centre (-us21).
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_])[0-9a-z]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])"),
+        _mask_random,
+        in_text("-us"),
+        _before("-us", (32,), _ALNUM),
+    ),
+    # Sidekiq Enterprise / Pro credentials in Bundler's environment variable.
+    Rule(
+        re.compile(
+            r"(?i)BUNDLE_(?:ENTERPRISE|GEMS)__CONTRIBSYS__COM['\"]?[ \t]*(?::=|=|:)[ \t]*['\"]?"
+            r"(?P<secret>[A-Fa-f0-9]{8}:[A-Fa-f0-9]{8})"
+        ),
+        mask_group,
+        in_lowered("contribsys__com"),
+        at_lowered_words("bundle_enterprise__", "bundle_gems__"),
+    ),
+)
