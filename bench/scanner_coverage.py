@@ -30,7 +30,6 @@ import math
 import random
 import re
 import string
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable

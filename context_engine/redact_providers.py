@@ -33,7 +33,7 @@ from .redact_match import (
     occurrences,
     secret_is_quoted,
 )
-from .redact_pairs import at_pair_names, line_end_after, line_start_before, pair_pattern
+from .redact_pairs import line_end_after, line_start_before, pair_pattern
 from .redact_values import _PLAIN_AFTER, is_plain_value, looks_random
 
 __all__ = ["PROVIDER_RULES", "PROVIDER_WORDS"]
@@ -124,12 +124,40 @@ def _mask_random(match: Match[str]) -> str:
     return MASK if looks_random(match.group(0)) else match.group(0)
 
 
-def _has_provider(haystack: Haystack) -> bool:
-    return (haystack.has("=") or haystack.has(":")) and any(map(haystack.lower_has, PROVIDER_WORDS))
+# A separator followed by the start of a value long enough to be a key (most "=" and ":" of code are not).
+_SEPARATOR_BEFORE_VALUE = re.compile(r"(?::=|=>|=|:)[ \t]*['\"`]?(?=[A-Za-z0-9_+/.=-]{12})")
+_BEFORE_SEPARATOR = " \t'\"]"
+_LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^A-Za-z0-9_.\-]")
+
+
+def _names_a_provider(name: str) -> bool:
+    return _provider_at([s.lower() for s in _SEGMENT.findall(name)]) >= 0
+
+
+def _at_provider_names(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+    """Matches from the start of each name that holds a provider's name and precedes a separator and a long value.
+
+    Searching a hundred provider names would scan the text a hundred times;
+    the separators before a value of 12+ key characters are found in one
+    scan instead, and the name before each is read backwards and split into
+    segments (``blob_sha`` holds no provider, ``TWITTER_KEY`` does).
+    """
+    text = haystack.text
+    starts: list[int] = []
+    for separator in _SEPARATOR_BEFORE_VALUE.finditer(text):
+        end = separator.start()
+        while end > 0 and text[end - 1] in _BEFORE_SEPARATOR:
+            end -= 1
+        low = max(0, end - 100)
+        outside = _LAST_OUTSIDE_NAME.match(text, low, end)
+        start = outside.end() if outside else low
+        if start < end and (outside or low == 0) and _names_a_provider(text[start:end]):
+            starts.append(start)
+    return matches_at(pattern, text, starts)
 
 
 PROVIDER_RULES: tuple[Rule, ...] = (
-    Rule(pair_pattern(PROVIDER_WORDS), _mask_provider_pair, _has_provider, at_pair_names(PROVIDER_WORDS)),
+    Rule(pair_pattern(PROVIDER_WORDS), _mask_provider_pair, in_text(any_of=("=", ":")), _at_provider_names),
     # Facebook app access tokens: "<app id>|<app secret>" (or the "|" URL-encoded).
     Rule(
         re.compile(r"(?<![0-9])[0-9]{15,16}(?:\||%7C)[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"),
@@ -150,6 +178,16 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         _mask_random,
         in_text(any_of=("AKC", "AP")),
         at_words("AKC", "AP"),
+    ),
+    # Authress service client access keys: <account>_<id>.<region>.acc_<client>.<base64 secret>.
+    Rule(
+        re.compile(
+            r"(?<![A-Za-z0-9_+/])(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-]"
+            r"[A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}(?![A-Za-z0-9_+/=])"
+        ),
+        mask_all,
+        in_text(".acc"),
+        at_words("sc_", "ext_", "scauth_", "authress_"),
     ),
     # Mailchimp API keys: 32 characters and the data centre (-us21).
     Rule(

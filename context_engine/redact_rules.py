@@ -15,6 +15,7 @@ import binascii
 import re
 from re import Match
 
+from .redact_commands import COMMAND_RULES
 from .redact_formats import FORMAT_RULES, mask_flag_value
 from .redact_match import (
     MASK,
@@ -261,7 +262,6 @@ _BASE64_VENDOR_KEYS = (
     r"ops_eyJ[A-Za-z0-9+/]{250,}={0,3}",
     r"ABSK[A-Za-z0-9+/]{109,}={0,2}",
     r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&._-]*",
-    r"(?:sc|ext|scauth|authress)_[A-Za-z0-9]{5,30}\.[A-Za-z0-9]{4,6}\.acc[_-][A-Za-z0-9-]{10,32}\.[A-Za-z0-9+/_=-]{30,120}",
 )
 _BASE64_VENDOR_HEADS = (
     "glc_",
@@ -595,6 +595,8 @@ RULES: tuple[Rule, ...] = (
     ),
     # Key and config files and command-line flags (redact_formats.py): PuTTY, .pgpass, .NET, plist, --token.
     *FORMAT_RULES,
+    # Passwords given to named commands (sqlcmd -P, mongosh -p, vault login, -storepass) (redact_commands.py).
+    *COMMAND_RULES,
     # Name/value pairs in any notation, and split across lines (redact_pairs.py).
     *PAIR_RULES,
     # Keys named only for their provider, and provider shapes without a literal head (redact_providers.py).
