@@ -75,7 +75,9 @@ COMMAND_RULES: tuple[Rule, ...] = (
     ),
     # vault login <token> (a flag or key=value after login is another form).
     Rule(
-        re.compile(r"\bvault[ \t]+login[ \t]+(?P<secret>[^\s'\"=<>|&;$`(){}-][^\s'\"=]*)(?=[ \t]*(?:$|\r?\n|[;&|]))"),
+        re.compile(
+            r"\bvault[ \t]+login[ \t]+(?P<secret>[^\s'\"=<>|&;$`(){}-][^\s'\"=]*)(?=[ \t]*(?:$|\r?\n|[;&|'\"\\]))"
+        ),
         mask_flag_value,
         in_text("vault", "login"),
         at_commands(r"\bvault[ \t]+login\b", "vault"),

@@ -33,7 +33,7 @@ def pair_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(
         r"(?<![A-Za-z0-9_.\-$@/\\])(?P<name>(?=[A-Za-z_])[A-Za-z0-9_.\-]{0,60}?(?i:"
         + "|".join(words)
-        + r")[A-Za-z0-9_.\-]{0,40})(?P<nq>['\"]?)\]?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?P<q>['\"`])?"
+        + r")[A-Za-z0-9_.\-]{0,40})(?P<nq>['\"]?)\]?[ \t]*(?P<sep>:{1,3}=|\?=|=>|=|:)[ \t]*(?P<q>['\"`])?"
         r"(?P<secret>(?(q)[^'\"`\r\n]{1,4096}+|(?![>])"
         + _BARE_VALUE
         + r"{1,4096}+={0,3}+))(?(q)(?P=q)|(?!"
@@ -67,6 +67,9 @@ def _mask_pair(match: Match[str]) -> str:
     random = len(value) >= 12 and looks_random(value)
     if not random and (kind == "weak" or (not quoted and name.startswith(("self.", "this.", "cls.")))):
         return match.group(0)  # an attribute set from a variable (self._secret = secret) is code
+    if not random and not match.group("q") and match.group("sep") in ("?=", "::=", ":::="):
+        if not line_end_after(match.string, match.end()):
+            return match.group(0)  # Make: "SECRET_SCAN ?= gitleaks detect --source ." sets a command
     if not random and match.group("sep") == ":" and not match.group("q"):
         # "the secret: keep it short" is prose; a YAML value starts its line's key and ends the line.
         if not line_start_before(match.string, match.start()) or not line_end_after(match.string, match.end()):
@@ -77,7 +80,7 @@ def _mask_pair(match: Match[str]) -> str:
 _LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^A-Za-z0-9_.\-]")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 # What must follow a name for a pair: a closing quote or "]", then a separator.
-_SEPARATOR_NEXT = re.compile(r"['\"]?\]?[ \t]*[:=]")
+_SEPARATOR_NEXT = re.compile(r"['\"]?\]?[ \t]*[?:=]")
 
 
 def at_pair_names(words: tuple[str, ...]) -> Callable[[re.Pattern[str], Haystack], Iterable[Match[str]]]:

@@ -53,7 +53,13 @@ PROVIDER_WORDS = (
     "shopify", "snyk", "sonar", "sonarqube", "sparkpost", "squarespace", "sumo", "sumologic", "supabase", "telegram",
     "travis", "travisci", "twilio", "twitch", "twitter", "typeform", "vercel", "yandex", "zendesk", "zoom",
 )  # fmt: skip
-_WORDS = frozenset(PROVIDER_WORDS)
+_WORDS = frozenset(PROVIDER_WORDS) | {"newyorktimes"}
+# The names of several words as a name writes them (new_relic, NEW-RELIC, NyTimes), for the pattern.
+_SPLIT_WORDS = (
+    r"new[_.-]relic", r"new[_.-]?york[_.-]?times", r"ny[_.-]times", r"private[_.-]ai", r"sumo[_.-]logic",
+    r"launch[_.-]darkly", r"message[_.-]bird", r"rapid[_.-]api", r"travis[_.-]ci", r"drone[_.-]ci",
+    r"digital[_.-]ocean", r"square[_.-]space", r"fresh[_.-]books", r"go[_.-]cardless", r"pager[_.-]duty",
+)  # fmt: skip
 # Segments after the provider's name that say what else the value is (a place, a person, a version).
 _PLAIN_AFTER_PROVIDER = _PLAIN_AFTER | {
     "commit", "rev", "revision", "user", "username", "email", "org", "owner", "repo", "project", "branch",
@@ -83,7 +89,7 @@ def _mask_provider_pair(match: Match[str]) -> str:
         return match.group(0)
     if "://" in value or "@" in value:
         return match.group(0)  # a URL or an address (one with a password has its own rule)
-    if match.group("sep") == ":" and not match.group("q"):
+    if match.group("sep") == ":" and not match.group("q") and len(value) < 16:
         text = match.string
         if not line_start_before(text, match.start()) or not line_end_after(text, match.end()):
             return match.group(0)  # "Twitter: see the 2FA docs" is prose; a YAML key starts and ends its line
@@ -125,8 +131,8 @@ def _mask_random(match: Match[str]) -> str:
 
 
 # A separator followed by the start of a value long enough to be a key (most "=" and ":" of code are not).
-_SEPARATOR_BEFORE_VALUE = re.compile(r"(?::=|=>|=|:)[ \t]*['\"`]?(?=[A-Za-z0-9_+/.=-]{12})")
-_BEFORE_SEPARATOR = " \t'\"]"
+_SEPARATOR_BEFORE_VALUE = re.compile(r"(?::{1,3}=|\?=|=>|=|:)[ \t]*['\"`]?(?=[A-Za-z0-9_+/.=-]{12})")
+_BEFORE_SEPARATOR = " \t'\"]?:+"
 _LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^A-Za-z0-9_.\-]")
 
 
@@ -157,7 +163,9 @@ def _at_provider_names(pattern: re.Pattern[str], haystack: Haystack) -> Iterable
 
 
 PROVIDER_RULES: tuple[Rule, ...] = (
-    Rule(pair_pattern(PROVIDER_WORDS), _mask_provider_pair, in_text(any_of=("=", ":")), _at_provider_names),
+    Rule(
+        pair_pattern(PROVIDER_WORDS + _SPLIT_WORDS), _mask_provider_pair, in_text(any_of=("=", ":")), _at_provider_names
+    ),
     # Facebook app access tokens: "<app id>|<app secret>" (or the "|" URL-encoded).
     Rule(
         re.compile(r"(?<![0-9])[0-9]{15,16}(?:\||%7C)[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"),

@@ -49,6 +49,8 @@ _PLACEHOLDER = re.compile(
 _ENV_LOOKUP = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:env\b|environ\b|ENV\b)\.[A-Za-z_][A-Za-z0-9_]*[;,]?")
 # An identifier naming a file (systemd's LoadCredential=<id>:<path>): not a URL, whose "//" follows the colon.
 _ID_PATH = re.compile(r"[A-Za-z0-9_.@-]+:(?:/(?!/)|~/)[^\s:]*")
+# A glob over names (systemd's ImportCredential=api.*, a list of keys "tokens.*").
+_NAME_GLOB = re.compile(r"[A-Za-z_][A-Za-z_.\-/]*\*")
 _REFERENCE = re.compile(r"\$(?:[{(A-Za-z_]|$)|\{\{|\{%|%\(|%\{|#\{|<%|@\{")
 
 
@@ -76,8 +78,8 @@ def is_plain_value(value: str, quoted: bool = False) -> bool:
         return len(value) < 24 or not looks_random(value)
     if not quoted and _EXPRESSION.match(value):
         return True  # tokens[0], os.Getenv(...)
-    if _LOWER_PATH.fullmatch(value) or _ID_PATH.fullmatch(value):
-        return True  # ./pw.txt, /run/secrets/db, systemd's LoadCredential=db-password:/etc/creds/db
+    if _LOWER_PATH.fullmatch(value) or _ID_PATH.fullmatch(value) or _NAME_GLOB.fullmatch(value):
+        return True  # ./pw.txt, /run/secrets/db, LoadCredential=db-password:/etc/creds/db, ImportCredential=api.*
     words = lowered.split()
     return len(words) >= 3 and all(w.isalnum() for w in words) and any(w in _PROSE_WORDS for w in words)
 
