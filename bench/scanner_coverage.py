@@ -204,6 +204,9 @@ def _emit(items: Iterable[tuple[Any, Any]], walk: _Walk, inside: bool) -> str:
             if list(sub) == [(sre_c.ANY, None)]:  # ".{20}": any characters, not dots
                 out.extend(walk.rng.choice(_ALNUM) for _ in range(count))
                 continue
+            if not inside and count == 0 and high >= 3 and _holds_any(sub):
+                out.append(" = ")  # "keyword(?:.|\n){0,40}?secret": a separator, not the secret glued on
+                continue
             out.extend(_emit(sub, walk, inside) for _ in range(count))
         elif op is sre_c.BRANCH:
             out.append(_emit(walk.rng.choice(av[1]) if inside else av[1][0], walk, inside))
@@ -225,6 +228,18 @@ def _emit(items: Iterable[tuple[Any, Any]], walk: _Walk, inside: bool) -> str:
             out.append(_emit(no, walk, inside) if no else "")
         # AT (anchors), ASSERT, ASSERT_NOT: nothing to emit
     return "".join(out)
+
+
+def _holds_any(items: Iterable[tuple[Any, Any]]) -> bool:
+    """The parsed pattern holds a ``.`` (in a branch or group too)."""
+    for op, av in items:
+        if op is sre_c.ANY:
+            return True
+        if op is sre_c.BRANCH and any(_holds_any(branch) for branch in av[1]):
+            return True
+        if op is sre_c.SUBPATTERN and _holds_any(av[3]):
+            return True
+    return False
 
 
 def entropy(text: str) -> float:
@@ -319,6 +334,49 @@ def load_detect_secrets() -> list[ScannerRule]:
                 ScannerRule("detect-secrets", rid, pattern, group, [cls.__name__.replace("Detector", "").lower()])
             )
     return rules
+
+
+# A detector's secret pattern in Go source: ``keyPat = regexp.MustCompile(detectors.PrefixRegex([]string{"a"}) + `re`)``.
+_GO_PATTERN = re.compile(
+    r"(?P<var>\w*(?:key|secret|token|pat|password|pwd)\w*)\s*=\s*regexp\.MustCompile\(\s*"
+    r"(?:detectors\.PrefixRegex\(\[\]string\{(?P<words>[^}]*)\}\)\s*\+\s*)?`(?P<regex>[^`]+)`\s*\)",
+    re.IGNORECASE,
+)
+_GO_KEYWORDS = re.compile(r"func \(\w+ \w+\) Keywords\(\) \[\]string \{\s*return \[\]string\{(?P<words>[^}]*)\}")
+
+
+def load_trufflehog(folder: Path) -> tuple[list[ScannerRule], list[str]]:
+    """The secret patterns of trufflehog's detectors (``pkg/detectors/*/*.go``), one rule per key pattern.
+
+    Only patterns named for a secret (``keyPat``, ``secretPat``, ``tokenPat``)
+    count: ids, users, hosts and URLs of multi-part credentials are not
+    secrets on their own.  A keyword prefix (``PrefixRegex``) becomes the
+    keyword, up to 40 characters of anything, then the secret, as trufflehog
+    reads it.
+    """
+    rules, skipped = [], []
+    for path in sorted(folder.glob("*/*.go")):
+        if path.name.endswith("_test.go"):
+            continue
+        source = path.read_text(encoding="utf-8", errors="replace")
+        keywords = _GO_KEYWORDS.search(source)
+        words = re.findall(r'"([^"]+)"', keywords.group("words")) if keywords else []
+        for found in _GO_PATTERN.finditer(source):
+            if re.search(r"(?i)id|user|email|url|host|domain|name|endpoint", found.group("var").replace("Pat", "")):
+                continue
+            prefix = ""
+            if found.group("words") is not None:
+                prefix_words = re.findall(r'"([^"]+)"', found.group("words"))
+                prefix = "(?i:" + "|".join(prefix_words) + r")(?:.|[\n\r]){0,40}?"
+            rule_id = f"{path.parent.name}/{found.group('var')}"
+            try:
+                pattern = re.compile(prefix + go_to_python(found.group("regex")))
+            except re.error as error:
+                skipped.append(f"{rule_id} ({error})")
+                continue
+            group = 1 if pattern.groups else 0
+            rules.append(ScannerRule("trufflehog", rule_id, pattern, group, [w.lower() for w in words]))
+    return rules, skipped
 
 
 # -- contexts --------------------------------------------------------------------------------------
@@ -466,6 +524,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--gitleaks", type=Path, help="a gitleaks config/gitleaks.toml")
     parser.add_argument("--detect-secrets", action="store_true", help="the installed detect-secrets plugins")
+    parser.add_argument("--trufflehog", type=Path, help="a trufflehog checkout's pkg/detectors folder")
+    parser.add_argument("--only", help="measure only the rules whose id holds this text (e.g. provider names)")
     parser.add_argument("--samples", type=int, default=3, help="secrets generated per rule (each in every context)")
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--json", action="store_true")
@@ -478,13 +538,23 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"no gitleaks config at {args.gitleaks}")
         loaded, skipped = load_gitleaks(args.gitleaks)
         rules += loaded
+    if args.trufflehog:
+        if not args.trufflehog.is_dir():
+            parser.error(f"no trufflehog detectors folder at {args.trufflehog}")
+        loaded, not_read = load_trufflehog(args.trufflehog)
+        rules += loaded
+        skipped += not_read
     if args.detect_secrets:
         try:
             rules += load_detect_secrets()
         except ImportError:
             parser.error("detect-secrets is not installed (pip install 'hermes-stowage[test]')")
+    if args.only:
+        rules = [rule for rule in rules if any(part in rule.rule_id for part in args.only.split(","))]
     if not rules:
-        parser.error("give --gitleaks PATH and/or --detect-secrets")
+        parser.error(
+            "no rules: give --gitleaks PATH, --trufflehog DIR and/or --detect-secrets (and an --only that matches)"
+        )
     results, spent, chars = measure(rules, args.samples, args.seed)
     unsampled = [r.rule_id for r in results if not r.samples]
     leaking = [r for r in results if r.leaked]

@@ -181,7 +181,7 @@ _VENDOR_PREFIXES = (
     r"hsk-[A-Za-z0-9]{10,}",
     r"mem0_[A-Za-z0-9]{10,}",
     r"brv_[A-Za-z0-9]{10,}",
-    r"xai-[A-Za-z0-9]{30,}",
+    r"xai-[A-Za-z0-9_-]{30,}",
     r"ntn_[A-Za-z0-9]{10,}",
     r"fw[-_][A-Za-z0-9]{30,}",
     r"fpk_[A-Za-z0-9]{30,}",
@@ -201,6 +201,7 @@ _VENDOR_PREFIXES = (
     r"cmVmd[A-Za-z0-9]{59}",
     r"rdme_[a-z0-9]{70}",
     r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}",
+    r"PMAK-[A-Za-z0-9-]{59}",
     r"dp\.pt\.[A-Za-z0-9]{43}",
     r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}",
     r"pnu_[A-Za-z0-9]{36}",
@@ -212,7 +213,7 @@ _VENDOR_PREFIXES = (
     r"HRKU-AA[A-Za-z0-9_-]{58}",
     r"sntryu_[a-f0-9]{64}",
     r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}",
-    r"NR(?:AK|II|JS)-[A-Za-z0-9_-]{19,32}",
+    r"NR(?:AK|II|JS|BR|IQ|RA)-[A-Za-z0-9_-]{19,32}",
     r"4b1d[A-Za-z0-9]{38}",
     r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
     r"tfp_[A-Za-z0-9_.=-]{59}",
@@ -228,7 +229,7 @@ _VENDOR_PREFIXES = (
     r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}",
     r"AQVN[A-Za-z0-9_-]{35,38}",
     r"t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}",
-    r"FLW(?:SECK|PUBK)(?:_TEST)?-[A-Ha-h0-9]{12,32}(?:-X)?",
+    r"FLW(?:SECK|PUBK)(?:_TEST)?-[A-Za-z0-9]{12,32}(?:-X)?",
     r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}",
     r"shippo_(?:live|test)_[a-fA-F0-9]{40}",
     r"EZ[AT]K[A-Za-z0-9]{54}",
@@ -242,13 +243,38 @@ _VENDOR_PREFIXES = (
     r"pcsk_[A-Za-z0-9_-]{50,}",
     r"oy2[a-z0-9]{43}",
     r"rubygems_[a-f0-9]{48}",
-    r"pul-[a-f0-9]{40}",
+    r"pul-[a-z0-9]{40}",
     # issue 31, measured with bench/scanner_coverage.py against gitleaks' and detect-secrets' rules
     r"p8e-[A-Za-z0-9]{32}",
     r"pat\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}",
     r"sat\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}",
     r"pk\.[A-Za-z0-9]{60}\.[A-Za-z0-9]{22}",
     r"sq[apu]_[A-Za-z0-9_=-]{40}",
+    # from trufflehog's detectors (token prefixes of common providers)
+    r"aio_[A-Za-z0-9]{28}",
+    r"ddp_[A-Za-z0-9]{36}",
+    r"dp\.(?:ct|st|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}",
+    r"CFPAT-[A-Za-z0-9_-]{43}",
+    r"shltm_[A-Za-z0-9_-]{40}",
+    r"pk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"api-[a-z0-9]{8}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{12}",
+    r"sdk-[a-z0-9]{8}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{12}",
+    r"nvapi-[A-Za-z0-9_-]{64}",
+    r"ak_(?:live|test)_[A-Za-z0-9]{30}",
+    r"phx_[A-Za-z0-9]{43}",
+    r"pub-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",
+    r"sub-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",
+    r"ramp_(?:id|sec)_[A-Za-z0-9]{40,}",
+    r"rzp_(?:live|test)_[A-Za-z0-9]{14}",
+    r"rh-api-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    r"rootly_[a-f0-9]{64}",
+    r"slk_[a-f0-9]{64}",
+    r"pi_[A-Za-z0-9]{24}_secret_[A-Za-z0-9]{25}",
+    r"pk_(?:live|test)_[A-Za-z0-9]{24,99}",
+    r"sbp_[a-z0-9]{40}",
+    r"tskey-[a-z]+-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,}",
+    r"BBFF-[A-Za-z0-9]{30}",
+    r"VF\.(?:(?:DM|WS)\.)?[A-Fa-f0-9]{24}\.[A-Za-z0-9]{16}",
     r"pat-(?:na|eu)1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
 )
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -428,12 +454,18 @@ RULES: tuple[Rule, ...] = (
     Rule(
         re.compile(
             r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
-            r"[0-9]+/|webhook\.office\.com/webhookb2/)(?P<secret>[A-Za-z0-9_/@-]+)"
+            r"[0-9]+/|webhook\.office\.com/webhookb2/|hooks\.zapier\.com/hooks/catch/|\.tines\.com/webhook/)"
+            r"(?P<secret>[A-Za-z0-9_/@-]+)"
         ),
         mask_group,
-        in_text(any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/")),
+        in_text(any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/", "hooks.zapier.com/", ".tines.com/")),
         at_words(
-            "hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/", "webhook.office.com/"
+            "hooks.slack.com/",
+            "discord.com/api/webhooks/",
+            "discordapp.com/api/webhooks/",
+            "webhook.office.com/",
+            "hooks.zapier.com/",
+            ".tines.com/",
         ),
     ),
     # Azure storage and service-bus connection strings (AccountKey=...;).

@@ -435,6 +435,11 @@ Environment=TOKEN_FILE=/run/secrets/token
 ExecStart=/usr/bin/api --config /etc/api.toml
 .PHONY: test lint
 SECRET_SCAN ?= gitleaks detect --source .
+pk_user_id = request.user.pk
+api-gateway-v2-prod-eu-west-1
+see https://docs.example.com/sdk-reference/v2/quickstart
+tailscale up --ssh --advertise-exit-node
+supabase link --project-ref abcdefghijklmnopqrst
 test:
 	pytest -q --maxfail=1
 CREATE TABLE api_keys (id SERIAL PRIMARY KEY, key_hash TEXT NOT NULL, created_at TIMESTAMPTZ);
@@ -560,6 +565,11 @@ gpg --passphrase-file ~/.gnupg/pass.txt --batch -d x.gpg
 New-LocalUser -Name svc -NoPassword
 $pw = Read-Host -AsSecureString "Password"
 SECRET_SCAN ?= gitleaks detect --source .
+pk_user_id = request.user.pk
+api-gateway-v2-prod-eu-west-1
+see https://docs.example.com/sdk-reference/v2/quickstart
+tailscale up --ssh --advertise-exit-node
+supabase link --project-ref abcdefghijklmnopqrst
 DOCKER_BUILDKIT ?= 1
 """
 

@@ -560,6 +560,23 @@ def secret_formats(seed: int = 20261127) -> list[SecretFormat]:
     add(pay, "flutterwave-public", "{S}", "FLWPUBK_TEST-" + r(32, HEX) + "-X")
     add(pay, "flutterwave-encryption", "{S}", "FLWSECK_TEST-" + r(12, HEX))
 
+    # token prefixes from trufflehog's detectors
+    add(dev, "deno-deploy", "DENO_DEPLOY_TOKEN={S}", "ddp_" + fake(36))
+    add(dev, "doppler-service", "{S}", "dp.st.prd." + fake(40))
+    add(dev, "contentful-pat", "{S}", "CFPAT-" + fake(43, URLSAFE))
+    add(ai, "nvidia-nim", "{S}", "nvapi-" + fake(64, URLSAFE))
+    add(dev, "posthog-personal", "{S}", "phx_" + fake(43))
+    add(dev, "supabase-access", "supabase login --token {S}", "sbp_" + r(40, LOWER))
+    add(dev, "tailscale-auth", "tailscale up --authkey={S}", "tskey-auth-" + fake(12) + "-" + r(30))
+    add(pay, "razorpay", "{S}", "rzp_live_" + fake(14))
+    add(pay, "stripe-payment-intent-secret", "{S}", "pi_" + fake(24) + "_secret_" + r(25))
+    add(
+        msg,
+        "zapier-webhook",
+        "curl -X POST https://hooks.zapier.com/hooks/catch/{S}",
+        r(7, string.digits) + "/" + fake(6, LOWER) + "/",
+    )
+
     # keys named only for their provider (gitleaks anchors these rules on the provider's name)
     prov = "provider-named"
     add(prov, "adafruit-env", "ADAFRUIT_IO = {S}", fake(32, LOWER))
