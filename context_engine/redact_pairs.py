@@ -58,10 +58,26 @@ def line_end_after(text: str, at: int) -> bool:
     return not rest or rest.startswith(("#", ",", "}", "]"))
 
 
+def _generated(value: str) -> bool:
+    """Unmistakably generated: 20+ characters with 3+ upper-case and lower-case letters and 2+ digits, no spaces.
+
+    A bare ``key`` names cache entries, map keys and GPG key ids as often as
+    credentials; their values are hashes (one case: ``Linux-pip-1c1b65...``),
+    ids or words.
+    """
+    if len(value) < 20 or any(c.isspace() for c in value):
+        return False
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    return upper >= 3 and lower >= 3 and sum(c.isdigit() for c in value) >= 2 and looks_random(value)
+
+
 def _mask_pair(match: Match[str]) -> str:
     name, value = match.group("name"), match.group("secret")
     kind = name_kind(name)
     quoted = secret_is_quoted(match)
+    if kind is None and name.lower() == "key" and _generated(value):
+        return mask_group(match)  # a bare "key:" with a generated value (stripe:\n  key: <...>)
     if kind is None or is_plain_value(value, quoted):
         return match.group(0)
     random = len(value) >= 12 and looks_random(value)

@@ -436,6 +436,9 @@ ExecStart=/usr/bin/api --config /etc/api.toml
 .PHONY: test lint
 SECRET_SCAN ?= gitleaks detect --source .
 pk_user_id = request.user.pk
+signing:
+  key: 4AEE18F83AFDEB23
+  key: node-modules-v2-3f9a2b1c4d5e6f708192a3b4c5d6e7f8
 api-gateway-v2-prod-eu-west-1
 see https://docs.example.com/sdk-reference/v2/quickstart
 tailscale up --ssh --advertise-exit-node
@@ -566,6 +569,9 @@ New-LocalUser -Name svc -NoPassword
 $pw = Read-Host -AsSecureString "Password"
 SECRET_SCAN ?= gitleaks detect --source .
 pk_user_id = request.user.pk
+signing:
+  key: 4AEE18F83AFDEB23
+  key: node-modules-v2-3f9a2b1c4d5e6f708192a3b4c5d6e7f8
 api-gateway-v2-prod-eu-west-1
 see https://docs.example.com/sdk-reference/v2/quickstart
 tailscale up --ssh --advertise-exit-node

@@ -595,6 +595,7 @@ def secret_formats(seed: int = 20261127) -> list[SecretFormat]:
     add(prov, "heroku-yaml", "heroku: {S}", uuid())
     add(prov, "plaid-env", "PLAID = {S}", fake(30, LOWER))
     add(prov, "cloudflare-yaml", "CLOUDFLARE: {S}", fake(40))
+    add(prov, "bare-key-under-provider", "ibm_cloud:\n  key: {S}\n  region: eu-de", "FAKE" + r(40, URLSAFE))
 
     # passwords given to commands that read them from a flag or an argument
     add(kv, "cli-sqlcmd", 'sqlcmd -S db -U sa -P {S} -Q "SELECT 1"', pw())
