@@ -131,7 +131,11 @@ def _mask_random(match: Match[str]) -> str:
 
 
 # A separator followed by the start of a value long enough to be a key (most "=" and ":" of code are not).
-_SEPARATOR_BEFORE_VALUE = re.compile(r"(?::{1,3}=|\?=|=>|=|:)[ \t]*['\"`]?(?=[A-Za-z0-9_+/.=-]{12})")
+# Two patterns with a literal head ("=", ":"): re finds a literal fast, where an alternation scans 7 times slower.
+_SEPARATORS_BEFORE_VALUE = (
+    re.compile(r"=>?[ \t]*['\"`]?(?=[A-Za-z0-9_+/.=-]{12})"),
+    re.compile(r":[ \t]*['\"`]?(?=[A-Za-z0-9_+/.=-]{12})"),
+)
 _BEFORE_SEPARATOR = " \t'\"]?:+"
 _LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^A-Za-z0-9_.\-]")
 
@@ -149,8 +153,8 @@ def _at_provider_names(pattern: re.Pattern[str], haystack: Haystack) -> Iterable
     segments (``blob_sha`` holds no provider, ``TWITTER_KEY`` does).
     """
     text = haystack.text
-    starts: list[int] = []
-    for separator in _SEPARATOR_BEFORE_VALUE.finditer(text):
+    starts: set[int] = set()
+    for separator in (found for pattern_ in _SEPARATORS_BEFORE_VALUE for found in pattern_.finditer(text)):
         end = separator.start()
         while end > 0 and text[end - 1] in _BEFORE_SEPARATOR:
             end -= 1
@@ -158,8 +162,8 @@ def _at_provider_names(pattern: re.Pattern[str], haystack: Haystack) -> Iterable
         outside = _LAST_OUTSIDE_NAME.match(text, low, end)
         start = outside.end() if outside else low
         if start < end and (outside or low == 0) and _names_a_provider(text[start:end]):
-            starts.append(start)
-    return matches_at(pattern, text, starts)
+            starts.add(start)
+    return matches_at(pattern, text, sorted(starts))
 
 
 PROVIDER_RULES: tuple[Rule, ...] = (
