@@ -11,10 +11,17 @@ removes the secret.
 Sources (nothing of theirs is shipped here; point the tool at your copies):
 
 * ``--gitleaks PATH``: a gitleaks ``config/gitleaks.toml`` you downloaded.
+* ``--trufflehog DIR``: a trufflehog checkout's ``pkg/detectors`` folder
+  (the Go sources are read as text, for their key patterns).
 * ``--detect-secrets``: the regexes of the installed detect-secrets plugins
   (the ``test`` extra installs it).
 
-    python bench/scanner_coverage.py --gitleaks gitleaks.toml [--detect-secrets] [--samples 3] [--json]
+    python bench/scanner_coverage.py --gitleaks gitleaks.toml [--trufflehog DIR] [--detect-secrets]
+        [--samples 3] [--only twitter,slack] [--verbose] [--json]
+
+It lists each rule with a leaked sample (its contexts and one example) and
+the totals per scanner; the exit status is 0 whatever it finds (a measure,
+not a gate: the corpus tests are the gate).
 
 The regex sampler (:func:`sample`) walks Python's parse tree of a pattern:
 literals, classes (negated too), categories, repeats, alternation, groups

@@ -455,7 +455,7 @@ RULES: tuple[Rule, ...] = (
         re.compile(
             r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
             r"[0-9]+/|webhook\.office\.com/webhookb2/|hooks\.zapier\.com/hooks/catch/|\.tines\.com/webhook/)"
-            r"(?P<secret>[A-Za-z0-9_/@-]+)"
+            r"(?P<secret>[A-Za-z0-9_/@+-]+)"
         ),
         mask_group,
         in_text(any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/", "hooks.zapier.com/", ".tines.com/")),
