@@ -343,7 +343,7 @@ def load_detect_secrets() -> list[ScannerRule]:
     return rules
 
 
-# A detector's secret pattern in Go source: ``keyPat = regexp.MustCompile(detectors.PrefixRegex([]string{"a"}) + `re`)``.
+# A detector's key pattern in Go: ``keyPat = regexp.MustCompile(detectors.PrefixRegex([]string{"a"}) + `re`)``.
 _GO_PATTERN = re.compile(
     r"(?P<var>\w*(?:key|secret|token|pat|password|pwd)\w*)\s*=\s*regexp\.MustCompile\(\s*"
     r"(?:detectors\.PrefixRegex\(\[\]string\{(?P<words>[^}]*)\}\)\s*\+\s*)?`(?P<regex>[^`]+)`\s*\)",
