@@ -5,7 +5,7 @@ than on a token prefix: a random value under ``twitter``, ``sumo`` or
 ``kucoin`` is a key even when the name holds no secret word.  The pair
 rule reads the name; here it must hold a provider's name as a whole
 segment (``blob_sha`` does not hold ``lob``), nothing after it may name
-something else (``sentry_url``, ``github_sha``), and the value must look
+something else (``sentry_url``, ``heroku_app``), and the value must look
 generated (12+ characters, letters and digits mixed: ``linear = nn.Linear(4)``
 stays).  The other rules are token shapes whose start is not a literal
 (``<15 digits>|<secret>``, ``<14>.atlasv1.<...>``): each is found from its
@@ -34,7 +34,7 @@ from .redact_match import (
     secret_is_quoted,
 )
 from .redact_pairs import line_end_after, line_start_before, pair_pattern
-from .redact_values import _PLAIN_AFTER, is_plain_value, looks_random
+from .redact_values import PLAIN_AFTER, is_plain_value, looks_random
 
 __all__ = ["PROVIDER_RULES", "PROVIDER_WORDS"]
 
@@ -61,7 +61,7 @@ _SPLIT_WORDS = (
     r"digital[_.-]ocean", r"square[_.-]space", r"fresh[_.-]books", r"go[_.-]cardless", r"pager[_.-]duty",
 )  # fmt: skip
 # Segments after the provider's name that say what else the value is (a place, a person, a version).
-_PLAIN_AFTER_PROVIDER = _PLAIN_AFTER | {
+_PLAIN_AFTER_PROVIDER = PLAIN_AFTER | {
     "commit", "rev", "revision", "user", "username", "email", "org", "owner", "repo", "project", "branch",
     "tag", "image", "release", "build", "run", "job", "channel", "team", "workspace", "domain", "zone", "bucket",
     "table", "model", "site", "page", "theme", "layer", "layers", "plugin", "version",
@@ -73,8 +73,8 @@ _MIN_VALUE = 12
 def _provider_at(segments: list[str]) -> int:
     """The index after the provider's name in ``segments`` (-1 when none is there)."""
     for i in range(len(segments)):
-        for width in (1, 2, 3):  # new_relic, ny_times, private_ai, new_york_times
-            if "".join(segments[i : i + width]) in _WORDS and i + width <= len(segments):
+        for width in range(1, min(3, len(segments) - i) + 1):  # new_relic, ny_times, new_york_times
+            if "".join(segments[i : i + width]) in _WORDS:
                 return i + width
     return -1
 
@@ -217,5 +217,13 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         mask_group,
         in_lowered("contribsys__com"),
         at_lowered_words("bundle_enterprise__", "bundle_gems__"),
+    ),
+    # ... and in the gem source URL, where the "user" half is part of the credential too.
+    Rule(
+        # (the URL password rule ran first: the password half may already be a mask)
+        re.compile(r"(?i)://(?P<secret>[a-f0-9]{8}:(?:[a-f0-9]{8}|\[REDACTED\]))@(?:gems|enterprise)\.contribsys\.com"),
+        mask_group,
+        in_lowered("contribsys.com"),
+        at_words("://"),
     ),
 )

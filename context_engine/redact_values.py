@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_plain_value", "looks_random", "name_kind"]
+__all__ = ["PLAIN_AFTER", "is_plain_value", "looks_random", "name_kind"]
 
 # Values a secret-named key holds in configuration: booleans, nulls, permission levels, states, and the
 # name of the secret itself (an ExternalSecret's "secretKey: password").
@@ -134,6 +134,7 @@ _PLAIN_AFTER = frozenset(
         "tokens", "keys", "secrets", "passwords", "parallelism", "refs", "out", "map", "sources",
     }
 )  # fmt: skip
+PLAIN_AFTER = _PLAIN_AFTER  # for the provider-name rule (redact_providers.py): the same words end a name's secret
 # Words before "key" that make it an ordinary key (of a cache, a table, a map, a keyboard, a public key).
 _PLAIN_BEFORE_KEY = frozenset(
     {

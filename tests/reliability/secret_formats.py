@@ -552,6 +552,7 @@ def secret_formats(seed: int = 20261127) -> list[SecretFormat]:
     )
     add(dev, "artifactory-password", "{S}", "AP6" + fake(20))
     add(dev, "sidekiq-enterprise", "BUNDLE_ENTERPRISE__CONTRIBSYS__COM={S}", r(8, HEX) + ":" + r(8, HEX))
+    add(dev, "sidekiq-gem-source", 'source "https://{S}@enterprise.contribsys.com/"', r(8, HEX) + ":" + r(8, HEX))
     add(cloud, "bedrock-short-lived", "{S}", "bedrock-api-key-" + "YmVkcm9jay5hbWF6b25hd3Mu" + "Y29t" + fake(80, B64))
     add(msg, "mapbox-public", "MAPBOX_TOKEN: {S}", "pk." + fake(60) + "." + r(22))
     add(msg, "mailchimp-bare", "{S}", r(32, HEX) + "-us21")
