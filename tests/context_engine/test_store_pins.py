@@ -67,7 +67,9 @@ def test_a_response_releases_what_two_batches_ago_stored_unless_the_last_request
 
 
 def _spilling_engine(tmp_path) -> StowageEngineCore:
-    settings = load_settings({"stowage": {"store": {"max_store_mb": 1}, "view": {"hot_tokens": 1000, "step_tokens": 1000}}})
+    settings = load_settings(
+        {"stowage": {"store": {"max_store_mb": 1}, "view": {"hot_tokens": 1000, "step_tokens": 1000}}}
+    )
     engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
     engine.update_model("m", 200_000)
     engine.on_session_start("s", hermes_home=str(tmp_path))
