@@ -391,7 +391,18 @@ class StoreSession:
         store = self.store
         if store is None:
             return json.dumps({"error": self.error or "the Stowage store is not available in this session"})
-        return FetchTools(store, lambda: self.session_id, self.limits).handle(name, args)
+        return FetchTools(store, lambda: self.session_id, self.limits, self._stubbed_preview).handle(name, args)
+
+    def _stubbed_preview(self, original: str) -> str | None:
+        """The readable preview's handle of ``original``, a spilled output a view stub named (None: not one)."""
+        sha = self._stubbed.get(original)
+        store = self._store
+        if sha is None or store is None:
+            return None
+        try:
+            return store.stat(store.resolve(sha, self.session_id)).handle
+        except (StoreError, OSError):
+            return None
 
     def status(self) -> StoreStatus:
         return StoreStatus(

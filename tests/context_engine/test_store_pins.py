@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
@@ -132,3 +133,23 @@ def test_an_original_the_request_shows_the_preview_of_stays_spared(tmp_path):
     sent = engine.shape_request([], messages).messages
     assert sent[3]["content"] == messages[3]["content"]  # hot: shown verbatim
     assert sha_of(engine, handle) in pins(engine)
+
+
+def test_a_fetch_of_an_original_evicted_after_its_stub_was_sent_names_the_preview(tmp_path):
+    """The model answers a request whose stub named an original; a later spill of its batch evicts it."""
+    engine = _spilling_engine(tmp_path)
+    store = engine.state.store.store
+    messages: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
+    first = _spill_turn(engine, messages, 0)
+    for n in range(1, 6):
+        _spill_turn(engine, messages, n)
+    writer_for(store.root).drain()
+    sent = engine.shape_request([], messages).messages
+    assert f'handle="{first}"' in sent[3]["content"]
+    for n in range(6, 10):  # the same batch goes on spilling: the cap takes the original the stub named
+        _spill_turn(engine, messages, n)
+    reply = json.loads(engine.handle_tool_call("stowage_fetch", {"handle": first, "mode": "range"}))
+    assert reply["code"] == "evicted_blob" and "preview is still stored" in reply["error"]
+    preview = reply["preview_handle"]
+    assert f'stowage_fetch(handle="{preview}")' in reply["error"]
+    assert store.read_bytes(store.resolve(preview, "s")).decode() == messages[3]["content"]
