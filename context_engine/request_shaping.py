@@ -76,8 +76,13 @@ class RequestShaping(SessionParts):
         """One request as the lean view sends it; its figures go to the request log."""
         store = self.store if self.store.store is not None else None
         self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
-        outcome = self.view.apply(messages, store, deep_at=deep_at)
-        self.store.pin_request(outcome.messages)
+        outcome = self.view.apply(messages, store, deep_at=deep_at, record=False)
+        evicted = self.store.pin_request(outcome.messages)  # originals only a stub named may be evicted now
+        if evicted:  # their stubs name the previews instead: a request never points to a tombstone
+            self.view.forget(evicted)
+            outcome = self.view.apply(messages, store, deep_at=deep_at, record=False)
+            self.store.pin_request(outcome.messages)
+        self.view.record(outcome)
         self.last_request = (messages, outcome.messages)
         if store is None and outcome.unstored:
             self.view.stats.last_error = self.store.error or "the Stowage store is not available"

@@ -191,15 +191,25 @@ def stored_stub(output: PrunedOutput, handle: str) -> str:
     )
 
 
-def view_stub(tool_name: str, content: str, handle: str | None, kept: str = "") -> str:
+ORIGINAL_EVICTED_NOTE = "the size cap evicted the whole output: this handle reads its preview"
+
+
+def view_stub(
+    tool_name: str, content: str, handle: str | None, kept: str = "", *, original_evicted: bool = False
+) -> str:
     """The lean view's stub: one line for an output a request leaves out, then the lines ``kept`` of it (if any).
 
     The call it answers stands just above it in the same request, so the
     stub names only the tool.  ``handle`` names the original bytes; None
     for Stowage's own read-back tools, whose output the call reproduces.
     ``kept`` is a digest of the lines agents quote (``view/stub_digest.py``).
+    ``original_evicted``: ``content`` is a spill preview whose whole output
+    the store's size cap evicted; ``handle`` names the preview, and the stub
+    says so.
     """
     head = f"{VIEW_STUB_PREFIX} {tool_name or 'tool'} -> {outcome_of(content)}; {len(content):,} chars"
+    if original_evicted and handle is not None:
+        head += f"; {ORIGINAL_EVICTED_NOTE}"
     line = f"{head}; repeat the call to read it again" if handle is None else f"{head}; {fetch_hint(handle)}"
     return f"{line}\n{kept}" if kept else line
 

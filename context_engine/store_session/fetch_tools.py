@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ...blobstore import BlobStore, StoreError
+from ...blobstore import BlobStore, EvictedBlobError, StoreError
 from ...blobstore.errors import describe_input
 from ...blobstore.presentation.bounded import bound_text
 from ...blobstore.retrieval.grep import grep_lines
@@ -117,10 +117,17 @@ class ToolError(Exception):
 class FetchTools:
     """Answers the two tools for one session."""
 
-    def __init__(self, store: BlobStore, session_id: Callable[[], str | None], limits: FetchLimits) -> None:
+    def __init__(
+        self,
+        store: BlobStore,
+        session_id: Callable[[], str | None],
+        limits: FetchLimits,
+        preview_of: Callable[[str], "str | None"] | None = None,
+    ) -> None:
         self.store = store
         self._session_id = session_id
         self.limits = limits
+        self._preview_of = preview_of  # handle of an evicted original a view stub named -> its preview's handle
 
     @staticmethod
     def schemas() -> list[dict[str, Any]]:
@@ -137,6 +144,10 @@ class FetchTools:
             reply = {"error": str(exc)}
         except StoreError as exc:
             reply = {"error": str(exc), "code": getattr(exc, "code", type(exc).__name__)}
+            preview = self._preview_of(exc.handle) if self._preview_of and isinstance(exc, EvictedBlobError) else None
+            if preview is not None:  # a stub named it; the cap spared its preview instead (store_session/pins.py)
+                reply["error"] += f'. Its preview is still stored: stowage_fetch(handle="{preview}")'
+                reply["preview_handle"] = preview
         except PatternError as exc:
             reply = {"error": str(exc)}
         except RecursionError:

@@ -30,7 +30,7 @@ from ..markers import BlobKind
 from ..part_status import SpillRecord, StoreStatus
 from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
-from .pins import request_refs
+from .pins import spared_refs
 from .settings import retention_policy, store_root
 from .spill import KEPT, SpillOutcome, SpillPolicy, spill_result
 from .stubs import StubService, digest
@@ -147,6 +147,7 @@ class StoreSession:
         self.spill_failures = 0
         self._spilled: dict[str, str] = {}  # sha-256 of a preview -> handle of the original output
         self._spilled_tokens: dict[str, int] = {}  # sha-256 of a preview -> tokens of the original output
+        self._stubbed: dict[str, str] = {}  # handle of an original a view stub names -> sha-256 of its preview
         self.archive_failures = 0
         self.last_store_error: str | None = None
         self.tool_calls = 0
@@ -309,6 +310,12 @@ class StoreSession:
         store = self.store
         return StubService(store, lambda: self.session_id, self.spill_origin) if store is not None else None
 
+    def _view_stubbed(self, original: str, preview_sha: str) -> None:
+        """A view stub named ``original`` for a preview: the cap spares the preview instead (``pins.spared_refs``)."""
+        if original not in self._stubbed and len(self._stubbed) >= MAX_SPILL_ORIGINS:
+            del self._stubbed[next(iter(self._stubbed))]
+        self._stubbed[original] = preview_sha
+
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
         """The handle of the original bytes ``text`` stands for, storing ``text`` now if need be.
 
@@ -320,20 +327,33 @@ class StoreSession:
         when the store cannot write (the caller keeps the text verbatim).
         """
         self.activate()  # it stores for this session
-        stubs = self.stubs()
-        if stubs is None:
+        store = self.store
+        if store is None:
             return None
+        stubs = StubService(store, lambda: self.session_id, self.spill_origin, self._view_stubbed)
         return stubs.original_handle(text, kind=kind, tool_name=tool_name, arguments=arguments)
 
-    def pin_request(self, messages: list[Any]) -> None:
+    def original_gone(self, preview: str) -> bool:
+        """``preview`` is this session's spill preview and the size cap evicted its original (the stub says so)."""
+        stubs = self.stubs()
+        return stubs is not None and stubs.original_gone(preview)
+
+    def pin_request(self, messages: list[Any]) -> frozenset[str]:
         """Tell the store what this request shows or points to: the size cap spares only that of a live session.
 
-        Written only when it changed; a failure is logged and costs nothing
-        but protection.
+        An original only a view stub names is not spared: its preview is
+        (``pins.spared_refs``).  Returns the handles of such originals the
+        store no longer holds, so the view renders their stubs again (naming
+        the preview).  Written only when it changed; a failure is logged and
+        costs nothing but protection.
         """
         self.activate()  # a request
-        self._request_refs = request_refs(messages)
+        self._request_refs, demoted = spared_refs(messages, self._stubbed)
         self._write_pins(self._request_refs)
+        stubs = self.stubs()
+        if stubs is None or not demoted:
+            return frozenset()
+        return frozenset(h for h in demoted if not stubs.readable(h))
 
     def response_received(self) -> None:
         """A model response arrived (the host's ``update_from_response``): a new tool batch begins.
@@ -371,7 +391,18 @@ class StoreSession:
         store = self.store
         if store is None:
             return json.dumps({"error": self.error or "the Stowage store is not available in this session"})
-        return FetchTools(store, lambda: self.session_id, self.limits).handle(name, args)
+        return FetchTools(store, lambda: self.session_id, self.limits, self._stubbed_preview).handle(name, args)
+
+    def _stubbed_preview(self, original: str) -> str | None:
+        """The readable preview's handle of ``original``, a spilled output a view stub named (None: not one)."""
+        sha = self._stubbed.get(original)
+        store = self._store
+        if sha is None or store is None:
+            return None
+        try:
+            return store.stat(store.resolve(sha, self.session_id)).handle
+        except (StoreError, OSError):
+            return None
 
     def status(self) -> StoreStatus:
         return StoreStatus(

@@ -16,7 +16,10 @@ names the *original* bytes, so one ``stowage_fetch`` reads them:
   arrived) or put now.
 
 Every handle named is readable by the session when the stub is written: a
-stub never points to nothing.
+stub never points to nothing.  A stub only *names* an original; the size cap
+spares the small preview instead (``pins.spared_refs``), so when the cap
+evicts the original the next stub of that preview names the preview's own
+bytes and says so (``original_gone``).
 """
 
 from __future__ import annotations
@@ -31,6 +34,8 @@ from ..stubs import PrunedOutput, argument_gist, cut_arguments, stored_stub
 
 # The handle of the original output a preview this session wrote stands for, looked up by the preview's text.
 SpillOrigin = Callable[[str], "str | None"]
+# Told each time a stub names a spilled original for a preview: (original's handle, preview's sha-256).
+PreviewStubbed = Callable[[str, str], None]
 _FIRST_HANDLE = re.compile(r"^handle: ([0-9a-f]{16,64})$", re.MULTILINE)  # a preview's first one is the original's
 
 
@@ -92,11 +97,16 @@ class StubService:
     """One session's stub handles (built per use: it holds no state of its own)."""
 
     def __init__(
-        self, store: BlobStore, session_id: Callable[[], str | None], spill_origin: SpillOrigin | None = None
+        self,
+        store: BlobStore,
+        session_id: Callable[[], str | None],
+        spill_origin: SpillOrigin | None = None,
+        on_preview_stubbed: PreviewStubbed | None = None,
     ) -> None:
         self.store = store
         self._session_id = session_id
         self._spill_origin = spill_origin
+        self._on_preview_stubbed = on_preview_stubbed
 
     def original_handle(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str:
         """The handle of the original bytes ``text`` stands for (see the module docstring), stored if need be.
@@ -107,6 +117,8 @@ class StubService:
         """
         original = self.spilled_original(text)
         if original is not None:
+            if self._on_preview_stubbed is not None:
+                self._on_preview_stubbed(original, digest(text))
             return original
         is_arguments = kind is BlobKind.ARGUMENTS
         return keep_bytes(
@@ -123,18 +135,27 @@ class StubService:
 
     def spilled_original(self, text: str) -> str | None:
         """The spilled output's handle when ``text`` is a preview the spill path wrote and the output is readable."""
+        handle = self._preview_origin(text)
+        return handle if handle is not None and self.readable(handle) else None
+
+    def original_gone(self, text: str) -> bool:
+        """``text`` is a preview the spill path wrote whose original is no longer readable (the size cap evicted it)."""
+        handle = self._preview_origin(text)
+        return handle is not None and not self.readable(handle)
+
+    def _preview_origin(self, text: str) -> str | None:
         if not text.startswith(SPILL_HEADER):
             return None
         handle = self._spill_origin(text) if self._spill_origin is not None else None
-        if handle is None:
-            handle = recorded_preview_origin(self.store, text)
-        if handle is None:
-            return None
+        return handle if handle is not None else recorded_preview_origin(self.store, text)
+
+    def readable(self, handle: str) -> bool:
+        """The session can read ``handle`` now (not evicted, purged or another session's)."""
         try:
             self.store.resolve(handle, self._session_id())  # evicted, purged or not this session's: not named
         except (StoreError, OSError):
-            return None
-        return handle
+            return False
+        return True
 
     def pruned_stub(self, output: PrunedOutput) -> str:
         """Compaction's stub of a pruned output, naming its original bytes (raises StoreError/OSError)."""

@@ -44,6 +44,9 @@ class StoreHandles(Protocol):
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output ``preview`` (a spill preview of this session) stands for; None if unknown."""
 
+    def original_gone(self, preview: str) -> bool:
+        """``preview`` is a spill preview of this session whose original the size cap evicted."""
+
 
 @dataclass
 class ViewOutcome:
@@ -102,11 +105,14 @@ class LeanView:
         self._measurer = ViewMeasure(settings, count)
         self._last_steps = 0
 
-    def apply(self, messages: list[Message], store_session: StoreHandles | None, deep_at: int = 0) -> ViewOutcome:
+    def apply(
+        self, messages: list[Message], store_session: StoreHandles | None, deep_at: int = 0, record: bool = True
+    ) -> ViewOutcome:
         """The request's messages with the view applied (the input list is not changed).
 
         ``deep_at``: the messages' share of the compaction trigger (with ``deep_step`` on, the plan stubs
-        what it can early once the request grows past it; 0: never).
+        what it can early once the request grows past it; 0: never).  ``record``: count the request in
+        the figures now (False: the caller calls :meth:`record` with the outcome it sends).
         """
         items, calls = self._measurer.items(messages)
         full = sum(item.tokens for item in items)
@@ -131,8 +137,22 @@ class LeanView:
             outcome.unstored = len(plan.stubbed)
         if self.settings.collapse_steps and plan.step_ends and store_session is not None:
             self._collapse(outcome, messages, items, store_session)
-        self._record(outcome)
+        if record:
+            self._record(outcome)
         return outcome
+
+    def forget(self, handles: frozenset[str]) -> None:
+        """Drop the remembered stubs naming ``handles`` (the size cap evicted them): the next render asks again.
+
+        Every other stub keeps its text, so the prompt cache keeps its prefix up to the first one changed.
+        """
+        needles = tuple(f'"{h}"' for h in handles)
+        for key in [k for k, v in self._memo.items() if any(n in v or v == n[1:-1] for n in needles)]:
+            del self._memo[key]
+
+    def record(self, outcome: ViewOutcome) -> None:
+        """Count one sent request in the figures (after :meth:`apply` with ``record=False``)."""
+        self._record(outcome)
 
     def measure(self, messages: list[Message], store_session: StoreHandles | None) -> ViewOutcome:
         """With the view off nothing is stubbed; the figures still count what spilling saved."""
@@ -177,7 +197,8 @@ class LeanView:
             kept = None
             if handle is not None:
                 kept = digest(name, arguments, text, self.settings.stub_lines_chars, self.settings.stub_names)
-            stub = view_stub(name, text, handle, kept.render() if kept is not None else "")
+            evicted = handle is not None and _original_gone(store_session, text)
+            stub = view_stub(name, text, handle, kept.render() if kept is not None else "", original_evicted=evicted)
             if len(stub) >= len(text):
                 return
             self._remember(key, stub)
@@ -347,6 +368,12 @@ def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session:
             if original:
                 total += max(0, original - item.tokens)
     return total
+
+
+def _original_gone(store_session: StoreHandles, text: str) -> bool:
+    """The stub of a spill preview names the preview's own bytes because the size cap evicted its original."""
+    gone = getattr(store_session, "original_gone", None)
+    return bool(text.startswith(SPILL_HEADER) and gone is not None and gone(text))
 
 
 def _same_shape(content: Any, stub: str) -> Any:

@@ -6,6 +6,11 @@ store capped at 1 MiB: Hermes drives the requests through the plugin's
 points to, and the cap evicts everything else, the live session's own older
 outputs included.  The last request points only to readable blobs, the
 store ends near its cap, and the session's status says what was tombstoned.
+
+A view stub names a spilled output's original bytes, but the cap spares only
+the small preview for it: the turn's last output, spilled after the last
+request, may evict such an original.  Its preview then stays readable (the
+next request's stub names it, ``tests/context_engine/test_store_pins.py``).
 """
 
 from __future__ import annotations
@@ -14,7 +19,7 @@ import re
 
 import pytest
 
-from stowage.blobstore import BlobStore
+from stowage.blobstore import BlobStore, EvictedBlobError
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 
@@ -55,7 +60,16 @@ def test_a_turn_that_spills_past_the_cap_keeps_the_store_near_it(fake_llm: FakeL
     named = set(HANDLE.findall(final.text))
     assert named, final.text[-2000:]
     store = BlobStore(home.path / "stowage")
-    pointed = sum(store.stat(store.resolve(handle)).size for handle in named)  # none is a tombstone
+    previews = store.list_blobs(kind="preview", limit=1000)
+    pointed = 0
+    for handle in named:
+        try:
+            pointed += store.stat(store.resolve(handle)).size
+        except EvictedBlobError as exc:  # only a stub named it: evicted by the spill after the last request
+            assert exc.tombstone.reason == "size-cap"
+            assert f"handle: {handle}" not in final.text  # not shown by a verbatim preview
+            assert re.search(rf'\[stowage: output omitted\][^\n]*stowage_fetch\(handle="{handle}"\)', final.text)
+            assert any(f"handle: {handle}".encode() in store.read_bytes(b.sha256) for b in previews)  # its preview
     stats = store.stats()
     assert stats["tombstones_by_reason"].get("size-cap", 0) >= 1
     assert stats["total_bytes"] <= MIB + pointed + CHARS  # the cap, what the request points to, one output

@@ -10,6 +10,11 @@ Second attack: with no request between spills (hosts before 0.17 have no
 request hook), every spill stayed pinned until a compaction, so the store
 grew with the session.  Now a model response starts a new tool batch and the
 cap spares only the last request's blobs and the two newest batches' outputs.
+
+Third: once every stub named the original bytes, the lean view's stubs of
+older previews pinned every original (42.5 MiB on disk).  Now an original
+only a stub names is not spared (its preview is), and after the cap evicts
+it the stub names the preview and says so: no request points to a tombstone.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from stowage.command.live import session_rows
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.store_session.pins import HANDLE_REF
+from stowage.context_engine.stubs import ORIGINAL_EVICTED_NOTE
 from stowage_dev.clock import ManualClock
 
 pytestmark = pytest.mark.reliability
@@ -90,6 +96,7 @@ def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figu
         final_disk_mib=round(final / MIB, 2),
         pinned_mib=round(pinned / MIB, 2),
         tombstoned=status["blobs"],
+        tombstoned_mib=round(status["bytes"] / MIB, 2),
     )
     assert worst <= MIB  # beyond what the current request points to (and new spills), the store holds its cap
     assert final <= MIB + pinned
@@ -100,6 +107,9 @@ def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figu
     with pytest.raises(EvictedBlobError) as info:
         first(HANDLE_REF.findall(messages[3]["content"])[0], "busy")
     assert info.value.tombstone.reason == "size-cap"
+    # the request's stubs of those outputs name their previews instead, and say so; nothing changed, nothing moves
+    assert sum(ORIGINAL_EVICTED_NOTE in (m.get("content") or "") for m in request) >= 30
+    assert engine.shape_request([], messages).messages == request
 
 
 def test_the_store_alone_holds_its_cap_against_a_live_session(tmp_path, figures):
