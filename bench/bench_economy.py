@@ -263,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
         help="simulated summary model latency: SECONDS a call, or BASE+SECONDS/1k per 1k input tokens (2+0.025/1k)",
     )
     parser.add_argument("--main-latency", type=float, default=2.0, help="simulated main model seconds a call")
+    parser.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="print how each Stowage compaction was served: why one used no prepared summary or waited, why "
+        "prepared calls were wasted",
+    )
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
@@ -401,6 +407,7 @@ def main(argv: list[str] | None = None) -> int:
             "targets": [{"what": w, "value": v, "limit": lim, "met": m} for w, v, lim, m in checks],
             "waits": {label: economy_report.wait_figures(totals[label]) for label in engines},
             "wall_s": time.perf_counter() - started,
+            "diagnose": args.diagnose,
         }
         if args.per_session:
             report["per_session"] = per_session
@@ -496,6 +503,8 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
     )
     economy_report.print_targets(checks)
     economy_report.print_wait_targets(economy_report.wait_targets(economy_report.wait_figures(totals[STOWAGE])))
+    if report.get("diagnose"):
+        economy_report.print_served(STOWAGE, totals[STOWAGE])
     print()
     print(f"total wall time {report['wall_s']:.1f} s with {report['jobs']} worker(s) (+ one per newer host)")
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable
 
-from .ahead import build_job, likely_used, should_prepare
+from .ahead import build_job, likely_used, should_prepare, take_early
+from .ahead.job import kept_size
 from .ahead.pace import due
 from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, CompactionPlan, compact
@@ -345,15 +346,15 @@ def prepare_during_turn(engine: EngineParts, messages: Any, approx_tokens: Any =
     if c.prepare_at <= 0 or not isinstance(messages, list) or not messages:
         return
     tokens = _request_estimate(engine, as_int(approx_tokens))
-    history_tokens = _history_tokens(state, messages)
+    history_tokens = kept_size(messages, state.counter.estimate_message, c.prune_min_chars)
     ahead.pace.observe_request(ahead.clock(), tokens, history_tokens)
     if engine.summary_model is None or engine.host.compress_gets_memory or engine.governor.backoff_reason() is not None:
         return
     if engine.governor.compacted_this_turn():
         return  # this turn compacts no more (the next one starts from another history)
     slack = int(engine.threshold_tokens * (1 - c.prepare_at))
-    if ahead.outgrown(history_tokens, slack):
-        ahead.discard("outgrown before its compaction came")  # the compaction could not use it: prepare anew
+    if ahead.pending is not None:  # drop one the compaction could no longer use (ahead.review)
+        ahead.review(messages, compaction_plan(engine), state.counter.estimate_message)
     if ahead.running or not due(tokens, engine.threshold_tokens, slack, ahead.pace):
         return
     summarize = summarizer(engine)
@@ -380,25 +381,18 @@ def prepare_during_turn(engine: EngineParts, messages: Any, approx_tokens: Any =
 
 
 def prepared_due(engine: EngineParts, tokens: int) -> bool:
-    """Compact now although ``tokens`` is under the trigger: the summary written for it is ready.
+    """Compact now although ``tokens`` is under the trigger: the summary written for it is ready (``ahead.take_early``).
 
     A summary is only started within the band where summaries are prepared
     (``prepare_at`` of the trigger and above, ``ahead.pace.due``); once it is
     ready the compaction takes it at once and keeps what came since
     verbatim, instead of the history growing on until the prepared window is
-    outgrown (the view's steps can take the request back under the band
-    meanwhile), or the trigger coming before the summary and the turn
-    waiting.
+    outgrown.
     """
-    threshold = engine.threshold_tokens
-    if engine.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens <= 0 or tokens >= threshold:
+    if engine.settings.compaction.prepare_at <= 0:
         return False
-    return engine.state.ahead.ready()
-
-
-def _history_tokens(state: SessionState, messages: list[Message]) -> int:
-    """The whole history's tokens, counted as the compaction counts them (each message once, then remembered)."""
-    return sum(state.counter.estimate_message(m) for m in messages if isinstance(m, dict))
+    ahead = engine.state.ahead
+    return take_early(tokens, engine.threshold_tokens, ready=ahead.ready())
 
 
 def _request_estimate(engine: EngineParts, approx: int) -> int:

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from statistics import median
 
 SAMPLES = 8  # recent requests the growth and the request time are measured on
-MARGIN_REQUESTS = 4  # requests of lead beyond the latency: growth varies from one request to the next
+import os
+MARGIN_REQUESTS = int(os.environ.get("TUNE_MARGIN", "4"))  # requests of lead beyond the latency: growth varies from one request to the next
 JUMP_FACTOR = 2  # the trigger counts as one request away within this many times the largest recent step
 LATENCY_WEIGHT = 0.5  # of a new latency observation in the running estimate
 
@@ -71,6 +72,11 @@ class Pace:
         """The largest growth as sent from one request to the next (a big tool output crosses the trigger)."""
         points = list(self.requests)
         return max((b[1] - a[1] for a, b in zip(points, points[1:], strict=False)), default=0)
+
+    def largest_history_step(self) -> float:
+        """The largest growth of the (kept) history from one request to the next over the samples."""
+        points = list(self.requests)
+        return float(max((b[2] - a[2] for a, b in zip(points, points[1:], strict=False)), default=0))
 
     def history_growth(self) -> float | None:
         """Median growth of the whole history between consecutive requests (tokens)."""
