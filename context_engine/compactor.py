@@ -175,7 +175,9 @@ def compact(
         )
 
     pruned = pruned_for(window)
-    if window != chosen and since_prepared(pruned.messages, window, chosen, count) > prepared_slack(plan):
+    if window != chosen and since_prepared(pruned.messages, window, chosen, count) > PREPARED_OVERRUN * prepared_slack(
+        plan
+    ):
         window = chosen  # the longer tail would leave the request over budget: summarize the whole window
         pruned = pruned_for(window)
     stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
@@ -218,6 +220,12 @@ def compact(
     final.fallback_used = outcome.fallback_used
     final.summary_body, final.window_reference = outcome.summary_body, outcome.window_reference
     return final
+
+
+# A prepared window is kept while what arrived since fits its slack (ahead.review drops it beyond that); the
+# compaction still takes it with up to this many times as much, for what came between that check and the
+# compaction (a new turn's task, a large output): a slightly longer tail instead of a 10-second call.
+PREPARED_OVERRUN = 2
 
 
 def prepared_slack(plan: CompactionPlan) -> int:

@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 SAMPLES = 8  # recent requests the growth and the request time are measured on
-import os
-MARGIN_REQUESTS = int(os.environ.get("TUNE_MARGIN", "4"))  # requests of lead beyond the latency: growth varies from one request to the next
+MARGIN_REQUESTS = 4  # requests of lead beyond the latency: growth varies from one request to the next
 JUMP_FACTOR = 2  # the trigger counts as one request away within this many times the largest recent step
 LATENCY_WEIGHT = 0.5  # of a new latency observation in the running estimate
 

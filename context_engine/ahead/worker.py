@@ -176,7 +176,7 @@ class AheadSummaries:
         if run is None:
             return
         since = arrived_since(messages, plan, count, run.job)
-        if since is None or since > prepared_slack(plan) * (1 - STUB_MARGIN):
+        if since is None or since + (self.pace.history_growth() or 0.0) > prepared_slack(plan) * (1 - STUB_MARGIN):
             self.discard("outgrown before its compaction came")
 
     def keeps(self, messages: list[Message]) -> bool:
