@@ -237,7 +237,6 @@ def _log(
         current_tokens=current_tokens,
         focus_topic=focus_topic,
         forced=force,
-        ahead_use=state.ahead.last_use,
         tokens_after=tokens_after,
     )
     state.compaction_log.append(record)

@@ -97,7 +97,7 @@ def test_same_window_uses_the_prepared_summary_with_the_exact_prompt():
     assert out == sync_out  # and the same compaction (grounding included)
     assert ahead(engine)["used"] == 1
     last = engine.get_status()["last_compaction"]
-    assert last["prepared_ahead"] is True and last["ahead_wait_ms"] is not None
+    assert last["summary_source"] == "prepared" and last["wait_s"] is not None
 
 
 def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays():
@@ -126,7 +126,7 @@ def test_prefix_whose_longer_tail_is_over_budget_is_not_used():
     engine.compress(later)
     assert len(model.prompts) == 2  # the prepared call was wasted, the compaction summarized the whole window
     assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
-    assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
+    assert engine.get_status()["last_compaction"]["summary_source"] == "model"
 
 
 def test_changed_history_is_not_used():
@@ -180,7 +180,7 @@ def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_c
         assert len(model.prompts) == 1  # the cooldown holds: the fallback summary, no second call
         assert engine._last_summary_fallback_used and "without the summary model" in json.dumps(out)
         assert engine.get_status()["governor"]["summary_failures"] == 1  # counted once
-        assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
+        assert engine.get_status()["last_compaction"]["summary_source"] == "fallback"
 
 
 def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_the_deadline():
