@@ -232,12 +232,7 @@ def _log(
 ) -> CompactionRecord:
     tokens_after = _tokens_after(state, outcome, messages, current_tokens) if outcome.changed else None
     record = CompactionRecord.of(
-        outcome,
-        result,
-        current_tokens=current_tokens,
-        focus_topic=focus_topic,
-        forced=force,
-        tokens_after=tokens_after,
+        outcome, result, current_tokens=current_tokens, focus_topic=focus_topic, forced=force, tokens_after=tokens_after
     )
     state.compaction_log.append(record)
     del state.compaction_log[:-LOG_LIMIT]

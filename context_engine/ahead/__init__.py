@@ -9,4 +9,13 @@ from .decide import likely_used, should_prepare, take_early
 from .job import SummaryJob, build_job, clean_cut, prepared_prefix
 from .worker import AheadSummaries
 
-__all__ = ["AheadSummaries", "SummaryJob", "build_job", "clean_cut", "likely_used", "prepared_prefix", "should_prepare", "take_early"]
+__all__ = [
+    "AheadSummaries",
+    "SummaryJob",
+    "build_job",
+    "clean_cut",
+    "likely_used",
+    "prepared_prefix",
+    "should_prepare",
+    "take_early",
+]
