@@ -22,11 +22,14 @@ took, as the host sees it (tool execution takes no time: a conservative
 bound on the lead a preparation gets); the wait table gives p50 / p90 / max
 per engine, the share of compactions whose summary was prepared ahead, and
 the summary calls wasted (prepared, never used) with their input tokens.
+``--diagnose`` adds, for Stowage, how each compaction was served (used, used
+after waiting, stale or nothing prepared, and why) and why each wasted call
+was dropped: the rows the policy in ``context_engine/ahead/`` was tuned on.
 
     python bench/bench_economy.py [--limit N] [--chain K] [--half A|B] [--set stowage.key=value ...]
                                   [--curve view.compact_at=0.35,0.5 ...] [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
-                                  [--summary-latency 10|2+0.025/1k] [--main-latency 2]
+                                  [--summary-latency 10|2+0.025/1k] [--main-latency 2] [--diagnose]
 
 Prints, per engine and as Stowage/built-in ratios: billed prompt tokens (main
 requests + summary inputs), prompt-cache-aware cost under two price models,
