@@ -189,6 +189,10 @@ SMOKE_ROWS: tuple[tuple[str, str], ...] = (
         "test_spill_and_grep_keep_working_after_the_hosts_review_agents",
         "spill and grep after the host's own review agents (given the parent's session id)",
     ),
+    (
+        "test_a_delegated_subagent_leaves_the_parent_session_whole",
+        "a `delegate_task` subagent (spill, grep, its own session; the parent's unmoved)",
+    ),
     ("test_a_large_terminal_output_is_spilled", "spill of a 28 KB terminal output"),
     ("test_a_large_terminal_output_is_spilled_in_the_cli", "the same through the real CLI"),
     ("test_a_genuine_compaction_asks_the_summary_model", "compaction with a real summary request, result kept"),

@@ -89,7 +89,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
         engine.update_model("bench-model", 128_000)
         if store:
             engine.on_session_start("bench-session", hermes_home=tempfile.mkdtemp(prefix="stowage-bench-store-"))
-            _ = engine.store_session.store  # open the store outside the timed region
+            _ = engine.state.store.store  # open the store outside the timed region
         return engine
 
     def prepare(engine: Any, messages: list[dict[str, Any]]) -> None:
@@ -100,7 +100,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
         for message in messages:
             if message.get("role") == "tool" and len(message["content"]) >= 200:
                 record_output(
-                    engine.store_session.store,
+                    engine.state.store.store,
                     message["content"],
                     tool_name=message.get("name", ""),
                     arguments="{}",

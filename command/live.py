@@ -121,9 +121,9 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
             rows.append(("", f"{_n(view.unstored_outputs)} output(s) kept verbatim: {view.last_error}"))
     store = status.store
     spill_text = f"{_n(store.spills)}"
-    spills = [s for s in store.recent_spills if isinstance(s, dict)]
+    spills = store.recent_spills
     if spills:
-        shown = ", ".join(f"{s.get('handle')} ({s.get('tool')}, {_n(s.get('tokens'))} tokens)" for s in spills[-5:])
+        shown = ", ".join(f"{s.handle} ({s.tool}, {_n(s.tokens)} tokens)" for s in spills[-5:])
         spill_text += f"; newest: {shown}"
     rows.append(("spills", spill_text))
     failures = store.spill_failures + store.archive_failures

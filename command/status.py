@@ -14,7 +14,6 @@ from ..blobstore import StoreError
 from ..context_engine import session_files
 from ..context_engine.fixed_part import below_fixed_part
 from ..context_engine.markers import BlobKind
-from ..context_engine.session_files import STATUS_FOLDER
 from ..context_engine.session_status import SessionStatus
 from ..context_engine.status_file import read_session_statuses
 from .env import Env, Outcome
@@ -127,8 +126,7 @@ def status(env: Env) -> Outcome:
             ("tombstones", f"{st['tombstones']:,}{reasons}"),
             (
                 "sessions",
-                f"{st['sessions']['total']:,} ({st['sessions']['live']:,} live, {st['sessions']['ended']:,} ended; "
-                f"{_sessions_with_turns(env):,} finished a turn: the others started and sent nothing yet)",
+                f"{st['sessions']['total']:,} ({st['sessions']['live']:,} live, {st['sessions']['ended']:,} ended)",
             ),
             ("kinds", counts(st["by_kind"])),
             ("content types", counts(st["by_content_type"])),
@@ -154,14 +152,6 @@ def status(env: Env) -> Outcome:
         ]
     )
     return Outcome(data, text)
-
-
-def _sessions_with_turns(env: Env) -> int:
-    """Sessions with a status file (the engine writes one at a turn's end; an agent built and left has none)."""
-    try:
-        return sum(1 for p in (env.store_root / STATUS_FOLDER).iterdir() if p.suffix == ".json")
-    except OSError:
-        return 0
 
 
 def _sessions_text(sessions: list[SessionStatus]) -> list[str]:

@@ -33,8 +33,8 @@ from .messages import (
     summary_positions,
     tool_calls_of,
 )
-from .prune import PruneResult, PruneSettings, prune, shrink_json_arguments
-from .stubs import PrunedOutput, default_stub
+from .prune import PruneResult, PruneSettings, prune
+from .stubs import PrunedOutput, default_stub, shrink_json_arguments
 from .summary import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
 from .summary_prompt import SummaryRequest, build_prompt, summary_budget_tokens
 from .transcript import TranscriptLimits, serialize_window

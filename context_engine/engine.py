@@ -1,10 +1,12 @@
-"""The engine: the host contract (``host_contract.HostEngine``) mapped onto compaction, host-agnostic.
+"""The engine: the host contract (``host_contract.HostEngine``) adapted onto the session, host-agnostic.
 
-Each call delegates to a room: the session (``session_state``), the compaction
-run and its record (``compaction_run``), the numbers and the decision
-(``thresholds``), the request as sent (``request_shaping``), the engine's tools
-(``engine_tools``), the status (``engine_status``), the sharing rules of old
-hosts (``shared_engine``).
+The session (``session_state.SessionState``) does the work: compaction, the
+request as sent, preparation ahead, status.  What stays here is host
+adaptation: the contract's members (the host-read figures live in the
+session, see ``InSession``), the keyword arguments of every host version,
+the model binding handed to the session as a ``limits.Limits`` snapshot,
+routing between agents on a shared engine (``shared_engine``), and the deep
+copy per agent.  The engine's tools are ``engine_tools``'s.
 Nothing here imports Hermes: the host glue's ``StowageContextEngine`` adds the
 ``ContextEngine`` base class and the summary call.
 """
@@ -14,35 +16,29 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-import threading
 from typing import Any
 
-from ..tool_search.session import ShapedRequest, ToolSearchSession
-from . import compaction_run, engine_tools, request_shaping
-from .ahead import AheadSummaries
-from .compaction_record import CompactionRecord
-from .compactor import Archive, CompactionOutcome
+from ..tool_search.session import ShapedRequest
+from . import engine_tools
+from .compaction_run import has_content
+from .compactor import Archive
 from .config import Settings, default_settings
-from .engine_parts import SummaryModel
-from .engine_status import publish_status, status_of
-from .governor import Governor
 from .host_contract import HostFacts
+from .limits import Limits, SummaryModel
 from .messages import Message
-from .preview import CompactionPreview, SeenMessages
+from .preview import CompactionPreview
 from .session_state import InSession, SessionState
-from .session_status import RequestFigures, SessionStatus
+from .session_status import SessionStatus
 from .shared_engine import SharedEngine, routed
-from .store_session.session import StoreSession
-from .thresholds import as_int, compaction_decision, default_share, tail_budget_tokens, trigger_for
-from .tokens import TokenCounter
+from .store_session.spill import SpillOutcome
+from .thresholds import as_int, default_share, trigger_for
 from .trigger import trigger_key
-from .view import LeanView
 
 logger = logging.getLogger(__name__)
 
 
 class StowageEngineCore:
-    """Compaction policy and host-visible state for one agent."""
+    """One agent's engine as the host sees it: the contract's members, adapted onto its session (``state``)."""
 
     # host-read figures of the session (the ABC's class attributes, kept in the session state)
     last_prompt_tokens = InSession[int]()
@@ -58,18 +54,6 @@ class StowageEngineCore:
     _last_summary_fallback_used = InSession[bool]("flags.fallback_used")
     _last_aux_model_failure_model = InSession[str | None]("flags.aux_failure_model")
     _last_aux_model_failure_error = InSession[str | None]("flags.aux_failure_error")
-    # the session's rooms
-    store_session = InSession[StoreSession]("store")
-    counter = InSession[TokenCounter]()
-    tool_search = InSession[ToolSearchSession]()
-    view = InSession[LeanView]()
-    governor = InSession[Governor]()
-    ahead = InSession[AheadSummaries]()
-    compaction_log = InSession[list[CompactionRecord]]()
-    request_log = InSession[list[RequestFigures]]()
-    last_seen = InSession[SeenMessages | None]()
-    last_request = InSession[tuple[list[Message], list[Message]] | None]()
-    last_outcome = InSession[CompactionOutcome | None]()
 
     # host-read numbers of this agent (copied with the engine)
     threshold_tokens: int = 0
@@ -102,7 +86,6 @@ class StowageEngineCore:
         self.model = ""
         # this agent's session (a copy starts a fresh one) and the sharing of this object (never copied)
         self.state = SessionState.new(self.settings)
-        self._lock = threading.RLock()  # one compaction or preparation at a time
         self.sharing: SharedEngine[StowageEngineCore] = SharedEngine()
 
     @property
@@ -116,7 +99,6 @@ class StowageEngineCore:
         memo[id(self)] = clone
         clone.host = dataclasses.replace(self.host)
         clone.state = self.state.for_another_agent(self.settings)
-        clone._lock = threading.RLock()
         clone.sharing = SharedEngine(agent_copy=True)
         return clone
 
@@ -153,15 +135,25 @@ class StowageEngineCore:
             provider,
             self.context_length,
             default=self.threshold_percent,
-            view_enabled=self.view.settings.enabled,
+            view_enabled=self.state.view.settings.enabled,
         )
         self.threshold_key, self.threshold_share, self.threshold_tokens = trigger.key, trigger.share, trigger.tokens
         if runtime_changed:
-            self.governor.clear_cooldown()
+            self.state.governor.clear_cooldown()
 
     @property
-    def tail_budget_tokens(self) -> int:
-        return tail_budget_tokens(self.settings, self.view.settings, self.threshold_tokens)
+    def limits(self) -> Limits:
+        """The model binding as the session sees it: a read-only snapshot, taken per call."""
+        return Limits(
+            self.settings,
+            context_length=self.context_length,
+            threshold_tokens=self.threshold_tokens,
+            threshold_key=self.threshold_key,
+            threshold_share=self.threshold_share,
+            runtime=self.runtime,
+            summary_model=self.summary_model,
+            archive=self.archive,
+        )
 
     # -- usage and the decision -------------------------------------------------------
     @routed
@@ -177,9 +169,7 @@ class StowageEngineCore:
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
         """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
-        if compaction_run.prepared_due(self, tokens):  # its summary is ready: compact now, before the trigger
-            tokens = max(tokens, self.threshold_tokens)
-        return compaction_decision(tokens, self.threshold_tokens, self.governor)
+        return self.state.decide(tokens, self.limits)
 
     @routed
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
@@ -190,7 +180,7 @@ class StowageEngineCore:
         return self.state.defer_preflight(as_int(rough_tokens), self.threshold_tokens, self.host.selects_context)
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
-        return compaction_run.has_content(self.settings, messages)
+        return has_content(self.settings, messages)
 
     # -- compaction ----------------------------------------------------------------------
     @routed
@@ -209,15 +199,15 @@ class StowageEngineCore:
         changed.  ``bypass_cooldown`` (after a proven overflow) tries the summary model even while it cools down."""
         if extra:
             logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
-        return compaction_run.run_compaction(
-            self, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown
+        return self.state.compact(
+            self.limits, self.host, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown
         )
 
     @routed
     def record_completed_compaction(self, used_fallback: bool = False, **_: Any) -> None:
         """After a compaction boundary commits: arms the verdict.  0.20+ pass ``feasibility_skip`` (a TypeError
         here discards the compacted transcript on 0.20.1 and crashes the turn on 0.22.2)."""
-        self.governor.verify_pending = True
+        self.state.governor.verify_pending = True
 
     @routed
     def prepare_ahead(self, messages: Any, **_: Any) -> None:
@@ -227,7 +217,7 @@ class StowageEngineCore:
         ``on_turn_complete``'s), the list ``compress()`` will later receive.
         A pending preparation that is still a prefix of it is kept.
         """
-        compaction_run.prepare_ahead(self, messages)
+        self.state.prepare_ahead(self.limits, self.host, messages)
 
     @routed
     def prepare_during_turn(self, messages: Any, approx_tokens: Any = None, **_: Any) -> None:
@@ -236,18 +226,18 @@ class StowageEngineCore:
         ``messages`` is the live history (the ``pre_api_request`` hook's),
         ``approx_tokens`` the host's estimate of the request.
         """
-        compaction_run.prepare_during_turn(self, messages, approx_tokens)
+        self.state.prepare_during_turn(self.limits, self.host, messages, approx_tokens)
 
     def use_clock(self, clock: Any) -> None:
         """Read time from ``clock`` (a replay's simulated clock): when summaries start, finish and are waited for."""
-        self.ahead.use_clock(clock)
+        self.state.ahead.use_clock(clock)
 
     @routed
     def get_automatic_compaction_status_message(
         self, *, phase: str = "", default_message: str | None = None, **context: Any
     ) -> str | None:
         """Newer hosts: the user's status line before an automatic compaction, saying what Stowage will do."""
-        return compaction_run.status_line(self, context, default_message)
+        return self.state.status_line(self.limits, context, default_message)
 
     # -- the turn clock ------------------------------------------------------------------
     @routed
@@ -266,22 +256,21 @@ class StowageEngineCore:
     def end_turn_from_plugin_hook(self) -> None:
         """The per-turn plugin hook: the turn clock unless the host calls :meth:`on_turn_complete`."""
         if self.host.turn_clock:
-            publish_status(self)
+            self.state.publish_status(self.limits, self.host, self.name)
             return
         self.end_turn()
 
     def end_turn(self) -> None:
-        self.governor.end_turn()
-        publish_status(self)
+        self.state.end_turn(self.limits, self.host, self.name)
 
     # -- store: spill and read-back tools ---------------------------------------------------
     def attach_store_home(self, hermes_home: Any) -> None:
         """Keep blobs under ``hermes_home`` (or the configured ``store.path``)."""
-        self.store_session.attach(hermes_home)
+        self.state.store.attach(hermes_home)
 
-    def spill_tool_result(self, tool_name: str, arguments: Any, result: Any) -> str | None:
-        """The preview replacing an oversized tool result, or None to keep it."""
-        return self.store_session.spill(tool_name, arguments, result, self.counter.count_text)
+    def spill_tool_result(self, tool_name: str, arguments: Any, result: Any) -> SpillOutcome:
+        """What replaces a tool result in the history (``.text``: a preview, or None to keep it)."""
+        return self.state.store.spill(tool_name, arguments, result, self.state.counter.count_text)
 
     def get_tool_schemas(self, **_: Any) -> list[dict[str, Any]]:
         return engine_tools.tool_schemas(self.state, self.settings, self.host)
@@ -303,15 +292,7 @@ class StowageEngineCore:
     def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
         """One provider request as it should be sent: tool deferral, then the lean view (history unchanged).
         Routed: a review agent's requests name the parent's session, but are the review agent's."""
-        return request_shaping.shape_request(
-            self.state,
-            self.host,
-            tools,
-            messages,
-            context_length=self.context_length,
-            threshold_tokens=self.threshold_tokens,
-            **host,
-        )
+        return self.state.shape_request(self.limits, self.host, tools, messages, **host)
 
     def select_context(
         self,
@@ -324,9 +305,7 @@ class StowageEngineCore:
     ) -> list[Message] | None:
         """Newer hosts (0.20+): the lean view through the engine hook, per provider request with a copy of its
         messages (None leaves them unchanged); the ``llm_request`` middleware then only defers tools."""
-        return request_shaping.select_context(
-            self.state, self.host, request_messages, threshold_tokens=self.threshold_tokens
-        )
+        return self.state.select_context(self.limits, self.host, request_messages)
 
     # -- sessions ---------------------------------------------------------------------------
     def on_session_start(self, session_id: str, **kwargs: Any) -> None:
@@ -334,7 +313,7 @@ class StowageEngineCore:
         if guest is not None:
             guest.on_session_start(session_id, **kwargs)
             return
-        self.host.log_limits_once(self.tool_search.mode)
+        self.host.log_limits_once(self.state.tool_search.mode)
         self.sharing.owner_started()
         self.state.start(
             session_id,
@@ -356,10 +335,7 @@ class StowageEngineCore:
     def end_own_session(self) -> None:
         """This agent's own session ends: status published, the store told (the host glue also unbinds it)."""
         self.sharing.owner_ended()
-        self.governor.verify_pending = False
-        self.ahead.discard("session ended")
-        publish_status(self)
-        self.store_session.end(self.session_id or "")
+        self.state.end(self.limits, self.host, self.name)
 
     @routed
     def on_session_reset(self, **_: Any) -> None:
@@ -369,11 +345,11 @@ class StowageEngineCore:
     @routed
     def preview(self) -> CompactionPreview | None:
         """What a compaction of the last history seen would do now, without a model call or a write."""
-        return compaction_run.preview_now(self)
+        return self.state.preview(self.limits)
 
     def status(self) -> SessionStatus:
         """What this session's engine did and will do; the one shape every reader gets."""
-        return status_of(self)
+        return self.state.status(self.limits, self.host, self.name)
 
     def get_status(self, **_: Any) -> dict[str, Any]:
         """The host's ``get_status()``: :meth:`status` as a dict."""

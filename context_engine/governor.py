@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Hashable
 
+from .part_status import GovernorStatus
+
 API_CALLS_PER_TURN_ESTIMATE = 3
 
 
@@ -137,12 +139,12 @@ class Governor:
     def clear_cooldown(self) -> None:
         self._cooldown_until = 0.0
 
-    def snapshot(self) -> dict[str, object]:
-        return {
-            "turn": self.turn,
-            "ineffective_streak": self.ineffective_streak,
-            "backoff": self.backoff_reason(),
-            "summary_failures": self.summary_failures,
-            "summary_cooldown_seconds": round(self.cooldown_remaining(), 1),
-            "compacted_this_turn": self.compacted_this_turn(),
-        }
+    def status(self) -> GovernorStatus:
+        return GovernorStatus(
+            turn=self.turn,
+            ineffective_streak=self.ineffective_streak,
+            backoff=self.backoff_reason(),
+            summary_failures=self.summary_failures,
+            summary_cooldown_seconds=round(self.cooldown_remaining(), 1),
+            compacted_this_turn=self.compacted_this_turn(),
+        )

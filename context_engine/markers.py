@@ -27,6 +27,7 @@ class BlobKind(StrEnum):
     ARGUMENTS = "arguments"  # oversized tool-call arguments, stored whole where they were cut
     REASONING = "reasoning"  # an older assistant message the lean view sends condensed
     PART = "part"  # a non-text message part (an image) compaction took out of the context
+    PREVIEW = "preview"  # a spill preview as the model saw it (its first handle line names the original)
 
 
 # Every kind a session's history can be read back from.
@@ -50,13 +51,22 @@ class FailureKind(Enum):
 
 # -- markers in the model's context ------------------------------------------------------
 SPILL_HEADER = "[stowage: preview of a large tool output — this is NOT the whole output]"
-PRUNED_PREFIX = "[stowage: tool output pruned]"
-DUPLICATE_PREFIX = "[stowage: duplicate tool output]"
-STORED_PREFIX = "[stowage: tool output stored]"
+# Every one-line stub of a tool output is ``[stowage: output <state>]`` then the call, the verdict, the size
+# and where the original bytes are (``stubs.py`` writes them all).
+PRUNED_PREFIX = "[stowage: output pruned]"  # compaction without a store: nothing to fetch
+DUPLICATE_PREFIX = "[stowage: output duplicated]"  # compaction: a later result has the same text
+STORED_PREFIX = "[stowage: output stored]"  # compaction with the store: names the original's handle
+VIEW_STUB_PREFIX = "[stowage: output omitted]"  # the lean view's stub of an older output (the request only)
 IMAGE_PLACEHOLDER = "[stowage: image removed from older context]"
-OUTPUT_NOT_SHOWN = "[stowage: output not shown]"
-VIEW_STUB_PREFIX = "[stowage: old output omitted]"  # the lean view's stub of an older output
+OUTPUT_NOT_SHOWN = "[stowage: output not shown]"  # the summary transcript's stand-in (never a tool message)
 REASONING_MARK = "[stowage: rest of this older message omitted"  # the lean view's cut of older reasoning
-STUB_PREFIXES = (PRUNED_PREFIX, DUPLICATE_PREFIX, STORED_PREFIX, VIEW_STUB_PREFIX)  # every one-line output stub
+# Stub prefixes earlier versions wrote: histories keep them, so they are still recognised (never written).
+LEGACY_STUB_PREFIXES = (
+    "[stowage: tool output pruned]",
+    "[stowage: duplicate tool output]",
+    "[stowage: tool output stored]",
+    "[stowage: old output omitted]",
+)
+STUB_PREFIXES = (PRUNED_PREFIX, DUPLICATE_PREFIX, STORED_PREFIX, VIEW_STUB_PREFIX, *LEGACY_STUB_PREFIXES)
 SUMMARY_MARKER = "[STOWAGE CONTEXT SUMMARY"
 SUMMARY_END_MARKER = "[END OF STOWAGE CONTEXT SUMMARY]"

@@ -3,20 +3,20 @@
 Pure: takes a message list and the index where the protected tail starts,
 returns a new list (untouched messages are shared, changed ones are copies)
 plus what was pruned.  No LLM, no I/O.  What replaces a pruned output is
-decided by a renderer callable, so the blob store can swap the default stub
-for one carrying a retrieval handle without this module knowing about it.
+decided by a renderer callable, so the store's stub service
+(``store_session/stubs.py``) can swap the default stub for one naming the
+original's handle without this module knowing about it; every stub's words
+come from ``stubs.py``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import chain
 from typing import Any
 
 from .markers import IMAGE_PLACEHOLDER
-from .masking import mask
 from .messages import (
     Message,
     call_arguments_text,
@@ -30,7 +30,7 @@ from .messages import (
     tool_result_id,
     with_call_arguments,
 )
-from .stubs import PrunedOutput, default_stub, is_stub
+from .stubs import PrunedOutput, default_stub, is_stub, shrink_json_arguments
 
 StubRenderer = Callable[[PrunedOutput], str]
 PartKeeper = Callable[[Any], str]  # a removed part (an image) -> the text that replaces it (naming where it is kept)
@@ -193,42 +193,6 @@ def _shrink_call_arguments(result: PruneResult, index: int, max_chars: int, cut:
         replaced["tool_calls"] = new_calls
         result.messages[index] = replaced
         result.arguments_shrunk += 1
-
-
-def shrink_json_arguments(text: str, max_chars: int) -> str:
-    """Cut long string values inside JSON arguments; the result stays valid JSON.
-
-    Unparseable arguments become ``{"_stowage_truncated_arguments": "<head>"}``
-    so providers that validate arguments accept the message.  The text is
-    masked whole first (:func:`.masking.mask`): a password cut before its
-    ``@`` or closing quote would stay in the history as a fragment no rule
-    knows and reach the summary model at the next compaction.  Callers keep
-    the whole original (the store); arguments without a secret cut as before.
-    """
-    text = mask(text)
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return json.dumps({"_stowage_truncated_arguments": text[: max(40, max_chars - 60)] + "…"}, ensure_ascii=False)
-    limit = max(40, max_chars // 2)
-    while limit >= 20:
-        shrunk = json.dumps(_cut_strings(value, limit), ensure_ascii=False)
-        if len(shrunk) <= max_chars:
-            return shrunk
-        limit //= 2
-    return shrunk
-
-
-def _cut_strings(value: Any, limit: int) -> Any:
-    if isinstance(value, str):
-        return value if len(value) <= limit else f"{value[:limit]}…[+{len(value) - limit} chars]"
-    if isinstance(value, dict):
-        return {k: _cut_strings(v, limit) for k, v in value.items()}
-    if isinstance(value, list):
-        if len(value) > 20:
-            return [_cut_strings(v, limit) for v in value[:20]] + [f"…[+{len(value) - 20} items]"]
-        return [_cut_strings(v, limit) for v in value]
-    return value
 
 
 def _plain_placeholder(part: Any) -> str:

@@ -51,7 +51,7 @@ _BASE64_LINE = r"[A-Za-z0-9+/=]+(?=[\s\\'\"]|\Z)"
 # Flags naming a secret (--token, --api-key, --client-secret, --db-password); the name must end there,
 # so --token-file, --max-tokens and --password-stdin are other flags.
 _SECRET_FLAG = (
-    r"(?i)(?<![\w-])--(?:[a-z0-9]+[_-])*(?:token|api[_-]?key|apikey|secret|password|passwd|pass|pwd|(?:access|secret)[_-]key)"
+    r"(?i)(?<![\w-])--(?:[a-z0-9]+[_-])*(?:token|api[_-]?key|apikey|secret|password|passwd|passphrase|pass|pwd|(?:access|secret)[_-]key)"
     r"(?:[ \t]+|=)(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|[^\s'\"<>|&;$`(){}-][^\s'\"]*))(?(1)\1)"
 )
 
@@ -150,7 +150,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
     ),
     # .NET app.config / web.config settings: <add key="SmtpPassword" value="..."/>.
     Rule(
-        re.compile(r"(?i)<add\s+key\s*=\s*(['\"])" + _SECRET_NAME + r"\1\s+value\s*=\s*(['\"])(?P<secret>[^'\"]+)\2"),
+        re.compile(r"(?i)<add\s+key\s*=\s*(['\"])" + _SECRET_NAME + r"\1\s*value\s*=\s*(['\"])(?P<secret>[^'\"]+)\2"),
         mask_group,
         in_lowered("<add"),
         at_lowered_words("<add"),

@@ -13,13 +13,13 @@ document: Kubernetes and ECS ``name: DB_PASSWORD`` with the next
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from re import Match
 
 from .redact_match import Haystack, Rule, at_words, in_text, mask_group, matches_at, occurrences, secret_is_quoted
 from .redact_values import is_plain_value, looks_random, name_kind
 
-__all__ = ["PAIR_RULES"]
+__all__ = ["PAIR_RULES", "at_pair_names", "line_end_after", "line_start_before", "pair_pattern"]
 
 # The secret words a pair's name must hold (lower case), as name_kind reads them.
 _NAME_WORDS = ("key", "secret", "token", "pass", "pwd", "auth", "cred", "pat", "sig", "sas", "hmac", "dsn", "bearer")
@@ -27,43 +27,68 @@ _NAME_WORDS = ("key", "secret", "token", "pass", "pwd", "auth", "cred", "pat", "
 # "=" only ends one, as base64 padding: in key=key=key... no value begins (possessive: no backtracking).
 _BARE_VALUE = r"[^\s'\"`,;()\[\]{}<>=]"
 
-_PAIR = re.compile(
-    r"(?<![A-Za-z0-9_.\-$@/\\])(?P<name>(?=[A-Za-z_])[A-Za-z0-9_.\-]{0,60}?(?i:"
-    + "|".join(_NAME_WORDS)
-    + r")[A-Za-z0-9_.\-]{0,40})(?P<nq>['\"]?)\]?[ \t]*(?P<sep>:=|=>|=|:)[ \t]*(?P<q>['\"`])?"
-    r"(?P<secret>(?(q)[^'\"`\r\n]{1,4096}+|(?![>])"
-    + _BARE_VALUE
-    + r"{1,4096}+={0,3}+))(?(q)(?P=q)|(?!"
-    + _BARE_VALUE
-    + r"|[(\[=]))"
-)
+
+def pair_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
+    """``name <sep> value`` where the name holds one of ``words`` (any case), in every notation."""
+    return re.compile(
+        r"(?<![A-Za-z0-9_.\-$@/\\])(?P<name>(?=[A-Za-z_])[A-Za-z0-9_.\-]{0,60}?(?i:"
+        + "|".join(words)
+        + r")[A-Za-z0-9_.\-]{0,40})(?P<nq>['\"]?)\]?[ \t]*(?P<sep>:{1,3}=|\?=|=>|=|:)[ \t]*(?P<q>['\"`])?"
+        r"(?P<secret>(?(q)[^'\"`\r\n]{1,4096}+|(?![>])"
+        + _BARE_VALUE
+        + r"{1,4096}+={0,3}+))(?(q)(?P=q)|(?!"
+        + _BARE_VALUE
+        + r"|[(\[=]))"
+    )
 
 
-def _line_start_before(text: str, at: int) -> bool:
+_PAIR = pair_pattern(_NAME_WORDS)
+
+
+def line_start_before(text: str, at: int) -> bool:
     """Only indentation, list dashes, quotes or an opening brace stand between ``at`` and its line's start."""
     start = text.rfind("\n", 0, at) + 1
     return not text[start:at].strip(" \t-'\"{[,")
 
 
-def _line_end_after(text: str, at: int) -> bool:
+def line_end_after(text: str, at: int) -> bool:
     """Only a comment, a comma or a closing bracket follow ``at`` on its line."""
     end = text.find("\n", at)
     rest = text[at : len(text) if end == -1 else end].strip()
     return not rest or rest.startswith(("#", ",", "}", "]"))
 
 
+def _generated(value: str) -> bool:
+    """Unmistakably generated: 20+ characters with 3+ upper-case and lower-case letters and 2+ digits, no spaces.
+
+    A bare ``key`` names cache entries, map keys and GPG key ids as often as
+    credentials; their values are hashes (one case: ``Linux-pip-1c1b65...``),
+    ids or words.
+    """
+    if len(value) < 20 or any(c.isspace() for c in value):
+        return False
+    upper = sum(c.isupper() for c in value)
+    lower = sum(c.islower() for c in value)
+    return upper >= 3 and lower >= 3 and sum(c.isdigit() for c in value) >= 2 and looks_random(value)
+
+
 def _mask_pair(match: Match[str]) -> str:
     name, value = match.group("name"), match.group("secret")
     kind = name_kind(name)
     quoted = secret_is_quoted(match)
+    if kind is None and name.lower() == "key" and _generated(value):
+        return mask_group(match)  # a bare "key:" with a generated value (stripe:\n  key: <...>)
     if kind is None or is_plain_value(value, quoted):
         return match.group(0)
     random = len(value) >= 12 and looks_random(value)
     if not random and (kind == "weak" or (not quoted and name.startswith(("self.", "this.", "cls.")))):
         return match.group(0)  # an attribute set from a variable (self._secret = secret) is code
+    if not random and not match.group("q") and match.group("sep") in ("?=", "::=", ":::="):
+        if not line_end_after(match.string, match.end()):
+            return match.group(0)  # Make: "SECRET_SCAN ?= gitleaks detect --source ." sets a command
     if not random and match.group("sep") == ":" and not match.group("q"):
         # "the secret: keep it short" is prose; a YAML value starts its line's key and ends the line.
-        if not _line_start_before(match.string, match.start()) or not _line_end_after(match.string, match.end()):
+        if not line_start_before(match.string, match.start()) or not line_end_after(match.string, match.end()):
             return match.group(0)
     return mask_group(match)
 
@@ -71,13 +96,22 @@ def _mask_pair(match: Match[str]) -> str:
 _LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^A-Za-z0-9_.\-]")
 _NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 # What must follow a name for a pair: a closing quote or "]", then a separator.
-_SEPARATOR_NEXT = re.compile(r"['\"]?\]?[ \t]*[:=]")
+_SEPARATOR_NEXT = re.compile(r"['\"]?\]?[ \t]*[?:=]")
 
 
-def _at_pair_names(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
-    """Matches from the start of each name run (``[A-Za-z0-9_.-]``) holding a secret word and followed by a separator.
+def at_pair_names(words: tuple[str, ...]) -> Callable[[re.Pattern[str], Haystack], Iterable[Match[str]]]:
+    """A finder of :func:`pair_pattern` matches whose name holds one of ``words``."""
 
-    Each run is looked at once, from its first secret word: most ("path",
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        return _at_names(words, pattern, haystack)
+
+    return find
+
+
+def _at_names(words: tuple[str, ...], pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+    """Matches from the start of each name run (``[A-Za-z0-9_.-]``) holding one of ``words``, then a separator.
+
+    Each run is looked at once, from its first such word: most ("path",
     "author", "monkey") are not followed by a separator and drop out with
     one anchored match, before the run's start is looked for.
     """
@@ -86,7 +120,7 @@ def _at_pair_names(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Mat
         return pattern.finditer(text)
     starts: list[int] = []
     run_end = -1
-    for at in occurrences(lowered, [word for word in _NAME_WORDS if haystack.lower_has(word)]):
+    for at in occurrences(lowered, [word for word in words if haystack.lower_has(word)]):
         if at < run_end:
             continue  # a later word of a run already looked at
         run_end = _NAME_RUN.match(text, at).end()  # type: ignore[union-attr]  # a * pattern always matches
@@ -148,5 +182,5 @@ PAIR_RULES: tuple[Rule, ...] = (
     Rule(_NAMED_VALUE, _mask_named_value, in_text("name", "value"), at_words("name")),
     Rule(_DOCKERFILE_ENV, _mask_named_value, in_text("ENV"), _at_env_lines),
     Rule(_PHP_DEFINE, _mask_named_value, in_text("define("), at_words("define(")),
-    Rule(_PAIR, _mask_pair, _has_separator, _at_pair_names),
+    Rule(_PAIR, _mask_pair, _has_separator, at_pair_names(_NAME_WORDS)),
 )

@@ -15,6 +15,7 @@ import binascii
 import re
 from re import Match
 
+from .redact_commands import COMMAND_RULES
 from .redact_formats import FORMAT_RULES, mask_flag_value
 from .redact_match import (
     MASK,
@@ -45,6 +46,7 @@ from .redact_match import (
     secret_is_quoted,
 )
 from .redact_pairs import PAIR_RULES
+from .redact_providers import PROVIDER_RULES
 from .redact_values import is_plain_value, looks_random
 
 __all__ = ["MASK", "RULES", "Haystack", "Rule", "fold_case", "literal_head"]
@@ -140,18 +142,19 @@ def _mask_random_group(match: Match[str]) -> str:
 
 _VENDOR_PREFIXES = (
     r"sk-[A-Za-z0-9_-]{10,}",
-    r"sk_(?:live|test)_[A-Za-z0-9]{10,}",
-    r"rk_(?:live|test)_[A-Za-z0-9]{10,}",
+    r"sk_(?:live|test|prod)_[A-Za-z0-9]{10,}",
+    r"rk_(?:live|test|prod)_[A-Za-z0-9]{10,}",
     r"whsec_[A-Za-z0-9]{10,}",
     r"sk_[A-Za-z0-9_]{10,}",
     r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}",
     r"gh[pousr]_[A-Za-z0-9]{10,}",
+    r"gh[pousr]_[A-Za-z0-9_]{36}",
     r"github_pat_[A-Za-z0-9_]{10,}",
     r"glpat-[A-Za-z0-9_-]{10,}(?:\.[a-z0-9]{9})?",
     r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}(?:\.[a-z0-9]{9})?",
     r"GR1348941[A-Za-z0-9_-]{20,}",
     r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
-    r"xox[abeprs]-[A-Za-z0-9-]{10,}",
+    r"xox[abeoprs]-[A-Za-z0-9-]{10,}",
     r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
     r"AIza[A-Za-z0-9_-]{30,}",
     r"ya29\.[A-Za-z0-9_-]{20,}",
@@ -162,6 +165,7 @@ _VENDOR_PREFIXES = (
     r"fc-[A-Za-z0-9]{10,}",
     r"bb_live_[A-Za-z0-9_-]{10,}",
     r"gAAAA[A-Za-z0-9_=-]{20,}",
+    r"SG\.[A-Za-z0-9_=.-]{66}",
     r"SG\.[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?",
     r"hf_[A-Za-z0-9]{10,}",
     r"r8_[A-Za-z0-9]{10,}",
@@ -177,28 +181,29 @@ _VENDOR_PREFIXES = (
     r"hsk-[A-Za-z0-9]{10,}",
     r"mem0_[A-Za-z0-9]{10,}",
     r"brv_[A-Za-z0-9]{10,}",
-    r"xai-[A-Za-z0-9]{30,}",
+    r"xai-[A-Za-z0-9_-]{30,}",
     r"ntn_[A-Za-z0-9]{10,}",
     r"fw[-_][A-Za-z0-9]{30,}",
     r"fpk_[A-Za-z0-9]{30,}",
     r"shp(?:at|ca|pa|ss)_[A-Fa-f0-9]{20,}",
-    r"dapi[a-f0-9]{32}",
+    r"dapi[a-fA-F0-9]{32}(?:-[0-9])?",
     r"lin_api_[A-Za-z0-9]{20,}",
     r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}",
-    r"AC[a-f0-9]{32}",
-    r"SK[a-f0-9]{32}",
+    r"AC(?:[a-fA-F0-9]{32}|[a-z0-9]{32})",
+    r"SK(?:[a-fA-F0-9]{32}|[a-z0-9]{32})",
     r"hv[sbr]\.[A-Za-z0-9_-]{20,}",
     r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
     r"_gitlab_session=[a-z0-9]{32}",
     # from the provider rules of public secret scanners (gitleaks, detect-secrets), in their documented shapes
     r"api_org_[A-Za-z]{30,}",
-    r"CLOJARS_[a-z0-9]{60}",
+    r"CLOJARS_[A-Za-z0-9]{60}",
     r"AKCp[A-Za-z0-9]{69}",
     r"cmVmd[A-Za-z0-9]{59}",
     r"rdme_[a-z0-9]{70}",
-    r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",
+    r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}",
+    r"PMAK-[A-Za-z0-9-]{59}",
     r"dp\.pt\.[A-Za-z0-9]{43}",
-    r"sgp_(?:[a-f0-9]{16}_|local_)?[a-f0-9]{40}",
+    r"sgp_(?:[a-fA-F0-9]{16}_|local_)?[a-fA-F0-9]{40}",
     r"pnu_[A-Za-z0-9]{36}",
     r"ico-[A-Za-z0-9]{32}",
     r"tk-us-[A-Za-z0-9_-]{48}",
@@ -208,7 +213,7 @@ _VENDOR_PREFIXES = (
     r"HRKU-AA[A-Za-z0-9_-]{58}",
     r"sntryu_[a-f0-9]{64}",
     r"dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64}",
-    r"NR(?:AK|II|JS)-[A-Za-z0-9_-]{19,32}",
+    r"NR(?:AK|II|JS|BR|IQ|RA)-[A-Za-z0-9_-]{19,32}",
     r"4b1d[A-Za-z0-9]{38}",
     r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
     r"tfp_[A-Za-z0-9_.=-]{59}",
@@ -218,15 +223,15 @@ _VENDOR_PREFIXES = (
     r"A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5}",
     r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.=-]{32,64}",
     r"sm_(?:pat|aat|sat)_[A-Za-z0-9]{16}",
-    r"s-s4t2(?:ud|af)-[a-f0-9]{64}",
+    r"s-s4t2(?:ud|af)-[a-fA-F0-9]{64}",
     r"GOCSPX-[A-Za-z0-9_-]{28}",
     r"LTAI[A-Za-z0-9]{20}",
     r"v1\.0-[a-f0-9]{24}-[a-f0-9]{146}",
     r"AQVN[A-Za-z0-9_-]{35,38}",
     r"t1\.[A-Za-z0-9_-]+={0,2}\.[A-Za-z0-9_-]{86}",
-    r"FLWSECK(?:_TEST)?-[a-h0-9]{32}-X",
+    r"FLW(?:SECK|PUBK)(?:_TEST)?-[A-Za-z0-9]{12,32}(?:-X)?",
     r"duffel_(?:test|live)_[A-Za-z0-9_=-]{43}",
-    r"shippo_(?:live|test)_[a-f0-9]{40}",
+    r"shippo_(?:live|test)_[a-fA-F0-9]{40}",
     r"EZ[AT]K[A-Za-z0-9]{54}",
     r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     r"EAA[ACM][A-Za-z0-9_-]{60,}",
@@ -238,7 +243,38 @@ _VENDOR_PREFIXES = (
     r"pcsk_[A-Za-z0-9_-]{50,}",
     r"oy2[a-z0-9]{43}",
     r"rubygems_[a-f0-9]{48}",
-    r"pul-[a-f0-9]{40}",
+    r"pul-[a-z0-9]{40}",
+    # issue 31, measured with bench/scanner_coverage.py against gitleaks' and detect-secrets' rules
+    r"p8e-[A-Za-z0-9]{32}",
+    r"pat\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}",
+    r"sat\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{20}",
+    r"pk\.[A-Za-z0-9]{60}\.[A-Za-z0-9]{22}",
+    r"sq[apu]_[A-Za-z0-9_=-]{40}",
+    # from trufflehog's detectors (token prefixes of common providers)
+    r"aio_[A-Za-z0-9]{28}",
+    r"ddp_[A-Za-z0-9]{36}",
+    r"dp\.(?:ct|st|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}",
+    r"CFPAT-[A-Za-z0-9_-]{43}",
+    r"shltm_[A-Za-z0-9_-]{40}",
+    r"pk-lf-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"api-[a-z0-9]{8}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{12}",
+    r"sdk-[a-z0-9]{8}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{12}",
+    r"nvapi-[A-Za-z0-9_-]{64}",
+    r"ak_(?:live|test)_[A-Za-z0-9]{30}",
+    r"phx_[A-Za-z0-9]{43}",
+    r"pub-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",
+    r"sub-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",
+    r"ramp_(?:id|sec)_[A-Za-z0-9]{40,}",
+    r"rzp_(?:live|test)_[A-Za-z0-9]{14}",
+    r"rh-api-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}",
+    r"rootly_[a-f0-9]{64}",
+    r"slk_[a-f0-9]{64}",
+    r"pi_[A-Za-z0-9]{24}_secret_[A-Za-z0-9]{25}",
+    r"pk_(?:live|test)_[A-Za-z0-9]{24,99}",
+    r"sbp_[a-z0-9]{40}",
+    r"tskey-[a-z]+-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,}",
+    r"BBFF-[A-Za-z0-9]{30}",
+    r"VF\.(?:(?:DM|WS)\.)?[A-Fa-f0-9]{24}\.[A-Za-z0-9]{16}",
     r"pat-(?:na|eu)1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
 )
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
@@ -251,8 +287,21 @@ _BASE64_VENDOR_KEYS = (
     r"sntrys_eyJ[A-Za-z0-9+/=_]{50,}",
     r"ops_eyJ[A-Za-z0-9+/]{250,}={0,3}",
     r"ABSK[A-Za-z0-9+/]{109,}={0,2}",
+    r"bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%&._-]*",
 )
-_BASE64_VENDOR_HEADS = ("glc_", "fm1", "fm2", "sntrys_", "ops_eyJ", "ABSK")
+_BASE64_VENDOR_HEADS = (
+    "glc_",
+    "fm1",
+    "fm2",
+    "sntrys_",
+    "ops_eyJ",
+    "ABSK",
+    "bedrock-api-key-",
+    "sc_",
+    "ext_",
+    "scauth_",
+    "authress_",
+)
 _VENDOR_BEFORE, _VENDOR_AFTER = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_-])"
 
 _SECRET_WORD = (
@@ -296,8 +345,8 @@ RULES: tuple[Rule, ...] = (
     # PEM and OpenSSH private keys, and PGP's "PRIVATE KEY BLOCK".
     Rule(
         re.compile(
-            r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
-            r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)"
+            r"-----BEGIN[A-Za-z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
+            r"(?:-----END[A-Za-z0-9 _-]{0,100}PRIVATE KEY(?: BLOCK)?-----|\Z)"
         ),
         mask_all,
         in_text("-----BEGIN", "PRIVATE KEY"),
@@ -405,12 +454,18 @@ RULES: tuple[Rule, ...] = (
     Rule(
         re.compile(
             r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
-            r"[0-9]+/|webhook\.office\.com/webhookb2/)(?P<secret>[A-Za-z0-9_/@-]+)"
+            r"[0-9]+/|webhook\.office\.com/webhookb2/|hooks\.zapier\.com/hooks/catch/|\.tines\.com/webhook/)"
+            r"(?P<secret>[A-Za-z0-9_/@+-]+)"
         ),
         mask_group,
-        in_text(any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/")),
+        in_text(any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/", "hooks.zapier.com/", ".tines.com/")),
         at_words(
-            "hooks.slack.com/", "discord.com/api/webhooks/", "discordapp.com/api/webhooks/", "webhook.office.com/"
+            "hooks.slack.com/",
+            "discord.com/api/webhooks/",
+            "discordapp.com/api/webhooks/",
+            "webhook.office.com/",
+            "hooks.zapier.com/",
+            ".tines.com/",
         ),
     ),
     # Azure storage and service-bus connection strings (AccountKey=...;).
@@ -572,6 +627,10 @@ RULES: tuple[Rule, ...] = (
     ),
     # Key and config files and command-line flags (redact_formats.py): PuTTY, .pgpass, .NET, plist, --token.
     *FORMAT_RULES,
+    # Passwords given to named commands (sqlcmd -P, mongosh -p, vault login, -storepass) (redact_commands.py).
+    *COMMAND_RULES,
     # Name/value pairs in any notation, and split across lines (redact_pairs.py).
     *PAIR_RULES,
+    # Keys named only for their provider, and provider shapes without a literal head (redact_providers.py).
+    *PROVIDER_RULES,
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["is_plain_value", "looks_random", "name_kind"]
+__all__ = ["PLAIN_AFTER", "is_plain_value", "looks_random", "name_kind"]
 
 # Values a secret-named key holds in configuration: booleans, nulls, permission levels, states, and the
 # name of the secret itself (an ExternalSecret's "secretKey: password").
@@ -47,6 +47,10 @@ _PLACEHOLDER = re.compile(
 # closes each "env": Hermes 0.22's install scan reads the word followed by a bar as a shell environment dump
 # and flags the plugin HIGH, so `hermes plugins install` stops to ask.)
 _ENV_LOOKUP = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*\.)*(?:env\b|environ\b|ENV\b)\.[A-Za-z_][A-Za-z0-9_]*[;,]?")
+# An identifier naming a file (systemd's LoadCredential=<id>:<path>): not a URL, whose "//" follows the colon.
+_ID_PATH = re.compile(r"[A-Za-z0-9_.@-]+:(?:/(?!/)|~/)[^\s:]*")
+# A glob over names (systemd's ImportCredential=api.*, a list of keys "tokens.*").
+_NAME_GLOB = re.compile(r"[A-Za-z_][A-Za-z_.\-/]*\*")
 _REFERENCE = re.compile(r"\$(?:[{(A-Za-z_]|$)|\{\{|\{%|%\(|%\{|#\{|<%|@\{")
 
 
@@ -68,10 +72,14 @@ def is_plain_value(value: str, quoted: bool = False) -> bool:
         return True
     if _CONSTANT_NAME.fullmatch(value) or _ENV_LOOKUP.fullmatch(value):
         return True  # OPENAI_API_KEY: the name of a variable
-    if not quoted and (_DOTTED_NAME.fullmatch(value) or _EXPRESSION.match(value) or _SNAKE_NAME.fullmatch(value)):
-        return True  # self.token, var.db_password, settings.SECRET_KEY, tokens[0], os.Getenv(...), new_password
-    if _LOWER_PATH.fullmatch(value):
-        return True  # ./pw.txt, /run/secrets/db
+    if not quoted and (_DOTTED_NAME.fullmatch(value) or _SNAKE_NAME.fullmatch(value)):
+        # self.token, var.db_password, settings.SECRET_KEY, new_password; not a long generated
+        # key that happens to hold dots or underscores (a Mapbox pk.<60>.<22>, a Harness sat.<...>)
+        return len(value) < 24 or not looks_random(value)
+    if not quoted and _EXPRESSION.match(value):
+        return True  # tokens[0], os.Getenv(...)
+    if _LOWER_PATH.fullmatch(value) or _ID_PATH.fullmatch(value) or _NAME_GLOB.fullmatch(value):
+        return True  # ./pw.txt, /run/secrets/db, LoadCredential=db-password:/etc/creds/db, ImportCredential=api.*
     words = lowered.split()
     return len(words) >= 3 and all(w.isalnum() for w in words) and any(w in _PROSE_WORDS for w in words)
 
@@ -107,6 +115,8 @@ _STRONG = frozenset(
     {"password", "passwd", "passphrase", "passcode", "pass", "pwd", "secret", "token", "credential",
      "credentials", "creds", "apikey"}
 )  # fmt: skip
+# Secret words written glued to another word in one segment (cos_secretkey, snyktoken, dbpassword).
+_GLUED_STRONG = ("secretkey", "accesskey", "privatekey", "apikey", "token", "secret", "password", "passwd")
 # A segment that makes a random-looking value a secret (OPENAI_KEY, AZURE_DEVOPS_EXT_PAT, SENTRY_DSN).
 _WEAK = frozenset({"key", "pat", "sig", "signature", "sas", "hmac", "dsn", "bearer", "cookie", "auth"})
 # Segments after the secret word that name something else about it (TOKEN_TTL, password_policy, api_key_id).
@@ -124,6 +134,7 @@ _PLAIN_AFTER = frozenset(
         "tokens", "keys", "secrets", "passwords", "parallelism", "refs", "out", "map", "sources",
     }
 )  # fmt: skip
+PLAIN_AFTER = _PLAIN_AFTER  # for the provider-name rule (redact_providers.py): the same words end a name's secret
 # Words before "key" that make it an ordinary key (of a cache, a table, a map, a keyboard, a public key).
 _PLAIN_BEFORE_KEY = frozenset(
     {
@@ -149,7 +160,7 @@ def name_kind(name: str) -> str | None:
         return None  # the shell's working directory (PWD=/home/...), in every `env` dump
     for i in range(len(segments) - 1, -1, -1):
         segment = segments[i]
-        strong = segment in _STRONG or segment.startswith("passw")
+        strong = segment in _STRONG or segment.startswith("passw") or segment.endswith(_GLUED_STRONG)
         if not strong and segment not in _WEAK:
             continue
         if any(after in _PLAIN_AFTER for after in segments[i + 1 :]):

@@ -1,242 +1,59 @@
-"""One agent's session state: everything an engine holds for the session it serves.
+"""One agent's session state: its parts and figures, and everything the session does with them.
 
-The host deep-copies the registered engine for every agent (0.18.0+), and a
-shared engine on older hosts makes a guest engine for another agent.  What
-such a copy gets is defined here, by construction: :meth:`SessionState.for_another_agent`
-is a fresh instance (the store *location* and the tokenizer carried over,
-nothing of the session), so a new per-session attribute added to this class
-is per session without anyone listing it.  What a copy shares is what lives
-on the engine object itself (settings, the summary model, the host's facts,
-the model binding).
+:class:`SessionState` is the session: the engine (``engine.py``) only adapts
+the host's calls to it, handing over a :class:`.limits.Limits` snapshot (the
+model binding's numbers) and the :class:`.host_contract.HostFacts` where a
+call needs them.  Its behaviour comes from one base per job, each in its own
+module over the shared :class:`.session_parts.SessionParts` (the parts,
+the figures, what a copy for another agent gets):
+
+* :class:`.compaction_run.CompactionRun`: the decision, one compaction, the dry run, the status line;
+* :class:`.preparation.Preparation`: the next summary, started ahead;
+* :class:`.request_shaping.RequestShaping`: each provider request as sent;
+* :class:`.status_report.StatusReport`: the session's status, and its file.
 """
 
 from __future__ import annotations
 
-import copy
-import logging
-import time
-from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from ..tool_search.session import ToolSearchSession
-from .ahead import AheadSummaries
-from .compaction_record import CompactionRecord
-from .compactor import CompactionOutcome
-from .config import Settings
-from .fixed_part import FixedPart
-from .governor import Governor, GovernorPolicy
-from .messages import Message
-from .preview import SeenMessages
-from .session_status import RequestFigures
-from .store_session.session import StoreSession
-from .thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight
-from .tokens import TokenCounter
-from .tool_search_embeddings import DenseLegSource
-from .view import LeanView, ViewSettings
+from .compaction_run import CompactionRun
+from .host_contract import HostFacts
+from .limits import Limits
+from .preparation import Preparation
+from .request_shaping import RequestShaping
+from .session_parts import CompactionFlags
+from .status_report import StatusReport
 
-logger = logging.getLogger(__name__)
-
-REQUEST_LOG = 400  # requests kept for the dashboard's timeline (oldest dropped)
+__all__ = ["CompactionFlags", "InSession", "SessionState"]
 
 
-@dataclass
-class CompactionFlags:
-    """What the last ``compress()`` did, as the host reads it (the engine's ``_last_*`` attributes)."""
+class SessionState(CompactionRun, Preparation, RequestShaping, StatusReport):
+    """The session an engine serves (a copy for another agent starts a fresh one)."""
 
-    made_progress: bool = False
-    aborted: bool = False
-    summary_error: str | None = None
-    fallback_used: bool = False
-    aux_failure_model: str | None = None
-    aux_failure_error: str | None = None
+    def end_turn(self, limits: Limits, host: HostFacts, engine: str) -> None:
+        """The turn clock ticks: the governor's next turn, the status published."""
+        self.governor.end_turn()
+        self.publish_status(limits, host, engine)
 
-
-@dataclass
-class SessionState:
-    store: StoreSession  # the session's use of the blob store: spill, archive, fetch tools
-    counter: TokenCounter
-    tool_search: ToolSearchSession
-    view: LeanView
-    governor: Governor
-    ahead: AheadSummaries  # the next summary, written ahead
-    session_id: str | None = None
-    # host-read figures (the engine exposes them under these names)
-    last_prompt_tokens: int = 0
-    last_completion_tokens: int = 0
-    last_total_tokens: int = 0
-    # the host's preflight log line reads it when the preflight is deferred (0.19.0 turn_context.py)
-    last_real_prompt_tokens: int = 0
-    compression_count: int = 0
-    awaiting_real_usage_after_compression: bool = False
-    flags: CompactionFlags = field(default_factory=CompactionFlags)
-    compaction_log: list[CompactionRecord] = field(default_factory=list)
-    request_log: list[RequestFigures] = field(default_factory=list)  # per request: full history and as sent
-    last_seen: SeenMessages | None = None  # the newest history the engine saw, for /stowage preview
-    # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
-    last_request: tuple[list[Message], list[Message]] | None = None
-    last_outcome: CompactionOutcome | None = None
-    rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
-    tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)
-    fixed_part: FixedPart = field(default_factory=FixedPart)  # system prompt + tool schemas of the newest request
-    turn_end_full: int = 0  # the whole history's tokens at the last turn end (how much a turn grows it)
-    # select_context ran in this turn: the host's pressure questions since are about the selected request (0.20+
-    # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)
-    turn_selected: bool = False
-
-    @classmethod
-    def new(
-        cls, settings: Settings, *, counter: TokenCounter | None = None, store: StoreSession | None = None
-    ) -> "SessionState":
-        c = settings.compaction
-        if counter is None:
-            counter = TokenCounter(settings.tokenizer.encoding, allow_download=settings.tokenizer.allow_download)
-        store = store if store is not None else StoreSession(settings)
-        return cls(
-            store=store,
-            counter=counter,
-            tool_search=ToolSearchSession(
-                settings.tool_search, counter.count_text, dense=DenseLegSource(settings.tool_search, lambda: store.root)
-            ),
-            view=LeanView(ViewSettings.from_settings(settings), counter.count_message),
-            governor=Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds)),
-            # a compaction waits for a running preparation within its one summary deadline
-            ahead=AheadSummaries(),
-        )
-
-    def for_another_agent(self, settings: Settings) -> "SessionState":
-        """A fresh state for another agent's engine: the same store folder and tokenizer, nothing else."""
-        return SessionState.new(settings, counter=copy.deepcopy(self.counter), store=self.store.relocated())
-
-    # -- the session's lifecycle ----------------------------------------------------------
-    def start(
-        self,
-        session_id: str,
-        *,
-        hermes_home: Any = None,
-        old_session_id: str | None = None,
-        boundary_reason: str | None = None,
-    ) -> None:
-        """This agent's session starts; a new conversation (another id, not our own compaction's) starts afresh."""
-        previous = self.session_id
-        self.session_id = session_id
-        if hermes_home:
-            self.store.attach(hermes_home)
-        self.store.start(session_id, old_session_id=old_session_id, boundary_reason=boundary_reason)
-        if boundary_reason == "compression":
-            return  # same conversation continues after our own compaction
-        if previous is not None and previous != session_id:
-            self.reset_for_new_session()
-
-    def record_usage(self, usage: Any, threshold_tokens: int) -> None:
-        """The host's usage after an API call; the first real count after a compaction is the verdict on it."""
-        usage = usage if isinstance(usage, dict) else {}
-        self.governor.api_call()
-        self.store.response_received()  # a new tool batch: the size cap stops sparing the one before the last
-        prompt = as_int(usage.get("prompt_tokens"))
-        if prompt <= 0:
-            return  # {} after a compaction, or a provider without usage: keep the sentinel
-        self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
-        self.rough_basis.usage_arrived()
-        self.last_completion_tokens = as_int(usage.get("completion_tokens"))
-        self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
-        self.awaiting_real_usage_after_compression = False
-        if self.governor.verify(prompt, threshold_tokens) is False:
-            logger.warning(
-                "stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
-                prompt,
-                threshold_tokens,
-                self.governor.ineffective_streak,
-            )
-
-    def defer_preflight(self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool) -> bool:
-        """Whether the host's rough pre-turn estimate should wait for the real count (``thresholds.defer_preflight``).
-
-        Right after a compaction the rough figure can stay over the threshold
-        although the real prompt fits; with the view on, it can be over only
-        by what the view leaves out.  The figure is remembered as the basis of
-        the next estimate (:class:`~.thresholds.RoughBasis`).
-        """
-        self.rough_basis.ask(rough_tokens)
-        return self.awaiting_real_usage_after_compression or defer_preflight(
-            rough_tokens,
-            threshold_tokens,
-            self.view.stats.last,
-            view_enabled=self.view.settings.enabled,
-            host_selects_context=host_selects_context and self.turn_selected,
-            estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
-        )
-
-    # -- requests ------------------------------------------------------------------------
-    def saw(self, messages: list[Message], source: str) -> None:
-        """Remember the newest history (a shallow copy: the messages themselves are the host's)."""
-        self.last_seen = SeenMessages(list(messages), time.time(), source)
-
-    def lean(self, messages: list[Message], deep_at: int = 0) -> list[Message]:
-        """One request as the lean view sends it; its figures go to the request log."""
-        store = self.store if self.store.store is not None else None
-        self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
-        outcome = self.view.apply(messages, store, deep_at=deep_at)
-        self.store.pin_request(outcome.messages)
-        self.last_request = (messages, outcome.messages)
-        if store is None and outcome.unstored:
-            self.view.stats.last_error = self.store.error or "the Stowage store is not available"
-        self._log_request()
-        return outcome.messages
-
-    def send_unshaped(self, messages: list[Message]) -> None:
-        """The view off: the request goes as the host built it, and what spilling saved is still counted."""
-        self.store.pin_request(messages)  # the size cap spares what the request points to
-        try:
-            self.view.measure(messages, self.store if self.store.store is not None else None)
-        except Exception:  # figures must never cost the session anything
-            logger.exception("stowage: could not measure the request")
-            return
-        self._log_request()
-
-    def _log_request(self) -> None:
-        last = self.view.stats.last
-        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
-        self.request_log.append(
-            RequestFigures(
-                at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")), sent=as_int(last.get("sent_tokens"))
-            )
-        )
-        del self.request_log[:-REQUEST_LOG]
-
-    def reset_by_host(self) -> None:
-        """The host's ``on_session_reset`` (/new, /reset): a new conversation, the host-read figures zeroed."""
-        self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
-        self.compression_count = 0
-        self.reset_for_new_session()
-
-    def reset_for_new_session(self) -> None:
-        """A new conversation on this agent (another session id, or the host's reset).
-
-        The store session, tool search and the compaction log carry on; the
-        host-read token figures and ``compression_count`` are reset by the
-        host's ``on_session_reset`` only (:meth:`reset_by_host`).
-        """
-        self.ahead.discard("session reset")
-        self.request_log = []
-        self.last_seen = self.last_request = None
-        self.governor.reset()
-        self.flags = CompactionFlags()
-        self.awaiting_real_usage_after_compression = False
-        self.last_outcome = None
-        self.rough_basis = RoughBasis()
-        self.turn_end_full = 0
-        self.turn_selected = False
-        self.view = LeanView(self.view.settings, self.counter.count_message)
+    def end(self, limits: Limits, host: HostFacts, engine: str) -> None:
+        """The session ends: no verdict pending, no summary prepared ahead, status published, the store told."""
+        self.governor.verify_pending = False
+        self.ahead.discard("session ended")
+        self.publish_status(limits, host, engine)
+        self.store.end(self.session_id or "")
 
 
 T = TypeVar("T")
 
 
 class InSession(Generic[T]):
-    """An engine attribute kept in its :class:`SessionState` (a path ``flags.aborted``: in its flags).
+    """A host-read engine attribute kept in its :class:`SessionState` (a path ``flags.aborted``: in its flags).
 
-    The host reads and writes these on the engine object; keeping them in the
-    state is what makes a copy start with fresh ones.
+    The host reads and writes these figures on the engine object (the
+    contract's attribute members); keeping them in the state is what makes a
+    copy start with fresh ones.  The session's parts have one name only, on
+    the state (``engine.state.governor``).
     """
 
     def __init__(self, path: str = "") -> None:

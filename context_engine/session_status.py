@@ -13,129 +13,36 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tool_search.status import ToolSearchStatus
 from .compaction_record import CompactionRecord
+from .part_status import (
+    AheadStatus,
+    GovernorStatus,
+    HostStatus,
+    RequestFigures,
+    SpillRecord,
+    StoreStatus,
+    SummaryState,
+    TriggerStatus,
+    ViewStatus,
+)
 from .plain_data import from_plain, to_plain
 
+__all__ = [
+    "AheadStatus",
+    "GovernorStatus",
+    "HostStatus",
+    "RequestFigures",
+    "SessionStatus",
+    "SpillRecord",
+    "StoreStatus",
+    "SummaryState",
+    "ToolSearchStatus",
+    "TriggerStatus",
+    "ViewStatus",
+]
+
 COMPACTIONS_SHOWN = 10  # the newest compactions a status carries
-
-
-@dataclass
-class GovernorStatus:
-    turn: int = 0
-    ineffective_streak: int = 0
-    backoff: str | None = None  # why automatic compaction pauses, if it does
-    summary_failures: int = 0
-    summary_cooldown_seconds: float = 0.0
-    compacted_this_turn: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class StoreStatus:
-    root: str | None = None
-    error: str | None = None  # why the store is not available
-    spills: int = 0
-    spill_failures: int = 0
-    archive_failures: int = 0
-    last_store_error: str | None = None
-    tool_calls: int = 0
-    recent_spills: list[dict[str, Any]] = field(default_factory=list)  # handle, tool, tokens; newest last
-    cap_evicted: dict[str, int] = field(default_factory=dict)  # blobs, bytes the size cap tombstoned
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class ToolSearchStatus:
-    mode: str = ""
-    active: bool = False
-    available: bool = True  # False: this host cannot run tool search (``reason`` says why)
-    reason: str = ""
-    deferred: int = 0
-    deferred_tokens: int = 0
-    preselected: list[str] = field(default_factory=list)
-    searches: int = 0
-    calls: int = 0
-    refusals: int = 0
-    listing_level: str = ""
-    listing_tokens: int = 0
-    semantic: str = ""  # how preselect ranks: with the embedding endpoint, or BM25 alone and why
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class ViewStatus:
-    enabled: bool | None = None  # None: a file that does not say
-    hot_tokens: int = 0
-    step_tokens: int = 0
-    pin_turns: int = 0
-    requests: int = 0
-    tokens_saved: int = 0  # the one "saved" figure: sent vs the same history unshaped, spills included
-    sent_tokens: int = 0
-    unshaped_tokens: int | None = None  # None: a file from before spills were counted
-    view_tokens_saved: int = 0
-    spill_tokens_saved: int = 0
-    steps: int = 0
-    unstored_outputs: int = 0
-    last_error: str | None = None
-    last_request: dict[str, Any] = field(default_factory=dict)  # full_tokens, sent_tokens, saved_tokens, ...
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class AheadStatus:
-    prepare_at: float = 0.0  # 0: summaries are not prepared ahead
-    prepared: int = 0
-    used: int = 0
-    discarded: int = 0
-    failed: int = 0
-    wasted: int = 0  # summary calls prepared and never used (discarded or failed)
-    wasted_tokens: int = 0  # their prompts' tokens
-    latency_s: float | None = None  # the summary model's observed latency (when to start one)
-    state: str = ""  # idle, running, ready
-    discard_reasons: dict[str, int] = field(default_factory=dict)
-    last: dict[str, Any] | None = None  # the last compaction's use: prepared_ahead, wait_ms, outcome
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class TriggerStatus:
-    """What starts automatic compaction: which key, its share, on what it is measured (trigger.py)."""
-
-    key: str = ""
-    share: float = 0.0
-    tokens: int = 0
-    context_length: int = 0
-    measured_on: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class SummaryState:
-    last_error: str | None = None
-    fallback_used: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class RequestFigures:
-    """One provider request: tokens of the full history and as sent (the dashboard's timeline)."""
-
-    at: float = 0.0
-    full: int = 0
-    sent: int = 0
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class HostStatus:
-    """What the running Hermes allows (the plugin glue assesses it at load)."""
-
-    hermes: str = "unknown"
-    supported: bool = True
-    minimum: str = ""
-    unavailable: list[str] = field(default_factory=list)
-    note: str = ""
-    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -17,8 +17,15 @@ built (0.13.0 ``run_agent.py``, 0.17.0 ``agent/background_review.py``), so its
 ``on_session_end`` (and a compaction continuing from it) names the *main*
 session; made on the review agent's thread, it is the review agent's.
 The thread is remembered per thread (``threading.local``), never by its
-ident, which a later thread may reuse.  On 0.18.0+ every engine is a copy of
-its own (``agent_copy``) and none of this applies.
+ident, which a later thread may reuse.
+
+Where the host adapter can name the calling agent (``identify``: Hermes's
+``AIAgent`` on the call stack, ``host/calling_agent.py``), the agent, not the
+thread, tells them apart: a ``delegate_task`` subagent is built on its
+parent's turn thread (the very thread the parent started on, in ``hermes chat
+-q``) and runs on a worker thread, so by thread it would take the engine over
+or capture the rest of its parent's turn.  Agents are held weakly.  On 0.18.0+
+every engine is a copy of its own (``agent_copy``) and none of this applies.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
+import weakref
 from typing import Any, Callable, Generic, TypeVar
 
 logger = logging.getLogger(__name__)
@@ -37,17 +45,27 @@ F = TypeVar("F", bound=Callable[..., Any])
 class SharedEngine(Generic[E]):
     """The sharing state of one engine object; never copied (a copy gets a new one)."""
 
-    def __init__(self, *, agent_copy: bool = False) -> None:
+    def __init__(self, *, agent_copy: bool = False, identify: Callable[[], Any] | None = None) -> None:
         self.agent_copy = agent_copy  # a copy belongs to one agent: no guests
+        self.identify: Callable[[], Any] = identify or _nobody  # the calling agent, None when unknown
         self._lock = threading.Lock()
-        self._guests: dict[str, E] = {}  # session id -> guest engine
+        self._guests: dict[str, E] = {}  # session id -> live guest engine
         self._here = threading.local()  # .session: the id of the guest started on this thread
+        # agent -> its guest, kept after the guest ended: a late call of that agent reaches it, never the owner
+        self._agents: weakref.WeakKeyDictionary[Any, E] = weakref.WeakKeyDictionary()
         self._owner_live = False
         self._owner_thread: int | None = None
+        self._owner_agent: weakref.ReferenceType[Any] | None = None
 
     @property
     def has_guests(self) -> bool:
         return bool(self._guests)
+
+    def live_guest_agents(self) -> list[tuple[Any, str]]:
+        """(agent, session id) of each live guest the host adapter named an agent for."""
+        with self._lock:
+            live = {id(g): sid for sid, g in self._guests.items()}
+            return [(agent, live[id(guest)]) for agent, guest in list(self._agents.items()) if id(guest) in live]
 
     def guest_for_start(
         self, owner_session: str | None, session_id: str, kwargs: dict[str, Any], make_guest: Callable[[], E]
@@ -55,51 +73,79 @@ class SharedEngine(Generic[E]):
         """The guest engine a starting session gets, or None when the owner itself takes the session."""
         if self.agent_copy or not session_id:
             return None
+        agent = self.identify()
         with self._lock:
             guest = self._guests.get(session_id)
             continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
             if guest is None and continuing:
-                # a compaction continuing a session: the guest's of this thread (whose host-side id may be the
-                # parent's), else the owner's
-                guest = self._guests.get(self._here_session())
+                # a compaction continuing a session: the guest's of this agent or thread (whose host-side id may be
+                # the parent's), else the owner's
+                guest = self._guest_of(agent)
                 if guest is not None:
                     self._guests[session_id] = guest
             if guest is None:
-                same_agent = self._owner_thread == threading.get_ident()
-                if not self._owner_live or owner_session in (None, session_id) or continuing or same_agent:
+                if not self._owner_live or owner_session in (None, session_id) or continuing or self._is_owner(agent):
+                    if agent is not None:
+                        self._agents.pop(agent, None)  # the owner's own agent: its calls are the owner's
                     return None
                 guest = make_guest()
                 self._guests[session_id] = guest
                 logger.info("stowage: this Hermes shares one engine between agents; session state kept apart per agent")
-            self._here.session = session_id
+            if agent is not None:
+                self._agents[agent] = guest
+            else:
+                self._here.session = session_id
             return guest
 
     def owner_started(self) -> None:
+        agent = self.identify()
         self._owner_live = True
         self._owner_thread = threading.get_ident()
+        self._owner_agent = weakref.ref(agent) if agent is not None else None
 
     def owner_ended(self) -> None:
         self._owner_live = False
 
     def end_guest(self, session_id: str) -> E | None:
-        """The guest ending, forgotten: the guest of ``session_id``, else the guest started on this thread (a
-        child agent ending under its parent's id ends itself, never the parent); None when neither is one."""
+        """The guest ending, forgotten: the guest of ``session_id``, else the calling agent's (or this thread's):
+        a child agent ending under its parent's id ends itself, never the parent, however often it does; None
+        when neither is one."""
+        agent = self.identify()
         with self._lock:
-            guest = self._guests.get(session_id) or self._guests.get(self._here_session())
+            guest = self._guests.get(session_id) or self._guest_of(agent)
             if guest is not None:
                 self._guests = {sid: g for sid, g in self._guests.items() if g is not guest}
                 self._here.session = None
         return guest
 
     def engine_here(self, owner: E) -> E:
-        """The engine of the agent calling now: a guest started on this thread, else the owner."""
-        if not self._guests:
+        """The engine of the agent calling now: its guest (by agent, else by thread), else the owner."""
+        if not self._guests and not self._agents:
             return owner
+        agent = self.identify()
         with self._lock:
-            return self._guests.get(self._here_session(), owner)
+            guest = self._guest_of(agent)
+        return owner if guest is None else guest
 
-    def _here_session(self) -> str:
-        return getattr(self._here, "session", None) or ""
+    def _guest_of(self, agent: Any) -> E | None:
+        """The calling agent's guest when the host names it (an agent not known is the owner, or has none), else
+        the live guest started on the calling thread."""
+        if agent is not None:
+            return self._agents.get(agent)
+        return self._guests.get(getattr(self._here, "session", None) or "")
+
+    def _is_owner(self, agent: Any) -> bool:
+        """A session starting here is the owner's own (it moves on): the owner's agent, or an agent in place of
+        one that is gone; without agents, the thread the owner started on."""
+        owner = self._owner_agent
+        if agent is None or owner is None:
+            return self._owner_thread == threading.get_ident()
+        return owner() in (None, agent)
+
+
+def _nobody() -> None:
+    """No agent can be named: agents are told apart by thread."""
+    return None
 
 
 def routed(method: F) -> F:

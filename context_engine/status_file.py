@@ -2,10 +2,11 @@
 
 The engine lives inside the agent's process; the ``stowage`` command does
 not.  At the end of every user turn (and of the session) the engine writes a
-small JSON file per session under the store folder; the command reads the
-newest ones.  Writing is atomic (temp file and rename), 0600 in a 0700
-folder, named by :func:`.session_files.file_stem`; a failure is only logged:
-figures must never cost the session anything.
+small JSON file per session under the store folder, once the session did
+something (``status_report.publish_status``); the command reads the newest
+ones.  Writing is atomic (temp file and rename), 0600 in a 0700 folder, named
+by :func:`.session_files.file_stem`; a failure is only logged: figures must
+never cost the session anything.
 """
 
 from __future__ import annotations

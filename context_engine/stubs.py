@@ -1,9 +1,13 @@
-"""Informative one-line stubs for pruned tool outputs.
+"""The words of every stub: one-line stand-ins for tool outputs, and cut tool-call arguments.
 
 A stub has to let the model reason about what it no longer sees: which tool,
-called how, how big the output was and whether it succeeded.  The blob store
-replaces the default renderer with one that adds a retrieval handle, so the
-wording lives here and nowhere else.
+called how, how big the output was, whether it succeeded, and where its bytes
+are.  Compaction (``prune.py``, with the store through
+``store_session/stubs.py``) and the lean view (``view/lean.py``) both write
+their stubs here, in one family: ``[stowage: output <state>] call -> verdict;
+size; stowage_fetch(handle="...")``, the handle always naming the original
+bytes.  Pure and deterministic (same input, same text: the prompt cache
+depends on it); the store side decides the handle.
 """
 
 from __future__ import annotations
@@ -14,8 +18,10 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from ..blobstore.presentation.excerpt_json import plural
-from .markers import DUPLICATE_PREFIX, PRUNED_PREFIX, STUB_PREFIXES  # re-exported
+from .markers import DUPLICATE_PREFIX, PRUNED_PREFIX, STORED_PREFIX, STUB_PREFIXES, VIEW_STUB_PREFIX
 from .masking import mask
+
+ARGUMENTS_KEY = "_stowage_arguments"  # the key a cut argument object gains, naming where the whole text is
 
 _STATUS_FIELD = re.compile(r'"(exit_code|returncode|exitCode|status)"\s*:\s*(-?\d+|"[^"]{0,40}")')
 _ERROR_FIELD = re.compile(r'"(error)"\s*:\s*("(?:[^"\\]|\\.){1,200}")')
@@ -157,15 +163,98 @@ def size_description(content: str) -> str:
     return f"{len(content):,} chars, {plural(lines, 'line')}"
 
 
+def fetch_hint(handle: str) -> str:
+    """How every stub names where its bytes are (``store_session/pins.py`` reads the handle back)."""
+    return f'stowage_fetch(handle="{handle}")'
+
+
 def default_stub(output: PrunedOutput) -> str:
-    """The informative stub used when no store is attached."""
-    call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
+    """Compaction's stub when no store is attached (nothing to fetch)."""
+    call = _call(output)
     if output.duplicate_of_call_id:
         return (
             f"{DUPLICATE_PREFIX} {call}: identical to the later result of call "
             f"{output.duplicate_of_call_id}; {size_description(output.content)}"
         )
     return f"{PRUNED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}"
+
+
+def stored_stub(output: PrunedOutput, handle: str) -> str:
+    """Compaction's stub when the store keeps the output: ``handle`` names its original bytes.
+
+    The stub stays in the history, where a summary model may later read it
+    without the call above it: it carries the call's argument gist.
+    """
+    return (
+        f"{STORED_PREFIX} {_call(output)} -> {outcome_of(output.content)}; {size_description(output.content)}; "
+        f"{fetch_hint(handle)}"
+    )
+
+
+def view_stub(tool_name: str, content: str, handle: str | None, kept: str = "") -> str:
+    """The lean view's stub: one line for an output a request leaves out, then the lines ``kept`` of it (if any).
+
+    The call it answers stands just above it in the same request, so the
+    stub names only the tool.  ``handle`` names the original bytes; None
+    for Stowage's own read-back tools, whose output the call reproduces.
+    ``kept`` is a digest of the lines agents quote (``view/stub_digest.py``).
+    """
+    head = f"{VIEW_STUB_PREFIX} {tool_name or 'tool'} -> {outcome_of(content)}; {len(content):,} chars"
+    line = f"{head}; repeat the call to read it again" if handle is None else f"{head}; {fetch_hint(handle)}"
+    return f"{line}\n{kept}" if kept else line
+
+
+def _call(output: PrunedOutput) -> str:
+    return f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
+
+
+def cut_arguments(arguments: str, max_chars: int, handle: str) -> str:
+    """Arguments over ``max_chars`` with long strings cut; valid JSON naming where the whole text is."""
+    shrunk = shrink_json_arguments(arguments, max_chars)
+    try:
+        value: Any = json.loads(shrunk)
+    except ValueError:
+        value = {}
+    if not isinstance(value, dict):
+        value = {"value": value}
+    value[ARGUMENTS_KEY] = f"cut to save context; the full arguments: {fetch_hint(handle)}"
+    return json.dumps(value, ensure_ascii=False)
+
+
+def shrink_json_arguments(text: str, max_chars: int) -> str:
+    """Cut long string values inside JSON arguments; the result stays valid JSON.
+
+    Unparseable arguments become ``{"_stowage_truncated_arguments": "<head>"}``
+    so providers that validate arguments accept the message.  The text is
+    masked whole first (:func:`.masking.mask`): a password cut before its
+    ``@`` or closing quote would stay in the history as a fragment no rule
+    knows and reach the summary model at the next compaction.  Callers keep
+    the whole original (the store); arguments without a secret cut as before.
+    """
+    text = mask(text)
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return json.dumps({"_stowage_truncated_arguments": text[: max(40, max_chars - 60)] + "…"}, ensure_ascii=False)
+    limit = max(40, max_chars // 2)
+    while limit >= 20:
+        shrunk = json.dumps(_cut_strings(value, limit), ensure_ascii=False)
+        if len(shrunk) <= max_chars:
+            return shrunk
+        limit //= 2
+    return shrunk
+
+
+def _cut_strings(value: Any, limit: int) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= limit else f"{value[:limit]}…[+{len(value) - limit} chars]"
+    if isinstance(value, dict):
+        return {k: _cut_strings(v, limit) for k, v in value.items()}
+    if isinstance(value, list):
+        if len(value) > 20:
+            return [_cut_strings(v, limit) for v in value[:20]] + [f"…[+{len(value) - 20} items]"]
+        return [_cut_strings(v, limit) for v in value]
+    return value
 
 
 def _shorten(text: str, limit: int) -> str:

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from .part_status import TriggerStatus
+
 MODEL_THRESHOLDS = "compression.model_thresholds"
 VIEW_KEY = "view.compact_at"
 PLAIN_KEY = "compaction.threshold"
@@ -57,15 +59,15 @@ def governing(settings: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in settings.items() if key not in unused}
 
 
-def trigger_status(key: str, share: float, threshold_tokens: int, context_length: int) -> dict[str, Any]:
+def trigger_status(key: str, share: float, threshold_tokens: int, context_length: int) -> TriggerStatus:
     """The ``trigger`` entry of an engine's status."""
-    return {
-        "key": key,
-        "share": round(share, 4),
-        "tokens": threshold_tokens,
-        "context_length": context_length,
-        "measured_on": measured_on(key),
-    }
+    return TriggerStatus(
+        key=key,
+        share=float(round(share, 4)),
+        tokens=threshold_tokens,
+        context_length=context_length,
+        measured_on=measured_on(key),
+    )
 
 
 def trigger_text(trigger: Mapping[str, Any]) -> str:

@@ -17,6 +17,7 @@ from ..context_engine.deadline import TIMEOUT_KEY
 from ..context_engine.engine import StowageEngineCore
 from . import sessions
 from .aux_summary import summarize_with_aux
+from .calling_agent import calling_agent
 from .host_config import hermes_home
 from .tool_search_glue import dispatch_with_hermes
 
@@ -35,6 +36,7 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
         super().__init__(settings)
         self.summary_model = _summarize_with_deadline
         self.config_error = config_error
+        self.sharing.identify = calling_agent  # one engine object for every agent (0.13-0.17): tell them apart
         if config_error is None:
             self.attach_store_home(hermes_home())
 

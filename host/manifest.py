@@ -45,7 +45,7 @@ _TYPES = {
 }
 
 # what register() adds, besides the context engine (tests/hosts/test_manifest.py checks it with a recording ctx)
-PROVIDES_HOOKS = ("on_session_end", "post_llm_call", "pre_api_request", "transform_tool_result")
+PROVIDES_HOOKS = ("on_session_end", "post_llm_call", "pre_api_request", "transform_tool_result", "subagent_stop")
 MIDDLEWARE = ("llm_request", "llm_execution")
 # tools the engine offers the model through get_tool_schemas (not ctx.register_tool)
 PROVIDES_TOOLS = ("stowage_fetch", "stowage_grep", "stowage_tool_search", "stowage_tool_describe", "stowage_tool_call")

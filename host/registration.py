@@ -40,6 +40,8 @@ def register_plugin(ctx: Any) -> None:
         # before each request with the live history: where a long turn's summary is prepared in time
         register_hook("pre_api_request", _prepare_during_turn)
         register_hook("transform_tool_result", _spill_large_result)
+        # the host never ends a delegate_task subagent's engine session; this hook says the subagent is done
+        register_hook("subagent_stop", _end_subagent)
     register_tool_search(ctx, engine)
     announce_if_not_selected()
 
@@ -48,6 +50,33 @@ def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.end_turn_from_plugin_hook()
+
+
+def _end_subagent(parent_session_id: str | None = None, child_session_id: str | None = None, **_: Any) -> None:
+    """End a finished delegate_task subagent's session, which the host never ends: on a shared engine its guest,
+    through the parent's engine, else its own engine copy.  0.17.0+ name the child; 0.13.0 fires this on the
+    parent's thread once its subagents are done, naming none: those are the parent's delegated agents."""
+    parent = sessions.engine_for(parent_session_id)
+    if child_session_id:
+        children = [child_session_id]
+    elif parent is not None:
+        children = [sid for agent, sid in parent.sharing.live_guest_agents() if _delegated_by(agent, parent_session_id)]
+    else:
+        return
+    for child_id in children:
+        if child_id == parent_session_id:
+            continue  # never the parent's own session
+        if parent is not None:
+            parent.on_session_end(child_id, [])
+        child = sessions.engine_for(child_id)
+        if child is not None and child is not parent:
+            child.on_session_end(child_id, [])
+
+
+def _delegated_by(agent: Any, parent_session_id: str | None) -> bool:
+    """A delegate_task subagent of that session (Hermes marks them with a delegation depth and the parent's id)."""
+    depth = getattr(agent, "_delegate_depth", 0)
+    return isinstance(depth, int) and depth > 0 and getattr(agent, "_parent_session_id", None) == parent_session_id
 
 
 def _prepare_ahead(session_id: str | None = None, conversation_history: Any = None, **_: Any) -> None:
@@ -77,7 +106,7 @@ def _spill_large_result(
     if engine is None:
         return None  # Stowage is not the engine of this session: nobody could fetch the handle
     try:
-        shaped = engine.last_request  # (history, as sent) of the request the model answered
+        shaped = engine.state.last_request  # (history, as sent) of the request the model answered
         if shaped is not None:
             earlier = reread_answer(tool_name, args, result, shaped[0], shaped[1])
             if earlier is not None:
@@ -86,14 +115,10 @@ def _spill_large_result(
                     (args or {}).get("path") if isinstance(args, dict) else "a file",
                 )
                 return earlier
-        spills = engine.store_session.spills
-        preview = engine.spill_tool_result(tool_name, args, result)
+        outcome = engine.spill_tool_result(tool_name, args, result)
     except Exception:  # a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
-    if preview is not None and engine.store_session.spills > spills and engine.store_session.recent_spills:
-        spill = engine.store_session.recent_spills[-1]
-        say(
-            spill_note(tool_name, int(spill.get("chars") or 0), int(spill.get("tokens") or 0), str(spill.get("handle")))
-        )
-    return preview
+    if outcome.spilled is not None:
+        say(spill_note(tool_name, outcome.spilled.chars, outcome.spilled.tokens, outcome.spilled.handle))
+    return outcome.text

@@ -115,9 +115,7 @@ def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
     if not live:
         outcome = summary(env, None, show_all)
         return "no Stowage session is running in this process; the newest session in the store:\n" + outcome.text
-    return "\n\n".join(
-        summaries_for(engine.store_session.root or env.store_root, sid, show_all) for sid, engine in live
-    )
+    return "\n\n".join(summaries_for(engine.state.store.root or env.store_root, sid, show_all) for sid, engine in live)
 
 
 def _previews() -> str:

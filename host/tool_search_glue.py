@@ -135,12 +135,12 @@ def _unwrap(engine: Any, call: Any) -> None:
         return
     try:
         args = json.loads(function.arguments or "{}")
-        name, arguments = engine.tool_search.resolve_call(args, count_refusal=False)
+        name, arguments = engine.state.tool_search.resolve_call(args, count_refusal=False)
     except (ValueError, BridgeError):
         return  # left as a bridge call: the engine answers with the reason
     function.name = name
     function.arguments = json.dumps(arguments, ensure_ascii=False)
-    engine.tool_search.record_bridged_call()
+    engine.state.tool_search.record_bridged_call()
 
 
 def dispatch_with_hermes(engine: Any, name: str, arguments: dict[str, Any]) -> str:
@@ -150,5 +150,5 @@ def dispatch_with_hermes(engine: Any, name: str, arguments: dict[str, Any]) -> s
     if name in HOST_BRIDGE_NAMES:
         return json.dumps({"error": f"'{name}' is Hermes's own bridge; call it directly"})
     return handle_function_call(
-        name, arguments, session_id=engine.session_id, enabled_tools=sorted(engine.tool_search.scoped_names())
+        name, arguments, session_id=engine.session_id, enabled_tools=sorted(engine.state.tool_search.scoped_names())
     )

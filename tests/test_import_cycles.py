@@ -130,6 +130,23 @@ def test_tool_search_and_blobstore_are_leaves():
                 assert not target.startswith(others)
 
 
+def test_the_session_never_reaches_back_into_the_engine():
+    """The engine adapts the host's calls onto its session; no module of the context engine takes the engine back.
+
+    The session's behaviour (compaction, preparation ahead, request shaping,
+    status) gets a ``Limits`` snapshot instead, so only the host glue imports
+    ``engine.py``.
+    """
+    found = modules()
+    known = set(found)
+    engine = "stowage.context_engine.engine"
+    for name, path in found.items():
+        if name.startswith("stowage.context_engine.") and name != engine:
+            assert engine not in imports(name, path, known), f"{name} imports the engine"
+    session = "stowage.context_engine.session_state"
+    assert session in imports(engine, found[engine], known)
+
+
 def test_a_circle_is_found():
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert cycles({"a": {"b"}, "b": set()}) == []

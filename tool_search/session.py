@@ -41,6 +41,7 @@ from .listing import count_in_pieces, session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 from .semantic import semantic_leg
 from .settings import ToolSearchSection
+from .status import ToolSearchStatus
 
 logger = logging.getLogger(__name__)
 
@@ -233,25 +234,25 @@ class ToolSearchSession:
         self.searches += 1
         return json.dumps(self.service.handle(name, args), ensure_ascii=False)
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ToolSearchStatus:
         decision = self.last.decision if self.last else None
         reason = "no request yet"
         if self.last is not None:
             reason = self.last.note or (decision.reason if decision else "")
-        return {
-            "mode": self.mode,
-            "active": bool(decision and decision.active),
-            "reason": reason,
-            "deferred": len(decision.deferrable_names) if decision and decision.active else 0,
-            "deferred_tokens": decision.deferrable_tokens if decision else 0,
-            "preselected": list(self.last.preselected) if self.last else [],
-            "searches": self.searches,
-            "calls": self.calls,
-            "refusals": self.refusals,
-            "listing_level": self.listing[1],
-            "listing_tokens": count_in_pieces(self._count_tokens, self.listing[0]),
-            "semantic": self.semantic_status(),
-        }
+        return ToolSearchStatus(
+            mode=self.mode,
+            active=bool(decision and decision.active),
+            reason=reason,
+            deferred=len(decision.deferrable_names) if decision and decision.active else 0,
+            deferred_tokens=decision.deferrable_tokens if decision else 0,
+            preselected=list(self.last.preselected) if self.last else [],
+            searches=self.searches,
+            calls=self.calls,
+            refusals=self.refusals,
+            listing_level=self.listing[1],
+            listing_tokens=count_in_pieces(self._count_tokens, self.listing[0]),
+            semantic=self.semantic_status(),
+        )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
         clone = ToolSearchSession.__new__(ToolSearchSession)

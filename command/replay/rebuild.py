@@ -23,8 +23,8 @@ from ...context_engine.markers import SPILL_HEADER, STUB_PREFIXES, SUMMARY_MARKE
 
 _HEX = re.compile(r"[0-9a-f]{8,64}")
 _PREVIEW_HANDLE = re.compile(r"^handle: ([0-9a-f]{8,64})\s*$", re.MULTILINE)  # the first one is the original's
-_FULL_OUTPUT = re.compile(r"the full output is under handle ([0-9a-f]{8,64})")
-_STUB_HANDLE = re.compile(r"\bhandle ([0-9a-f]{8,64})\b")
+_FULL_OUTPUT = re.compile(r"the full output is under handle ([0-9a-f]{8,64})")  # stubs of earlier versions
+_STUB_HANDLE = re.compile(r"\bhandle(?: |=\")([0-9a-f]{8,64})\b")  # handle="..." (now), handle ... (earlier)
 MAX_ORIGINAL_BYTES = 64 * 1024 * 1024  # an original larger than this is not read back
 
 

@@ -38,6 +38,7 @@ from ..boundaries import Window
 from ..compactor import CompactionPlan, prepared_slack
 from ..deadline import SummaryDeadline
 from ..messages import Message
+from ..part_status import AheadStatus
 from ..summary import SummaryFailure, clean_reply
 from .job import CountFn, SummaryJob, arrived_since, job_key, prefix_miss, prepared_prefix
 from .pace import Pace
@@ -301,17 +302,23 @@ class AheadSummaries:
             if reason is not None:
                 self.discard_reasons[reason] = self.discard_reasons.get(reason, 0) + 1
 
-    def status(self) -> dict[str, Any]:
+    def status(self, prepare_at: float = 0.0) -> AheadStatus:
+        """What was prepared and used; ``prepare_at`` is the setting that starts a preparation (0: never)."""
         run = self._run
-        state = "idle" if run is None else "ready" if run.done.is_set() else "running"
         counts = self.counts
-        return {
-            **counts,
-            "wasted": counts["discarded"] + counts["failed"],
-            "state": state,
-            "discard_reasons": dict(self.discard_reasons),
-            "latency_s": None if self.pace.latency_s is None else round(self.pace.latency_s, 2),
-        }
+        return AheadStatus(
+            prepare_at=float(prepare_at),
+            prepared=counts["prepared"],
+            used=counts["used"],
+            discarded=counts["discarded"],
+            failed=counts["failed"],
+            wasted=counts["discarded"] + counts["failed"],
+            wasted_tokens=counts["wasted_tokens"],
+            latency_s=None if self.pace.latency_s is None else round(self.pace.latency_s, 2),
+            state="idle" if run is None else "ready" if run.done.is_set() else "running",
+            discard_reasons=dict(self.discard_reasons),
+            last=dict(self.last_use) if self.last_use is not None else None,
+        )
 
 
 _LIVE: "weakref.WeakSet[AheadSummaries]" = weakref.WeakSet()

@@ -212,17 +212,17 @@ class _Run:
         self.emit("turn_end", turn=self.turn)
 
     def finish(self) -> None:
-        ahead = getattr(self.engine, "ahead", None)
+        ahead = _ahead(self.engine)
         if ahead is not None:
             ahead.settle()  # a summary still being written ahead is billed too: it was a call
             counts = ahead.status()
-            self.result.summaries_prepared = int(counts.get("prepared", 0))
-            self.result.summaries_prepared_used = int(counts.get("used", 0))
+            self.result.summaries_prepared = counts.prepared
+            self.result.summaries_prepared_used = counts.used
             self.result.summaries_prepared_wasted = self.result.summaries_prepared - self.result.summaries_prepared_used
-            self.result.summaries_prepared_wasted_tokens = int(counts.get("wasted_tokens", 0) or 0)
-            for reason, times in (counts.get("discard_reasons") or {}).items():
+            self.result.summaries_prepared_wasted_tokens = counts.wasted_tokens
+            for reason, times in counts.discard_reasons.items():
                 self.result.summaries_wasted_reasons += [str(reason)] * int(times)
-            self.result.summaries_wasted_reasons += ["failed"] * int(counts.get("failed", 0) or 0)
+            self.result.summaries_wasted_reasons += ["failed"] * counts.failed
         self._collect_summaries()
         self.result.engine_compression_count = int(getattr(self.engine, "compression_count", 0) or 0)
         self.result.final_history_messages = len(self.history)
@@ -363,7 +363,7 @@ class _Run:
         """The main model's call (timed replays): a background summary finishes first, so its clock is exact."""
         if self.clock is None or self.timing is None:
             return
-        ahead = getattr(self.engine, "ahead", None)
+        ahead = _ahead(self.engine)
         settle = getattr(ahead, "settle", None)
         if callable(settle):
             settle()
@@ -486,7 +486,7 @@ class _Run:
         self.result.compactions += 1
         if waited is not None:
             self.result.compaction_waits.append(round(waited, 3))
-            use = getattr(getattr(engine, "ahead", None), "last_use", None)
+            use = getattr(_ahead(engine), "last_use", None)
             use = use if isinstance(use, dict) else {}
             self.result.compaction_prepared.append(bool(use.get("prepared_ahead")))
             self.result.compaction_served.append(
@@ -522,3 +522,8 @@ class _Run:
             self.result.bill.add_summary(tokens)
             self.result.summary_prompt_tokens.append(tokens)
             self.emit("summary", prompt_tokens=tokens)
+
+
+def _ahead(engine: Any) -> Any:
+    """The engine's summaries prepared ahead (Stowage's session holds them), or None for an engine without."""
+    return getattr(getattr(engine, "state", None), "ahead", None)

@@ -1,9 +1,11 @@
 """Keep what compaction removes: the blob-store side of the ``Archive`` protocol.
 
-Phase 1 hands each pruned tool output here; it is stored byte for byte and
-the stub the model sees carries its handle and a one-line gist.  Every put
-here is pinned for the session's next request (the store's size cap must not
-take what the compacted history is about to point to).  The window a
+Phase 1 hands each pruned tool output here; the stub service (``stubs.py``,
+shared with the lean view) keeps it byte for byte, and the stub the model
+sees names the handle of its original bytes (for a spill preview, the
+spilled output) and a one-line gist.  Every put here is pinned for the
+session's next request (the store's size cap must not take what the
+compacted history is about to point to).  The window a
 summary replaces is stored whole as JSON lines (one message per line, keys in
 their original order), and the summary carries that handle.  If the store
 cannot write, the default stub is used and the failure is counted, so a full
@@ -12,31 +14,22 @@ disk degrades compaction to the built-in's behaviour instead of breaking it.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from concurrent.futures import Future
 from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
-from ..markers import STORED_PREFIX, BlobKind
+from ..markers import BlobKind
 from ..messages import Message
-from ..stubs import PrunedOutput, argument_gist, outcome_of, size_description
-from ..view.render import cut_arguments
+from ..stubs import PrunedOutput, argument_gist
 from .parts import part_placeholder, stored_part
+from .stubs import SpillOrigin, StubService, encode_text, keep_bytes
 
 logger = logging.getLogger(__name__)
 
-# The handle of the original output a spill preview stands for, looked up by
-# the preview's text (the spill path records it; see StoreSession.spill).
-SpillOrigin = Callable[[str], "str | None"]
 # Runs a store write on another thread (a writer lane); the window's put goes through it.
 Submit = Callable[..., "Future[Any]"]
-
-
-def encode_text(text: str) -> bytes:
-    """UTF-8, keeping lone surrogates (lossless for any Python string)."""
-    return text.encode("utf-8", "surrogatepass")
 
 
 def encode_window(messages: list[Message]) -> bytes:
@@ -53,62 +46,25 @@ def decode_window(data: bytes) -> list[Message]:
 
 
 def record_output(
-    store: BlobStore, text: str, *, tool_name: str, arguments: str, session_id: str | None, pin: bool = False
+    store: BlobStore,
+    text: str,
+    *,
+    tool_name: str,
+    arguments: str,
+    session_id: str | None,
+    pin: bool = False,
+    kind: BlobKind = BlobKind.OUTPUT,
 ) -> str:
-    """Store a tool output as it arrives (kind ``output``); returns its handle."""
+    """Store a tool output as it arrives (kind ``output``; ``preview`` for a spill preview); returns its handle."""
     return store.put(
         encode_text(text),
         session_id=session_id,
         tool_name=tool_name,
         tool_args=argument_gist(arguments),
-        kind=BlobKind.OUTPUT,
+        kind=kind,
         content_type="text",
         pin=pin,
     ).handle
-
-
-def stored_handle(store: BlobStore, data: bytes, session_id: str | None, sha: str | None = None) -> str | None:
-    """The handle of ``data`` if this session stored it already (one index read, no write)."""
-    try:
-        info = store.stat(sha or hashlib.sha256(data).hexdigest())
-    except (StoreError, OSError):
-        return None
-    if any(origin.session_id == session_id for origin in info.provenance):
-        return info.handle
-    return None  # someone else's copy: a put adds this session's provenance
-
-
-def keep_bytes(
-    store: BlobStore,
-    data: bytes,
-    *,
-    session_id: str | None,
-    tool_name: str,
-    tool_args: str,
-    kind: BlobKind,
-    content_type: str,
-    sha: str | None = None,
-    pin: bool = False,
-) -> str:
-    """The handle of ``data`` for this session: found if stored already, else put now.
-
-    ``pin``: a new put is kept for the session's next request (it is about to point to it).
-
-    Raises StoreError/OSError when the put fails (callers decide what a
-    failure means for them).
-    """
-    return (
-        stored_handle(store, data, session_id, sha)
-        or store.put(
-            data,
-            session_id=session_id,
-            tool_name=tool_name,
-            tool_args=tool_args,
-            kind=kind,
-            content_type=content_type,
-            pin=pin,
-        ).handle
-    )
 
 
 class StoreArchive:
@@ -125,33 +81,18 @@ class StoreArchive:
         self.store = store
         self._submit = submit or _run_here
         self._session_id = session_id
-        self._spill_origin = spill_origin
+        self.stubs = StubService(store, session_id, spill_origin)
         self.failures = 0
         self.last_error: str | None = None
         self._on_failure = on_failure
 
     def render_pruned(self, output: PrunedOutput) -> str | None:
-        earlier = self._spill_origin(output.content) if self._spill_origin is not None else None
+        """The stub of a pruned output, naming its original bytes (None: the store failed, use the plain stub)."""
         try:
-            handle = keep_bytes(
-                self.store,
-                encode_text(output.content),
-                session_id=self._session_id(),
-                tool_name=output.tool_name,
-                tool_args=argument_gist(output.arguments),
-                kind=BlobKind.PRUNED,
-                content_type="text",
-                pin=True,
-            )
+            return self.stubs.pruned_stub(output)
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
-        call = f"{output.tool_name or 'tool'}({argument_gist(output.arguments)})"
-        origin = f"; the full output is under handle {earlier}" if earlier else ""
-        return (
-            f"{STORED_PREFIX} {call} -> {outcome_of(output.content)}; {size_description(output.content)}; "
-            f"handle {handle}{origin} (read it with stowage_fetch)"
-        )
 
     def keep_part(self, part: Any) -> str | None:
         """Store a message part compaction removes (an image); the placeholder names its handle."""
@@ -175,20 +116,10 @@ class StoreArchive:
     def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str | None:
         """Store oversized call arguments whole; the shortened JSON names their handle."""
         try:
-            handle = keep_bytes(
-                self.store,
-                encode_text(arguments),
-                session_id=self._session_id(),
-                tool_name=tool_name,
-                tool_args="arguments",
-                kind=BlobKind.ARGUMENTS,
-                content_type="json",
-                pin=True,
-            )
+            return self.stubs.cut_arguments(tool_name, arguments, max_chars)
         except (StoreError, OSError) as exc:
             self._failed(exc)
             return None
-        return cut_arguments(arguments, max_chars, handle)
 
     def keep_window(self, window: list[Message]) -> Callable[[], str | None]:
         """Encode and put the window on the writer lane; the callable waits for the put and names its handle.

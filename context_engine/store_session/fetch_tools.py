@@ -347,8 +347,8 @@ class FetchTools:
             raise ToolError("no session is active; nothing to search")
         if kind == "any":
             stored = [e for e in self.store.catalog(session) if e.kind in HISTORY_KINDS]
-        else:  # a prefix: spill takes spill-view too, pruned the outputs recorded before they were pruned
-            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT) if kind == BlobKind.PRUNED else (str(kind),)
+        else:  # a prefix: spill takes spill-view too, pruned the outputs and previews recorded before a prune
+            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT, BlobKind.PREVIEW) if kind == BlobKind.PRUNED else (str(kind),)
             stored = [e for e in self.store.catalog(session) if e.kind.startswith(wanted)]
         entries = [e for e in stored if e.is_utf8]  # binary items (images) have no lines to match
         todo = page(entries, cursor)

@@ -5,11 +5,16 @@ lazily, once per folder per process (engines are deep-copied per agent and
 share it), and a store that cannot be opened never breaks the session: spill
 passes results through, compaction falls back to plain stubs, and the tools
 answer with the reason.
+
+A session is recorded in the store at its first activity (a request, a
+response, a tool output, a compaction, a fetch), not when the host starts it:
+Hermes builds an agent, and so starts a session, for things that never send
+anything (its dashboard's embedded chat at every page load), and those must
+leave the store, and ``stowage status``, as they were.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -22,12 +27,13 @@ from typing import Any, Callable
 from ...blobstore import BlobStore, StoreError
 from ..config import Settings
 from ..markers import BlobKind
-from ..stubs import argument_gist
-from .archive import StoreArchive, encode_text, keep_bytes, record_output
+from ..part_status import SpillRecord, StoreStatus
+from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import request_refs
 from .settings import retention_policy, store_root
-from .spill import SpillPolicy, spill_result
+from .spill import KEPT, SpillOutcome, SpillPolicy, spill_result
+from .stubs import StubService, digest
 
 logger = logging.getLogger(__name__)
 
@@ -37,8 +43,9 @@ _writers: dict[Path, "BackgroundWriter"] = {}
 _window_lane: "BackgroundWriter | None" = None
 DRAIN_TIMEOUT_S = 10.0
 WINDOW_WRITERS = 4  # concurrent compactions in one process stage their windows in parallel
-# Previews remembered per session for StoreArchive.render_pruned (about 100
-# bytes each); the oldest is forgotten first.
+# Previews remembered per session for the stub service (about 100 bytes each;
+# stubs name the original a preview stands for); the oldest is forgotten first
+# (the store still knows: stubs.recorded_preview_origin).
 MAX_SPILL_ORIGINS = 4096
 RECENT_SPILLS = 20  # spills listed by status (handles), newest last
 SPILL_FAILED_NOTE = (
@@ -143,10 +150,12 @@ class StoreSession:
         self.archive_failures = 0
         self.last_store_error: str | None = None
         self.tool_calls = 0
-        self.recent_spills: list[dict[str, Any]] = []  # newest last, bounded: what status shows
+        self.recent_spills: list[SpillRecord] = []  # newest last, bounded: what status shows
         self._pinned: tuple[str | None, frozenset[str]] = (None, frozenset())  # (session, refs) last pinned
         self._request_refs: frozenset[str] = frozenset()  # what the session's last request showed or pointed to
         self._batches = ToolBatches()  # what the session stored in its current and previous tool batch
+        self.active = False  # the session did something: the store records it, its figures are worth writing
+        self._grant_from: str | None = None  # the conversation this session continues (granted at activation)
 
     def relocated(self) -> "StoreSession":
         """A new session's store session for another agent: the same store, none of this session's figures."""
@@ -174,22 +183,38 @@ class StoreSession:
 
     # -- sessions ---------------------------------------------------------------
     def start(self, session_id: str, *, old_session_id: str | None = None, boundary_reason: str | None = None) -> None:
+        """The host started ``session_id``: nothing is written until it does something (:meth:`activate`).
+
+        A new id after our own compaction continues an active conversation:
+        it is recorded now, with the blobs of the one it continues.
+        """
         previous, self.session_id = self.session_id, session_id
         if previous != session_id:
             self._request_refs, self._batches = frozenset(), ToolBatches()
+            self.active, self._grant_from = False, None
+            source = old_session_id or previous
+            if boundary_reason == "compression" and source and source != session_id:
+                self._grant_from = source  # the conversation continues under a new id
+                self.activate()
+
+    def activate(self) -> None:
+        """The session's first activity: flag it live in the store (its blobs are spared by retention)."""
+        if self.active or self.session_id is None:
+            return
+        self.active = True
         store = self.store
         if store is None:
             return
         try:
-            store.mark_session_live(session_id)
-            source = old_session_id or previous
-            if boundary_reason == "compression" and source and source != session_id:
-                store.grant_session(source, session_id)  # the conversation continues under a new id
+            store.mark_session_live(self.session_id)
+            if self._grant_from is not None:
+                store.grant_session(self._grant_from, self.session_id)
         except (StoreError, OSError) as exc:
             logger.warning("stowage: store session bookkeeping failed: %s", exc)
 
     def end(self, session_id: str) -> None:
-        if self._store is not None:
+        """The session ended: flagged ended in the store, if it was ever recorded there."""
+        if self._store is not None and self.active:
             try:
                 self._store.mark_session_ended(session_id)
             except (StoreError, OSError) as exc:
@@ -197,6 +222,7 @@ class StoreSession:
 
     # -- what the engine uses -----------------------------------------------------
     def archive(self) -> StoreArchive | None:
+        self.activate()  # a compaction
         store = self.store
         if store is None:
             return None
@@ -209,11 +235,12 @@ class StoreSession:
         self.archive_failures += 1
         self.last_store_error = str(exc)
 
-    def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> str | None:
-        """The preview for an oversized result; smaller ones are recorded in the background."""
+    def spill(self, tool_name: str, arguments: Any, result: Any, count_tokens: Callable[[str], int]) -> SpillOutcome:
+        """The preview for an oversized result; smaller ones are kept and recorded in the background."""
+        self.activate()  # a tool output
         store = self.store
         if store is None or not isinstance(result, str):
-            return None
+            return KEPT
         args_text = arguments if isinstance(arguments, str) else json.dumps(arguments, ensure_ascii=False, default=str)
         failed: list[BaseException] = []
         spilled = spill_result(
@@ -229,78 +256,74 @@ class StoreSession:
         if failed:
             self.spill_failures += 1
             self.last_store_error = str(failed[0])
-            return f"{SPILL_FAILED_NOTE}\n" + result
+            return SpillOutcome(f"{SPILL_FAILED_NOTE}\n" + result)
         if spilled is None:
             if len(result) >= self.settings.compaction.prune_min_chars:
-                self._batches.add(_digest(result))
+                self._batches.add(digest(result))
                 self._pinned = (None, frozenset())  # the store pins it as it is recorded
                 writer_for(store.root).submit(
                     self._record, store, result, tool_name=tool_name, arguments=args_text, session_id=self.session_id
                 )
-            return None
+            return KEPT
         self.spills += 1
         self._pinned = (None, frozenset())  # the store pinned the spill for the next request: pin that one
-        self._batches.add(*spilled.stored, _digest(spilled.message))
-        self.recent_spills.append(
-            {
-                "handle": spilled.handle,
-                "tool": tool_name,
-                "tokens": spilled.tokens,
-                "chars": len(result),
-                "at": time.time(),
-            }
+        self._batches.add(*spilled.stored, digest(spilled.message))
+        record = SpillRecord(
+            handle=spilled.handle, tool=tool_name, tokens=spilled.tokens, chars=len(result), at=time.time()
         )
+        self.recent_spills.append(record)
         del self.recent_spills[:-RECENT_SPILLS]
         if len(self._spilled) >= MAX_SPILL_ORIGINS:
             oldest = next(iter(self._spilled))
             del self._spilled[oldest]
             self._spilled_tokens.pop(oldest, None)
-        self._spilled[_digest(spilled.message)] = spilled.handle
-        self._spilled_tokens[_digest(spilled.message)] = spilled.tokens
-        # The preview stays in the history; recording it lets the lean view stub it later.
+        self._spilled[digest(spilled.message)] = spilled.handle
+        self._spilled_tokens[digest(spilled.message)] = spilled.tokens
+        # The preview stays in the history; recorded as a preview, a later process still knows what it stands for.
         writer_for(store.root).submit(
-            self._record, store, spilled.message, tool_name=tool_name, arguments=args_text, session_id=self.session_id
+            self._record,
+            store,
+            spilled.message,
+            tool_name=tool_name,
+            arguments=args_text,
+            session_id=self.session_id,
+            kind=BlobKind.PREVIEW,
         )
-        return spilled.message
+        return SpillOutcome(spilled.message, record)
 
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output a preview this session wrote stands for (the lean view's "saved")."""
-        return self._spilled_tokens.get(_digest(preview))
+        return self._spilled_tokens.get(digest(preview))
 
     def spill_origin(self, content: str) -> str | None:
         """The handle of the original output ``content`` (a preview this session wrote) stands for."""
-        return self._spilled.get(_digest(content))
+        return self._spilled.get(digest(content))
 
     @staticmethod
     def _record(store: BlobStore, text: str, **kwargs: Any) -> None:
         """Background: store an output as it arrives (compaction and the view then find it stored)."""
         record_output(store, text, pin=True, **kwargs)  # the next request shows it verbatim
 
+    def stubs(self) -> StubService | None:
+        """The stub service for this session (None: no store), shared by compaction's archive and the lean view."""
+        store = self.store
+        return StubService(store, lambda: self.session_id, self.spill_origin) if store is not None else None
+
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
-        """The handle of ``text`` stored for this session, storing it now if it is not yet.
+        """The handle of the original bytes ``text`` stands for, storing ``text`` now if need be.
 
         Used by the lean view before it replaces an output with a stub: a stub
-        must never point to nothing.  Raises StoreError/OSError when the
-        store cannot write (the caller keeps the text verbatim).
+        must never point to nothing, and it names the original (the spilled
+        output, for a spill preview: one fetch reads it).  Looked up even when
+        recorded earlier: the size cap may have evicted it since (one index
+        read per stub; the view memoizes its stubs).  Raises StoreError/OSError
+        when the store cannot write (the caller keeps the text verbatim).
         """
-        store = self.store
-        if store is None:
+        self.activate()  # it stores for this session
+        stubs = self.stubs()
+        if stubs is None:
             return None
-        sha = _digest(text)
-        # Looked up even when recorded earlier: the size cap may have evicted it since (one index read per stub;
-        # the view memoizes its stubs).
-        handle = keep_bytes(
-            store,
-            encode_text(text),
-            session_id=self.session_id,
-            tool_name=tool_name,
-            tool_args=argument_gist(arguments),
-            kind=kind,
-            content_type="text",
-            sha=sha,
-            pin=True,
-        )
-        return handle
+        return stubs.original_handle(text, kind=kind, tool_name=tool_name, arguments=arguments)
 
     def pin_request(self, messages: list[Any]) -> None:
         """Tell the store what this request shows or points to: the size cap spares only that of a live session.
@@ -308,6 +331,7 @@ class StoreSession:
         Written only when it changed; a failure is logged and costs nothing
         but protection.
         """
+        self.activate()  # a request
         self._request_refs = request_refs(messages)
         self._write_pins(self._request_refs)
 
@@ -321,6 +345,7 @@ class StoreSession:
         overshoot over its cap, to the last request's and the two newest
         batches' blobs (``docs/store.md``).
         """
+        self.activate()  # a response
         self._batches.next()
         self._write_pins(self._request_refs | self._batches.spared)
 
@@ -342,23 +367,24 @@ class StoreSession:
 
     def handle_tool(self, name: str, args: Any) -> str:
         self.tool_calls += 1
+        self.activate()  # a fetch
         store = self.store
         if store is None:
             return json.dumps({"error": self.error or "the Stowage store is not available in this session"})
         return FetchTools(store, lambda: self.session_id, self.limits).handle(name, args)
 
-    def status(self) -> dict[str, Any]:
-        return {
-            "root": str(self.root) if self.root else None,
-            "error": self.error,
-            "spills": self.spills,
-            "spill_failures": self.spill_failures,
-            "archive_failures": self.archive_failures,
-            "last_store_error": self.last_store_error,
-            "tool_calls": self.tool_calls,
-            "recent_spills": list(self.recent_spills),
-            "cap_evicted": self._cap_evicted(),
-        }
+    def status(self) -> StoreStatus:
+        return StoreStatus(
+            root=str(self.root) if self.root else None,
+            error=self.error,
+            spills=self.spills,
+            spill_failures=self.spill_failures,
+            archive_failures=self.archive_failures,
+            last_store_error=self.last_store_error,
+            tool_calls=self.tool_calls,
+            recent_spills=list(self.recent_spills),
+            cap_evicted=self._cap_evicted(),
+        )
 
     def _cap_evicted(self) -> dict[str, int]:
         """This session's blobs the size cap tombstoned (their handles now answer with tombstones)."""
@@ -392,7 +418,3 @@ class ToolBatches:
     @property
     def spared(self) -> frozenset[str]:
         return self._previous | self._current
-
-
-def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()

@@ -24,8 +24,9 @@ from ...blobstore.presentation.sniff import sniff
 from ...blobstore.presentation.unescape import TextView, extract_text_views, salvage_text_views
 from ..config_sections import SpillSection
 from ..markers import SPILL_HEADER, BlobKind
+from ..part_status import SpillRecord
 from ..stubs import argument_gist
-from .archive import encode_text
+from .stubs import encode_text
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +61,22 @@ class Spilled:
     view_handles: dict[str, str]
     tokens: int
     stored: tuple[str, ...] = ()  # SHA-256 of every blob this spill put (the output and its views)
+
+
+@dataclass(frozen=True)
+class SpillOutcome:
+    """What ``StoreSession.spill`` did with one tool result.
+
+    ``text`` replaces the result in the history (a preview, or the result
+    behind a note that it could not be stored); None keeps the result as it
+    is.  ``spilled`` is set when the output went to the store.
+    """
+
+    text: str | None = None
+    spilled: SpillRecord | None = None
+
+
+KEPT = SpillOutcome()
 
 
 def spill_result(

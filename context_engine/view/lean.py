@@ -1,8 +1,9 @@
 """The lean view: what each provider request carries instead of the whole history.
 
 Old tool outputs outside the hot zone are sent as one-line stubs with the
-handle of their stored bytes, and oversized tool-call arguments are cut with
-a handle to the whole text.  The session's history is never changed: only
+handle of their original bytes (the store's stub service decides it, the
+words come from ``context_engine/stubs.py``, both shared with compaction),
+and oversized tool-call arguments are cut with a handle to the whole text.  The session's history is never changed: only
 the request.  :func:`plan_view` decides *which* messages (deterministic,
 stepwise, prompt-cache friendly); this module measures the messages, asks the
 store for handles, renders the stubs and keeps the figures status shows.
@@ -19,10 +20,12 @@ from typing import Any, Callable, Protocol
 
 from ..markers import SPILL_HEADER, BlobKind
 from ..messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
+from ..part_status import ViewStatus
+from ..stubs import cut_arguments, view_stub
 from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
 from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
 from .plan import ViewItem, ViewPlan, plan_view
-from .render import condensed_reasoning, cut_arguments, output_stub
+from .render import condensed_reasoning
 from .settings import ViewSettings
 from .stub_digest import digest
 
@@ -33,10 +36,10 @@ _MEMO_LIMIT = 8192
 
 
 class StoreHandles(Protocol):
-    """Where the view confirms (or puts) the bytes a stub points to."""
+    """Where the view confirms (or puts) the bytes a stub points to (``StoreSession``, through its stub service)."""
 
     def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
-        """Handle of ``text`` stored for this session, storing it if needed; None if it cannot be."""
+        """Handle of the original bytes ``text`` stands for (a spill preview: the spilled output), stored if need be."""
 
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output ``preview`` (a spill preview of this session) stands for; None if unknown."""
@@ -174,7 +177,7 @@ class LeanView:
             kept = None
             if handle is not None:
                 kept = digest(name, arguments, text, self.settings.stub_lines_chars, self.settings.stub_names)
-            stub = output_stub(name, text, handle, kept.render() if kept is not None else "")
+            stub = view_stub(name, text, handle, kept.render() if kept is not None else "")
             if len(stub) >= len(text):
                 return
             self._remember(key, stub)
@@ -309,24 +312,24 @@ class LeanView:
             "unstored": outcome.unstored,
         }
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> ViewStatus:
         s = self.stats
-        return {
-            "enabled": self.settings.enabled,
-            "hot_tokens": self.settings.hot_tokens,
-            "step_tokens": self.settings.step_tokens,
-            "pin_turns": self.settings.pin_turns,
-            "requests": s.requests,
-            "tokens_saved": s.tokens_saved,
-            "sent_tokens": s.sent_tokens,
-            "unshaped_tokens": s.unshaped_tokens,
-            "view_tokens_saved": s.view_tokens_saved,
-            "spill_tokens_saved": s.spill_tokens_saved,
-            "steps": s.steps,
-            "unstored_outputs": s.unstored,
-            "last_error": s.last_error,
-            "last_request": dict(s.last),
-        }
+        return ViewStatus(
+            enabled=self.settings.enabled,
+            hot_tokens=self.settings.hot_tokens,
+            step_tokens=self.settings.step_tokens,
+            pin_turns=self.settings.pin_turns,
+            requests=s.requests,
+            tokens_saved=s.tokens_saved,
+            sent_tokens=s.sent_tokens,
+            unshaped_tokens=s.unshaped_tokens,
+            view_tokens_saved=s.view_tokens_saved,
+            spill_tokens_saved=s.spill_tokens_saved,
+            steps=s.steps,
+            unstored_outputs=s.unstored,
+            last_error=s.last_error,
+            last_request=dict(s.last),
+        )
 
 
 def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session: StoreHandles) -> int:

@@ -1,38 +1,16 @@
-"""The words of the lean view: stub texts for old outputs and cut arguments.
+"""The lean view's condensed reasoning: the head of an older assistant message and where the rest is.
 
-A view stub must be short (it is sent with every later request) and still
-tell the model what it no longer sees: the tool, the gist of its arguments,
-the size, the verdict, and how to read it back.  Same input, same text: the
-prompt cache depends on it.
+Output stubs and cut arguments are written by ``context_engine/stubs.py``
+(one family, shared with compaction).  Same input, same text: the prompt
+cache depends on it.
 """
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from ..markers import REASONING_MARK
+from ..stubs import fetch_hint
 
-from ..markers import REASONING_MARK, VIEW_STUB_PREFIX
-from ..prune import shrink_json_arguments
-from ..stubs import outcome_of
-
-ARGUMENTS_KEY = "_stowage_arguments"
 REASONING_HEAD_CHARS = 200
-
-
-def output_stub(tool_name: str, content: str, handle: str | None, kept: str = "") -> str:
-    """One line for a tool output the request leaves out, then the lines ``kept`` of it (if any).
-
-    The call it answers stands just above it in the same request, so the
-    stub names only the tool.  ``handle`` is where its bytes are stored;
-    None for Stowage's own read-back tools, whose output the call reproduces.
-    ``kept`` is a digest of the lines agents quote (``stub_digest.py``).
-    """
-    head = f"{VIEW_STUB_PREFIX} {tool_name or 'tool'} -> {outcome_of(content)}; {len(content):,} chars"
-    if handle is None:
-        line = f"{head}; repeat the call to read it again"
-    else:
-        line = f'{head}; stowage_fetch(handle="{handle}")'
-    return f"{line}\n{kept}" if kept else line
 
 
 def condensed_reasoning(content: str, handle: str) -> str:
@@ -45,17 +23,4 @@ def condensed_reasoning(content: str, handle: str) -> str:
     cut = head.rfind(" ")
     if cut > REASONING_HEAD_CHARS // 2:
         head = head[:cut]
-    return f'{head.rstrip()}… {REASONING_MARK}: {len(content) - len(head):,} chars; stowage_fetch(handle="{handle}")]'
-
-
-def cut_arguments(arguments: str, max_chars: int, handle: str) -> str:
-    """Arguments over ``max_chars`` with long strings cut; valid JSON naming where the whole text is."""
-    shrunk = shrink_json_arguments(arguments, max_chars)
-    try:
-        value: Any = json.loads(shrunk)
-    except ValueError:
-        value = {}
-    if not isinstance(value, dict):
-        value = {"value": value}
-    value[ARGUMENTS_KEY] = f'cut to save context; the full arguments: stowage_fetch(handle="{handle}")'
-    return json.dumps(value, ensure_ascii=False)
+    return f"{head.rstrip()}… {REASONING_MARK}: {len(content) - len(head):,} chars; {fetch_hint(handle)}]"

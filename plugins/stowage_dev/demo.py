@@ -206,7 +206,7 @@ def scenario_for(stowage: bool) -> Scenario:
     scenario.compress(focus="parser bug", id="manual")
     scenario.turn("TOOLS: post a note that the parser is fixed", id="tools")
     if stowage:
-        scenario.probe("compaction_log", id="final")
+        scenario.probe("state.compaction_log", id="final")
     return scenario
 
 
@@ -318,7 +318,7 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
         "  (this short scripted session would never reach it, so for the FIX turn the scripted model reports "
         "100,000 prompt tokens, as a long real session would)"
     )
-    log = result.step("final")["engine"]["attrs"].get("compaction_log") or []
+    log = result.step("final")["engine"]["attrs"].get("state.compaction_log") or []
     for number, entry in enumerate(log, 1):
         _line(f"\n  compaction {number}:")
         describe_compaction(entry)

@@ -156,7 +156,7 @@ def engine_identity(engine: Any) -> dict[str, Any]:
 
 
 def probe_engine(engine: Any, attrs: list[str]) -> dict[str, Any]:
-    """Identity + ``compression_count`` + ``get_status()`` + named attributes."""
+    """Identity + ``compression_count`` + ``get_status()`` + named attributes (a dotted name walks: ``state.x``)."""
     out = engine_identity(engine)
     if engine is None:
         return out
@@ -168,7 +168,10 @@ def probe_engine(engine: Any, attrs: list[str]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for attr in attrs:
         try:
-            values[attr] = _jsonable(getattr(engine, attr))
+            value = engine
+            for name in attr.split("."):
+                value = getattr(value, name)
+            values[attr] = _jsonable(value)
         except Exception as exc:  # noqa: BLE001
             values[attr] = f"<missing: {type(exc).__name__}>"
     out["attrs"] = values

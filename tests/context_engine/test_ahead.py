@@ -14,7 +14,6 @@ import threading
 from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare, take_early
 from stowage.context_engine.ahead.job import arrived_since, prefix_miss
 from stowage.context_engine.boundaries import Window
-from stowage.context_engine.compaction_run import compaction_plan
 from stowage.context_engine.compactor import compact, prepared_slack
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
@@ -34,7 +33,7 @@ def near_trigger(engine, share: float = 0.95) -> None:
 
 def prepare(engine, msgs) -> None:
     engine.prepare_ahead(msgs)
-    engine.ahead.settle()
+    engine.state.ahead.settle()
 
 
 def ahead(engine) -> dict:
@@ -107,12 +106,12 @@ def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays():
     msgs = history()
     near_trigger(engine)
     prepare(engine, msgs)
-    job_window = engine.ahead.pending.window
+    job_window = engine.state.ahead.pending.window
     later = later_turn(msgs)
     out = engine.compress(later)
     assert len(model.prompts) == 1 and ahead(engine)["used"] == 1
     assert validate_messages(out, "strict") == []
-    assert engine.last_outcome.stats.window_messages == job_window.size
+    assert engine.state.last_outcome.stats.window_messages == job_window.size
     kept = json.dumps(out)
     assert "One more thing 7" in kept and NEWEST in kept
 
@@ -137,7 +136,7 @@ def test_changed_history_is_not_used():
     near_trigger(engine)
     prepare(engine, msgs)
     edited = copy.deepcopy(msgs)
-    inside = next(i for i in range(engine.ahead.pending.window.head_end, len(msgs)) if msgs[i]["role"] == "user")
+    inside = next(i for i in range(engine.state.ahead.pending.window.head_end, len(msgs)) if msgs[i]["role"] == "user")
     edited[inside]["content"] = "an edited message inside the prepared window"
     engine.compress(edited)
     assert len(model.prompts) == 2 and "an edited message" in model.prompts[1]
@@ -216,12 +215,12 @@ def test_a_hung_preparation_costs_one_deadline_and_one_call():
     near_trigger(engine)
     engine.prepare_ahead(msgs)
     assert entered.wait(30)
-    run = engine.ahead._run
+    run = engine.state.ahead._run
     out = engine.compress(msgs)
     last = engine.get_status()["last_compaction"]
     assert last["result"] == "fallback" and last["summary_error"].startswith("timeout"), last
     assert "without the summary model" in json.dumps(out) and NEWEST in json.dumps(out)
-    assert engine.ahead.last_use["outcome"] == "failed" and ahead(engine)["failed"] == 1
+    assert engine.state.ahead.last_use["outcome"] == "failed" and ahead(engine)["failed"] == 1
     governor = engine.get_status()["governor"]
     assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0
     assert len(runtimes) == 1 and runtimes[0]["timeout"] == 0.2  # one call, given the configured deadline
@@ -248,7 +247,7 @@ def test_a_preparation_failing_while_the_compaction_waits_is_that_compactions_fa
     result: list = []
     worker = threading.Thread(target=lambda: result.append(engine.compress(msgs)))
     worker.start()
-    while engine.ahead._run is not None and worker.is_alive():  # the compaction claims the job, then waits
+    while engine.state.ahead._run is not None and worker.is_alive():  # the compaction claims the job, then waits
         worker.join(0.01)
     gate.set()
     worker.join(30)
@@ -290,12 +289,12 @@ def test_session_end_reset_and_copies_drop_the_pending_preparation():
     near_trigger(engine)
     prepare(engine, msgs)
     clone = copy.deepcopy(engine)
-    assert clone.ahead is not engine.ahead and clone.ahead.pending is None
+    assert clone.state.ahead is not engine.state.ahead and clone.state.ahead.pending is None
     engine.on_session_end("s1", msgs)
-    assert engine.ahead.pending is None and ahead(engine)["discarded"] == 1
+    assert engine.state.ahead.pending is None and ahead(engine)["discarded"] == 1
     prepare(engine, msgs)
     engine.on_session_reset()
-    assert engine.ahead.pending is None and ahead(engine)["discarded"] == 2
+    assert engine.state.ahead.pending is None and ahead(engine)["discarded"] == 2
 
 
 # -- pure parts ------------------------------------------------------------------------------
@@ -317,9 +316,11 @@ def test_job_prompt_is_the_compactors():
     model = RecordingModel()
     engine = make_engine(model=model)
     msgs = history()
-    plan = compaction_plan(engine)
-    job = build_job(msgs, plan, engine.counter.estimate_message, today="2026-01-02")
-    compact(msgs, plan, count=engine.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02")
+    plan = engine.state.compaction_plan(engine.limits)
+    job = build_job(msgs, plan, engine.state.counter.estimate_message, today="2026-01-02")
+    compact(
+        msgs, plan, count=engine.state.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02"
+    )
     assert job is not None and model.prompts == [job.prompt]
 
 
@@ -335,11 +336,16 @@ def test_a_dropped_preparation_that_fails_later_is_not_counted():
     near_trigger(engine)
     engine.prepare_ahead(history())
     assert entered.wait(30)
-    run = engine.ahead._run
+    run = engine.state.ahead._run
     engine.on_session_reset()  # the session moved on: its preparation is dropped
     gate.set()
     assert run.done.wait(30) and run.failure is not None
     assert engine.get_status()["governor"]["summary_failures"] == 0  # another session's failure is not ours
+
+
+def plan_of(engine):
+    """The plan a compaction of this engine uses now."""
+    return engine.state.compaction_plan(engine.limits)
 
 
 # -- the compactor's rule, the early take and why a compaction found nothing usable ---------------
@@ -355,8 +361,8 @@ def test_take_early_only_once_ready_and_only_under_the_trigger():
 def test_what_arrived_since_the_prepared_window_is_measured_as_the_compaction_keeps_it():
     engine = make_engine(model=RecordingModel())
     msgs = history()
-    job = build_job(msgs, compaction_plan(engine), engine.counter.estimate_message)
-    plan, count = compaction_plan(engine), engine.counter.estimate_message
+    job = build_job(msgs, plan_of(engine), engine.state.counter.estimate_message)
+    plan, count = plan_of(engine), engine.state.counter.estimate_message
     assert arrived_since(msgs, plan, count, job) == 0  # nothing came since
     later = later_turn(msgs, calls=3)
     since = arrived_since(later, plan, count, job)
@@ -378,18 +384,22 @@ def test_the_compaction_takes_a_prepared_window_with_up_to_twice_its_slack_arriv
         msgs = history()
         near_trigger(engine)
         prepare(engine, msgs)
-        job, plan, count = engine.ahead.pending, compaction_plan(engine), engine.counter.estimate_message
+        job, plan, count = engine.state.ahead.pending, plan_of(engine), engine.state.counter.estimate_message
         slack = prepared_slack(plan)
         later = list(msgs)
         for step in range(200):
-            engine.counter.calibrate(later[-40:])  # as compress() does
+            engine.state.counter.calibrate(later[-40:])  # as compress() does
             since = arrived_since(later, plan, count, job)
             if since is None or since > factor * slack:
                 break
             later = later + [{"role": "user", "content": f"task {step}"}, {"role": "assistant", "content": "w " * 400}]
         assert since is not None and factor * slack < since < (factor + 0.4) * slack
         engine.compress(later)
-        assert (engine.compaction_log[-1].summary_source == "prepared") is used, (engine.ahead.last_use, since, slack)
+        assert (engine.state.compaction_log[-1].summary_source == "prepared") is used, (
+            engine.state.ahead.last_use,
+            since,
+            slack,
+        )
         assert len(model.prompts) == (1 if used else 2)
 
 
@@ -397,5 +407,5 @@ def test_a_compaction_says_why_it_found_nothing_prepared():
     engine = make_engine(model=RecordingModel())
     msgs = history()
     engine.compress(msgs)
-    assert engine.ahead.last_use["outcome"] == "none"
-    assert engine.ahead.last_use["why"].startswith("nothing started")
+    assert engine.state.ahead.last_use["outcome"] == "none"
+    assert engine.state.ahead.last_use["why"].startswith("nothing started")

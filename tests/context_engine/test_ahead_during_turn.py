@@ -13,7 +13,6 @@ from typing import Any
 
 from stowage.context_engine.ahead.job import arrived_since
 from stowage.context_engine.ahead.pace import MARGIN_REQUESTS, Pace, due
-from stowage.context_engine.compaction_run import compaction_plan
 from stowage.context_engine.replay.clock import SimClock
 
 from .helpers import GOOD_SUMMARY, history, make_engine, tool_turn
@@ -102,12 +101,12 @@ class Turn:
         self.steps = 0
 
     def size(self) -> int:
-        return sum(self.engine.counter.estimate_message(m) for m in self.msgs)
+        return sum(self.engine.state.counter.estimate_message(m) for m in self.msgs)
 
     def request(self) -> bool:
         """The host's pre-API hook, the call, usage, one tool step and the post-tool check (True: it compacts)."""
         self.engine.prepare_during_turn(self.msgs, self.size())
-        self.engine.ahead.settle()  # the background call finishes (in real time) before the clock moves on
+        self.engine.state.ahead.settle()  # the background call finishes (in real time) before the clock moves on
         self.clock.advance(STEP)
         self.engine.update_from_response({"prompt_tokens": self.size()})
         self.steps += 1
@@ -129,10 +128,10 @@ def test_a_long_turn_prepares_on_the_request_path_and_compacts_without_waiting()
     engine = turn.engine
     # the compaction came because the summary was ready, before the request reached the trigger
     assert engine.last_prompt_tokens < engine.threshold_tokens
-    assert engine.ahead.status()["state"] == "ready" and len(turn.model.prompts) == 1
+    assert engine.state.ahead.status().state == "ready" and len(turn.model.prompts) == 1
     before = turn.clock()
     out = engine.compress(turn.msgs, engine.last_prompt_tokens)
-    record = engine.compaction_log[-1]
+    record = engine.state.compaction_log[-1]
     assert record.result == "compacted" and record.summary_source == "prepared"
     assert record.wait_s == 0.0 and turn.clock() == before  # the turn did not wait
     assert len(turn.model.prompts) == 1  # never twice for the same window
@@ -143,13 +142,13 @@ def test_a_long_turn_prepares_on_the_request_path_and_compacts_without_waiting()
 
 def test_a_compaction_before_the_reply_is_ready_waits_only_for_the_rest():
     turn = Turn()
-    while turn.engine.ahead.pending is None:
+    while turn.engine.state.ahead.pending is None:
         turn.request()
-    started = turn.engine.ahead._run.started
+    started = turn.engine.state.ahead._run.started
     assert turn.clock() - started < LATENCY  # the reply is due later on the turn's clock
     engine = turn.engine
     engine.compress(turn.msgs, engine.threshold_tokens)  # the trigger came early (e.g. a huge tool output)
-    record = engine.compaction_log[-1]
+    record = engine.state.compaction_log[-1]
     assert record.summary_source == "prepared" and len(turn.model.prompts) == 1
     assert record.wait_s == round(started + LATENCY - (turn.clock() - record.wait_s), 3)
     assert turn.clock() == started + LATENCY  # the turn waited exactly until the reply came
@@ -169,7 +168,7 @@ def test_at_most_one_preparation_runs_at_a_time():
 
     turn = Turn(model=blocking)
     try:
-        while turn.engine.ahead.pending is None:
+        while turn.engine.state.ahead.pending is None:
             turn.engine.prepare_during_turn(turn.msgs, turn.size())
             turn.steps += 1
             turn.msgs += tool_turn([f"b{turn.steps}"], ["y" * 2_400 + str(turn.steps)])
@@ -178,51 +177,51 @@ def test_at_most_one_preparation_runs_at_a_time():
         for i in range(10):  # the turn goes on while the model is still writing
             turn.msgs += tool_turn([f"c{i}"], ["z" * 2_400 + str(i)])
             turn.engine.prepare_during_turn(turn.msgs, turn.size())
-        assert turn.engine.ahead.status()["state"] == "running" and len(calls) == 1
+        assert turn.engine.state.ahead.status().state == "running" and len(calls) == 1
     finally:
         release.set()
-        turn.engine.ahead.settle()
+        turn.engine.state.ahead.settle()
 
 
 def test_a_preparation_the_history_outgrew_is_dropped_and_counted_as_wasted():
     turn = Turn(stowage={"view": {"enabled": False}, "compaction": {"prepare_at": 0.9}})
-    while turn.engine.ahead.pending is None:
+    while turn.engine.state.ahead.pending is None:
         turn.request()
-    turn.engine.ahead.settle()
-    first = turn.engine.ahead.pending
+    turn.engine.state.ahead.settle()
+    first = turn.engine.state.ahead.pending
     slack = int(turn.engine.threshold_tokens * 0.1)
-    plan = compaction_plan(turn.engine)
-    count = turn.engine.counter.estimate_message
+    plan = turn.engine.state.compaction_plan(turn.engine.limits)
+    count = turn.engine.state.counter.estimate_message
     usable = 0
     for step in range(200):  # long answers: once they leave the token-budget tail they stay whole after the window
         turn.msgs += [{"role": "user", "content": f"next {step}"}, {"role": "assistant", "content": "why " * 600}]
         since = arrived_since(turn.msgs, plan, count, first)
         turn.engine.prepare_during_turn(turn.msgs, turn.size())
-        if turn.engine.ahead.pending is not first:
+        if turn.engine.state.ahead.pending is not first:
             break
         assert since is not None and since <= slack  # kept while the compaction would still use it
         usable += 1
     assert usable > 5  # the whole history grew far past the slack long before: that alone drops nothing
-    status = turn.engine.ahead.status()
-    assert status["discard_reasons"].get("outgrown before its compaction came") == 1
-    assert status["wasted"] == 1 and status["wasted_tokens"] > 0
-    assert turn.engine.ahead.pending is not first
+    status = turn.engine.state.ahead.status()
+    assert status.discard_reasons.get("outgrown before its compaction came") == 1
+    assert status.wasted == 1 and status.wasted_tokens > 0
+    assert turn.engine.state.ahead.pending is not first
 
 
 def test_a_huge_newest_output_does_not_outgrow_the_prepared_window():
     """The compactor's rule decides, not the history's size: a huge output stays in the verbatim tail."""
     turn = Turn(stowage={"view": {"enabled": False}, "compaction": {"prepare_at": 0.9}})
-    while turn.engine.ahead.pending is None:
+    while turn.engine.state.ahead.pending is None:
         turn.request()
-    turn.engine.ahead.settle()
-    first = turn.engine.ahead.pending
+    turn.engine.state.ahead.settle()
+    first = turn.engine.state.ahead.pending
     slack = int(turn.engine.threshold_tokens * 0.1)
     turn.msgs += tool_turn(["huge"], ["w" * (slack * 6)])  # the whole history grows past the slack at once
     turn.engine.prepare_during_turn(turn.msgs, turn.size())
-    assert turn.engine.ahead.pending is first and turn.engine.ahead.status()["discarded"] == 0
+    assert turn.engine.state.ahead.pending is first and turn.engine.state.ahead.status().discarded == 0
     turn.clock.advance(LATENCY)
     out = turn.engine.compress(turn.msgs, turn.engine.threshold_tokens)
-    record = turn.engine.compaction_log[-1]
+    record = turn.engine.state.compaction_log[-1]
     assert record.summary_source == "prepared" and record.wait_s == 0.0 and len(turn.model.prompts) == 1
     assert any("w" * 1000 in str(m.get("content")) for m in out)  # the huge output kept verbatim in the tail
 
@@ -231,4 +230,4 @@ def test_prepare_at_zero_keeps_the_request_path_quiet():
     turn = Turn(stowage={"view": {"enabled": False}, "compaction": {"prepare_at": 0}})
     for _ in range(40):
         turn.request()
-    assert turn.model.prompts == [] and turn.engine.ahead.status()["prepared"] == 0
+    assert turn.model.prompts == [] and turn.engine.state.ahead.status().prepared == 0

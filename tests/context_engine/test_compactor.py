@@ -7,7 +7,7 @@ import json
 
 from stowage.context_engine.compactor import CompactionPlan, compact
 from stowage.context_engine.deadline import HOST_SUMMARY_TIMEOUT_SECONDS, MIN_CALL_SECONDS, SummaryDeadline
-from stowage.context_engine.markers import FailureKind
+from stowage.context_engine.markers import PRUNED_PREFIX, STORED_PREFIX, FailureKind
 from stowage.context_engine.messages import SUMMARY_MARKER, is_summary, message_text
 from stowage.context_engine.stubs import PrunedOutput
 from stowage.context_engine.summary import SummaryFailure
@@ -103,7 +103,7 @@ def test_prune_only_when_there_is_nothing_to_summarize():
     # the head is the whole conversation but its old tool output is still pruned
     assert outcome.changed and called == [] and outcome.stats.window_messages == 0
     assert validate_messages(outcome.messages) == [] and len(outcome.messages) == len(msgs)
-    assert outcome.messages[2]["content"].startswith("[stowage: tool output pruned]")
+    assert outcome.messages[2]["content"].startswith(PRUNED_PREFIX)
     assert outcome.messages[3] is msgs[3]
 
 
@@ -117,7 +117,7 @@ class Archive:
         if self.fail:
             raise OSError("disk full")
         self.outputs.append(output)
-        return f"[stowage: tool output stored] blob:{output.tool_call_id}"
+        return f"{STORED_PREFIX} blob:{output.tool_call_id}"
 
     def keep_window(self, window):
         if self.fail:
@@ -132,7 +132,7 @@ def test_archive_renders_stubs_and_keeps_window():
     outcome = run(msgs, archive=archive)
     assert outcome.changed and archive.outputs and len(archive.windows) == 1
     texts = [message_text(m) for m in outcome.messages]
-    assert any(t.startswith("[stowage: tool output stored] blob:") for t in texts)
+    assert any(t.startswith(f"{STORED_PREFIX} blob:") for t in texts)
     assert "## Full History\nstowage_fetch(window='w1')" in outcome.summary_body
     assert outcome.window_reference == "stowage_fetch(window='w1')"
     # the archive gets the original (unpruned) window messages
@@ -143,7 +143,7 @@ def test_failing_archive_degrades_to_plain_stubs():
     msgs = make_transcript(15, seed=4)
     outcome = run(msgs, archive=Archive(fail=True))
     assert outcome.changed and validate_messages(outcome.messages) == []
-    assert any(message_text(m).startswith("[stowage: tool output pruned]") for m in outcome.messages)
+    assert any(message_text(m).startswith(PRUNED_PREFIX) for m in outcome.messages)
     assert outcome.window_reference is None and "## Full History" not in outcome.summary_body
 
 

@@ -19,7 +19,7 @@ from .helpers import NEWEST, RecordingModel, add_turn, history, make_engine, too
 
 
 def tokens(engine, msgs):
-    return engine.counter.count_messages(msgs)
+    return engine.state.counter.count_messages(msgs)
 
 
 def summaries(msgs):
@@ -54,7 +54,7 @@ def test_compaction_shrinks_returns_valid_list_and_sets_flags():
     # the newest request is kept verbatim as a real user turn
     newest = last_index(out, is_real_user_turn)
     assert message_text(out[newest]) == NEWEST
-    log = engine.compaction_log[-1]
+    log = engine.state.compaction_log[-1]
     assert log.result == "compacted" and log.tokens_after < log.tokens_before
     status = engine.get_status()
     assert status["compression_count"] == 1 and status["engine"] == "stowage"
@@ -164,7 +164,7 @@ def test_cooldown_after_failure_skips_model_until_forced():
     rng = random.Random(3)
     msgs = engine.compress(history())
     assert len(model.prompts) == 1 and engine._last_summary_fallback_used
-    assert engine.governor.cooldown_remaining() > 0
+    assert engine.state.governor.cooldown_remaining() > 0
     # next turn: automatic compaction runs but does not call the model
     engine.end_turn()
     msgs = add_turn(msgs, rng, calls=12)
@@ -176,18 +176,18 @@ def test_cooldown_after_failure_skips_model_until_forced():
     out = engine.compress(msgs, force=True)
     assert len(model.prompts) == 2
     assert not engine._last_summary_fallback_used and engine._last_summary_error is None
-    assert engine.governor.cooldown_remaining() == 0
+    assert engine.state.governor.cooldown_remaining() == 0
     assert validate_messages(out) == []
 
 
 def test_runtime_change_clears_cooldown():
     engine = make_engine(model=RecordingModel(SummaryFailure("timeout", "slow")))
     engine.compress(history())
-    assert engine.governor.cooldown_remaining() > 0
+    assert engine.state.governor.cooldown_remaining() > 0
     engine.update_model(model="test-model", context_length=64_000, provider="custom", base_url="http://127.0.0.1:1")
-    assert engine.governor.cooldown_remaining() > 0  # same runtime
+    assert engine.state.governor.cooldown_remaining() > 0  # same runtime
     engine.update_model(model="other-model", context_length=64_000, provider="custom")
-    assert engine.governor.cooldown_remaining() == 0
+    assert engine.state.governor.cooldown_remaining() == 0
 
 
 # -- should_compress and usage --------------------------------------------------------------------
@@ -241,7 +241,7 @@ def test_effectiveness_verdict_and_backoff():
         engine.last_prompt_tokens = -1  # what the host does after a boundary
         engine.record_completed_compaction()
         engine.update_from_response({"prompt_tokens": 50_000})  # still over the 48k threshold
-        assert engine.governor.ineffective_streak == streak
+        assert engine.state.governor.ineffective_streak == streak
         engine.end_turn()
         msgs = add_turn(msgs, rng, calls=10)
     assert engine.should_compress(60_000) is False  # backing off
@@ -252,16 +252,16 @@ def test_effectiveness_verdict_and_backoff():
     # an effective compaction resets the streak
     engine.compress(msgs)
     engine.update_from_response({"prompt_tokens": 20_000})
-    assert engine.governor.ineffective_streak == 0
+    assert engine.state.governor.ineffective_streak == 0
 
 
 def test_verdict_waits_for_first_real_count():
     engine = make_engine()
     engine.compress(history())
     engine.update_from_response({})
-    assert engine.governor.verify_pending
+    assert engine.state.governor.verify_pending
     engine.update_from_response({"prompt_tokens": 10_000})
-    assert not engine.governor.verify_pending and engine.governor.ineffective_streak == 0
+    assert not engine.state.governor.verify_pending and engine.state.governor.ineffective_streak == 0
 
 
 # -- one compaction per turn --------------------------------------------------------------------------
@@ -417,8 +417,8 @@ def test_focus_topic_and_memory_context_reach_the_prompt():
     prompt = model.prompts[0]
     assert 'FOCUS TOPIC: "database migrations"' in prompt
     assert "User prefers PostgreSQL 16." in prompt
-    assert engine.compaction_log[-1].focus_topic == "database migrations"
-    assert engine.compaction_log[-1].forced is True
+    assert engine.state.compaction_log[-1].focus_topic == "database migrations"
+    assert engine.state.compaction_log[-1].forced is True
 
 
 def test_prompt_is_redacted():
@@ -437,14 +437,14 @@ def test_deepcopy_gives_independent_engine():
     engine.compress(history())
     clone = copy.deepcopy(engine)
     assert clone.summary_model is engine.summary_model and clone.settings is engine.settings
-    assert clone.governor is not engine.governor and clone.counter is not engine.counter
+    assert clone.state.governor is not engine.state.governor and clone.state.counter is not engine.state.counter
     assert clone.threshold_tokens == engine.threshold_tokens and clone.runtime == engine.runtime
-    assert clone.compression_count == 0 and not clone.compaction_log  # the other agent's session is not copied
+    assert clone.compression_count == 0 and not clone.state.compaction_log  # the other agent's session is not copied
     clone.compress(add_turn(history(), random.Random(1), calls=10), force=True)
     assert clone.compression_count == 1 and engine.compression_count == 1
     clone.end_turn()
-    assert clone.governor.turn != engine.governor.turn
-    assert len(engine.compaction_log) == 1 and len(clone.compaction_log) == 1
+    assert clone.state.governor.turn != engine.state.governor.turn
+    assert len(engine.state.compaction_log) == 1 and len(clone.state.compaction_log) == 1
     fresh = copy.deepcopy(make_engine())
     assert fresh.compress(history()) is not None and fresh.compression_count == 1
 
@@ -454,9 +454,9 @@ def test_session_boundaries():
     engine.on_session_start("s1", platform="cli")
     engine.compress(history())
     engine.on_session_start("s1", boundary_reason="compression", old_session_id="s1")
-    assert engine.compression_count == 1 and engine.governor.compacted_this_turn()
+    assert engine.compression_count == 1 and engine.state.governor.compacted_this_turn()
     engine.on_session_start("s2")
-    assert not engine.governor.compacted_this_turn()
+    assert not engine.state.governor.compacted_this_turn()
     engine.last_prompt_tokens = 5
     engine.on_session_reset()
     assert engine.compression_count == 0 and engine.last_prompt_tokens == 0
@@ -491,7 +491,7 @@ def test_update_model_sets_threshold_and_status():
     engine = make_engine(stowage={"compaction": {"threshold": 0.5}})
     engine.update_model(model="big", context_length=200_000, api_key=lambda: "token")
     assert engine.threshold_tokens == 100_000 and engine.context_length == 200_000
-    assert engine.tail_budget_tokens == 20_000
+    assert engine.state.tail_budget_tokens(engine.limits) == 20_000
     engine.last_prompt_tokens = -1
     status = engine.get_status()
     assert status["last_prompt_tokens"] == 0 and status["threshold_tokens"] == 100_000
@@ -527,10 +527,10 @@ def test_compaction_sizes_are_both_on_the_hosts_basis():
     engine = make_engine(model=RecordingModel())
     msgs = history()
     overhead = 15_000  # system prompt and tool schemas the host counts and the messages do not hold
-    current = sum(map(engine.counter.estimate_message, msgs)) + overhead
+    current = sum(map(engine.state.counter.estimate_message, msgs)) + overhead
     out = engine.compress(msgs, current_tokens=current)
-    log = engine.compaction_log[-1]
-    estimate = engine.counter.estimate_message  # calibrated by the compaction: the same scale for both lists
+    log = engine.state.compaction_log[-1]
+    estimate = engine.state.counter.estimate_message  # calibrated by the compaction: the same scale for both lists
     assert log.tokens_before == current
     assert log.tokens_after == sum(map(estimate, out)) + current - sum(map(estimate, msgs))
     assert overhead < log.tokens_after < log.tokens_before
@@ -539,7 +539,7 @@ def test_compaction_sizes_are_both_on_the_hosts_basis():
 def test_with_the_view_on_a_compaction_keeps_view_compact_tail_tokens_and_never_less_than_the_hot_zone():
     def tail(context_length: int = 200_000, **view: object) -> int:
         engine = make_engine(context_length=context_length, stowage={"view": {"enabled": True, **view}})
-        return engine.tail_budget_tokens
+        return engine.state.tail_budget_tokens(engine.limits)
 
     assert tail() == 16_000  # the default, at 0.37 of a 200k window
     assert tail(hot_tokens=3000, compact_tail_tokens=0) == 3000
@@ -550,6 +550,6 @@ def test_with_the_view_on_a_compaction_keeps_view_compact_tail_tokens_and_never_
     # what the compaction keeps grows with it
     shorter = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 0}})
     longer = make_engine(stowage={"view": {"enabled": True, "hot_tokens": 3000, "compact_tail_tokens": 8000}})
-    assert longer.tail_budget_tokens == 8000
+    assert longer.state.tail_budget_tokens(longer.limits) == 8000
     kept = [len(engine.compress(history(), current_tokens=60_000)) for engine in (shorter, longer)]
     assert kept[0] < kept[1], kept

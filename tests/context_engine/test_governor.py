@@ -131,8 +131,8 @@ def test_reset_and_snapshot_and_deepcopy():
     g.record_compaction()
     g.record_summary_failure()
     clone = copy.deepcopy(g)
-    snap = g.snapshot()
-    assert snap["compacted_this_turn"] and snap["summary_failures"] == 1 and snap["turn"] == 1
+    snap = g.status()
+    assert snap.compacted_this_turn and snap.summary_failures == 1 and snap.turn == 1
     g.reset()
     assert g.turn == 0 and not g.compacted_this_turn() and g.cooldown_remaining() == 0
     assert clone.turn == 1 and clone.compacted_this_turn()

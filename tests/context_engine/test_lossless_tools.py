@@ -13,12 +13,14 @@ from stowage.blobstore import BlobStore, StoreWriteError
 from stowage.context_engine.compactor import CompactionPlan, compact
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.store_session.archive import STORED_PREFIX, StoreArchive, decode_window, encode_window
+from stowage.context_engine.markers import STORED_PREFIX
+from stowage.context_engine.store_session.archive import StoreArchive, decode_window, encode_window
 from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
 from stowage.context_engine.validate import validate_messages
 from stowage_dev.transcripts import make_transcript
 
 HANDLE = re.compile(r"handle:? ([0-9a-f]{16,64})")
+STUB_HANDLE = re.compile(r'stowage_fetch\(handle="([0-9a-f]{16,64})"\)')  # how every stub names its handle
 
 
 def chars(text: str) -> int:
@@ -249,11 +251,32 @@ def test_store_write_failure_passes_the_result_through(store, monkeypatch):
     )
 
 
+def test_a_spill_says_what_it_did_in_a_typed_outcome(engine, monkeypatch):
+    """The host glue's chat note reads the outcome: kept, spilled (handle and size), or not storable."""
+    kept = engine.spill_tool_result("terminal", {}, "short output")
+    assert kept.text is None and kept.spilled is None
+    text = big_log()
+    spilled = engine.spill_tool_result("terminal", {"command": "make"}, text)
+    assert spilled.text is not None and spilled.text.startswith(SPILL_HEADER)
+    record = spilled.spilled
+    assert record is not None and record == engine.state.store.recent_spills[-1]
+    assert (record.tool, record.chars) == ("terminal", len(text)) and record.handle in spilled.text
+    assert record.tokens > 500 and engine.state.store.status().spills == 1
+
+    def full_disk(*args, **kwargs):
+        raise StoreWriteError("no space left on device", errno.ENOSPC)
+
+    monkeypatch.setattr(engine.state.store.store, "put", full_disk)
+    failed = engine.spill_tool_result("terminal", {}, text + "\nanother run")
+    assert failed.spilled is None and failed.text is not None and failed.text.endswith("another run")
+    assert engine.state.store.status().spill_failures == 1 and engine.state.store.status().spills == 1
+
+
 # -- read-back tools ------------------------------------------------------------------
 
 
 def spilled_handles(eng: StowageEngineCore, text: str) -> list[str]:
-    message = eng.spill_tool_result("terminal", {"command": "make"}, text)
+    message = eng.spill_tool_result("terminal", {"command": "make"}, text).text
     assert message is not None
     return HANDLE.findall(message)
 
@@ -343,7 +366,7 @@ def test_compaction_keeps_every_pruned_output_and_the_window(store):
     stubs = [m for m in outcome.messages if m.get("role") == "tool" and m["content"].startswith(STORED_PREFIX)]
     assert stubs
     for stub in stubs:
-        (handle,) = HANDLE.findall(stub["content"])
+        (handle,) = STUB_HANDLE.findall(stub["content"])
         assert store.read_bytes(store.resolve(handle, "s")).decode() == originals[stub["tool_call_id"]]
     (window_handle,) = HANDLE.findall(outcome.window_reference)
     window = decode_window(store.read_bytes(store.resolve(window_handle, "s")))
@@ -392,24 +415,67 @@ def test_oversized_arguments_cut_by_compaction_are_stored_whole_under_a_handle(s
     assert store.read_bytes(store.resolve(handle)).decode() == big
 
 
-def test_a_pruned_spill_preview_names_the_original_handle_the_spill_recorded(store):
-    from stowage.context_engine.store_session.session import StoreSession
-    from stowage.context_engine.stubs import PrunedOutput
+def _spilled_session(store):
+    from stowage.context_engine.store_session.session import StoreSession, writer_for
 
     session = StoreSession(load_settings({}), store=store)
     session.start("s")
     original = "\n".join(f"line {i}: some build output" for i in range(4000))
-    preview = session.spill("terminal", {"command": "make"}, original, lambda text: len(text) // 4)
+    preview = session.spill("terminal", {"command": "make"}, original, lambda text: len(text) // 4).text
     assert preview is not None and preview.startswith(SPILL_HEADER)
+    writer_for(store.root).drain()  # the preview is recorded in the background
     original_handle = store.put(original.encode(), session_id="s", tool_name="terminal", kind="spill").handle
+    return session, original, preview, original_handle
 
+
+def _fetch_line(session, handle: str, line: int) -> str:
+    reply = json.loads(
+        session.handle_tool("stowage_fetch", {"handle": handle, "mode": "range", "start": line, "count": 1})
+    )
+    return reply["text"]
+
+
+def test_a_pruned_spill_preview_names_only_the_original_handle_the_spill_recorded(store):
+    from stowage.context_engine.stubs import PrunedOutput
+
+    session, original, preview, original_handle = _spilled_session(store)
+    preview_handle = store.put(preview.encode(), session_id="s", tool_name="terminal", kind="preview").handle
     stub = session.archive().render_pruned(PrunedOutput(0, "c1", "terminal", '{"command": "make"}', preview))
-    assert stub is not None and f"the full output is under handle {original_handle}" in stub
+    assert stub is not None and STUB_HANDLE.findall(stub) == [original_handle] and preview_handle not in stub
+    assert "line 2999: some build output" not in preview  # the middle is not in the preview ...
+    assert "line 2999: some build output" in _fetch_line(session, original_handle, 3000)  # ... one fetch reads it
 
-    # A look-alike text this session did not write as a preview is not parsed for a handle.
+    # A look-alike text this session did not write as a preview is not parsed for a handle: it is kept itself.
     look_alike = f"{SPILL_HEADER}\nhandle: {original_handle}\n" + "x" * 5000
     stub = session.archive().render_pruned(PrunedOutput(1, "c2", "terminal", "{}", look_alike))
-    assert stub is not None and "the full output is under handle" not in stub
+    (handle,) = STUB_HANDLE.findall(stub)
+    assert handle != original_handle and store.read_bytes(store.resolve(handle, "s")).decode() == look_alike
+
+
+def test_a_view_stub_of_a_preview_names_the_original_in_this_process_and_the_next(store):
+    from stowage.context_engine.markers import BlobKind
+    from stowage.context_engine.store_session.session import StoreSession
+
+    session, original, preview, original_handle = _spilled_session(store)
+    ask = {"kind": BlobKind.OUTPUT, "tool_name": "terminal", "arguments": '{"command": "make"}'}
+    assert session.handle_for(preview, **ask) == original_handle  # the session remembers its spill
+    later = StoreSession(load_settings({}), store=store)  # a later process of the same conversation: no memory
+    later.start("s")
+    assert later.spill_origin(preview) is None and later.handle_for(preview, **ask) == original_handle  # the store
+    assert _fetch_line(later, original_handle, 1).endswith("line 0: some build output")
+
+    # A look-alike recorded as a plain output is kept as itself, in any process.
+    look_alike = f"{SPILL_HEADER}\nhandle: {original_handle}\n" + "x" * 5000
+    assert later.spill("terminal", {}, look_alike, lambda text: 10).text is None  # small: recorded as an output
+    from stowage.context_engine.store_session.session import writer_for
+
+    writer_for(store.root).drain()
+    assert later.handle_for(look_alike, **ask) not in (None, original_handle)
+
+    # An original the store no longer holds is never named: the stub falls back to the preview's own bytes.
+    store.evict(original_handle)
+    handle = session.handle_for(preview, **ask)
+    assert handle != original_handle and store.read_bytes(store.resolve(handle, "s")).decode() == preview
 
 
 def _lane():

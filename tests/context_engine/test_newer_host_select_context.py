@@ -21,7 +21,7 @@ from typing import Any
 
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.view.render import VIEW_STUB_PREFIX
+from stowage.context_engine.markers import VIEW_STUB_PREFIX
 
 from .helpers import RecordingModel
 
@@ -203,7 +203,7 @@ def test_should_compress_info_gives_the_reasons(tmp_path):
     eng.compress(long_history())
     assert host_compression_gate(eng, eng.threshold_tokens + 1) == (False, "once_per_turn")
     for _ in range(eng.settings.compaction.max_ineffective + 1):
-        eng.governor._count_ineffective()
+        eng.state.governor._count_ineffective()
     host_turn_complete(eng, [], 2)
     ok, reason = host_compression_gate(eng, eng.threshold_tokens + 1)
     assert not ok and reason.startswith("backoff:")
@@ -223,7 +223,7 @@ def test_the_status_line_says_what_stowage_will_do(tmp_path):
     }
     line = host_status_line(eng, "pre_api", **context)
     assert "summarizing older turns with m" in line and "60,000" in line
-    eng.governor.record_summary_failure()
+    eng.state.governor.record_summary_failure()
     assert "fallback summary" in host_status_line(eng, "compress", **context)
     host_turn_complete(eng, [], 1)
     eng.compress(long_history())
@@ -233,12 +233,12 @@ def test_the_status_line_says_what_stowage_will_do(tmp_path):
 def test_on_turn_complete_is_the_turn_clock_and_the_plugin_hook_steps_aside(tmp_path):
     eng = compacting_engine(tmp_path)
     eng.end_turn_from_plugin_hook()  # an older host: the plugin hook is the clock
-    assert eng.governor.turn == 1
+    assert eng.state.governor.turn == 1
     host_turn_complete(eng, [], 1, a_future_kwarg="ignored")
     eng.end_turn_from_plugin_hook()  # same turn, reported by both: counted once
-    assert eng.governor.turn == 2
+    assert eng.state.governor.turn == 2
     host_turn_complete(eng, [], 2)
-    assert eng.governor.turn == 3
+    assert eng.state.governor.turn == 3
 
 
 def test_model_thresholds_are_honoured_in_update_model(tmp_path):
@@ -257,14 +257,14 @@ def test_model_thresholds_are_honoured_in_update_model(tmp_path):
 def test_clone_for_agent_gives_an_independent_engine(tmp_path):
     eng = compacting_engine(tmp_path)
     clone = host_clone(eng)
-    assert clone is not eng and clone.governor is not eng.governor and clone.settings is eng.settings
+    assert clone is not eng and clone.state.governor is not eng.state.governor and clone.settings is eng.settings
     clone.on_session_start("other", hermes_home=str(tmp_path))
     assert eng.session_id == "s"
 
 
 def test_compress_on_a_worker_thread_with_bypass_cooldown(tmp_path):
     eng = compacting_engine(tmp_path)
-    eng.governor.record_summary_failure()  # cooling down: an ordinary compaction would not call the model
+    eng.state.governor.record_summary_failure()  # cooling down: an ordinary compaction would not call the model
     history = long_history()
     before = copy.deepcopy(history)
     out = host_compress_on_worker(eng, history, overflow=True, current_tokens=70_000)
@@ -284,7 +284,7 @@ def test_compress_is_serialised_across_threads(tmp_path):
     for worker in workers:
         worker.join()
     assert len(results) == 3 and eng.compression_count == 3
-    assert len(eng.compaction_log) == 3
+    assert len(eng.state.compaction_log) == 3
 
 
 def test_unknown_extra_kwargs_are_ignored(tmp_path):
@@ -319,7 +319,7 @@ def test_the_turn_preflight_over_the_whole_history_follows_what_is_sent(tmp_path
     eng = engine(tmp_path)
     history = session(40)
     host_select_context(eng, history, history)
-    saved = eng.view.stats.last["saved_tokens"]
+    saved = eng.state.view.stats.last["saved_tokens"]
     assert saved > 1000
     host_turn_complete(eng, history, 1)
     budget = eng.threshold_tokens
@@ -336,7 +336,7 @@ def test_without_a_turn_end_every_figure_after_select_context_is_the_selected_re
     eng = engine(tmp_path)
     history = session(40)
     host_select_context(eng, history, history)
-    saved = eng.view.stats.last["saved_tokens"]
+    saved = eng.state.view.stats.last["saved_tokens"]
     assert not eng.should_defer_preflight_to_real_usage(eng.threshold_tokens + saved - 1)
     eng.on_session_start("s2", hermes_home=str(tmp_path))  # a new conversation: its first figure is a preflight's
     assert eng.state.turn_selected is False

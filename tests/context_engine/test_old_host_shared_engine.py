@@ -40,8 +40,8 @@ def big(n: int) -> str:
 def test_a_review_agent_started_mid_session_moves_nothing_of_the_main_session(tmp_path):
     eng = shared_engine(tmp_path)
     eng.update_from_response({"prompt_tokens": 5000, "completion_tokens": 10})
-    assert eng.spill_tool_result("terminal", {}, big(400)) is not None
-    store_before = eng.store_session.session_id
+    assert eng.spill_tool_result("terminal", {}, big(400)).text is not None
+    store_before = eng.state.store.session_id
 
     def review() -> Any:
         eng.on_session_start("review", hermes_home=str(tmp_path), platform="cli")
@@ -53,10 +53,10 @@ def test_a_review_agent_started_mid_session_moves_nothing_of_the_main_session(tm
 
     guest = on_thread(review)
     assert guest is not eng and guest.session_id == "review"
-    assert eng.session_id == "main" and eng.store_session.session_id == store_before
+    assert eng.session_id == "main" and eng.state.store.session_id == store_before
     assert eng.last_prompt_tokens == 5000
     # spill keeps working for the main session after the review agent finished
-    assert eng.spill_tool_result("terminal", {}, big(500)) is not None
+    assert eng.spill_tool_result("terminal", {}, big(500)).text is not None
     assert not eng.sharing.has_guests
 
 
@@ -66,11 +66,11 @@ def test_the_guest_has_its_own_store_session_and_counters(tmp_path):
     def review() -> tuple[Any, Any]:
         eng.on_session_start("review", hermes_home=str(tmp_path))
         eng.update_from_response({"prompt_tokens": 777})
-        return eng.sharing.engine_here(eng), eng.sharing.engine_here(eng).store_session
+        return eng.sharing.engine_here(eng), eng.sharing.engine_here(eng).state.store
 
     guest, store = on_thread(review)
     assert guest.last_prompt_tokens == 777 and eng.last_prompt_tokens == 0
-    assert store is not eng.store_session and store.session_id == "review"
+    assert store is not eng.state.store and store.session_id == "review"
     assert eng.sharing.engine_here(eng) is eng  # the main thread still talks to the owner
 
 
@@ -127,20 +127,20 @@ def test_review_agents_ending_under_the_parents_id_end_only_themselves(tmp_path)
     # issue 31: the main session was ended, later outputs passed unspilled and grep searched 0 of 0 blobs
     eng = shared_engine(tmp_path)
     eng.update_from_response({"prompt_tokens": 5000, "completion_tokens": 10})
-    assert eng.spill_tool_result("terminal", {}, big(400) + "\nTRACE-EARLY") is not None
-    turns = eng.governor.turn
+    assert eng.spill_tool_result("terminal", {}, big(400) + "\nTRACE-EARLY").text is not None
+    turns = eng.state.governor.turn
     for n in range(3):
         guest = review_agent_as_the_host_runs_it(eng, tmp_path, f"review-{n}", "main")
         assert guest is not eng and guest.last_prompt_tokens == 90_000
-        assert guest.last_request is not None and eng.last_request is None  # its request was its own
-        assert eng.session_id == "main" and eng.store_session.session_id == "main"
+        assert guest.state.last_request is not None and eng.state.last_request is None  # its request was its own
+        assert eng.session_id == "main" and eng.state.store.session_id == "main"
         assert eng.last_prompt_tokens == 5000 and not eng.sharing.has_guests
-        assert eng.spill_tool_result("terminal", {}, big(400) + f"\nTRACE-AFTER-{n}") is not None
+        assert eng.spill_tool_result("terminal", {}, big(400) + f"\nTRACE-AFTER-{n}").text is not None
         found = grep(eng, "TRACE-")
         assert found["of"] == found["searched"] >= n + 2, found
         spilled = sorted(r["text"].rsplit("TRACE-", 1)[1] for r in found["results"] if r["kind"] == "spill")
         assert spilled == sorted(["EARLY", *(f"AFTER-{k}" for k in range(n + 1))]), found
-    assert eng.governor.turn == turns  # the review agents' turn ends were their own
+    assert eng.state.governor.turn == turns  # the review agents' turn ends were their own
 
 
 def test_a_compaction_continuing_a_guests_session_on_its_thread_stays_the_guests(tmp_path):
@@ -154,7 +154,7 @@ def test_a_compaction_continuing_a_guests_session_on_its_thread_stays_the_guests
 
     guest = on_thread(review)
     assert guest is not eng and guest.session_id == "main-2"
-    assert eng.session_id == "main" and eng.store_session.session_id == "main"
+    assert eng.session_id == "main" and eng.state.store.session_id == "main"
 
 
 def test_the_owner_still_ends_its_own_session_from_any_thread(tmp_path):

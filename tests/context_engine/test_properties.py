@@ -179,7 +179,7 @@ def test_compress_never_raises_and_returns_valid_lists(messages, config, script,
     newest = newest_user_text(messages)
 
     out = engine.compress(
-        messages, current_tokens=engine.counter.count_messages(messages), focus_topic=focus, force=force
+        messages, current_tokens=engine.state.counter.count_messages(messages), focus_topic=focus, force=force
     )
     assert messages == before, "the input list must not be mutated"
     assert isinstance(out, list)
@@ -194,4 +194,4 @@ def test_compress_never_raises_and_returns_valid_lists(messages, config, script,
     assert validate_messages(again) == [], [str(p) for p in validate_messages(again)]
     assert newest_user_text(again) == newest
     if engine._last_compression_made_progress:
-        assert engine.counter.count_messages(again) <= engine.counter.count_messages(out) * 1.05 + 500
+        assert engine.state.counter.count_messages(again) <= engine.state.counter.count_messages(out) * 1.05 + 500

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from stowage.context_engine.prune import IMAGE_PLACEHOLDER, PruneSettings, prune, shrink_json_arguments
+from stowage.context_engine.prune import IMAGE_PLACEHOLDER, PruneSettings, prune
 from stowage.context_engine.stubs import (
     DUPLICATE_PREFIX,
     PRUNED_PREFIX,
@@ -14,6 +14,7 @@ from stowage.context_engine.stubs import (
     default_stub,
     is_stub,
     outcome_of,
+    shrink_json_arguments,
 )
 from stowage.context_engine.validate import validate_messages
 
@@ -313,3 +314,19 @@ def test_outcome_of_a_long_failure_is_read_near_its_end():
     )
     # the specific line near the end, not the "Traceback" header further up
     assert outcome_of(output) == "error: E       AssertionError: expected 3, got 4"
+
+
+def test_every_stub_is_one_family_and_stubs_of_earlier_versions_are_never_pruned_again():
+    from stowage.context_engine.markers import LEGACY_STUB_PREFIXES, STORED_PREFIX, VIEW_STUB_PREFIX
+
+    assert all(p.startswith("[stowage: output ") for p in (PRUNED_PREFIX, DUPLICATE_PREFIX, STORED_PREFIX))
+    assert VIEW_STUB_PREFIX.startswith("[stowage: output ")
+    for prefix in LEGACY_STUB_PREFIXES:
+        old = f"{prefix} terminal() -> ok; 9,000 chars, 1 line; handle 3f2a9c0d1e2b4a5f " + "x" * 300
+        msgs = [
+            {"role": "assistant", "content": None, "tool_calls": [call("c1")]},
+            {"role": "tool", "tool_call_id": "c1", "content": old},
+            {"role": "user", "content": "go"},
+        ]
+        result = prune(msgs, protect_from=2)
+        assert is_stub(old) and result.messages[1] is msgs[1] and not result.pruned

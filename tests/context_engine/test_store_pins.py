@@ -17,13 +17,13 @@ def big(tag: str) -> str:
 
 
 def pins(engine: StowageEngineCore) -> set[str]:
-    store = engine.store_session.store
+    store = engine.state.store.store
     with store.index.read() as tx:
         return set(tx.pins_of("s"))
 
 
 def sha_of(engine: StowageEngineCore, handle: str) -> str:
-    return engine.store_session.store.resolve(handle, "s")
+    return engine.state.store.store.resolve(handle, "s")
 
 
 def test_tool_batches_keep_the_current_and_the_previous_one():
@@ -45,11 +45,11 @@ def test_a_response_releases_what_two_batches_ago_stored_unless_the_last_request
     )
     engine.update_model("m", 128_000)
     engine.on_session_start("s", hermes_home=str(tmp_path))
-    first = engine.spill_tool_result("terminal", "{}", big("first"))
+    first = engine.spill_tool_result("terminal", "{}", big("first")).text
     (first_handle,) = HANDLE_REF.findall(first)
     assert sha_of(engine, first_handle) in pins(engine)  # pinned as it is written
     engine.update_from_response(USAGE)
-    second = engine.spill_tool_result("terminal", "{}", big("second"))
+    second = engine.spill_tool_result("terminal", "{}", big("second")).text
     (second_handle,) = HANDLE_REF.findall(second)
     assert {sha_of(engine, first_handle), sha_of(engine, second_handle)} <= pins(engine)
     engine.update_from_response(USAGE)  # the model has answered the request that showed the second output
@@ -58,8 +58,8 @@ def test_a_response_releases_what_two_batches_ago_stored_unless_the_last_request
     engine.update_from_response(USAGE)
     assert sha_of(engine, second_handle) not in pins(engine)
 
-    writer_for(engine.store_session.store.root).drain()  # the preview is recorded in the background
-    engine.store_session.pin_request([{"role": "tool", "tool_call_id": "c1", "content": first}])
+    writer_for(engine.state.store.store.root).drain()  # the preview is recorded in the background
+    engine.state.store.pin_request([{"role": "tool", "tool_call_id": "c1", "content": first}])
     engine.update_from_response(USAGE)
     engine.update_from_response(USAGE)
     shown = hashlib.sha256(first.encode()).hexdigest()  # the preview itself, recorded as it was written

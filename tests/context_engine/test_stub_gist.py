@@ -17,11 +17,16 @@ import pytest
 
 from stowage.blobstore import BlobStore
 from stowage.context_engine.masking import mask
-from stowage.context_engine.prune import shrink_json_arguments
 from stowage.context_engine.store_session.archive import StoreArchive
 from stowage.context_engine.store_session.spill import SpillPolicy, spill_result
-from stowage.context_engine.stubs import PrunedOutput, _gist, argument_gist, default_stub
-from stowage.context_engine.view.render import cut_arguments
+from stowage.context_engine.stubs import (
+    PrunedOutput,
+    _gist,
+    argument_gist,
+    cut_arguments,
+    default_stub,
+    shrink_json_arguments,
+)
 
 from .redact_corpus import FALSE_POSITIVES
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import copy
 import json
 
-from stowage.context_engine.compaction_run import compaction_plan
 from stowage.context_engine.compactor import compact
 from stowage.context_engine.messages import is_summary, message_text
 from stowage.context_engine.preview import SeenMessages, preview_compaction
@@ -33,8 +32,8 @@ def test_each_compaction_appends_the_summary_as_inserted(tmp_path):
     engine = make_engine()
     engine.on_session_start("sess-1", hermes_home=str(tmp_path))
     msgs = history()
-    out = engine.compress(msgs, current_tokens=engine.counter.count_messages(msgs))
-    records, bad = read_summaries(engine.store_session.root, "sess-1")
+    out = engine.compress(msgs, current_tokens=engine.state.counter.count_messages(msgs))
+    records, bad = read_summaries(engine.state.store.root, "sess-1")
     assert bad == 0 and len(records) == 1
     record = records[0]
     inserted = unwrap(message_text(next(m for m in out if is_summary(m))))
@@ -42,16 +41,16 @@ def test_each_compaction_appends_the_summary_as_inserted(tmp_path):
     assert record["session_id"] == "sess-1" and record["compaction"] == 1 and record["result"] == "compacted"
     assert record["model"] == "test-model" and record["fallback_used"] is False
     assert record["tokens_before"] > record["tokens_after"] > 0
-    assert record["window_messages"] == engine.compaction_log[-1].window_messages > 0
+    assert record["window_messages"] == engine.state.compaction_log[-1].window_messages > 0
     assert record["window_handle"] and record["window_handle"] in record["body"]
-    assert engine.store_session.store.stat(engine.store_session.store.resolve(record["window_handle"]))
+    assert engine.state.store.store.stat(engine.state.store.store.resolve(record["window_handle"]))
 
 
 def test_a_store_less_engine_writes_nothing_and_never_fails():
     engine = make_engine()
     msgs = history()
-    assert engine.compress(msgs, current_tokens=engine.counter.count_messages(msgs)) is not msgs
-    assert engine.store_session.root is None
+    assert engine.compress(msgs, current_tokens=engine.state.counter.count_messages(msgs)) is not msgs
+    assert engine.state.store.root is None
 
 
 def test_reader_skips_damaged_lines_and_finds_the_newest_session(tmp_path):
@@ -82,8 +81,8 @@ def test_preview_chooses_the_window_compaction_chooses():
     conversation = msgs[1:]
     outcome = compact(
         conversation,
-        compaction_plan(engine),
-        count=engine.counter.estimate_message,
+        engine.state.compaction_plan(engine.limits),
+        count=engine.state.counter.estimate_message,
         summarize=lambda prompt: "## Goal\nx\n\n## Next Steps\n- y",
     )
     assert preview.messages == len(conversation) == outcome.stats.messages_before
@@ -94,7 +93,7 @@ def test_preview_chooses_the_window_compaction_chooses():
     assert preview.window_last - preview.window_first + 1 == preview.window_messages
     assert preview.estimated_after_tokens < preview.tokens
     assert preview.threshold_tokens == engine.threshold_tokens and preview.would_compact is False
-    assert engine.compression_count == 0 and not engine.compaction_log  # a dry run changes nothing
+    assert engine.compression_count == 0 and not engine.state.compaction_log  # a dry run changes nothing
 
 
 def test_preview_before_any_history_and_after_a_reset():
@@ -110,8 +109,8 @@ def test_preview_of_a_short_history_summarizes_nothing():
     engine = make_engine()
     preview = preview_compaction(
         seen,
-        compaction_plan(engine),
-        count=engine.counter.estimate_message,
+        engine.state.compaction_plan(engine.limits),
+        count=engine.state.counter.estimate_message,
         last_prompt_tokens=10,
         threshold_tokens=100,
         would_compact=False,
@@ -130,10 +129,10 @@ def test_preview_matches_the_engines_own_next_compaction(tmp_path):
     engine.state.saw(msgs, "request")
     preview = engine.preview()
     out = engine.compress(msgs[1:], current_tokens=engine.threshold_tokens + 1)
-    log = engine.compaction_log[-1]
+    log = engine.state.compaction_log[-1]
     assert (preview.window_messages, preview.pruned_outputs) == (log.window_messages, log.pruned_outputs)
     # afterwards the preview describes the compacted history, not the one before it
     after = engine.preview()
     assert after.source == "compaction" and after.messages == len(out) and after.compactions_so_far == 1
     assert after.head_messages == 0  # the summary carries the early context now
-    assert copy.deepcopy(engine).last_seen is None  # another agent's copy never carries this history
+    assert copy.deepcopy(engine).state.last_seen is None  # another agent's copy never carries this history

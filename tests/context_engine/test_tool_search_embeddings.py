@@ -69,7 +69,7 @@ def test_a_paraphrase_keeps_the_right_tool_visible_and_vectors_land_in_the_store
     assert visible(bm25, "check what is running") == []
     s = session(endpoint(server), tmp_path)
     assert visible(s, "check what is running") == ["proc_ls"]
-    assert s.status()["semantic"].startswith("BM25 + embeddings from " + server.base_url)
+    assert s.status().semantic.startswith("BM25 + embeddings from " + server.base_url)
     assert len(list((tmp_path / "tool-vectors").glob("tool-vectors-*.json"))) == 1
 
 
@@ -85,8 +85,8 @@ def test_one_decision_per_user_message_even_when_the_endpoint_fails_mid_message(
     assert len(server.requests) == calls
     # the next message: the endpoint fails, BM25 alone decides, the turn goes on
     assert visible(s, "read the file") == ["fs_read"]
-    assert s.status()["semantic"].startswith("BM25 alone: embeddings from")
-    assert "HTTP 500" in s.status()["semantic"]
+    assert s.status().semantic.startswith("BM25 alone: embeddings from")
+    assert "HTTP 500" in s.status().semantic
 
 
 def test_pinned_tools_stay_visible_on_top_of_k(server: EmbeddingServer, tmp_path: Path) -> None:
@@ -108,20 +108,20 @@ def test_the_key_comes_from_the_named_variable(
 def test_a_missing_key_variable_is_bm25_alone_with_the_reason(server: EmbeddingServer, tmp_path: Path) -> None:
     s = session(endpoint(server, embedding_api_key_env="STOWAGE_TEST_UNSET_VARIABLE"), tmp_path)
     assert visible(s, "read the file") == ["fs_read"]
-    assert "STOWAGE_TEST_UNSET_VARIABLE" in s.status()["semantic"] and not server.requests
+    assert "STOWAGE_TEST_UNSET_VARIABLE" in s.status().semantic and not server.requests
 
 
 def test_auxiliary_without_a_host_resolver_is_bm25_alone(tmp_path: Path) -> None:
     reset_shared_legs()
     s = session({"embedding_endpoint": "auxiliary", "embedding_model": "m", "preselect_k": 1}, tmp_path)
     assert visible(s, "read the file") == ["fs_read"]
-    assert "auxiliary" in s.status()["semantic"]
+    assert "auxiliary" in s.status().semantic
 
 
 def test_no_endpoint_no_semantic_line(tmp_path: Path) -> None:
     s = session({"preselect_k": 1}, tmp_path)
     visible(s, "read the file")
-    assert s.status()["semantic"] == ""
+    assert s.status().semantic == ""
 
 
 def test_a_bad_timeout_is_a_config_error() -> None:
@@ -131,7 +131,7 @@ def test_a_bad_timeout_is_a_config_error() -> None:
 
 def test_status_before_any_request_builds_nothing(server: EmbeddingServer, tmp_path: Path) -> None:
     s = session(endpoint(server), tmp_path)
-    assert s.status()["semantic"] == ""
+    assert s.status().semantic == ""
     assert not server.requests and not (tmp_path / "tool-vectors").exists()
 
 
@@ -149,4 +149,4 @@ def test_semantic_search_bridge_uses_the_endpoint(server: EmbeddingServer, tmp_p
     server.mode = "500"
     found = json.loads(s.handle("stowage_tool_search", {"query": "which processes exist"}, None))
     assert [m["name"] for m in found["matches"]][:1] == ["proc_ls"]  # BM25 alone ("processes")
-    assert s.status()["semantic"].startswith("BM25 alone")
+    assert s.status().semantic.startswith("BM25 alone")

@@ -46,14 +46,14 @@ def test_on_with_preselect_defers_below_the_threshold_and_keeps_the_best_match()
     session, names = shape({"enabled": "on", "preselect": True, "preselect_k": 1})
     assert set(BRIDGE_NAMES) <= set(names)
     assert [n for n in names if n.startswith("weather_")] == ["weather_snow"]
-    assert session.status()["active"] and session.status()["preselected"] == ["weather_snow"]
+    assert session.status().active and session.status().preselected == ["weather_snow"]
 
 
 @pytest.mark.parametrize("context_length, active", [(1_000, True), (10_000_000, False)])
 def test_auto_with_preselect_still_follows_the_threshold(context_length: int, active: bool) -> None:
     session, names = shape({"enabled": "auto", "preselect": True, "preselect_k": 1}, context_length)
     assert bool(set(BRIDGE_NAMES) & set(names)) is active
-    assert session.status()["active"] is active
+    assert session.status().active is active
 
 
 def test_off_with_preselect_defers_nothing() -> None:

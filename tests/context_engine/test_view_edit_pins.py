@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from stowage.context_engine.markers import VIEW_STUB_PREFIX
 from stowage.context_engine.view.edit_pins import edit_pins, edited_paths, named_paths, read_path_of
-from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 
 from .view_sessions import make, output_index, session, shape
 

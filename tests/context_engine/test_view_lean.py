@@ -11,8 +11,9 @@ import pytest
 
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.stubs import ARGUMENTS_KEY
 from stowage.context_engine.validate import validate_messages
-from stowage.context_engine.view.render import ARGUMENTS_KEY, VIEW_STUB_PREFIX
 
 VIEW = {"hot_tokens": 1000, "step_tokens": 1000, "pin_turns": 3}
 HANDLE = re.compile(r'stowage_fetch\(handle="([0-9a-f]{16,64})"\)')
@@ -90,12 +91,12 @@ def test_between_steps_each_request_extends_the_previous_one(tmp_path):
     previous_sent, previous_steps, checked = None, None, 0
     for end in range(4, len(messages) + 1, 2):
         sent = shape(engine, messages[:end])
-        steps = engine.view.stats.steps
+        steps = engine.state.view.stats.steps
         if previous_sent is not None and steps == previous_steps:
             assert sent[: len(previous_sent)] == previous_sent
             checked += 1
         previous_sent, previous_steps = sent, steps
-    assert checked >= 5 and engine.view.stats.steps >= 2  # steps seen by later requests
+    assert checked >= 5 and engine.state.view.stats.steps >= 2  # steps seen by later requests
 
 
 def test_oversized_arguments_are_cut_with_a_handle_to_the_whole_text(tmp_path):
@@ -125,7 +126,7 @@ def test_a_store_that_fails_to_write_keeps_outputs_verbatim(tmp_path, monkeypatc
     def broken(*args: Any, **kwargs: Any) -> str:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(engine.store_session, "handle_for", broken)
+    monkeypatch.setattr(engine.state.store, "handle_for", broken)
     messages = history(12)
     assert shape(engine, messages) == messages
     assert "No space left" in engine.get_status()["view"]["last_error"]
@@ -189,7 +190,7 @@ def test_the_host_preflight_is_deferred_while_the_sent_request_is_under_the_budg
     engine = make(tmp_path)
     messages = history(40, output_chars=6000)
     shape(engine, messages)
-    saved = engine.view.stats.last["saved_tokens"]
+    saved = engine.state.view.stats.last["saved_tokens"]
     assert saved > 0
     budget = engine.threshold_tokens
     assert engine.should_defer_preflight_to_real_usage(budget + saved - 1)
@@ -201,7 +202,7 @@ def test_a_host_that_selects_context_estimates_the_lean_request_so_savings_count
     engine = make(tmp_path)
     messages = history(40, output_chars=6000)
     assert engine.select_context(messages, conversation_messages=messages, budget_tokens=0) is not None
-    saved = engine.view.stats.last["saved_tokens"]
+    saved = engine.state.view.stats.last["saved_tokens"]
     assert saved > 0
     budget = engine.threshold_tokens
     assert not engine.should_defer_preflight_to_real_usage(budget + saved - 1)
@@ -211,7 +212,7 @@ def test_a_host_that_selects_context_estimates_the_lean_request_so_savings_count
 def test_host_callbacks_accept_keywords_newer_hosts_pass(tmp_path):
     engine = make(tmp_path)
     engine.record_completed_compaction(used_fallback=False, feasibility_skip=True)
-    assert engine.governor.verify_pending is True
+    assert engine.state.governor.verify_pending is True
     engine.update_from_response({"prompt_tokens": 10}, extra=1)
     assert engine.has_content_to_compress([], hint=1) is False
 
@@ -220,14 +221,14 @@ def test_saved_counts_spilled_outputs_against_the_same_history_unshaped(tmp_path
     """One "saved" figure: requests as sent vs the history with spilled outputs whole, view stubs undone."""
     engine = make(tmp_path, hot_tokens=100_000)  # nothing stubbed: all the saving is the spill's
     big = "".join(f"row {i}: value {i * 7}\n" for i in range(6000))
-    preview = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big)
+    preview = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big).text
     assert preview is not None and len(preview) < len(big) // 10
     messages = history(1)
     messages[-1]["content"] = preview
     shape(engine, messages)
     shape(engine, messages)  # every request that carries the preview counts it
     view = engine.get_status()["view"]
-    original = engine.counter.count_text(big)
+    original = engine.state.counter.count_text(big)
     per_request = view["spill_tokens_saved"] // 2
     assert view["view_tokens_saved"] == 0 and original - per_request < 0.1 * original
     assert view["tokens_saved"] == view["spill_tokens_saved"] == view["unshaped_tokens"] - view["sent_tokens"] > 0
@@ -300,12 +301,12 @@ def test_with_the_view_off_saved_still_counts_the_spills(tmp_path):
     engine = make(tmp_path, enabled=False)
     big = "".join(f"row {i}: value {i * 7}\n" for i in range(6000))
     messages = history(1)
-    messages[-1]["content"] = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big)
+    messages[-1]["content"] = engine.spill_tool_result("terminal", {"command": "cat big.csv"}, big).text
     assert shape(engine, messages) == messages  # nothing shaped but the spill the history already holds
     status = engine.get_status()
     view = status["view"]
     assert view["enabled"] is False and view["requests"] == 1 and view["view_tokens_saved"] == 0
-    assert view["tokens_saved"] == view["spill_tokens_saved"] > 0.9 * engine.counter.count_text(big) - 2000
+    assert view["tokens_saved"] == view["spill_tokens_saved"] > 0.9 * engine.state.counter.count_text(big) - 2000
     rows = dict(session_rows(engine.status()))
     assert rows["lean view"] == "off" and rows["saved"].startswith(
         f"{view['tokens_saved']:,} tokens saved over 1 request"
@@ -317,7 +318,7 @@ def test_the_preflight_compares_the_last_real_prompt_plus_the_rough_growth_with_
     engine = make(tmp_path)
     messages = history(40, output_chars=6000)
     shape(engine, messages)
-    saved = engine.view.stats.last["saved_tokens"]
+    saved = engine.state.view.stats.last["saved_tokens"]
     budget = engine.threshold_tokens
     rough = budget + saved + 5_000  # the rough figure of the whole history: over the budget by the old measure
     assert not engine.should_defer_preflight_to_real_usage(rough)  # asked before the request

@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from stowage.context_engine.markers import VIEW_STUB_PREFIX
 from stowage.context_engine.view.quote_pins import QuoteIndex
-from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 
 from .view_sessions import make, output_index, session, shape
 
@@ -78,9 +78,9 @@ def test_quote_pins_keep_prompt_cache_steps_and_the_same_bytes_everywhere(tmp_pa
                 stubbed.setdefault(cid, content)
         for cid, stub in stubbed.items():  # once stubbed, stubbed with the same bytes (or one line of a collapse)
             assert shown.get(cid, stub) == stub
-        if previous_sent is not None and engine.view.stats.steps == previous_steps:
+        if previous_sent is not None and engine.state.view.stats.steps == previous_steps:
             assert json.dumps(sent[: len(previous_sent)]) == json.dumps(previous_sent)  # byte for byte
-        previous_sent, previous_steps = sent, engine.view.stats.steps
+        previous_sent, previous_steps = sent, engine.state.view.stats.steps
     again = shape(make(tmp_path_factory.mktemp("b"), **view), [dict(m) for m in messages])
     assert json.dumps(again) == json.dumps(previous_sent)  # a pure function of the history
     at = {m.get("tool_call_id"): i for i, m in enumerate(messages)}

@@ -45,7 +45,7 @@ shown = subprocess.run([str(Path(sys.executable).with_name("stowage")), "--json"
 handle = json.loads(shown.stdout)["summaries"][-1]["window_handle"]
 fetched = json.loads(engine.handle_tool_call("stowage_fetch", {"handle": handle, "mode": "range", "start": 1,
                                                                 "count": 500}))
-result = {"slash": stowage_command("summary"), "log": engine.compaction_log[-1].as_dict(), "handle": handle,
+result = {"slash": stowage_command("summary"), "log": engine.state.compaction_log[-1].as_dict(), "handle": handle,
           "fetched": fetched, "cli_code": shown.returncode}
 """
 

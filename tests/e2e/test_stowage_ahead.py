@@ -30,9 +30,9 @@ SUMMARY = (
 WAIT_UNTIL_READY = """
 import time
 started = time.perf_counter()
-while engine.ahead.status()["state"] == "running" and time.perf_counter() - started < 60:
+while engine.state.ahead.status().state == "running" and time.perf_counter() - started < 60:
     time.sleep(0.05)
-result = {"state": engine.ahead.status()["state"], "waited_s": round(time.perf_counter() - started, 3)}
+result = {"state": engine.state.ahead.status().state, "waited_s": round(time.perf_counter() - started, 3)}
 """
 
 

@@ -7,13 +7,18 @@ store browser must show that session's data, laid out for reading (rows one
 line high, the totals one row of labelled figures, nothing overflowing its
 table, both series visible, a y axis with round ticks).  The screenshots are kept under ``test-artifacts/``.  The same
 session's saved-token figure is the same in the API, ``/stowage`` and
-``stowage status``, spills included.
+``stowage status``, spills included.  Loading the page (Hermes's embedded
+chat builds an agent at each load) leaves the store's sessions, the status
+files and ``stowage status`` exactly as they were; a real session after that
+is recorded at its first request.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -185,22 +190,18 @@ LAYOUT = r"""(() => {
 
 
 def _saved(text: str) -> int:
-    import re
-
     found = re.search(r"([\d,]+) tokens saved over", text)
     assert found, text
     return int(found.group(1).replace(",", ""))
 
 
 def _rgb(css: str) -> tuple[int, int, int]:
-    import re
-
     r, g, b = (int(v) for v in re.findall(r"\d+", css)[:3])
     return r, g, b
 
 
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian's chromium is not installed (.ci/run installs it)")
-def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Path) -> None:
+def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, fake_llm: FakeLLMServer, tmp_path: Path) -> None:
     home, base, route, slash = dashboard
     api = f"{base}/api/plugins/stowage"
 
@@ -247,35 +248,57 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
     shot = ARTIFACTS / f"stowage-dashboard-tab-{route}.png"
     plot = ARTIFACTS / f"stowage-dashboard-timeline-{route}.png"
 
-    def store_sessions() -> int:
-        shown = subprocess.run(
-            [str(STOWAGE), "--json", "status"],
-            env=cli_env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            stdin=subprocess.DEVNULL,
-        )
-        return int(json.loads(shown.stdout)["store"]["sessions"]["total"])
+    def store_state() -> tuple[str, dict[str, Any], list[str], list[tuple[Any, ...]]]:
+        """What `stowage status` prints and reports, the status files, and the store's sessions table."""
+        shown = [
+            subprocess.run(
+                [str(STOWAGE), *json_flag, "status"],
+                env=cli_env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                stdin=subprocess.DEVNULL,
+            ).stdout
+            for json_flag in ([], ["--json"])
+        ]
+        root = home.path / "stowage"
+        index = sqlite3.connect(f"file:{root / 'index.sqlite3'}?mode=ro", uri=True)
+        try:
+            table = index.execute("SELECT id, first_seen, last_seen, live FROM sessions ORDER BY id").fetchall()
+        finally:
+            index.close()
+        files = sorted(p.name for p in (root / "session-status").iterdir())
+        return shown[0], json.loads(shown[1])["store"], files, table
 
-    sessions_before = store_sessions()
+    def agents_built() -> int:
+        """Agents Hermes's dashboard gateway built (it fires on_session_reset once one is ready)."""
+        return sum(1 for e in home.probe_events() if e["hook"] == "on_session_reset")
+
+    before = store_state()
+    built_before = agents_built()
     # a session that never sent a request (an agent built and dropped): newer, but not what the tab opens on
     empty = home.path / "stowage" / "session-status" / "zz-empty-newer.json"
     empty.write_text(json.dumps({"session_id": "zz-empty-newer", "updated_at": time.time() + 60}), encoding="utf-8")
     layouts = {}
+    page_loads = 0
+    ready = (
+        "document.querySelector('[data-stowage-blobs] tbody tr') && "
+        "document.querySelector('[data-stowage-plot=\"timeline\"]')"
+    )
     for width in (1200, 1366):  # two common laptop widths
         with Browser(size=(width, 768)) as browser:
-            browser.open(
-                f"{base}/stowage",
-                "document.querySelector('[data-stowage-blobs] tbody tr') && "
-                "document.querySelector('[data-stowage-plot=\"timeline\"]')",
-            )
+            browser.open(f"{base}/stowage", ready)
+            page_loads += 1
             layouts[width] = browser.evaluate(LAYOUT)
             if width == 1366:
                 browser.screenshot(shot)
                 svg = layouts[width]["svg"]
                 browser.screenshot(plot, clip={"x": svg["x"], "y": svg["y"], "width": svg["w"], "height": svg["h"]})
     print(f"dashboard screenshots: {shot} {plot}")
+    with Browser(size=(1366, 768)) as browser:  # the tab reloaded, and Hermes's own start page
+        for url in (f"{base}/stowage", f"{base}/stowage", f"{base}/"):
+            browser.open(url, ready if url.endswith("/stowage") else "document.readyState === 'complete'")
+            page_loads += 1
     empty.unlink()
     for width, seen in layouts.items():
         # it opens on the newest session with requests, and the selected one is marked apart from the others
@@ -287,17 +310,35 @@ def test_the_tab_renders_the_plot_and_the_store_browser(dashboard, tmp_path: Pat
         assert chosen["outline"] != other["outline"] and chosen["weight"] != other["weight"], seen["buttons"]
         assert seen["pageWidth"] <= seen["viewport"], f"the page scrolls sideways at {width} px"
     layout = layouts[1366]
-    # opening the tab changed nothing: no new session, the store's session count as before
-    code, after = _get(f"{api}/sessions")
-    assert [s["session_id"] for s in after["sessions"]] == [session["session_id"]], after
-    # Hermes's own page starts an agent session at each load (its embedded chat: tui_gateway session.create in
-    # agent.log, seen with STOWAGE_E2E_KEEP=1); they never reach the tab or its listing,
-    # and `stowage status` counts them apart from the sessions that finished a turn
-    shown_after = subprocess.run(
-        [str(STOWAGE), "status"], env=cli_env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
-    ).stdout
-    print(f"store sessions before the page loads: {sessions_before}, after: {store_sessions()}")
-    assert "1 finished a turn" in shown_after, shown_after
+
+    # Hermes's page opens its embedded chat at every load (tui_gateway session.create), which builds an agent and so
+    # starts a Stowage session; once those agents are built, the store and `stowage status` are as before
+    deadline, built, changed = time.monotonic() + 120, 0, time.monotonic()
+    while built < page_loads and time.monotonic() < deadline and time.monotonic() - changed < 15:
+        time.sleep(0.5)
+        if agents_built() - built_before != built:
+            built, changed = agents_built() - built_before, time.monotonic()
+    time.sleep(2)  # the last build's engine is started before the event; let its session settle
+    print(f"page loads: {page_loads}, agents the dashboard built for them: {built}")
+    assert built >= 1, "the page loads started no Hermes session: this test would prove nothing"
+    after = store_state()
+    assert after[1] == before[1] and after[2] == before[2] and after[3] == before[3], (before[1:], after[1:])
+    assert after[0] == before[0], f"`stowage status` changed:\n{before[0]}\n---\n{after[0]}"
+    assert re.search(r"sessions\s+1 \(1 live, 0 ended\)$", after[0], re.M), after[0]
+    code, listing_after = _get(f"{api}/sessions")
+    assert [s["session_id"] for s in listing_after["sessions"]] == [session["session_id"]], listing_after
+
+    # a real session after the page loads is recorded at its first request, and the tab and status list it
+    fake_llm.on(Match.user_turn("AFTER THE PAGE LOADS"), Reply.say("a real session"))
+    ran = run_scenario(home, Scenario().turn("AFTER THE PAGE LOADS", id="later").end_session(id="end"), check=True)
+    assert ran.step("later")["final_response"] == "a real session"
+    later_id = ran.step("end")["session_id"]
+    later_state = store_state()
+    assert later_state[1]["sessions"] == {"total": 2, "live": 1, "ended": 1}, later_state[1]
+    assert [row[0] for row in later_state[3]] == sorted([session["session_id"], later_id])
+    assert f"session {later_id}" in later_state[0].split("recent sessions", 1)[1], later_state[0]
+    code, listing_later = _get(f"{api}/sessions")
+    assert later_id in [s["session_id"] for s in listing_later["sessions"]], listing_later
 
     # the data is there
     assert (

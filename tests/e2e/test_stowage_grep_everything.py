@@ -28,8 +28,8 @@ FILL = f"""
 import json
 for i in range({LATER}):
     text = "".join(f"later output {{i}} line {{j}}\\n" for j in range(60))
-    assert engine.spill_tool_result("terminal", json.dumps({{"command": f"step {{i}}"}}), text) is not None
-result = engine.store_session.spills
+    assert engine.spill_tool_result("terminal", json.dumps({{"command": f"step {{i}}"}}), text).text is not None
+result = engine.state.store.spills
 """
 
 

@@ -16,6 +16,7 @@ import re
 import pytest
 
 from stowage.blobstore import BlobStore
+from stowage.context_engine.markers import STORED_PREFIX
 from stowage.context_engine.store_session.archive import decode_window
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
@@ -26,6 +27,7 @@ from .stowage_session import OUTPUT_CHARS, stowage_home
 pytestmark = pytest.mark.e2e
 
 HANDLE = re.compile(r"handle:? ([0-9a-f]{16,64})")
+STUB_HANDLE = re.compile(r'stowage_fetch\(handle="([0-9a-f]{16,64})"\)')  # how every stub names its handle
 BIG_CHARS = 200_000
 
 
@@ -97,8 +99,8 @@ def test_after_compaction_every_pruned_output_and_the_window_are_recoverable(
 
     recovered: dict[str, str] = {}
     for message in after:
-        if message.get("role") == "tool" and message["content"].startswith("[stowage: tool output stored]"):
-            (handle,) = _handles(message["content"])
+        if message.get("role") == "tool" and message["content"].startswith(STORED_PREFIX):
+            (handle,) = STUB_HANDLE.findall(message["content"])
             recovered[message["tool_call_id"]] = store.read_bytes(store.resolve(handle)).decode("utf-8")
     assert recovered, "outputs pruned outside the window carry handles"
     in_window = {m["tool_call_id"]: m["content"] for m in window if m.get("role") == "tool"}

@@ -44,6 +44,12 @@ PLANTED = [
     (f"set OPENAI_KEY={_fake(48)}", None),
     (f"and DB_PASS={_PW}y", f"{_PW}y"),
     (f"oauth client secret GOCSPX-{_fake(28)}", None),
+    # found by bench/scanner_coverage.py against gitleaks' and trufflehog's rules
+    (f"config.yaml:\ntwitter: {_fake(50)}", None),
+    (f"sqlcmd -S db -U sa -P {_PW}z -Q 'SELECT 1'", f"{_PW}z"),
+    (f"export MAPBOX_TOKEN=pk.{_fake(60)}.{_fake(22)}", None),
+    (f"keytool -list -storepass {_PW}k -keystore a.jks", f"{_PW}k"),
+    (f"nvapi-{_fake(64)}", None),
 ]
 ORDINARY = [
     "permissions:\n  contents: read\n  id-token: write",
@@ -51,6 +57,9 @@ ORDINARY = [
     "sk_learn_model = LogisticRegression()\nam_pm_format = '%p'",
     "Start with basic troubleshooting.",
     "password: ${{ secrets.PYPI_API_TOKEN }}",
+    "[Service]\nLoadCredential=db-password:/etc/creds/db",
+    "ssh -p 2222 deploy@host\npsql -h db -p 5432 -U app shop",
+    "linear = nn.Linear(768, 768)\ntwitter_handle: example_dev",
 ]
 
 

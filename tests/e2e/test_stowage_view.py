@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.view.render import VIEW_STUB_PREFIX
+from stowage.context_engine.markers import VIEW_STUB_PREFIX
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 
@@ -172,3 +172,38 @@ def test_an_output_the_agent_keeps_quoting_stays_verbatim_while_older_ones_becom
 def test_without_quote_pins_the_quoted_output_is_stubbed_like_the_others(fake_llm: FakeLLMServer, make_home) -> None:
     last = _quoting_session(fake_llm, make_home, {"pin_quoted": False})
     assert last["call_warm_0"].startswith(VIEW_STUB_PREFIX)
+
+
+PREVIEW_HANDLE = re.compile(r"^handle: ([0-9a-f]{16,64})$", re.MULTILINE)  # a preview's first one is the original's
+
+
+def test_a_stub_of_a_spilled_output_fetches_the_original_in_one_call(fake_llm: FakeLLMServer, make_home) -> None:
+    """The stub of a spill preview names the spilled output, not the preview: one fetch reads a line only it holds."""
+    home = stowage_home(make_home, config={"stowage": {**VIEW, "spill": {"threshold_tokens": 20_000}}})
+    fake_llm.on(
+        Match.user_turn("SPILL"),
+        Reply.tool(ToolCall("harness_big_output", {"chars": 200_000, "token": "SPILL"}, id="call_spill")),
+    )
+    fake_llm.on(Match.after_tool_result("call_spill"), Reply.say("spill inspected"))
+    script_warm_up(fake_llm, 5)
+
+    def fetch_the_middle(request: Any) -> Reply:  # the model reads the handle off the stub it sees
+        handle = STUB_HANDLE.search(_tool_contents(request)["call_spill"]).group(1)
+        return Reply.tool(
+            ToolCall("stowage_fetch", {"handle": handle, "mode": "range", "start": 2000, "count": 1}, id="call_fetch")
+        )
+
+    fake_llm.on(Match.user_turn("READ"), fetch_the_middle)
+    fake_llm.on(Match.after_tool_result("call_fetch"), Reply.say("read it"))
+    scenario = Scenario().turn("SPILL a big output", id="spill")
+    run_scenario(home, warm_up(scenario, 5, secret_turn=None).turn("READ the spilled output again"), check=True)
+
+    preview = _tool_contents(fake_llm.matching(Match.after_tool_result("call_spill"))[0])["call_spill"]
+    original_handle = PREVIEW_HANDLE.search(preview).group(1)
+    assert "line 001999" not in preview  # the middle of the output is not in the preview
+    (read,) = fake_llm.matching(Match.user_turn("READ"))
+    stub = _tool_contents(read)["call_spill"]
+    assert stub.startswith(f"{VIEW_STUB_PREFIX} harness_big_output -> ") and "\n" not in stub
+    assert STUB_HANDLE.findall(stub) == [original_handle]  # the original's handle, not the stored preview's
+    fetched = json.loads(_tool_contents(fake_llm.matching(Match.after_tool_result("call_fetch"))[0])["call_fetch"])
+    assert fetched["text"].splitlines()[0].lstrip().startswith("2000| line 001999")  # one fetch: the original's line

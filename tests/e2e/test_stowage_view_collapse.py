@@ -20,9 +20,8 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.markers import REASONING_MARK
+from stowage.context_engine.markers import REASONING_MARK, VIEW_STUB_PREFIX
 from stowage.context_engine.view.collapse import COLLAPSE_MARK
-from stowage.context_engine.view.render import VIEW_STUB_PREFIX
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.plugins.harness_probe import big_output
 from stowage_dev.runner import Scenario, run_scenario

@@ -396,8 +396,26 @@ def _blocks(seed: int = 31) -> list[str]:
         )
     )
     # written after the rules, as a held-out check (12 of 95 lines were altered at first, 26 by the rules before
-    # issue 31); the one still altered is left out: systemd's LoadCredential=db-password:/etc/creds/db
+    # issue 31); the one then still altered, systemd's LoadCredential=, is in NEAR_NEW_RULES now that it passes
     blocks.append(HELD_OUT)
+    # beside the rules added from the scanner measure (bench/scanner_coverage.py): provider names with
+    # ordinary values, and commands whose -p / -P / -k flags are no passwords
+    blocks.append(NEAR_NEW_RULES)
+    blocks.append(
+        "\n".join(
+            f"{name}_{what}: {h(32) if what == 'zone_id' else value}"
+            for name, what, value in (
+                ("cloudflare", "zone_id", ""),
+                ("datadog", "site", "datadoghq.eu"),
+                ("sentry", "release", f"api@2026.11.27+{h(7)}"),
+                ("heroku", "app", "shop-api-staging"),
+                ("okta", "domain", "dev-48213077.okta.com"),
+                ("algolia", "index", "products_en_v2"),
+                ("stripe", "version", "2026-10-28.acacia"),
+                ("twilio", "from", "+15005550006"),
+            )
+        )
+    )
     return blocks
 
 
@@ -417,6 +435,14 @@ Environment=TOKEN_FILE=/run/secrets/token
 ExecStart=/usr/bin/api --config /etc/api.toml
 .PHONY: test lint
 SECRET_SCAN ?= gitleaks detect --source .
+pk_user_id = request.user.pk
+signing:
+  key: 4AEE18F83AFDEB23
+  key: node-modules-v2-3f9a2b1c4d5e6f708192a3b4c5d6e7f8
+api-gateway-v2-prod-eu-west-1
+see https://docs.example.com/sdk-reference/v2/quickstart
+tailscale up --ssh --advertise-exit-node
+supabase link --project-ref abcdefghijklmnopqrst
 test:
 	pytest -q --maxfail=1
 CREATE TABLE api_keys (id SERIAL PRIMARY KEY, key_hash TEXT NOT NULL, created_at TIMESTAMPTZ);
@@ -496,6 +522,61 @@ Error: secret "api-token" not found
 WARNING: Using --password via the CLI is insecure. Use --password-stdin.
 npm notice Publishing to https://registry.npmjs.org/ with tag latest and default access
 pip install --index-url https://pypi.example.com/simple --trusted-host pypi.example.com pkg
+"""
+
+
+NEAR_NEW_RULES = """\
+[Service]
+LoadCredential=db-password:/etc/creds/db
+LoadCredentialEncrypted=tls-key:/etc/credstore.encrypted/tls-key
+ImportCredential=api.*
+twitter: https://twitter.com/example_dev
+twitter_handle: example_dev
+slack_channel: '#deploys'
+mapbox_style: mapbox://styles/mapbox/streets-v12
+linear = nn.Linear(hidden_size, num_labels)
+self.linear_projection = nn.Linear(768, 768)
+sonar.projectKey=org_service-api
+sonar.host.url=https://sonarcloud.io
+DATADOG_ENV=production
+heroku_buildpack_version = "v250"
+new_relic_app_name = "shop-api"
+"twitter": "@example_dev",
+Rotate the Twitter API key in the developer portal, then update the Dropbox app settings.
+Mailchimp region: us21 (see the account page)
+global_settings = load_settings(path)
+blob_sha = repo.get_git_blob(path).sha
+zip -r release.zip dist/
+unzip -o artifact.zip -d out/
+7z x -y archive.7z -oout/
+ssh -p 2222 deploy@host
+psql -h db -p 5432 -U app shop
+mongosh --port 27017 --eval 'db.stats()'
+mongosh -u admin -p --authenticationDatabase admin
+az login --identity
+az login --service-principal -u "$APP_ID" -p "$SP_SECRET" --tenant "$TENANT_ID"
+vault login -method=oidc
+vault login
+htpasswd -c /etc/nginx/.htpasswd admin
+rabbitmqctl list_users
+smbclient -L //fileserver -U guest
+plink -ssh -P 2222 deploy@host -batch
+keytool -list -keystore cacerts -storepass:env STOREPASS
+openssl enc -d -aes-256-cbc -pbkdf2 -kfile key.txt -in a.enc
+openssl pkcs12 -export -in c.pem -passout env:P12_PASSWORD -out c.p12
+gpg --passphrase-file ~/.gnupg/pass.txt --batch -d x.gpg
+New-LocalUser -Name svc -NoPassword
+$pw = Read-Host -AsSecureString "Password"
+SECRET_SCAN ?= gitleaks detect --source .
+pk_user_id = request.user.pk
+signing:
+  key: 4AEE18F83AFDEB23
+  key: node-modules-v2-3f9a2b1c4d5e6f708192a3b4c5d6e7f8
+api-gateway-v2-prod-eu-west-1
+see https://docs.example.com/sdk-reference/v2/quickstart
+tailscale up --ssh --advertise-exit-node
+supabase link --project-ref abcdefghijklmnopqrst
+DOCKER_BUILDKIT ?= 1
 """
 
 

@@ -536,6 +536,85 @@ def secret_formats(seed: int = 20261127) -> list[SecretFormat]:
     add(hdr, "apim-key", "Ocp-Apim-Subscription-Key: {S}", r(32, HEX))
     add(hdr, "cookie", "Cookie: sessionid={S}; csrftoken=x", fake(32))
     add(hdr, "curl-header-bearer", 'curl -H "Authorization: Bearer {S}" https://api.internal', fake(40))
+
+    # -- issue 31: shapes bench/scanner_coverage.py found leaking against gitleaks' and detect-secrets' rules --
+    add(dev, "adobe-client-secret", "{S}", "p8e-" + fake(32))
+    add(dev, "harness-pat", "harness token {S} expires soon", "pat." + fake(22, URLSAFE) + "." + r(24) + "." + r(20))
+    add(dev, "harness-sat", "HARNESS_API_KEY: {S}", "sat." + fake(22, URLSAFE) + "." + r(24) + "." + r(20))
+    add(dev, "sonarqube-project-analysis", "{S}", "sqp_" + fake(40))
+    add(dev, "terraform-cloud-bare", "app.terraform.io -> {S}", r(14) + ".atlasv1." + fake(64, URLSAFE))
+    add(dev, "databricks-suffixed", "{S}", "dapi" + r(32, HEX) + "-2")
+    add(
+        dev,
+        "authress",
+        "{S}",
+        "sc_" + fake(12, LOWER) + "." + r(4, LOWER) + ".acc_" + r(16, LOWER) + "." + fake(60, B64),
+    )
+    add(dev, "artifactory-password", "{S}", "AP6" + fake(20))
+    add(dev, "sidekiq-enterprise", "BUNDLE_ENTERPRISE__CONTRIBSYS__COM={S}", r(8, HEX) + ":" + r(8, HEX))
+    add(dev, "sidekiq-gem-source", 'source "https://{S}@enterprise.contribsys.com/"', r(8, HEX) + ":" + r(8, HEX))
+    add(cloud, "bedrock-short-lived", "{S}", "bedrock-api-key-" + "YmVkcm9jay5hbWF6b25hd3Mu" + "Y29t" + fake(80, B64))
+    add(msg, "mapbox-public", "MAPBOX_TOKEN: {S}", "pk." + fake(60) + "." + r(22))
+    add(msg, "mailchimp-bare", "{S}", r(32, HEX) + "-us21")
+    add(msg, "facebook-app-token", "{S}", r(15, string.digits) + "|" + fake(27, URLSAFE))
+    add(pay, "stripe-restricted-prod", "{S}", "rk_prod_" + fake(24))
+    add(pay, "flutterwave-public", "{S}", "FLWPUBK_TEST-" + r(32, HEX) + "-X")
+    add(pay, "flutterwave-encryption", "{S}", "FLWSECK_TEST-" + r(12, HEX))
+
+    # token prefixes from trufflehog's detectors
+    add(dev, "deno-deploy", "DENO_DEPLOY_TOKEN={S}", "ddp_" + fake(36))
+    add(dev, "doppler-service", "{S}", "dp.st.prd." + fake(40))
+    add(dev, "contentful-pat", "{S}", "CFPAT-" + fake(43, URLSAFE))
+    add(ai, "nvidia-nim", "{S}", "nvapi-" + fake(64, URLSAFE))
+    add(dev, "posthog-personal", "{S}", "phx_" + fake(43))
+    add(dev, "supabase-access", "supabase login --token {S}", "sbp_" + r(40, LOWER))
+    add(dev, "tailscale-auth", "tailscale up --authkey={S}", "tskey-auth-" + fake(12) + "-" + r(30))
+    add(pay, "razorpay", "{S}", "rzp_live_" + fake(14))
+    add(pay, "stripe-payment-intent-secret", "{S}", "pi_" + fake(24) + "_secret_" + r(25))
+    add(
+        msg,
+        "zapier-webhook",
+        "curl -X POST https://hooks.zapier.com/hooks/catch/{S}",
+        r(7, string.digits) + "/" + fake(6, LOWER) + "/",
+    )
+
+    # keys named only for their provider (gitleaks anchors these rules on the provider's name)
+    prov = "provider-named"
+    add(prov, "adafruit-env", "ADAFRUIT_IO = {S}", fake(32, LOWER))
+    add(prov, "twitter-yaml", "twitter: {S}", fake(50))
+    add(prov, "kucoin-json", '{"kucoin": "{S}"}', uuid())
+    add(prov, "sumologic-python", "sumologic = '{S}'", fake(64))
+    add(prov, "okta-ini", "OKTA = {S}", "00" + fake(40))
+    add(prov, "datadog-yaml", "datadog: {S}", fake(40, LOWER))
+    add(prov, "etsy-env", "etsy={S}", fake(24, LOWER))
+    add(prov, "finnhub-go", 'finnhub := "{S}"', "FAKE0" + r(15, LOWER))
+    add(prov, "gitter-make", 'GITTER ?= "{S}"', fake(40, LOWER))
+    add(prov, "zendesk-php", "'zendesk' => '{S}',", fake(40))
+    add(prov, "new-relic", "new_relic = {S}", fake(40))
+    add(prov, "dropbox-yaml", "dropbox: {S}", fake(64))
+    add(prov, "contentful-hcl", 'contentful = "{S}"', fake(43, URLSAFE))
+    add(prov, "heroku-yaml", "heroku: {S}", uuid())
+    add(prov, "plaid-env", "PLAID = {S}", fake(30, LOWER))
+    add(prov, "cloudflare-yaml", "CLOUDFLARE: {S}", fake(40))
+    add(prov, "bare-key-under-provider", "ibm_cloud:\n  key: {S}\n  region: eu-de", "FAKE" + r(40, URLSAFE))
+
+    # passwords given to commands that read them from a flag or an argument
+    add(kv, "cli-sqlcmd", 'sqlcmd -S db -U sa -P {S} -Q "SELECT 1"', pw())
+    add(kv, "cli-mongosh-p", "mongosh -u admin -p {S} --authenticationDatabase admin", pw())
+    add(kv, "cli-az-login", "az login -u ops@example.com -p {S}", pw())
+    add(kv, "cli-zip-P", "zip -r -P {S} backup.zip data/", pw())
+    add(kv, "cli-7z-p", "7z a -p{S} -mhe=on backup.7z data/", pw())
+    add(kv, "cli-htpasswd-b", "htpasswd -bc /etc/nginx/.htpasswd admin {S}", pw())
+    add(kv, "cli-rabbitmqctl", "rabbitmqctl add_user app {S}", pw())
+    add(kv, "cli-smbclient", "smbclient //fileserver/share -U admin%{S}", pw())
+    add(kv, "cli-lftp", "lftp -u deploy,{S} ftp.example.com", pw())
+    add(kv, "cli-vault-login", "vault login {S}", fake(26))
+    add(kv, "cli-openssl-k", "openssl enc -aes-256-cbc -pbkdf2 -k {S} -in a.tar -out a.enc", pw())
+    add(kv, "cli-keytool", "keytool -importkeystore -srckeystore a.p12 -srcstorepass {S} -destkeystore b.jks", pw())
+    add(kv, "cli-plink-pw", "plink -ssh -pw {S} deploy@host uptime", pw())
+    add(kv, "cli-securestring", '$pw = ConvertTo-SecureString "{S}" -AsPlainText -Force', pw())
+    add(kv, "cli-gpg-passphrase", "gpg --batch --passphrase {S} -d secrets.gpg", pw())
+    add(kv, "systemd-setcredential", "SetCredential=db-password:{S}", pw())
     return items
 
 

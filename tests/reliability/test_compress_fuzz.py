@@ -161,7 +161,7 @@ def test_compress_output_is_strictly_valid_and_nothing_is_lost(
     problems = strict_problems(out)
     STATS["strict_failures"] += bool(problems)
     assert not problems, problems[:5]
-    store = engine.store_session.store
+    store = engine.state.store.store
     texts = recoverable_texts(store, "fuzz", out)
     lost = []
     for m in messages:

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import pytest
 
-from stowage.context_engine.compaction_run import summarizer
 from stowage.context_engine.config import load_settings
 from stowage.context_engine.engine import StowageEngineCore
 from stowage.context_engine.markers import SUMMARY_MARKER
@@ -251,11 +250,11 @@ def compaction(messages: list[dict], *, fails: bool, home, session: str = "s1", 
         engine.update_model("m", 200_000)
         engine.on_session_start(session, hermes_home=str(home))
     engine.summary_model = model
-    engine.governor.clear_cooldown()
+    engine.state.governor.clear_cooldown()
     out = engine.compress(messages, current_tokens=1000, force=True)
     # the summary bodies only: a kept tail message merged after one is the conversation itself
     summaries = "\n".join(unwrap(message_text(m)) or "" for m in out if SUMMARY_MARKER in message_text(m))
-    log = "\n".join(r["body"] for r in read_summaries(engine.store_session.root, session)[0])
+    log = "\n".join(r["body"] for r in read_summaries(engine.state.store.root, session)[0])
     return engine, prompts, out, summaries, log
 
 
@@ -332,7 +331,7 @@ def test_the_prompt_is_sealed_as_it_leaves_on_every_route(tmp_path):
     engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: received.append(prompt) or "")
     engine.update_model("m", 200_000)
     pw = fake()
-    summarizer(engine)(f"TRANSCRIPT\ndb:\n  password: {pw}\n\nconnect to {url(fake())}")
+    engine.state.summarizer(engine.limits)(f"TRANSCRIPT\ndb:\n  password: {pw}\n\nconnect to {url(fake())}")
     assert received and not leaked(pw, received[0]) and "TRANSCRIPT" in received[0]
 
 

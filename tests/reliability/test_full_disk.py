@@ -117,14 +117,14 @@ def test_full_disk_on_a_real_tmpfs(tmp_path, figures):
         engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- n")
         engine.update_model("m", 32_000)
         engine.on_session_start("s", hermes_home=str(tmp_path))
-        store = engine.store_session.store
+        store = engine.state.store.store
         handles = stored(store)
         filled = fill(mnt)
         tools = FetchTools(store, lambda: "s", FetchLimits())
         asked, failures = ask_everything(tools, handles)
 
         big = "\n".join(f"row {i} of a large output that will not fit" for i in range(3000))
-        result = engine.spill_tool_result("terminal", {"command": "make"}, big)
+        result = engine.spill_tool_result("terminal", {"command": "make"}, big).text
         messages = [{"role": "user", "content": "start"}]
         for i in range(6):
             messages += [

@@ -45,16 +45,16 @@ def test_a_hung_summary_model_costs_one_deadline_and_one_call(figures):
         engine.last_prompt_tokens = int(engine.threshold_tokens * 0.95)
         engine.prepare_ahead(history)  # the turn ends near the trigger: the summary is prepared, and hangs
         first = engine.compress(history)
-        first_log = engine.compaction_log[-1]
+        first_log = engine.state.compaction_log[-1]
         later = first + [{"role": "user", "content": "And the tests."}, {"role": "assistant", "content": "Done."}]
         engine.compress(later, current_tokens=engine.context_length)  # a later turn, still cooling down
         governor = engine.get_status()["governor"]
     finally:
         release.set()
     figures.update(
-        compactions=len(engine.compaction_log),
+        compactions=len(engine.state.compaction_log),
         model_calls=len(calls),
-        fallback=sum(e.result == "fallback" for e in engine.compaction_log),
+        fallback=sum(e.result == "fallback" for e in engine.state.compaction_log),
         first_waited_ms=None if first_log.wait_s is None else round(first_log.wait_s * 1000),
         deadline_ms=int(DEADLINE * 1000),
         governor_failures=governor["summary_failures"],
@@ -64,4 +64,4 @@ def test_a_hung_summary_model_costs_one_deadline_and_one_call(figures):
     assert first_log.summary_error.startswith("timeout")
     assert "without the summary model" in json.dumps(first)
     assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0  # counted once
-    assert engine.compaction_log[-1].summary_calls == 0  # the later compaction did not call the hung model
+    assert engine.state.compaction_log[-1].summary_calls == 0  # the later compaction did not call the hung model

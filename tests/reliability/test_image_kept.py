@@ -72,7 +72,7 @@ def test_an_image_removed_from_the_first_request_is_fetched_back_by_its_handle(t
         text, start, calls = text + page["text"], page["next_start"], calls + 1
     assert "data:image/png;base64," + text == URL
     assert "error" in fetch(engine, handle=handle, mode="grep", pattern="PNG")
-    store = engine.store_session.store
+    store = engine.state.store.store
     sha = store.resolve(handle)
     with store.index.read() as tx:
         assert sha in tx.pins_of("pictures")  # the size cap spares it while the request shows the placeholder
@@ -81,7 +81,7 @@ def test_an_image_removed_from_the_first_request_is_fetched_back_by_its_handle(t
 
 def test_the_full_fetch_limit_points_to_paging_for_a_large_image(tmp_path):
     engine, messages = session(tmp_path)
-    engine.store_session.limits = type(engine.store_session.limits)(8000, 10_000)
+    engine.state.store.limits = type(engine.state.store.limits)(8000, 10_000)
     (placeholder,) = placeholders(engine.compress(messages, current_tokens=120_000, force=True))
     (handle,) = HANDLE.findall(placeholder)
     refused = fetch(engine, handle=handle, mode="full")
@@ -90,7 +90,7 @@ def test_the_full_fetch_limit_points_to_paging_for_a_large_image(tmp_path):
 
 def test_a_store_that_cannot_write_still_compacts_with_the_plain_placeholder(tmp_path, monkeypatch):
     engine, messages = session(tmp_path)
-    store = engine.store_session.store
+    store = engine.state.store.store
     monkeypatch.setattr(store, "put", lambda *a, **k: (_ for _ in ()).throw(StoreWriteError("disk full")))
     compacted = engine.compress(messages, current_tokens=120_000, force=True)
     assert placeholders(compacted) == [IMAGE_PLACEHOLDER]

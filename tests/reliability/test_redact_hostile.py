@@ -94,6 +94,24 @@ HOSTILE = {
     "base64-many-runs": ("QUFBQUFBQUFBQUFBQUFBQUFBQUFB " * (N // 29)),
     "base64-nested": base64.b64encode(base64.b64encode(b"token=" + b"a1" * (N // 6))).decode(),
     "escaped-unclosed": '"' + "\\n" * (N // 2),
+    # issue 31, from the scanner measure: provider names, heads that are not literal, command passwords
+    "provider-many-names": "twitter=" * (N // 8),
+    "provider-long-name": "a" * N + "twitter=" + "b1" * 10,
+    "provider-many-separators": ("x=" + "a1" * 6 + " ") * (N // 15),
+    "provider-colons-values": "twitter: " + ("a1b2c3d4e5f6 " * (N // 13)),
+    "provider-make-separators": "GITTER ?= " * (N // 10),
+    "facebook-digit-runs": ("1" * 15 + "|") * (N // 16),
+    "atlasv1-runs": ("a" * 14 + ".atlasv1.") * (N // 23),
+    "mailchimp-us-runs": ("a" * 32 + "-us") * (N // 35),
+    "artifactory-heads": "AP1" * (N // 3),
+    "authress-heads": "sc_a.acc_" * (N // 9),
+    "single-dash-flags": "-storepass " * (N // 11),
+    "securestring-many": "ConvertTo-SecureString " * (N // 23),
+    "sqlcmd-words": "sqlcmd " * (M // 7) + "\n -P x",
+    "7z-words": "7z " * (M // 3) + "\n -px",
+    "htpasswd-words": "htpasswd -b " * (M // 12),
+    "vault-login-words": "vault login " * (M // 12),
+    "smbclient-words": "smbclient -U a " * (M // 15) + "%x",
 }
 
 

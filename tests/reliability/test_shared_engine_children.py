@@ -54,7 +54,7 @@ def main_intact(eng: StowageEngineCore, tags: list[str]) -> dict[str, int]:
         missed += not any(r["text"].endswith(f"MARK-{tag}") for r in found["results"])
         capped += found["searched"] != found["of"] or found["of"] < len(tags)
     return {
-        "moved": int(eng.session_id != "main" or eng.store_session.session_id != "main"),
+        "moved": int(eng.session_id != "main" or eng.state.store.session_id != "main"),
         "usage_overwritten": int(eng.last_prompt_tokens != 1000),
         "grep_missed": missed,
         "grep_capped": capped,
@@ -70,7 +70,7 @@ def test_many_review_agents_never_end_or_move_the_main_session(tmp_path, figures
     def spill(tag: str) -> None:
         nonlocal unspilled
         tags.append(tag)
-        unspilled += eng.spill_tool_result("terminal", {}, output(tag)) is None
+        unspilled += eng.spill_tool_result("terminal", {}, output(tag)).text is None
 
     spill("start")
     for n in range(20):  # one after the other, a spill between each
@@ -105,7 +105,7 @@ def test_the_turn_preflight_never_compacts_a_request_sent_under_the_trigger(tmp_
             {"role": "tool", "tool_call_id": f"c{n}", "content": f"output {n}\n" * 300},
         ]
     assert eng.select_context(history, conversation_messages=history) is not None
-    saved = int(eng.view.stats.last["saved_tokens"])
+    saved = int(eng.state.view.stats.last["saved_tokens"])
     eng.on_turn_complete(history, None, turn_id="t1", interrupted=False)
     early = late = tried = 0
     for over in range(-saved + 1, saved, max(1, saved // 50)):  # whole-history figures around the trigger
@@ -117,3 +117,74 @@ def test_the_turn_preflight_never_compacts_a_request_sent_under_the_trigger(tmp_
         late += not compacts and not sent_under
     figures.update(preflight_figures=tried, early_compactions=early, missed_compactions=late, saved_tokens=saved)
     assert early == 0 and late == 0
+
+
+class Agent:
+    """A stand-in for the host's agent object: what the host adapter's ``identify`` names."""
+
+
+def test_a_subagent_built_on_its_parents_thread_and_run_on_a_worker_is_its_own(tmp_path, figures):
+    """delegate_task (0.13.0-0.17.0): the subagent's session starts on the parent's turn thread (in ``hermes chat
+    -q`` the thread the parent started on), its turn runs on a worker; told apart by agent, not by thread."""
+    here = threading.local()
+    eng = StowageEngineCore(load_settings({"stowage": {"spill": {"threshold_tokens": 200}}}))
+    eng.sharing.identify = lambda: getattr(here, "agent", None)
+    eng.update_model("m", 128_000)
+    here.agent = parent = Agent()
+    eng.on_session_start("main", hermes_home=str(tmp_path), platform="cli")
+    eng.update_from_response({"prompt_tokens": 1000, "completion_tokens": 1})
+    assert eng.spill_tool_result("terminal", {}, output("before")) is not None
+
+    here.agent = kid = Agent()  # built inside the parent's delegate_task call, on the parent's thread
+    eng.on_session_start("kid", hermes_home=str(tmp_path), platform="cli")
+    here.agent = parent
+    guests = list(eng.sharing._guests.values())
+    assert eng.session_id == "main" and len(guests) == 1 and eng.sharing.engine_here(eng) is eng
+    guest = guests[0]
+
+    seen: dict[str, Any] = {}
+
+    def kid_turn() -> None:
+        here.agent = kid
+        eng.update_from_response({"prompt_tokens": 99_000, "completion_tokens": 1})
+        seen["routed"] = eng.sharing.engine_here(eng)
+        guest.spill_tool_result("terminal", {}, output("kid"))  # the hook finds the guest by the kid's session id
+        seen["found"] = json.loads(eng.handle_tool_call("stowage_grep", {"pattern": "MARK-", "literal": True}))
+
+    run_threads([kid_turn])
+    assert seen["routed"] is guest
+    marks = [r["text"].rsplit("MARK-", 1)[-1] for r in seen["found"]["results"] if r["kind"] == "spill"]
+    assert marks == ["kid"], seen["found"]
+    assert guest.session_id == "kid" and guest.last_prompt_tokens == 99_000
+    eng.on_session_end("kid", [])  # the subagent_stop hook, on the parent's thread
+
+    def late_kid() -> None:  # a subagent the host gave up on (timed out) still running, then ending twice
+        here.agent = kid
+        eng.update_from_response({"prompt_tokens": 77_000, "completion_tokens": 1})
+        eng.on_session_end("main", [])
+        eng.on_session_end("main", [])
+
+    run_threads([late_kid])
+    assert guest.last_prompt_tokens == 77_000 and eng.session_id == "main"
+    assert eng.spill_tool_result("terminal", {}, output("after")) is not None
+    result = main_intact(eng, ["before", "after"])
+    figures.update(**result, guests_left=int(eng.sharing.has_guests))
+    assert result == {"moved": 0, "usage_overwritten": 0, "grep_missed": 0, "grep_capped": 0}, result
+    assert not eng.sharing.has_guests
+
+
+def test_an_agent_in_place_of_a_gone_owner_takes_the_engine_over(tmp_path):
+    """The owner's agent is gone (closed and collected) without ending its session: a new agent on the same
+    object is the owner moving on, as a new session on the owner's thread was before agents could be named."""
+    import gc
+
+    here = threading.local()
+    eng = StowageEngineCore(load_settings({}))
+    eng.sharing.identify = lambda: getattr(here, "agent", None)
+    eng.update_model("m", 128_000)
+    here.agent = Agent()
+    eng.on_session_start("first", hermes_home=str(tmp_path))
+    here.agent = Agent()
+    gc.collect()
+    eng.on_session_start("second", hermes_home=str(tmp_path))
+    assert eng.session_id == "second" and not eng.sharing.has_guests

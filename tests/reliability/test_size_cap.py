@@ -73,14 +73,14 @@ def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figu
             for k, call in enumerate(calls):
                 result = output(batch * 4 + k)
                 written += len(result)
-                preview = engine.spill_tool_result("terminal", call["function"]["arguments"], result)
+                preview = engine.spill_tool_result("terminal", call["function"]["arguments"], result).text
                 assert preview is not None and preview != result
                 messages.append({"role": "tool", "tool_call_id": call["id"], "content": preview})
-                worst = max(worst, disk_bytes(engine.store_session.root) - pinned_bytes(engine.store_session.store))
+                worst = max(worst, disk_bytes(engine.state.store.root) - pinned_bytes(engine.state.store.store))
             request = engine.shape_request([], messages).messages  # the host's next API call
-            pinned = pointed_to(engine.store_session.store, request)  # raises if the request points to a tombstone
-    store = engine.store_session.store
-    final = disk_bytes(engine.store_session.root)
+            pinned = pointed_to(engine.state.store.store, request)  # raises if the request points to a tombstone
+    store = engine.state.store.store
+    final = disk_bytes(engine.state.store.root)
     status = engine.get_status()["store"]["cap_evicted"]
     rows = dict(session_rows(engine.status()))
     figures.update(
@@ -145,14 +145,14 @@ def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_
     messages: list[dict] = [{"role": "system", "content": "you are a test"}]
     for i in range(6):
         call = {"id": f"c{i}", "type": "function", "function": {"name": "terminal", "arguments": f'{{"n": {i}}}'}}
-        preview = engine.spill_tool_result("terminal", call["function"]["arguments"], output(i))
+        preview = engine.spill_tool_result("terminal", call["function"]["arguments"], output(i)).text
         messages += [
             {"role": "user", "content": f"read output {i}"},
             {"role": "assistant", "content": None, "tool_calls": [call]},
             {"role": "tool", "tool_call_id": call["id"], "content": preview},
             {"role": "assistant", "content": f"output {i} read"},
         ]
-    store = engine.store_session.store
+    store = engine.state.store.store
     before = store.stats()["total_bytes"]
     for handle in {h for m in messages for h in HANDLE_REF.findall(m.get("content") or "")}:
         store.resolve(handle, "old-host")  # the history points to every output: none may be gone
@@ -183,14 +183,14 @@ def test_without_request_hooks_the_cap_holds_within_the_two_newest_tool_batches(
     engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
     engine.update_model("m", 200_000)
     engine.on_session_start("old-host", hermes_home=str(tmp_path))
-    store = engine.store_session.store
+    store = engine.state.store.store
     batches: list[list[str]] = []
     worst_excess, worst_total = 0, 0
     for batch in range(10):  # ten model responses, each asking for four ~1 MB outputs
         engine.update_from_response({"prompt_tokens": 20_000 + batch, "completion_tokens": 10, "total_tokens": 0})
         batches.append([])
         for k in range(4):
-            preview = engine.spill_tool_result("terminal", f'{{"n": {batch * 4 + k}}}', output(batch * 4 + k))
+            preview = engine.spill_tool_result("terminal", f'{{"n": {batch * 4 + k}}}', output(batch * 4 + k)).text
             batches[-1].append(HANDLE_REF.findall(preview)[0])
             recent = [h for b in batches[-2:] for h in b]
             recent_bytes = sum(store.stat(store.resolve(h, "old-host")).size for h in recent)  # none evicted

@@ -60,12 +60,12 @@ def test_a_page_under_the_threshold_in_characters_but_over_it_in_tokens_is_spill
     engine.update_model("m", 128_000)
     engine.on_session_start("scripts", hermes_home=str(tmp_path))
     assert engine.settings.spill.threshold_tokens == THRESHOLD  # the shipped default
-    preview = engine.spill_tool_result("web_extract", '{"url": "https://example.test/page"}', text)
+    preview = engine.spill_tool_result("web_extract", '{"url": "https://example.test/page"}', text).text
     figures.update(script=script, chars=len(text), utf8_bytes=len(text.encode()), tokens=tokens)
     assert preview is not None and preview.startswith(SPILL_HEADER)
     assert len(encoding.encode_ordinary(preview)) < THRESHOLD
     (handle,) = [line.split()[-1] for line in preview.splitlines() if line.startswith("handle: ")]
-    store = engine.store_session.store
+    store = engine.state.store.store
     assert store.read_bytes(store.resolve(handle, "scripts")).decode("utf-8") == text
 
 
@@ -73,8 +73,8 @@ def test_short_ascii_and_short_non_latin_outputs_are_still_left_alone(tmp_path):
     engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: "## Goal\nG")
     engine.update_model("m", 128_000)
     engine.on_session_start("scripts", hermes_home=str(tmp_path))
-    assert engine.spill_tool_result("terminal", "{}", "x" * (THRESHOLD - 10)) is None
-    assert engine.spill_tool_result("terminal", "{}", _page(AMHARIC, 300)) is None  # ~540 tokens
+    assert engine.spill_tool_result("terminal", "{}", "x" * (THRESHOLD - 10)).text is None
+    assert engine.spill_tool_result("terminal", "{}", _page(AMHARIC, 300)).text is None  # ~540 tokens
 
 
 @settings(max_examples=300, deadline=None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -10,6 +11,7 @@ import pytest
 from stowage.context_engine.replay import HostDriver, ReplayTarget, StandInSummarizer
 from stowage.context_engine.replay.billing import TokenMeter
 from stowage.context_engine.replay.clock import Latency, SimClock, Timing, parse_latency
+from stowage.context_engine.session_status import AheadStatus
 
 
 def words(text: str) -> int:
@@ -96,8 +98,8 @@ class _AheadStub:
     def settle(self) -> None:
         pass
 
-    def status(self) -> dict[str, Any]:
-        return {"prepared": 1, "used": 1, "wasted_tokens": 0}
+    def status(self) -> AheadStatus:
+        return AheadStatus(prepared=1, used=1, wasted_tokens=0)
 
 
 def timed_run(engine: Any, summarizer: StandInSummarizer, timing: Timing) -> Any:
@@ -117,11 +119,11 @@ def test_a_compaction_calling_the_model_blocks_the_turn_for_the_model_latency() 
 def test_a_summary_written_ahead_costs_the_turn_nothing_and_is_counted_as_prepared() -> None:
     summarizer = StandInSummarizer(words)
     engine = FakeEngine(answers=[True])  # its compress() uses a reply written before: no call on the turn
-    engine.ahead = _AheadStub()
+    engine.state = SimpleNamespace(ahead=_AheadStub())
     original = engine.compress
 
     def compress(messages: list[dict[str, Any]], current_tokens: int | None = None) -> list[dict[str, Any]]:
-        engine.ahead.last_use = {"prepared_ahead": True, "outcome": "used"}
+        engine.state.ahead.last_use = {"prepared_ahead": True, "outcome": "used"}
         return original(messages, current_tokens)
 
     engine.compress = compress

@@ -26,7 +26,14 @@ from pathlib import Path
 from typing import Any
 
 TOOLSET = "harness_probe"
-_HOOKS = ("pre_llm_call", "post_tool_call", "transform_tool_result", "on_session_start", "on_session_end")
+_HOOKS = (
+    "pre_llm_call",
+    "post_tool_call",
+    "transform_tool_result",
+    "on_session_start",
+    "on_session_end",
+    "on_session_reset",  # also fired by the dashboard gateway once an agent is built
+)
 _SCALAR_KEYS = ("tool_name", "tool_call_id", "session_id", "platform", "is_first_turn", "status")
 
 
