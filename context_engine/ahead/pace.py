@@ -72,11 +72,6 @@ class Pace:
         points = list(self.requests)
         return max((b[1] - a[1] for a, b in zip(points, points[1:], strict=False)), default=0)
 
-    def largest_history_step(self) -> float:
-        """The largest growth of the (kept) history from one request to the next over the samples."""
-        points = list(self.requests)
-        return float(max((b[2] - a[2] for a, b in zip(points, points[1:], strict=False)), default=0))
-
     def history_growth(self) -> float | None:
         """Median growth of the whole history between consecutive requests (tokens)."""
         return self._median_step(2)

@@ -170,8 +170,10 @@ class AheadSummaries:
 
         The compactor's own rule decides (:func:`.job.arrived_since`): the
         prepared window is a clean prefix of the window it would choose and
-        what arrived since fits :func:`..compactor.prepared_slack`.  Dropped
-        now, a new one can start in time (at most one runs at a time).
+        what arrived since, plus one request's measured growth (the next
+        compaction check sees one more request), fits
+        :func:`..compactor.prepared_slack`.  Dropped now, a new one can start
+        in time (at most one runs at a time).
         """
         run = self._run
         if run is None:
