@@ -22,11 +22,14 @@ took, as the host sees it (tool execution takes no time: a conservative
 bound on the lead a preparation gets); the wait table gives p50 / p90 / max
 per engine, the share of compactions whose summary was prepared ahead, and
 the summary calls wasted (prepared, never used) with their input tokens.
+``--diagnose`` adds, for Stowage, how each compaction was served (used, used
+after waiting, stale or nothing prepared, and why) and why each wasted call
+was dropped: the rows the policy in ``context_engine/ahead/`` was tuned on.
 
     python bench/bench_economy.py [--limit N] [--chain K] [--half A|B] [--set stowage.key=value ...]
                                   [--curve view.compact_at=0.35,0.5 ...] [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
-                                  [--summary-latency 10|2+0.025/1k] [--main-latency 2]
+                                  [--summary-latency 10|2+0.025/1k] [--main-latency 2] [--diagnose]
 
 Prints, per engine and as Stowage/built-in ratios: billed prompt tokens (main
 requests + summary inputs), prompt-cache-aware cost under two price models,
@@ -263,6 +266,12 @@ def main(argv: list[str] | None = None) -> int:
         help="simulated summary model latency: SECONDS a call, or BASE+SECONDS/1k per 1k input tokens (2+0.025/1k)",
     )
     parser.add_argument("--main-latency", type=float, default=2.0, help="simulated main model seconds a call")
+    parser.add_argument(
+        "--diagnose",
+        action="store_true",
+        help="print how each Stowage compaction was served: why one used no prepared summary or waited, why "
+        "prepared calls were wasted",
+    )
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
@@ -401,6 +410,7 @@ def main(argv: list[str] | None = None) -> int:
             "targets": [{"what": w, "value": v, "limit": lim, "met": m} for w, v, lim, m in checks],
             "waits": {label: economy_report.wait_figures(totals[label]) for label in engines},
             "wall_s": time.perf_counter() - started,
+            "diagnose": args.diagnose,
         }
         if args.per_session:
             report["per_session"] = per_session
@@ -496,6 +506,8 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
     )
     economy_report.print_targets(checks)
     economy_report.print_wait_targets(economy_report.wait_targets(economy_report.wait_figures(totals[STOWAGE])))
+    if report.get("diagnose"):
+        economy_report.print_served(STOWAGE, totals[STOWAGE])
     print()
     print(f"total wall time {report['wall_s']:.1f} s with {report['jobs']} worker(s) (+ one per newer host)")
 

@@ -127,6 +127,33 @@ def print_waits(labels: Sequence[str], totals: Mapping[str, Mapping[str, Any]], 
         print(f"{title:46}" + "".join(f"{fmt.format(figures[label][key]):>{width}}" for label in labels))
 
 
+def print_served(label: str, total: Mapping[str, Any], rows_shown: int = 40) -> None:
+    """Diagnostics (``--diagnose``): why compactions went unprepared or waited, and why prepared calls were wasted."""
+    served = list(total.get("compaction_served") or [])
+    print()
+    print(f"how {label}'s compactions were served (--diagnose): outcome / why, count")
+    tally: dict[str, int] = {}
+    for row in served:
+        waited = " (waited)" if row["outcome"] == "used" and row["wait_s"] > 0 else ""
+        key = f"{row['outcome']}{waited}" + (f" / {row['why']}" if row["why"] else "")
+        tally[key] = tally.get(key, 0) + 1
+    for key, count in sorted(tally.items(), key=lambda kv: -kv[1]):
+        print(f"  {count:>4}  {key}")
+    wasted: dict[str, int] = {}
+    for reason in total.get("summaries_wasted_reasons") or []:
+        wasted[reason] = wasted.get(reason, 0) + 1
+    print("wasted prepared calls: why, count")
+    for key, count in sorted(wasted.items(), key=lambda kv: -kv[1]):
+        print(f"  {count:>4}  {key}")
+    slow = [row for row in served if row["wait_s"] > 0 or row["outcome"] != "used"]
+    print(f"compactions that waited or used no prepared summary (first {rows_shown}):")
+    for row in slow[:rows_shown]:
+        print(
+            f"  {row['session']} #{row['nth']} turn {row['turn']} request {row['request']} "
+            f"at {row['approx_tokens']}: {row['outcome']}, waited {row['wait_s']:g} s; {row['why']}"
+        )
+
+
 def wait_targets(figures: Mapping[str, float]) -> list[tuple[str, float, str, bool]]:
     """Issue 34's targets on Stowage's wait figures: (what, measured, limit text, met)."""
     return [

@@ -38,7 +38,8 @@ SUMMARY_LOG_FIELDS = (
 class CompactionRecord(CompactionStats):
     """The compactor's figures (:class:`CompactionStats`, every field) and what the engine knows around them.
 
-    ``result`` is ``compacted``, ``fallback`` (the model-free summary), ``no-op`` or ``aborted``.
+    ``result`` is ``compacted``, ``fallback`` (the model-free summary), ``no-op`` or ``aborted``; how it was
+    served is ``summary_source`` and ``wait_s``, one way for status, dashboard and ``stowage summary``.
     """
 
     result: str = ""
@@ -49,9 +50,9 @@ class CompactionRecord(CompactionStats):
     window_reference: str | None = None
     tokens_before: int | None = None
     tokens_after: int | None = None
-    prepared_ahead: bool = False  # the summary was written ahead (compaction.prepare_at)
-    ahead_wait_ms: float | None = None  # how long the compaction waited for it
-    wait_s: float | None = None  # how long compress() blocked the turn (seconds)
+    # how it was served: summary_source (CompactionStats: model, prepared ahead, fallback, or none) and
+    # how long compress() blocked the turn, waiting for a prepared summary included (seconds)
+    wait_s: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)  # keys of a newer writer, kept when read back
 
     @classmethod
@@ -63,7 +64,6 @@ class CompactionRecord(CompactionStats):
         current_tokens: int | None,
         focus_topic: str | None,
         forced: bool,
-        ahead_use: dict[str, Any] | None,
         tokens_after: int | None,
     ) -> "CompactionRecord":
         stats = {f.name: getattr(outcome.stats, f.name) for f in fields(CompactionStats)}
@@ -78,8 +78,6 @@ class CompactionRecord(CompactionStats):
             window_reference=outcome.window_reference,
             tokens_before=current_tokens or None,
             tokens_after=tokens_after,
-            prepared_ahead=bool(ahead_use and ahead_use.get("prepared_ahead")),
-            ahead_wait_ms=(ahead_use or {}).get("wait_ms"),
         )
 
     def as_dict(self) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from .ahead import take_early
 from .compaction_record import LOG_LIMIT, CompactionRecord
 from .compactor import CompactionOutcome, compact
 from .config import Settings
@@ -49,14 +50,11 @@ class CompactionRun(SessionParts):
         (``prepare_at`` of the trigger and above, ``ahead.pace.due``); once it is
         ready the compaction takes it at once and keeps what came since
         verbatim, instead of the history growing on until the prepared window is
-        outgrown (the view's steps can take the request back under the band
-        meanwhile), or the trigger coming before the summary and the turn
-        waiting.
+        outgrown (``ahead.take_early``).
         """
-        threshold = limits.threshold_tokens
-        if limits.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens <= 0 or tokens >= threshold:
+        if limits.settings.compaction.prepare_at <= 0:
             return False
-        return self.ahead.ready()
+        return take_early(tokens, limits.threshold_tokens, ready=self.ahead.ready())
 
     # -- one compaction ---------------------------------------------------------------------
     def compact(
@@ -240,7 +238,6 @@ class CompactionRun(SessionParts):
             current_tokens=current_tokens,
             focus_topic=focus_topic,
             forced=force,
-            ahead_use=self.ahead.last_use,
             tokens_after=tokens_after,
         )
         self.compaction_log.append(record)

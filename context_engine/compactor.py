@@ -91,7 +91,8 @@ class CompactionPlan:
     profile: str = "strict"
     prune: PruneSettings = PruneSettings()
     transcript: TranscriptLimits = TranscriptLimits()
-    prepared_tail_tokens: int = 0  # largest tail kept when cutting at a prepared window's end (0 = never)
+    # a prepared window's end may leave up to this minus tail_budget_tokens more tail than the compaction's own cut
+    prepared_tail_tokens: int = 0  # (0 = never)
 
 
 @dataclass
@@ -174,7 +175,9 @@ def compact(
         )
 
     pruned = pruned_for(window)
-    if window != chosen and sum(map(count, pruned.messages[window.tail_start :])) > plan.prepared_tail_tokens:
+    if window != chosen and since_prepared(pruned.messages, window, chosen, count) > PREPARED_OVERRUN * prepared_slack(
+        plan
+    ):
         window = chosen  # the longer tail would leave the request over budget: summarize the whole window
         pruned = pruned_for(window)
     stats.pruned_outputs, stats.images_removed = len(pruned.pruned), pruned.images_removed
@@ -217,6 +220,22 @@ def compact(
     final.fallback_used = outcome.fallback_used
     final.summary_body, final.window_reference = outcome.summary_body, outcome.window_reference
     return final
+
+
+# A prepared window is kept while what arrived since fits its slack (ahead.review drops it beyond that); the
+# compaction still takes it with up to this many times as much, for what came between that check and the
+# compaction (a new turn's task, a large output): a slightly longer tail instead of a 10-second call.
+PREPARED_OVERRUN = 2
+
+
+def prepared_slack(plan: CompactionPlan) -> int:
+    """How much longer than the compaction's own tail the tail after a prepared window may be (tokens)."""
+    return max(0, plan.prepared_tail_tokens - plan.tail_budget_tokens)
+
+
+def since_prepared(pruned: list[Message], prepared: Window, chosen: Window, count: CountFn) -> int:
+    """What arrived between a prepared window's end and the compaction's own, as it would be kept (pruned)."""
+    return sum(map(count, pruned[prepared.tail_start : chosen.tail_start]))
 
 
 def _renderer(archive: Archive | None) -> Callable[[PrunedOutput], str]:

@@ -14,10 +14,10 @@ import logging
 from typing import Any
 
 from .ahead import build_job, likely_used, should_prepare
+from .ahead.job import kept_size
 from .ahead.pace import due
 from .host_contract import HostFacts
 from .limits import Limits
-from .messages import Message
 from .session_parts import SessionParts
 from .thresholds import as_int
 
@@ -88,15 +88,15 @@ class Preparation(SessionParts):
         if c.prepare_at <= 0 or not isinstance(messages, list) or not messages:
             return
         tokens = self._request_estimate(host, as_int(approx_tokens))
-        history_tokens = self._history_tokens(messages)
+        history_tokens = kept_size(messages, self.counter.estimate_message, c.prune_min_chars)
         ahead.pace.observe_request(ahead.clock(), tokens, history_tokens)
         if not self._may_prepare(limits, host):
             return
         if self.governor.compacted_this_turn():
             return  # this turn compacts no more (the next one starts from another history)
         slack = int(limits.threshold_tokens * (1 - c.prepare_at))
-        if ahead.outgrown(history_tokens, slack):
-            ahead.discard("outgrown before its compaction came")  # the compaction could not use it: prepare anew
+        if ahead.pending is not None:  # drop one the compaction could no longer use (ahead.review)
+            ahead.review(messages, self.compaction_plan(limits), self.counter.estimate_message)
         if ahead.running or not due(tokens, limits.threshold_tokens, slack, ahead.pace):
             return
         summarize = self.summarizer(limits)
@@ -120,10 +120,6 @@ class Preparation(SessionParts):
                     prompt_tokens=prompt_tokens,
                     history_tokens=history_tokens,
                 )
-
-    def _history_tokens(self, messages: list[Message]) -> int:
-        """The whole history's tokens, counted as the compaction counts them (each message once, then remembered)."""
-        return sum(self.counter.estimate_message(m) for m in messages if isinstance(m, dict))
 
     def _request_estimate(self, host: HostFacts, approx: int) -> int:
         """This request's size on the trigger's basis: as sent (after the view), as the host's checks compare it.

@@ -1,4 +1,4 @@
-"""When to start writing the next summary."""
+"""When to start writing the next summary, and when a compaction takes it before the trigger."""
 
 from __future__ import annotations
 
@@ -15,6 +15,19 @@ def should_prepare(prompt_tokens: int, threshold_tokens: int, prepare_at: float)
     if prepare_at <= 0 or threshold_tokens <= 0 or prompt_tokens <= 0:
         return False
     return prompt_tokens >= prepare_at * threshold_tokens
+
+
+def take_early(tokens: int, threshold_tokens: int, *, ready: bool) -> bool:
+    """Compact now, under the trigger, with the summary prepared for it?
+
+    Yes once it is ready: the compaction keeps what came since verbatim and
+    the turn does not wait (left to the trigger, the history could outgrow
+    the prepared window first, and its call would be wasted).  At or over
+    the trigger the usual decision applies.
+    """
+    if threshold_tokens <= 0 or tokens <= 0 or tokens >= threshold_tokens:
+        return False
+    return ready
 
 
 def likely_used(turn_growth: int | None, threshold_tokens: int, prepare_at: float) -> bool:

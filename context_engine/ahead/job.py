@@ -15,10 +15,12 @@ from datetime import date
 from typing import Callable
 
 from ..boundaries import Window, align_backward, align_forward
-from ..compactor import CompactionPlan, choose, window_prompt
-from ..messages import Message, call_id, role_of, tool_calls_of, tool_result_id
+from ..compactor import CompactionPlan, choose, since_prepared, window_prompt
+from ..messages import Message, call_id, message_text, role_of, tool_calls_of, tool_result_id
+from ..prune import prune
 
 CountFn = Callable[[Message], int]
+STUB_TOKENS = 60  # about what a pruned output's stub costs (tool, argument gist, outcome, size)
 
 
 @dataclass(frozen=True)
@@ -95,3 +97,57 @@ def prepared_prefix(messages: list[Message], chosen: Window, job: SummaryJob) ->
     if window_digest(messages[window.head_end : window.tail_start]) != job.digest:
         return None  # the history changed under the prepared window
     return window if clean_cut(messages, window) else None
+
+
+def prefix_miss(messages: list[Message], chosen: Window, job: SummaryJob) -> str | None:
+    """Why ``job``'s window is not a prefix :func:`prepared_prefix` accepts for ``chosen`` (None: it is)."""
+    window = job.window
+    if window.head_end != chosen.head_end:
+        return "the window's head moved"
+    if window.tail_start > chosen.tail_start:
+        return "the compaction's window ends before the prepared one"
+    if window.tail_start > len(messages) or window_digest(messages[window.head_end : window.tail_start]) != job.digest:
+        return "the history changed under the prepared window"
+    if not clean_cut(messages, window):
+        return "the prepared window no longer ends at a clean cut"
+    return None
+
+
+def arrived_since(messages: list[Message], plan: CompactionPlan, count: CountFn, job: SummaryJob) -> int | None:
+    """What a compaction of ``messages`` now would keep between ``job``'s window and its own cut (tokens).
+
+    The compactor's own rule (:func:`..compactor.compact`): the prepared
+    window must be a clean prefix of the window it chooses, and what arrived
+    after it is kept, older tool outputs stubbed, in a tail at most
+    :func:`..compactor.prepared_slack` longer than its own.  None: the
+    compaction could not use the window at all.  Plain stubs here (the
+    store's also name a handle: a few tokens more each).
+    """
+    choice = choose(messages, plan, count)
+    window = job.window
+    if choice.window.size == 0 or prepared_prefix(messages, choice.window, job) is None:
+        return None
+    pruned = prune(
+        messages,
+        protect_from=choice.prune_from,
+        settings=choice.plan.prune,
+        skip=range(window.head_end, window.tail_start),
+    )
+    return since_prepared(pruned.messages, window, choice.window, count)
+
+
+def kept_size(messages: list[Message], count: CountFn, min_chars: int) -> int:
+    """The history's tokens with every prunable tool output counted as its stub.
+
+    What a prepared window's kept tail grows by per request (a compaction
+    stubs older outputs in it), cheap enough for every request.
+    """
+    total = 0
+    for message in messages:
+        if not isinstance(message, dict):
+            continue
+        if role_of(message) == "tool" and len(message_text(message)) >= min_chars:
+            total += STUB_TOKENS
+        else:
+            total += count(message)
+    return total

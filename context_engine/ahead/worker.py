@@ -35,11 +35,12 @@ import weakref
 from typing import Any, Callable
 
 from ..boundaries import Window
+from ..compactor import CompactionPlan, prepared_slack
 from ..deadline import SummaryDeadline
 from ..messages import Message
 from ..part_status import AheadStatus
 from ..summary import SummaryFailure, clean_reply
-from .job import SummaryJob, job_key, prepared_prefix
+from .job import CountFn, SummaryJob, arrived_since, job_key, prefix_miss, prepared_prefix
 from .pace import Pace
 
 logger = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ logger = logging.getLogger(__name__)
 Summarizer = Callable[[str], str]
 FailureHook = Callable[[], None]
 Clock = Callable[[], float]
+STUB_MARGIN = 0.05  # of the slack: the store's stubs name a handle, a little longer than plain ones
 
 
 def _already_there(moment: float) -> None:
@@ -98,6 +100,8 @@ class AheadSummaries:
         self.advance_to: Callable[[float], None] = _already_there
         self.discard_reasons: dict[str, int] = {}  # why preparations were wasted (the status says)
         self.last_use: dict[str, Any] | None = None  # of the last compaction: prepared ahead? waited how long?
+        self._since: list[str] = []  # what happened to preparations since the last compaction (why it waited)
+        self._prefix_miss: str | None = None  # why the last window_for kept the compaction's own window
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "AheadSummaries":
         """A new agent or guest engine starts empty: no thread and no reply is shared."""
@@ -142,6 +146,7 @@ class AheadSummaries:
             self._drop_locked("replaced by a newer window")
             self._run = run
             self.counts["prepared"] += 1
+            self._since.append("started")
 
         def failed(failed_run: _Run) -> None:
             with self._lock:
@@ -160,12 +165,22 @@ class AheadSummaries:
             return False
         return run.finished_at <= self.clock()
 
-    def outgrown(self, history_tokens: int, slack: int) -> bool:
-        """A finished preparation the history has outgrown: the compaction would not use its window."""
+    def review(self, messages: list[Message], plan: CompactionPlan, count: CountFn) -> None:
+        """Before a request: drop the pending preparation once the compaction could no longer use it.
+
+        The compactor's own rule decides (:func:`.job.arrived_since`): the
+        prepared window is a clean prefix of the window it would choose and
+        what arrived since, plus one request's measured growth (the next
+        compaction check sees one more request), fits
+        :func:`..compactor.prepared_slack`.  Dropped now, a new one can start
+        in time (at most one runs at a time).
+        """
         run = self._run
-        if run is None or not run.done.is_set() or not run.history_tokens:
-            return False
-        return history_tokens - run.history_tokens > slack
+        if run is None:
+            return
+        since = arrived_since(messages, plan, count, run.job)
+        if since is None or since + (self.pace.history_growth() or 0.0) > prepared_slack(plan) * (1 - STUB_MARGIN):
+            self.discard("outgrown before its compaction came")
 
     def keeps(self, messages: list[Message]) -> bool:
         """True when the pending job is still a clean prefix of what ``messages`` would compact."""
@@ -178,9 +193,12 @@ class AheadSummaries:
     # -- the compaction (compactor.PreparedSummaries) --------------------------------
     def window_for(self, messages: list[Message], window: Window) -> Window:
         run = self._run
+        self._prefix_miss = None
         if run is None:
             return window
         prefix = prepared_prefix(messages, window, run.job)
+        if prefix is None:
+            self._prefix_miss = prefix_miss(messages, window, run.job)
         return prefix if prefix is not None else window
 
     def reply_for(self, prompt: str, window: list[Message], deadline: SummaryDeadline) -> str | None:
@@ -200,13 +218,19 @@ class AheadSummaries:
             run, self._run = self._run, None
             if run is not None:
                 run.claimed = True
+            since, self._since = self._since, []
         started = time.monotonic()
         if run is None:
-            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "none"}
+            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "none", "why": self._why_none(since)}
             return None
         if run.job.key != job_key(prompt, window):
             self._count("discarded", "another window or prompt at compaction", run)
-            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "stale"}
+            why = self._prefix_miss or (
+                "the prepared window's tail was too long: the whole window was summarized"
+                if len(window) != run.job.window.size
+                else "another prompt for the same window"
+            )
+            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "stale", "why": why}
             return None
         if run.done.is_set() and run.counted:
             self._count("failed", None, run)
@@ -237,6 +261,15 @@ class AheadSummaries:
         }
         return run.reply
 
+    def _why_none(self, since: list[str]) -> str:
+        """Why a compaction found nothing prepared (what happened since the last one)."""
+        drops = [event for event in since if event.startswith("dropped")]
+        if drops:
+            return drops[-1]
+        if len(self.pace.requests) < 2:
+            return "nothing started: fewer than two requests measured since the last compaction"
+        return "nothing started: not due yet"
+
     def settle(self, timeout: float = 10.0) -> None:
         """Wait until a running preparation has its reply (replays bill every call; never on a turn's path)."""
         run = self._run
@@ -259,6 +292,7 @@ class AheadSummaries:
             self.counts["discarded"] += 1
             self.counts["wasted_tokens"] += self._run.prompt_tokens
             self.discard_reasons[reason] = self.discard_reasons.get(reason, 0) + 1
+            self._since.append(f"dropped: {reason}")
             logger.debug("stowage: dropped a summary prepared ahead (%s)", reason)
             self._run = None
 

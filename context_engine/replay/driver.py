@@ -220,6 +220,9 @@ class _Run:
             self.result.summaries_prepared_used = counts.used
             self.result.summaries_prepared_wasted = self.result.summaries_prepared - self.result.summaries_prepared_used
             self.result.summaries_prepared_wasted_tokens = counts.wasted_tokens
+            for reason, times in counts.discard_reasons.items():
+                self.result.summaries_wasted_reasons += [str(reason)] * int(times)
+            self.result.summaries_wasted_reasons += ["failed"] * counts.failed
         self._collect_summaries()
         self.result.engine_compression_count = int(getattr(self.engine, "compression_count", 0) or 0)
         self.result.final_history_messages = len(self.history)
@@ -484,7 +487,20 @@ class _Run:
         if waited is not None:
             self.result.compaction_waits.append(round(waited, 3))
             use = getattr(_ahead(engine), "last_use", None)
-            self.result.compaction_prepared.append(bool(isinstance(use, dict) and use.get("prepared_ahead")))
+            use = use if isinstance(use, dict) else {}
+            self.result.compaction_prepared.append(bool(use.get("prepared_ahead")))
+            self.result.compaction_served.append(
+                {
+                    "wait_s": round(waited, 3),
+                    "outcome": str(use.get("outcome") or "no summary call"),
+                    "why": str(use.get("why") or ""),
+                    "session": self.target.session_id,
+                    "nth": self.result.compactions,
+                    "turn": self.turn,
+                    "request": self.api_calls,
+                    "approx_tokens": approx_tokens,
+                }
+            )
         self._compacted_since_request = True
         self.emit(
             "compress",

@@ -61,6 +61,9 @@ class SessionResult:
     # and whether its summary was prepared ahead
     compaction_waits: list[float] = field(default_factory=list)
     compaction_prepared: list[bool] = field(default_factory=list)
+    # ... and how it was served: wait_s, outcome (used, none, stale, failed), why, when (diagnostics)
+    compaction_served: list[dict[str, Any]] = field(default_factory=list)
+    summaries_wasted_reasons: list[str] = field(default_factory=list)  # one per wasted prepared call
     summary_prompt_tokens: list[int] = field(default_factory=list)
 
     @property
@@ -102,6 +105,8 @@ class SessionResult:
             "tool_result_prunes": self.tool_result_prunes,
             "compaction_waits": list(self.compaction_waits),
             "compaction_prepared": list(self.compaction_prepared),
+            "compaction_served": [dict(row) for row in self.compaction_served],
+            "summaries_wasted_reasons": list(self.summaries_wasted_reasons),
         }
 
 

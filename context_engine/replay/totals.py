@@ -37,7 +37,12 @@ SUM_KEYS = (
     "summaries_prepared_wasted",
     "summaries_prepared_wasted_tokens",
 )
-LIST_KEYS = ("compaction_waits", "compaction_prepared")  # per compaction (timed replays): concatenated
+LIST_KEYS = (
+    "compaction_waits",
+    "compaction_prepared",
+    "compaction_served",
+    "summaries_wasted_reasons",
+)  # per compaction (timed replays): concatenated
 RATIO_KEYS = (
     "billed_tokens",
     "prompt_tokens",

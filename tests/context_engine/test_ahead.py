@@ -11,9 +11,10 @@ import json
 import random
 import threading
 
-from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare
+from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare, take_early
+from stowage.context_engine.ahead.job import arrived_since, prefix_miss
 from stowage.context_engine.boundaries import Window
-from stowage.context_engine.compactor import compact
+from stowage.context_engine.compactor import compact, prepared_slack
 from stowage.context_engine.summary import SummaryFailure
 from stowage.context_engine.validate import validate_messages
 
@@ -96,7 +97,7 @@ def test_same_window_uses_the_prepared_summary_with_the_exact_prompt():
     assert out == sync_out  # and the same compaction (grounding included)
     assert ahead(engine)["used"] == 1
     last = engine.get_status()["last_compaction"]
-    assert last["prepared_ahead"] is True and last["ahead_wait_ms"] is not None
+    assert last["summary_source"] == "prepared" and last["wait_s"] is not None
 
 
 def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays():
@@ -125,7 +126,7 @@ def test_prefix_whose_longer_tail_is_over_budget_is_not_used():
     engine.compress(later)
     assert len(model.prompts) == 2  # the prepared call was wasted, the compaction summarized the whole window
     assert ahead(engine)["used"] == 0 and ahead(engine)["discarded"] == 1
-    assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
+    assert engine.get_status()["last_compaction"]["summary_source"] == "model"
 
 
 def test_changed_history_is_not_used():
@@ -179,7 +180,7 @@ def test_a_failed_preparation_reaches_the_governor_and_the_compaction_does_not_c
         assert len(model.prompts) == 1  # the cooldown holds: the fallback summary, no second call
         assert engine._last_summary_fallback_used and "without the summary model" in json.dumps(out)
         assert engine.get_status()["governor"]["summary_failures"] == 1  # counted once
-        assert engine.get_status()["last_compaction"]["prepared_ahead"] is False
+        assert engine.get_status()["last_compaction"]["summary_source"] == "fallback"
 
 
 def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_the_deadline():
@@ -340,3 +341,71 @@ def test_a_dropped_preparation_that_fails_later_is_not_counted():
     gate.set()
     assert run.done.wait(30) and run.failure is not None
     assert engine.get_status()["governor"]["summary_failures"] == 0  # another session's failure is not ours
+
+
+def plan_of(engine):
+    """The plan a compaction of this engine uses now."""
+    return engine.state.compaction_plan(engine.limits)
+
+
+# -- the compactor's rule, the early take and why a compaction found nothing usable ---------------
+
+
+def test_take_early_only_once_ready_and_only_under_the_trigger():
+    assert take_early(9_000, 10_000, ready=True)
+    assert not take_early(9_000, 10_000, ready=False)  # still being written: the trigger decides
+    assert not take_early(10_000, 10_000, ready=True)  # at the trigger the usual decision applies
+    assert not take_early(-1, 10_000, ready=True) and not take_early(9_000, 0, ready=True)
+
+
+def test_what_arrived_since_the_prepared_window_is_measured_as_the_compaction_keeps_it():
+    engine = make_engine(model=RecordingModel())
+    msgs = history()
+    job = build_job(msgs, plan_of(engine), engine.state.counter.estimate_message)
+    plan, count = plan_of(engine), engine.state.counter.estimate_message
+    assert arrived_since(msgs, plan, count, job) == 0  # nothing came since
+    later = later_turn(msgs, calls=3)
+    since = arrived_since(later, plan, count, job)
+    assert since is not None and 0 < since < sum(map(count, later[len(msgs) :]))  # older outputs as stubs
+    edited = copy.deepcopy(later)
+    edited[job.window.head_end + 1]["content"] = "edited inside the prepared window"
+    assert arrived_since(edited, plan, count, job) is None
+    assert prefix_miss(edited, Window(job.window.head_end, len(edited)), job) == (
+        "the history changed under the prepared window"
+    )
+
+
+def test_the_compaction_takes_a_prepared_window_with_up_to_twice_its_slack_arrived_since():
+    """What came between the last check and the compaction (a new turn's task) costs a longer tail, not a call."""
+    plan_slack = {"compaction": {"prepare_at": 0.95}}
+    for factor, used in ((1.1, True), (2.5, False)):
+        model = RecordingModel()
+        engine = make_engine(model=model, stowage=plan_slack)
+        msgs = history()
+        near_trigger(engine)
+        prepare(engine, msgs)
+        job, plan, count = engine.state.ahead.pending, plan_of(engine), engine.state.counter.estimate_message
+        slack = prepared_slack(plan)
+        later = list(msgs)
+        for step in range(200):
+            engine.state.counter.calibrate(later[-40:])  # as compress() does
+            since = arrived_since(later, plan, count, job)
+            if since is None or since > factor * slack:
+                break
+            later = later + [{"role": "user", "content": f"task {step}"}, {"role": "assistant", "content": "w " * 400}]
+        assert since is not None and factor * slack < since < (factor + 0.4) * slack
+        engine.compress(later)
+        assert (engine.state.compaction_log[-1].summary_source == "prepared") is used, (
+            engine.state.ahead.last_use,
+            since,
+            slack,
+        )
+        assert len(model.prompts) == (1 if used else 2)
+
+
+def test_a_compaction_says_why_it_found_nothing_prepared():
+    engine = make_engine(model=RecordingModel())
+    msgs = history()
+    engine.compress(msgs)
+    assert engine.state.ahead.last_use["outcome"] == "none"
+    assert engine.state.ahead.last_use["why"].startswith("nothing started")

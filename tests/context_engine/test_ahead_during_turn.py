@@ -11,6 +11,7 @@ import random
 import threading
 from typing import Any
 
+from stowage.context_engine.ahead.job import arrived_since
 from stowage.context_engine.ahead.pace import MARGIN_REQUESTS, Pace, due
 from stowage.context_engine.replay.clock import SimClock
 
@@ -131,7 +132,7 @@ def test_a_long_turn_prepares_on_the_request_path_and_compacts_without_waiting()
     before = turn.clock()
     out = engine.compress(turn.msgs, engine.last_prompt_tokens)
     record = engine.state.compaction_log[-1]
-    assert record.result == "compacted" and record.summary_source == "prepared" and record.prepared_ahead
+    assert record.result == "compacted" and record.summary_source == "prepared"
     assert record.wait_s == 0.0 and turn.clock() == before  # the turn did not wait
     assert len(turn.model.prompts) == 1  # never twice for the same window
     assert any("step" in str(m.get("content")) for m in out[-4:])  # what came since stays verbatim
@@ -189,12 +190,40 @@ def test_a_preparation_the_history_outgrew_is_dropped_and_counted_as_wasted():
     turn.engine.state.ahead.settle()
     first = turn.engine.state.ahead.pending
     slack = int(turn.engine.threshold_tokens * 0.1)
-    turn.msgs += tool_turn(["huge"], ["w" * (slack * 6)])  # the history grows past the slack at once
-    turn.engine.prepare_during_turn(turn.msgs, turn.size())
+    plan = turn.engine.state.compaction_plan(turn.engine.limits)
+    count = turn.engine.state.counter.estimate_message
+    usable = 0
+    for step in range(200):  # long answers: once they leave the token-budget tail they stay whole after the window
+        turn.msgs += [{"role": "user", "content": f"next {step}"}, {"role": "assistant", "content": "why " * 600}]
+        since = arrived_since(turn.msgs, plan, count, first)
+        turn.engine.prepare_during_turn(turn.msgs, turn.size())
+        if turn.engine.state.ahead.pending is not first:
+            break
+        assert since is not None and since <= slack  # kept while the compaction would still use it
+        usable += 1
+    assert usable > 5  # the whole history grew far past the slack long before: that alone drops nothing
     status = turn.engine.state.ahead.status()
     assert status.discard_reasons.get("outgrown before its compaction came") == 1
     assert status.wasted == 1 and status.wasted_tokens > 0
     assert turn.engine.state.ahead.pending is not first
+
+
+def test_a_huge_newest_output_does_not_outgrow_the_prepared_window():
+    """The compactor's rule decides, not the history's size: a huge output stays in the verbatim tail."""
+    turn = Turn(stowage={"view": {"enabled": False}, "compaction": {"prepare_at": 0.9}})
+    while turn.engine.state.ahead.pending is None:
+        turn.request()
+    turn.engine.state.ahead.settle()
+    first = turn.engine.state.ahead.pending
+    slack = int(turn.engine.threshold_tokens * 0.1)
+    turn.msgs += tool_turn(["huge"], ["w" * (slack * 6)])  # the whole history grows past the slack at once
+    turn.engine.prepare_during_turn(turn.msgs, turn.size())
+    assert turn.engine.state.ahead.pending is first and turn.engine.state.ahead.status().discarded == 0
+    turn.clock.advance(LATENCY)
+    out = turn.engine.compress(turn.msgs, turn.engine.threshold_tokens)
+    record = turn.engine.state.compaction_log[-1]
+    assert record.summary_source == "prepared" and record.wait_s == 0.0 and len(turn.model.prompts) == 1
+    assert any("w" * 1000 in str(m.get("content")) for m in out)  # the huge output kept verbatim in the tail
 
 
 def test_prepare_at_zero_keeps_the_request_path_quiet():

@@ -55,7 +55,7 @@ def test_a_hung_summary_model_costs_one_deadline_and_one_call(figures):
         compactions=len(engine.state.compaction_log),
         model_calls=len(calls),
         fallback=sum(e.result == "fallback" for e in engine.state.compaction_log),
-        first_waited_ms=first_log.ahead_wait_ms,
+        first_waited_ms=None if first_log.wait_s is None else round(first_log.wait_s * 1000),
         deadline_ms=int(DEADLINE * 1000),
         governor_failures=governor["summary_failures"],
     )

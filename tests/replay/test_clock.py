@@ -123,12 +123,14 @@ def test_a_summary_written_ahead_costs_the_turn_nothing_and_is_counted_as_prepar
     original = engine.compress
 
     def compress(messages: list[dict[str, Any]], current_tokens: int | None = None) -> list[dict[str, Any]]:
-        engine.state.ahead.last_use = {"prepared_ahead": True}
+        engine.state.ahead.last_use = {"prepared_ahead": True, "outcome": "used"}
         return original(messages, current_tokens)
 
     engine.compress = compress
     result = timed_run(engine, summarizer, Timing(Latency(10.0), main_s=2.0))
     assert result.compaction_waits == [0.0] and result.compaction_prepared == [True]
+    (served,) = result.compaction_served  # the diagnostics row (bench_economy --diagnose)
+    assert served["outcome"] == "used" and served["wait_s"] == 0.0 and served["nth"] == 1
     assert result.as_dict()["compaction_waits"] == [0.0]
 
 
