@@ -29,12 +29,15 @@ FILES = {
         "    return V, RULE, helpers\n"
     ),
     "core/replay/__init__.py": '"""replay."""\n\nfrom .driver import drive\n',
-    "core/replay/driver.py": '"""driver."""\n\nfrom ..helpers import VALUE\n\n\ndef drive():\n    return VALUE\n',
+    "core/replay/driver.py": (
+        '"""driver: :func:`drive`."""\n\nfrom ..helpers import VALUE\n\n\ndef drive():\n    return VALUE\n'
+    ),
     "face/__init__.py": '"""face."""\n',
     "face/cli.py": (
         "import stowage.core.rules as r\n"
         "from stowage.core.replay import drive\n"
-        "from ..core import helpers, user\n\n"
+        "from ..core import helpers, user\n"
+        "from ..core.replay import (  # noqa: E402\n    drive as d,\n)\n\n"
         'TARGET = "stowage.core.helpers.VALUE"\n'
         "X = (r, drive, helpers, user)\n"
     ),
@@ -89,13 +92,15 @@ def test_moves_and_rewrites_every_kind_of_reference(tmp_path):
     rules = (root / "face/rules.py").read_text()
     assert "from ..core.base.helpers import VALUE\n" in rules
     assert (root / "core/base/helpers.py").read_text().startswith('"""Helpers; see :mod:`...face.rules`."""')
-    assert "from ...core.base.helpers import VALUE\n" in (root / "face/replay/driver.py").read_text()
+    driver = (root / "face/replay/driver.py").read_text()
+    assert driver.startswith('"""driver: :func:`drive`."""') and "from ...core.base.helpers import VALUE\n" in driver
     assert (root / "face/replay/__init__.py").read_text().endswith("from .driver import drive\n")
     cli = (root / "face/cli.py").read_text()
     assert "import stowage.face.rules as r\n" in cli
     assert "from stowage.face.replay import drive\n" in cli
     assert "from ..core.base import helpers\nfrom ..core import user\n" in cli
     assert 'TARGET = "stowage.core.base.helpers.VALUE"' in cli
+    assert "from .replay import drive as d  # noqa: E402\n" in cli
     assert (root / "docs/guide.md").read_text() == (
         "See `face/rules.py`, `face/replay/` and ``core.base.helpers.VALUE``.\n"
     )

@@ -211,12 +211,30 @@ def _alias_text(name: str, asname: str | None) -> str:
     return name if asname is None or asname == name else f"{name} as {asname}"
 
 
-def _from_statement(head: str, names: list[str], indent: str) -> str:
+def _from_statement(head: str, names: list[str], indent: str, comment: str = "") -> str:
+    """One ``from`` statement; a comment of the old statement's first line (``# noqa: E402``) stays on its first."""
     line = f"from {head} import {', '.join(names)}"
-    if len(indent) + len(line) <= 120:
-        return line
+    tail = f"  {comment}" if comment else ""
+    if len(indent) + len(line) + len(tail) <= 120:
+        return line + tail
     inner = "".join(f"{indent}    {n},\n" for n in names)
-    return f"from {head} import (\n{inner}{indent})"
+    return f"from {head} import ({tail}\n{inner}{indent})"
+
+
+def _comment_of(lines: list[str], node: ast.stmt, path: Path) -> str:
+    """The comment inside a statement that is rewritten: one, on its first line, or the tool stops."""
+    assert node.end_lineno is not None
+    found = [
+        (n, m.group(0))
+        for n in range(node.lineno - 1, node.end_lineno)
+        for m in [re.search(r"#.*", lines[n])]
+        if m and (n < node.end_lineno - 1 or m.start() < _byte_to_char(lines[n], node.end_col_offset or 0))
+    ]
+    if not found:
+        return ""
+    if len(found) > 1 or found[0][0] != node.lineno - 1:
+        raise RelayoutError(f"{path}:{node.lineno}: comments inside an import that moves; rewrite it by hand")
+    return found[0][1].rstrip()
 
 
 def rewrite_imports(job: FileJob, mapper: Mapper) -> str:
@@ -266,12 +284,13 @@ def rewrite_imports(job: FileJob, mapper: Mapper) -> str:
         if unchanged and (node.level == 0 or not moved_file):
             continue
         indent = " " * _byte_to_char(lines[node.lineno - 1], node.col_offset)
+        comment = _comment_of(lines, node, job.path) if node.end_lineno != node.lineno else ""
         statements = []
         for head, names in groups.items():
             if node.level:
                 assert new_pkg is not None
                 head = relative_from(new_pkg, head)
-            statements.append(_from_statement(head, names, indent))
+            statements.append(_from_statement(head, names, indent, comment))
         edits.append(_edit(lines, node, ("\n" + indent).join(statements)))
     return _apply(lines, edits)
 
@@ -327,9 +346,14 @@ def rewrite_roles(job: FileJob, mapper: Mapper) -> str:
         if dots:
             base = base[: len(base) - (len(dots) - 1)]
         full = ".".join([*base, name])
+        if not dots and not mapper.is_module(f"{old_pkg}.{name.split('.')[0]}"):
+            return m.group(0)  # a bare name of the module itself (:class:`Settings`), not a module path
         new_full = mapper.dotted(full)
-        if new_full == full:
-            return m.group(0)
+        new_base = new_pkg.split(".")
+        if dots:
+            new_base = new_base[: len(new_base) - (len(dots) - 1)]
+        if new_full == full or ".".join([*new_base, name]) == new_full:
+            return m.group(0)  # the same name still reads right from the file's new place
         # the module part of the new name, to write it relative to the file's new package
         parts = new_full.split(".")
         for cut in range(len(parts), 0, -1):
