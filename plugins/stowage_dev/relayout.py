@@ -436,16 +436,26 @@ def compute(root: Path, plan: Plan) -> Outcome:
 
 
 def find_leftovers(root: Path, plan: Plan, changed: dict[Path, str]) -> list[str]:
-    """Places that still name an old module's file in pieces (``"context_engine", "engine.py"``): for a person."""
+    """Places that may still name a moved module in a way no rule reads: for a person.
+
+    A file name in pieces (``"context_engine", "engine.py"``) in Python, and a module's bare name in double
+    backticks (````session_state````) anywhere, for names with an underscore (plain words such as ``messages``
+    are parameter names as often as module names).
+    """
     stems = {old.rpartition(".")[2]: old for old in plan.pending if old not in plan.package_names}
-    pattern = re.compile(r"""["'](""" + "|".join(map(re.escape, sorted(stems))) + r""")\.py["']""")
+    if not stems:
+        return []
+    alternatives = "|".join(map(re.escape, sorted(stems)))
+    in_pieces = re.compile(r"""["'](""" + alternatives + r""")\.py["']""")
+    named = [s for s in sorted(stems) if "_" in s]
+    in_prose = re.compile(r"``(" + "|".join(map(re.escape, named)) + r")``") if named else None
     found = []
     for path in text_files(root, plan.untouched):
-        if path.suffix != ".py":
-            continue
         text = changed.get(path) or path.read_text(encoding="utf-8")
         for number, line in enumerate(text.splitlines(), 1):
-            for m in pattern.finditer(line):
+            hits = list(in_pieces.finditer(line)) if path.suffix == ".py" else []
+            hits += list(in_prose.finditer(line)) if in_prose else []
+            for m in hits:
                 found.append(f"{path.relative_to(root)}:{number}: {m.group(0)} ({stems[m.group(1)]}?)")
     return found
 
