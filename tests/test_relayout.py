@@ -32,16 +32,20 @@ FILES = {
     "core/replay/driver.py": (
         '"""driver: :func:`drive`."""\n\nfrom ..helpers import VALUE\n\n\ndef drive():\n    return VALUE\n'
     ),
+    "core/tables.py": "ROWS = 1\n",
     "face/__init__.py": '"""face."""\n',
     "face/cli.py": (
         "import stowage.core.rules as r\n"
         "from stowage.core.replay import drive\n"
         "from ..core import helpers, user\n"
+        "from stowage.core import tables\n"
         "from ..core.replay import (  # noqa: E402\n    drive as d,\n)\n\n"
         'TARGET = "stowage.core.helpers.VALUE"\n'
         "X = (r, drive, helpers, user)\n"
     ),
-    "docs/guide.md": "See `core/rules.py`, `core/replay/` and ``core.helpers.VALUE``.\n",
+    "docs/guide.md": (
+        "See `core/rules.py`, `core/replay/`, ``core.helpers.VALUE``;\n`core/tables.py` in `core/tables/`.\n"
+    ),
     "tests/test_x.py": (
         "from stowage.core.rules import RULE\n\n\n"
         "def test_x(monkeypatch):\n"
@@ -51,8 +55,12 @@ FILES = {
 }
 
 PLAN = SimpleNamespace(
-    ROOMS={"stowage.core.base": "The ground floor."},
-    MODULES={"stowage.core.helpers": "stowage.core.base.helpers", "stowage.core.rules": "stowage.face.rules"},
+    ROOMS={"stowage.core.base": "The ground floor.", "stowage.core.tables": "A room named as the module it takes."},
+    MODULES={
+        "stowage.core.helpers": "stowage.core.base.helpers",
+        "stowage.core.rules": "stowage.face.rules",
+        "stowage.core.tables": "stowage.core.tables.main",
+    },
     PACKAGES={"stowage.core.replay": "stowage.face.replay"},
     WATCHED=("stowage.core",),
     UNTOUCHED=(),
@@ -101,8 +109,9 @@ def test_moves_and_rewrites_every_kind_of_reference(tmp_path):
     assert "from ..core.base import helpers\nfrom ..core import user\n" in cli
     assert 'TARGET = "stowage.core.base.helpers.VALUE"' in cli
     assert "from .replay import drive as d  # noqa: E402\n" in cli
+    assert "from stowage.core.tables import main as tables\n" in cli
     assert (root / "docs/guide.md").read_text() == (
-        "See `face/rules.py`, `face/replay/` and ``core.base.helpers.VALUE``.\n"
+        "See `face/rules.py`, `face/replay/`, ``core.base.helpers.VALUE``;\n`core/tables/main.py` in `core/tables/`.\n"
     )
     test = (root / "tests/test_x.py").read_text()
     assert "from stowage.face.rules import RULE\n" in test and '"stowage.face.rules.RULE"' in test

@@ -20,6 +20,10 @@ What is rewritten, in every tracked or new text file but those the plan leaves u
 * paths in text (``context_engine/x.py``, ``context_engine/replay/``);
 * Sphinx-style module references in docstrings (``:mod:`.redact_rules```, ``:func:`compactor.compact```).
 
+A folder path (``context_engine/summary/``) names a package, never the old module ``summary.py``; a dotted name
+cannot tell the two apart, so text written for the new layout names a room that took an old module's name by
+its folder path until the tool has run.
+
 Idempotent: an entry whose old file is gone and whose new one stands is done and moves nothing; a name that
 now names a module or package that exists (a room that took an old module's name) is never rewritten again.
 Anything it cannot resolve (a relative import above the package, an old and a new file both present, a
@@ -325,12 +329,24 @@ def rewrite_text(text: str, mapper: Mapper) -> str:
 
     def path(m: re.Match[str]) -> str:
         dotted = f"{PACKAGE}." + m.group(1).replace("/", ".")
+        if m.group(2) == "/" and dotted not in mapper.plan.package_names:
+            return m.group(0)  # a folder: never the module of the same name a room now replaces
         new = mapper.module(dotted)
         if new == dotted:
             return m.group(0)
         return new.partition(".")[2].replace(".", "/") + m.group(2)
 
     return paths.sub(path, text)
+
+
+def rewrite_outside_imports(source: str, mapper: Mapper) -> str:
+    """:func:`rewrite_text` on a Python file's lines but its import statements (the import pass wrote those)."""
+    skip: set[int] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and node.end_lineno is not None:
+            skip.update(range(node.lineno - 1, node.end_lineno))
+    lines = source.splitlines(keepends=True)
+    return "".join(line if n in skip else rewrite_text(line, mapper) for n, line in enumerate(lines))
 
 
 def rewrite_roles(job: FileJob, mapper: Mapper) -> str:
@@ -421,8 +437,9 @@ def compute(root: Path, plan: Plan) -> Outcome:
             )
             job.text = rewrite_imports(job, mapper)
             job.text = rewrite_roles(job, mapper)
-            new_text = job.text
-        new_text = rewrite_text(new_text, mapper)
+            new_text = rewrite_outside_imports(job.text, mapper)
+        else:
+            new_text = rewrite_text(new_text, mapper)
         if new_text != text:
             changed[path] = new_text
     planned = set(plan.modules) | set(plan.modules.values())
