@@ -27,9 +27,9 @@ LAYERS: list[set[str]] = [
     {f"{CE}.chat"},
     {f"{CE}.summary"},
     {f"{CE}.compaction"},
+    {f"{CE}.records"},
     {f"{CE}.view"},
     {f"{CE}.store_session", f"{CE}.ahead", f"{CE}.policy"},
-    {f"{CE}.records"},
     {f"{CE}.session"},
     {f"{CE}.host_adapter"},
     {CE},  # the package's own __init__ and any module not in a room yet

@@ -31,8 +31,8 @@ ROOMS: dict[str, str] = {
         "the part of a request no compaction can shrink."
     ),
     f"{CE}.records": (
-        "Typed records, above compaction: what a compaction and a session did, what the host tells the engine,\n"
-        "and the per-session files other processes read."
+        "Typed records, above compaction and below the view: what a compaction, a session and each of its parts\n"
+        "did, what the host tells the engine, and the per-session files other processes read."
     ),
     f"{CE}.session": (
         "One agent's session, above every room but the host adapter: its state, a compaction run on it,\n"
@@ -55,6 +55,8 @@ MODULES: dict[str, str] = {
     f"{CE}.redact_escapes": f"{CE}.redaction.escapes",
     f"{CE}.redact_base64": f"{CE}.redaction.in_base64",
     f"{CE}.masking": f"{CE}.redaction.masking",
+    f"{CE}.redact_providers": f"{CE}.redaction.providers",
+    f"{CE}.redact_commands": f"{CE}.redaction.commands",
     # config
     f"{CE}.config": f"{CE}.config.settings",
     f"{CE}.config_schema": f"{CE}.config.schema",
@@ -94,12 +96,15 @@ MODULES: dict[str, str] = {
     f"{CE}.session_files": f"{CE}.records.session_files",
     f"{CE}.plain_data": f"{CE}.records.plain_data",
     f"{CE}.host_contract": f"{CE}.records.host_contract",
+    f"{CE}.part_status": f"{CE}.records.part_status",
     # session
     f"{CE}.session_state": f"{CE}.session.state",
     f"{CE}.compaction_run": f"{CE}.session.compaction_run",
     f"{CE}.request_shaping": f"{CE}.session.request_shaping",
-    f"{CE}.engine_status": f"{CE}.session.engine_status",
-    f"{CE}.engine_parts": f"{CE}.session.engine_parts",
+    f"{CE}.session_parts": f"{CE}.session.parts",
+    f"{CE}.limits": f"{CE}.session.limits",
+    f"{CE}.preparation": f"{CE}.session.preparation",
+    f"{CE}.status_report": f"{CE}.session.status_report",
     f"{CE}.tool_search_embeddings": f"{CE}.session.tool_search_embeddings",
     # host adapter
     f"{CE}.engine": f"{CE}.host_adapter.engine",
