@@ -4,7 +4,7 @@ One room, one job per module, imported in this order (no module imports one abov
 
 * :mod:`.options`  what a run is asked to do (sources, window, price presets, the sweep grid);
 * :mod:`.sources`  ``state.db`` and JSONL transcripts -> recorded sessions (hostile rows cost only themselves);
-* :mod:`.engines`  the built-in compressor and Stowage, built lazily by the glue's ``replay_host``;
+* :mod:`.engines`  the built-in compressor and Stowage, built lazily by :mod:`.hermes_engines`;
 * :mod:`.report`   the figures (``--json``); :mod:`.page` the self-contained HTML page from them;
 * :mod:`.run`      the run: sessions through the engines (optionally in worker processes), Ctrl-C, the report;
 * :mod:`.command`  the arguments, the report file and the exit status.

@@ -1,7 +1,7 @@
 """The engines a ``stowage replay`` runs: Hermes's built-in compressor and Stowage (plus sweep settings).
 
-Built by ``stowage.host.replay_host`` (the glue, the one place that knows the
-host), imported lazily: the rest of ``stowage.command`` never needs hermes-agent.
+Built by ``stowage.host.replay_host`` (the replay's Hermes glue, the one module of it
+that knows the host), imported lazily: the rest of ``stowage.command`` never needs hermes-agent.
 Each engine runs against a temporary ``HERMES_HOME`` and store, removed at
 the end.  The observer keeps a down-sampled request-size series per session
 for the plots.

@@ -4,7 +4,7 @@ Each recorded session (``state.db`` or a JSONL file, :mod:`.sources`)
 is replayed offline through Hermes's built-in ``ContextCompressor`` and
 through Stowage, driven as Hermes 0.19.0 drives an engine
 (``context_engine.replay.driver``; the engines are built by
-``stowage.host.replay_host``, the one place that knows the host).  No model is
+``stowage.host.replay_host``, the replay's Hermes glue).  No model is
 called: summaries come from the stand-in summarizer, named in every report.
 
 Nothing of the user's is written: the source is read from a private copy,
