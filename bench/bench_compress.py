@@ -82,7 +82,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
       does in a session (outside the timed region), so compress() looks them up
       and writes only the window.
     """
-    from stowage.context_engine.engine import StowageEngineCore
+    from stowage.context_engine.host_adapter.engine import StowageEngineCore
 
     def make() -> Any:
         engine = StowageEngineCore(summary_model=lambda prompt, runtime: (_model_call(), STUB_SUMMARY)[1])
@@ -136,7 +136,7 @@ def time_once(make: Callable[[], Any], transcript: list[dict[str, Any]]) -> tupl
 
 
 def clear_process_caches() -> None:
-    from stowage.context_engine.messages import json_object_problem
+    from stowage.context_engine.chat.messages import json_object_problem
 
     json_object_problem.cache_clear()
 
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     SUMMARY_DELAY["ms"] = args.summary_ms
 
-    from stowage.context_engine.tokens import TokenCounter
+    from stowage.context_engine.chat.tokens import TokenCounter
 
     load_start = time.perf_counter()
     backend = TokenCounter().backend  # one-time tokenizer load, reported apart

@@ -4,7 +4,7 @@ Replays the shared mini-swe-agent trajectories (``../shared/data/agent-trajector
 chained into long sessions at a 128k window, through Hermes's built-in
 ``ContextCompressor`` of 0.19.0 (this venv), 0.20.1 and 0.22.2 (each in its own
 venv, ``economy_hosts.py``) and through Stowage, in the same run, driven as the
-host drives a context engine (``stowage.context_engine.replay.driver``): both
+host drives a context engine (``stowage.command.replay.offline.driver``): both
 compaction gates, usage after every call, the ``-1`` sentinel after a
 compaction, ``prune_tool_results_only`` where 0.20+ call it, and every request
 billed as the provider receives it, after every ``llm_request`` middleware
@@ -66,19 +66,7 @@ BASH_TOOL = {
 }
 STOWAGE = "stowage"
 
-from stowage.context_engine.replay import (  # noqa: E402
-    DEFAULT_CHAIN,
-    PRICE_MODELS,
-    DataMissing,
-    HostDriver,
-    StandInSummarizer,
-    TokenMeter,
-)
-from stowage.context_engine.replay.billing import tools_text  # noqa: E402
-from stowage.context_engine.replay.clock import Timing, parse_latency  # noqa: E402
-from stowage.context_engine.replay.hidden import HiddenUseTracker  # noqa: E402
-from stowage.context_engine.replay.totals import add_session, with_ratios  # noqa: E402
-from stowage.host.replay_host import (  # noqa: E402
+from stowage.command.replay.hermes_engines import (  # noqa: E402
     StowageHost,
     builtin_target,
     cleanup_home,
@@ -86,6 +74,18 @@ from stowage.host.replay_host import (  # noqa: E402
     parse_setting,
     prepare_hermes_home,
 )
+from stowage.command.replay.offline import (  # noqa: E402
+    DEFAULT_CHAIN,
+    PRICE_MODELS,
+    DataMissing,
+    HostDriver,
+    StandInSummarizer,
+    TokenMeter,
+)
+from stowage.command.replay.offline.billing import tools_text  # noqa: E402
+from stowage.command.replay.offline.clock import Timing, parse_latency  # noqa: E402
+from stowage.command.replay.offline.hidden import HiddenUseTracker  # noqa: E402
+from stowage.command.replay.offline.totals import add_session, with_ratios  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import economy_hosts  # noqa: E402

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 
 import tool_search_data as data  # noqa: E402
 
-from stowage.context_engine.tokens import TokenCounter  # noqa: E402
+from stowage.context_engine.chat.tokens import TokenCounter  # noqa: E402
 from stowage.tool_search import Catalog, IndexCache, bridge_schemas, preselect  # noqa: E402
 from stowage.tool_search.dense_leg import DenseLeg  # noqa: E402
 from stowage.tool_search.http_embedder import HttpEmbedder  # noqa: E402

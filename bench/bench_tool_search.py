@@ -52,7 +52,7 @@ sys.path.insert(0, str(HERE))
 import tool_search_data as data  # noqa: E402
 from tool_search_rankbm25 import RankBM25Index  # noqa: E402
 
-from stowage.context_engine.tokens import TokenCounter  # noqa: E402
+from stowage.context_engine.chat.tokens import TokenCounter  # noqa: E402
 from stowage.tool_search import BridgeService, Catalog, IndexCache, ToolIndex, assemble_tools, decide  # noqa: E402
 from stowage.tool_search.fields import field_counts  # noqa: E402
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from typing import Any, Iterator
 
-from stowage.context_engine.replay import chain_sessions, read_transcripts
-from stowage.context_engine.replay.hidden import common_tokens
+from stowage.command.replay.offline import chain_sessions, read_transcripts
+from stowage.command.replay.offline.hidden import common_tokens
 
 HALVES = ("A", "B")
 

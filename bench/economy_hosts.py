@@ -61,7 +61,7 @@ def _ready(host: NewerHost) -> bool:
     if not host.python.exists():
         return False
     probe = (
-        "import importlib.metadata as m, stowage.context_engine.replay, agent.context_compressor; "
+        "import importlib.metadata as m, stowage.command.replay.offline, agent.context_compressor; "
         f"print(m.version('{host.requirement.split('==')[0]}'))"
     )
     try:
@@ -212,10 +212,10 @@ def _worker(argv: list[str]) -> int:
     import agent.context_compressor as builtin
     from economy_data import common_of, sessions_of
 
-    from stowage.context_engine.replay import HostDriver, ReplayTarget, StandInSummarizer, TokenMeter
-    from stowage.context_engine.replay.clock import Timing, parse_latency
-    from stowage.context_engine.replay.hidden import HiddenUseTracker
-    from stowage.host import replay_host
+    from stowage.command.replay import hermes_engines as replay_host
+    from stowage.command.replay.offline import HostDriver, ReplayTarget, StandInSummarizer, TokenMeter
+    from stowage.command.replay.offline.clock import Timing, parse_latency
+    from stowage.command.replay.offline.hidden import HiddenUseTracker
 
     replay_host._install_builtin_route()
     tools = json.loads(Path(args.tools).read_text(encoding="utf-8"))

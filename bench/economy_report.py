@@ -6,8 +6,8 @@ import math
 from statistics import median
 from typing import Any, Mapping, Sequence
 
-from stowage.context_engine.replay import PRICE_MODELS
-from stowage.context_engine.replay.totals import ratio
+from stowage.command.replay.offline import PRICE_MODELS
+from stowage.command.replay.offline.totals import ratio
 
 HIDDEN_SUM_KEYS = ("outputs", "outputs_hidden", "outputs_hidden_stubbed", "outputs_used_later", "needed_while_hidden")
 EXAMPLES_PER_ENGINE = 4

@@ -5,7 +5,7 @@ it can only hold the formats we already thought of.  This tool takes a
 scanner's rule file instead, generates synthetic secrets from each rule's
 own regex, puts them in the contexts real text holds them in, keeps only
 the samples the rule itself would flag, and reports per rule whether
-:func:`stowage.context_engine.masking.mask` (the egress gate's masking)
+:func:`stowage.context_engine.redaction.masking.mask` (the egress gate's masking)
 removes the secret.
 
 Sources (nothing of theirs is shipped here; point the tool at your copies):
@@ -498,7 +498,7 @@ class RuleResult:
 
 
 def measure(rules: list[ScannerRule], count: int, seed: int) -> tuple[list[RuleResult], float, int]:
-    from stowage.context_engine.masking import mask
+    from stowage.context_engine.redaction.masking import mask
 
     results = []
     masked_chars = 0

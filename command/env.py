@@ -17,10 +17,10 @@ from typing import Any, Mapping
 import yaml
 
 from ..blobstore import BlobStore, RetentionPolicy
-from ..context_engine.config import Settings, StowageConfigError, default_settings, load_settings
+from ..context_engine.chat.tokenizer_loader import load_encoding
+from ..context_engine.chat.tokens import TokenCounter
+from ..context_engine.config.settings import Settings, StowageConfigError, default_settings, load_settings
 from ..context_engine.store_session.settings import retention_policy, store_root
-from ..context_engine.tokenizer_loader import load_encoding
-from ..context_engine.tokens import TokenCounter
 
 INDEX_NAME = "index.sqlite3"
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..context_engine.compaction_record import CompactionRecord
-from ..context_engine.fixed_part import below_fixed_part
-from ..context_engine.plain_data import to_plain
-from ..context_engine.session_status import AheadStatus, SessionStatus
-from ..context_engine.summary_log import window_handle
-from ..context_engine.trigger import trigger_text
+from ..context_engine.policy.fixed_part import below_fixed_part
+from ..context_engine.policy.trigger import trigger_text
+from ..context_engine.records.compaction_record import CompactionRecord
+from ..context_engine.records.plain_data import to_plain
+from ..context_engine.records.session_status import AheadStatus, SessionStatus
+from ..context_engine.records.summary_log import window_handle
 from .formatting import fields, human_size
 
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from ..blobstore import BlobStore, HandleError, Tombstone
 from ..blobstore.retention import live_protected
-from ..context_engine.session_files import STATUS_FOLDER, SUMMARY_FOLDER, forget_session
+from ..context_engine.records.session_files import STATUS_FOLDER, SUMMARY_FOLDER, forget_session
 from .env import INDEX_NAME, CliError, Env, Outcome
 from .formatting import human_size
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from typing import Any
 
 from ..blobstore import StoreError
-from ..context_engine import session_files
-from ..context_engine.fixed_part import below_fixed_part
-from ..context_engine.markers import BlobKind
-from ..context_engine.session_status import SessionStatus
-from ..context_engine.status_file import read_session_statuses
+from ..context_engine.chat.markers import BlobKind
+from ..context_engine.policy.fixed_part import below_fixed_part
+from ..context_engine.records import session_files
+from ..context_engine.records.session_status import SessionStatus
+from ..context_engine.records.status_file import read_session_statuses
 from .env import Env, Outcome
 from .formatting import counts, fields, human_duration, human_size, table
 from .identity import check_identity

@@ -3,7 +3,7 @@
 Users of compacting engines cannot otherwise see what the model now
 believes about the turns it no longer has.  The engine appends each summary
 to ``<store>/session-summaries/<name>.jsonl`` (see
-``context_engine/summary_log.py``); this reads it without the host.
+``context_engine/records/summary_log.py``); this reads it without the host.
 Formatting is a pure function of one record: files written by another
 version, or damaged, lack keys, and every figure is optional.
 """
@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..context_engine.status_file import read_session_status
-from ..context_engine.summary_log import known_session, newest_session, read_summaries
+from ..context_engine.records.status_file import read_session_status
+from ..context_engine.records.summary_log import known_session, newest_session, read_summaries
 from .env import CliError, Env, Outcome
 from .formatting import fields, relative_time
 

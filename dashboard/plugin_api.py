@@ -91,7 +91,7 @@ def _handle_error(exc: Exception) -> HTTPException:
 
 def _statuses(env: Any, limit: int = 50) -> list[Any]:
     """The newest sessions' ``SessionStatus`` records (the status files the engine writes)."""
-    return _sub("context_engine.status_file").read_session_statuses(env.store_root, limit=limit)
+    return _sub("context_engine.records.status_file").read_session_statuses(env.store_root, limit=limit)
 
 
 def _summary(status: Any) -> dict[str, Any]:

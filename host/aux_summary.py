@@ -15,7 +15,7 @@ import json
 import logging
 from typing import Any
 
-from ..context_engine.summary import SummaryFailure
+from ..context_engine.summary.reply import SummaryFailure
 
 logger = logging.getLogger(__name__)
 

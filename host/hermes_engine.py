@@ -12,9 +12,9 @@ from typing import Any
 
 from agent.context_engine import ContextEngine
 
-from ..context_engine.config import Settings, StowageConfigError
-from ..context_engine.deadline import TIMEOUT_KEY
-from ..context_engine.engine import StowageEngineCore
+from ..context_engine.config.settings import Settings, StowageConfigError
+from ..context_engine.host_adapter.engine import StowageEngineCore
+from ..context_engine.summary.deadline import TIMEOUT_KEY
 from . import sessions
 from .aux_summary import summarize_with_aux
 from .calling_agent import calling_agent

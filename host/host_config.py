@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from ..context_engine.config import Settings, StowageConfigError, load_settings
+from ..context_engine.config.settings import Settings, StowageConfigError, load_settings
 
 logger = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import metadata
 
-from ..context_engine.session_status import HostStatus
+from ..context_engine.records.session_status import HostStatus
 
 logger = logging.getLogger(__name__)
 

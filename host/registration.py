@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..context_engine.reread import reread_answer
+from ..context_engine.view.reread import reread_answer
 from . import sessions
 from .chat_note import say, spill_note
 from .hermes_engine import StowageContextEngine

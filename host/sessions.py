@@ -12,7 +12,7 @@ import weakref
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..context_engine.engine import StowageEngineCore
+    from ..context_engine.host_adapter.engine import StowageEngineCore
 
 _lock = threading.Lock()
 _engines: dict[str, "weakref.ReferenceType[StowageEngineCore]"] = {}

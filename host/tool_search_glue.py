@@ -27,7 +27,7 @@ import json
 import logging
 from typing import Any
 
-from ..context_engine.tool_search_embeddings import set_auxiliary_resolver
+from ..context_engine.session.tool_search_embeddings import set_auxiliary_resolver
 from ..tool_search import CALL_NAME, BridgeError
 from ..tool_search.session import HOST_BRIDGE_NAMES
 from . import sessions

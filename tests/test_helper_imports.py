@@ -94,7 +94,7 @@ def test_the_checker_lets_the_allowed_shapes_pass() -> None:
         "from .helpers import make_engine, RecordingModel",
         "from stowage_dev.records import compaction_record",
         "import stowage_dev.store_workers as workers",
-        "from stowage.context_engine.redact import redact",
+        "from stowage.context_engine.redaction.redact import redact",
         "import os, sys\nenv = {'PYTHONPATH': os.pathsep.join(sys.path)}",  # reading sys.path is fine
         "from . import helpers",
     ]

@@ -54,7 +54,7 @@ def test_the_graph_covers_the_package():
     for name in (
         "stowage",
         "stowage.command.main",
-        "stowage.context_engine.engine",
+        "stowage.context_engine.host_adapter.engine",
         "stowage.blobstore.store",
         "stowage.blobstore.doctor",
         "stowage.tool_search.session",
@@ -97,11 +97,11 @@ def test_the_session_never_reaches_back_into_the_engine():
     """
     found = modules()
     known = set(found)
-    engine = "stowage.context_engine.engine"
+    engine = "stowage.context_engine.host_adapter.engine"
     for name, path in found.items():
         if name.startswith("stowage.context_engine.") and name != engine:
             assert engine not in imports(name, path, known), f"{name} imports the engine"
-    session = "stowage.context_engine.session_state"
+    session = "stowage.context_engine.session.state"
     assert session in imports(engine, found[engine], known)
 
 

@@ -10,7 +10,7 @@ One room, one job per module, imported in this order (no module imports one abov
 * :mod:`.command`  the arguments, the report file and the exit status.
 
 The host loop, the wire format and the billing are host-agnostic and live in
-``stowage.context_engine.replay``.
+``stowage.command.replay.offline``.
 """
 
 from .command import add_replay_arguments, replay_command

@@ -1,6 +1,6 @@
 """The engines a ``stowage replay`` runs: Hermes's built-in compressor and Stowage (plus sweep settings).
 
-Built by ``stowage.host.replay_host`` (the replay's Hermes glue, the one module of it
+Built by ``stowage.command.replay.hermes_engines`` (the replay's Hermes glue, the one module of it
 that knows the host), imported lazily: the rest of ``stowage.command`` never needs hermes-agent.
 Each engine runs against a temporary ``HERMES_HOME`` and store, removed at
 the end.  The observer keeps a down-sampled request-size series per session
@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from ...context_engine.replay.target import Observer
-from ...context_engine.trigger import governing
+from ...context_engine.policy.trigger import governing
 from ..env import CliError
+from .offline.target import Observer
 from .options import BUILTIN, STOWAGE, ReplayOptions, sweep_configs
 from .sources import RecordedSession
 
@@ -54,8 +54,8 @@ class Engines:
 
     def __init__(self, options: ReplayOptions, home: Path | None = None) -> None:
         try:
-            from ...context_engine.replay import HostDriver, StandInSummarizer, TokenMeter
-            from ...host import replay_host
+            from . import hermes_engines as replay_host
+            from .offline import HostDriver, StandInSummarizer, TokenMeter
         except ImportError as exc:  # pragma: no cover - the package always ships the glue
             raise CliError(f"stowage replay cannot load its engines ({exc})", 1, "no_host") from exc
         self.host_module = replay_host

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ...context_engine.replay.chain import clean_transcript
+from .offline.chain import clean_transcript
 
 MAX_MESSAGE_CHARS = 2_000_000  # about 500k tokens: past any window, and a few copies stay far under a gigabyte
 

@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ...context_engine.config_schema import KEYS_BY_PATH
-from ...context_engine.replay.billing import PriceModel
+from ...context_engine.config.schema import KEYS_BY_PATH
 from ..env import CliError
+from .offline.billing import PriceModel
 
 BUILTIN, STOWAGE = "built-in", "stowage"
 PRICE_PRESETS: dict[str, PriceModel] = {

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ...context_engine.markers import SPILL_HEADER, STUB_PREFIXES, SUMMARY_MARKER
+from ...context_engine.chat.markers import SPILL_HEADER, STUB_PREFIXES, SUMMARY_MARKER
 
 _HEX = re.compile(r"[0-9a-f]{8,64}")
 _PREVIEW_HANDLE = re.compile(r"^handle: ([0-9a-f]{8,64})\s*$", re.MULTILINE)  # the first one is the original's

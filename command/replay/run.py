@@ -3,8 +3,8 @@
 Each recorded session (``state.db`` or a JSONL file, :mod:`.sources`)
 is replayed offline through Hermes's built-in ``ContextCompressor`` and
 through Stowage, driven as Hermes 0.19.0 drives an engine
-(``context_engine.replay.driver``; the engines are built by
-``stowage.host.replay_host``, the replay's Hermes glue).  No model is
+(``command.replay.offline.driver``; the engines are built by
+``stowage.command.replay.hermes_engines``, the replay's Hermes glue).  No model is
 called: summaries come from the stand-in summarizer, named in every report.
 
 Nothing of the user's is written: the source is read from a private copy,

@@ -9,7 +9,7 @@ Both sources are streamed one session at a time and never written to:
   ``-shm``/``-journal`` files beside the user's database.
 * a JSONL(.gz) file of OpenAI-format transcripts (``{id, messages, ...}`` a
   line, the shared data set's format), read with
-  :func:`stowage.context_engine.replay.chain.read_transcripts`.
+  :func:`stowage.command.replay.offline.chain.read_transcripts`.
 
 A recorded session is turned back into the conversation that happened
 (:mod:`.reconstruct` undoes Hermes's in-place compactions) and made
@@ -30,8 +30,8 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ...blobstore import safe_json
-from ...context_engine.replay.chain import chain_sessions, read_transcripts
 from .hygiene import cap_messages, tidy
+from .offline.chain import chain_sessions, read_transcripts
 from .rebuild import is_stowage_summary
 from .reconstruct import reconstruct
 

@@ -14,10 +14,10 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Callable
 
-from ..boundaries import Window, align_backward, align_forward
-from ..compactor import CompactionPlan, choose, since_prepared, window_prompt
-from ..messages import Message, call_id, message_text, role_of, tool_calls_of, tool_result_id
-from ..prune import prune
+from ..chat.messages import Message, call_id, message_text, role_of, tool_calls_of, tool_result_id
+from ..compaction.boundaries import Window, align_backward, align_forward
+from ..compaction.compactor import CompactionPlan, choose, since_prepared, window_prompt
+from ..compaction.prune import prune
 
 CountFn = Callable[[Message], int]
 STUB_TOKENS = 60  # about what a pruned output's stub costs (tool, argument gist, outcome, size)
@@ -74,7 +74,7 @@ def build_job(
 def clean_cut(messages: list[Message], window: Window) -> bool:
     """True when ``messages[window]`` keeps every tool call together with its results.
 
-    The alignment rules of :mod:`..boundaries` hold at both ends, and no call
+    The alignment rules of :mod:`..compaction.boundaries` hold at both ends, and no call
     id is answered on the other side of either cut.
     """
     head, tail = window.head_end, window.tail_start
@@ -116,10 +116,10 @@ def prefix_miss(messages: list[Message], chosen: Window, job: SummaryJob) -> str
 def arrived_since(messages: list[Message], plan: CompactionPlan, count: CountFn, job: SummaryJob) -> int | None:
     """What a compaction of ``messages`` now would keep between ``job``'s window and its own cut (tokens).
 
-    The compactor's own rule (:func:`..compactor.compact`): the prepared
+    The compactor's own rule (:func:`..compaction.compactor.compact`): the prepared
     window must be a clean prefix of the window it chooses, and what arrived
     after it is kept, older tool outputs stubbed, in a tail at most
-    :func:`..compactor.prepared_slack` longer than its own.  None: the
+    :func:`..compaction.compactor.prepared_slack` longer than its own.  None: the
     compaction could not use the window at all.  Plain stubs here (the
     store's also name a handle: a few tokens more each).
     """

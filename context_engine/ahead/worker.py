@@ -34,12 +34,12 @@ import time
 import weakref
 from typing import Any, Callable
 
-from ..boundaries import Window
-from ..compactor import CompactionPlan, prepared_slack
-from ..deadline import SummaryDeadline
-from ..messages import Message
-from ..part_status import AheadStatus
-from ..summary import SummaryFailure, clean_reply
+from ..chat.messages import Message
+from ..compaction.boundaries import Window
+from ..compaction.compactor import CompactionPlan, prepared_slack
+from ..records.part_status import AheadStatus
+from ..summary.deadline import SummaryDeadline
+from ..summary.reply import SummaryFailure, clean_reply
 from .job import CountFn, SummaryJob, arrived_since, job_key, prefix_miss, prepared_prefix
 from .pace import Pace
 
@@ -172,7 +172,7 @@ class AheadSummaries:
         prepared window is a clean prefix of the window it would choose and
         what arrived since, plus one request's measured growth (the next
         compaction check sees one more request), fits
-        :func:`..compactor.prepared_slack`.  Dropped now, a new one can start
+        :func:`..compaction.compactor.prepared_slack`.  Dropped now, a new one can start
         in time (at most one runs at a time).
         """
         run = self._run

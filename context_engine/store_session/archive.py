@@ -20,9 +20,9 @@ from concurrent.futures import Future
 from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
-from ..markers import BlobKind
-from ..messages import Message
-from ..stubs import PrunedOutput, argument_gist
+from ..chat.markers import BlobKind
+from ..chat.messages import Message
+from ..chat.stubs import PrunedOutput, argument_gist
 from .parts import part_placeholder, stored_part
 from .stubs import SpillOrigin, StubService, encode_text, keep_bytes
 

@@ -25,7 +25,7 @@ from ...blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern,
 from ...blobstore.retrieval.grep_windows import REASON_MATCH_CAP
 from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
 from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
-from ..markers import GREP_KINDS, HISTORY_KINDS, BlobKind
+from ..chat.markers import GREP_KINDS, HISTORY_KINDS, BlobKind
 from .grep_pages import CursorError, cursor_after, page, parse_cursor
 from .parts import data_url
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from ..markers import IMAGE_PLACEHOLDER
+from ..chat.markers import IMAGE_PLACEHOLDER
 
 PART_JSON = "json"  # the content type of a part stored as its JSON
 _DATA_URL = re.compile(r"data:([a-z0-9.+-]{1,40}/[a-z0-9.+-]{1,80})((?:;[^;,]{0,100}){0,8});base64,", re.I)

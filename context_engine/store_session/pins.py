@@ -23,8 +23,8 @@ import hashlib
 import re
 from typing import Any, Iterator
 
-from ..markers import VIEW_STUB_PREFIX
-from ..messages import Message, call_arguments_text, content_text, tool_calls_of
+from ..chat.markers import VIEW_STUB_PREFIX
+from ..chat.messages import Message, call_arguments_text, content_text, tool_calls_of
 
 HANDLE_REF = re.compile(r"handle[\s:=\"']{1,3}([0-9a-f]{16,64})(?![0-9a-f])")
 MIN_STORED_CHARS = 200  # shorter texts are never stored on their own

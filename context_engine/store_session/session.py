@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
-from ..config import Settings
-from ..markers import BlobKind
-from ..part_status import SpillRecord, StoreStatus
+from ..chat.markers import BlobKind
+from ..config.settings import Settings
+from ..records.part_status import SpillRecord, StoreStatus
 from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import spared_refs

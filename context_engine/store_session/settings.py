@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from ...blobstore import RetentionPolicy
-from ..config import Settings
+from ..config.settings import Settings
 
 HOUR = 3600.0
 DAY = 86400.0

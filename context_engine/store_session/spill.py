@@ -22,10 +22,10 @@ from ...blobstore import BlobStore, StoreError
 from ...blobstore.presentation.excerpt import build_excerpt
 from ...blobstore.presentation.sniff import sniff
 from ...blobstore.presentation.unescape import TextView, extract_text_views, salvage_text_views
-from ..config_sections import SpillSection
-from ..markers import SPILL_HEADER, BlobKind
-from ..part_status import SpillRecord
-from ..stubs import argument_gist
+from ..chat.markers import SPILL_HEADER, BlobKind
+from ..chat.stubs import argument_gist
+from ..config.sections import SpillSection
+from ..records.part_status import SpillRecord
 from .stubs import encode_text
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Compaction (``archive.StoreArchive``, for phase 1's pruned outputs and cut
 arguments) and the lean view (``StoreSession.handle_for``) both ask here;
-the words come from ``context_engine/stubs.py``.  A stub's handle always
+the words come from ``context_engine/chat/stubs.py``.  A stub's handle always
 names the *original* bytes, so one ``stowage_fetch`` reads them:
 
 * a spill preview this session wrote stands for the spilled output: the
@@ -29,8 +29,8 @@ import re
 from typing import Callable
 
 from ...blobstore import BlobStore, StoreError
-from ..markers import SPILL_HEADER, BlobKind
-from ..stubs import PrunedOutput, argument_gist, cut_arguments, stored_stub
+from ..chat.markers import SPILL_HEADER, BlobKind
+from ..chat.stubs import PrunedOutput, argument_gist, cut_arguments, stored_stub
 
 # The handle of the original output a preview this session wrote stands for, looked up by the preview's text.
 SpillOrigin = Callable[[str], "str | None"]

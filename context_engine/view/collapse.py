@@ -22,9 +22,9 @@ import json
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from ..markers import BlobKind
-from ..messages import Message, call_arguments_text, call_name, role_of, tool_calls_of, tool_result_id
-from ..stubs import outcome_of
+from ..chat.markers import BlobKind
+from ..chat.messages import Message, call_arguments_text, call_name, role_of, tool_calls_of, tool_result_id
+from ..chat.stubs import outcome_of
 
 COLLAPSE_MARK = "[stowage: earlier steps of this turn, one line each"
 MIN_RUN = 3  # steps; collapsing fewer saves less than the header costs

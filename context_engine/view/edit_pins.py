@@ -21,7 +21,7 @@ import shlex
 from functools import lru_cache
 from typing import Any, Callable, Sequence
 
-from ..messages import call_arguments_text, call_id, call_name, tool_calls_of, tool_result_id
+from ..chat.messages import call_arguments_text, call_id, call_name, tool_calls_of, tool_result_id
 
 _READERS = frozenset({"cat", "nl", "head", "tail", "less", "more", "bat", "sed", "awk"})
 _EDIT_TOOLS = frozenset({"write_file", "patch", "edit_file", "str_replace_editor", "apply_patch"})

@@ -2,7 +2,7 @@
 
 Old tool outputs outside the hot zone are sent as one-line stubs with the
 handle of their original bytes (the store's stub service decides it, the
-words come from ``context_engine/stubs.py``, both shared with compaction),
+words come from ``context_engine/chat/stubs.py``, both shared with compaction),
 and oversized tool-call arguments are cut with a handle to the whole text.  The session's history is never changed: only
 the request.  :func:`plan_view` decides *which* messages (deterministic,
 stepwise, prompt-cache friendly); this module measures the messages, asks the
@@ -18,10 +18,10 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from ..markers import SPILL_HEADER, BlobKind
-from ..messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
-from ..part_status import ViewStatus
-from ..stubs import cut_arguments, view_stub
+from ..chat.markers import SPILL_HEADER, BlobKind
+from ..chat.messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
+from ..chat.stubs import cut_arguments, view_stub
+from ..records.part_status import ViewStatus
 from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
 from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
 from .plan import ViewItem, ViewPlan, plan_view

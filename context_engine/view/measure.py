@@ -14,8 +14,8 @@ import bisect
 import json
 from typing import Any, Callable, Sequence
 
-from ..markers import REASONING_MARK, SPILL_HEADER
-from ..messages import (
+from ..chat.markers import REASONING_MARK, SPILL_HEADER
+from ..chat.messages import (
     Message,
     call_arguments_text,
     call_id,
@@ -25,12 +25,12 @@ from ..messages import (
     tool_calls_of,
     tool_result_id,
 )
-from ..reread import READ_TOOL, read_key
-from ..stubs import is_stub
+from ..chat.stubs import is_stub
 from .edit_pins import edit_pins
 from .plan import ViewItem
 from .quote_pins import QuoteIndex
 from .render import REASONING_HEAD_CHARS
+from .reread import READ_TOOL, read_key
 from .settings import ViewSettings
 
 READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})

@@ -1,14 +1,14 @@
 """The lean view's condensed reasoning: the head of an older assistant message and where the rest is.
 
-Output stubs and cut arguments are written by ``context_engine/stubs.py``
+Output stubs and cut arguments are written by ``context_engine/chat/stubs.py``
 (one family, shared with compaction).  Same input, same text: the prompt
 cache depends on it.
 """
 
 from __future__ import annotations
 
-from ..markers import REASONING_MARK
-from ..stubs import fetch_hint
+from ..chat.markers import REASONING_MARK
+from ..chat.stubs import fetch_hint
 
 REASONING_HEAD_CHARS = 200
 

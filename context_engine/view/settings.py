@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..config import Settings
+from ..config.settings import Settings
 
 
 @dataclass(frozen=True)

@@ -266,8 +266,8 @@ def main(argv: list[str] | None = None) -> int:
 
 def report(result: Any, fake_llm: FakeLLMServer) -> int:
     from stowage.command.live import saved_text
-    from stowage.context_engine.session_status import SessionStatus
-    from stowage.context_engine.trigger import trigger_text
+    from stowage.context_engine.policy.trigger import trigger_text
+    from stowage.context_engine.records.session_status import SessionStatus
 
     if os.environ.get("STOWAGE_DEMO_DEBUG"):
         for request in fake_llm.chat_requests():
@@ -368,7 +368,7 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
 
 def measured(fake_llm: FakeLLMServer) -> dict[str, int]:
     """What the model server received: prompt tokens (system prompt, messages, tool schemas) and summary calls."""
-    from stowage.context_engine.tokens import TokenCounter
+    from stowage.context_engine.chat.tokens import TokenCounter
 
     counter = TokenCounter("o200k_base")
     sizes = [

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from stowage.command import main
-from stowage.context_engine.tokens import TokenCounter
+from stowage.context_engine.chat.tokens import TokenCounter
 
 from .hermes_config import select_stowage, write_config
 
@@ -341,7 +341,7 @@ def test_doctor_reports_unreadable_yaml(filled, capsys):
 
 
 def test_doctor_reports_a_tokenizer_that_does_not_load_offline(filled, capsys, monkeypatch):
-    from stowage.context_engine import tokenizer_loader
+    from stowage.context_engine.chat import tokenizer_loader
 
     monkeypatch.setattr(
         "stowage.command.env.load_encoding",

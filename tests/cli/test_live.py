@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from stowage.command.live import session_rows, session_text
-from stowage.context_engine.session_status import SessionStatus
+from stowage.context_engine.records.session_status import SessionStatus
 
 
 def test_every_figure_is_shown():

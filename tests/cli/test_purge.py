@@ -8,8 +8,8 @@ from stowage.blobstore import BlobStore
 from stowage.command import main
 from stowage.command.env import Env
 from stowage.command.purge import purge
-from stowage.context_engine.session_status import SessionStatus
-from stowage.context_engine.status_file import status_path, write_session_status
+from stowage.context_engine.records.session_status import SessionStatus
+from stowage.context_engine.records.status_file import status_path, write_session_status
 from stowage.context_engine.store_session.fetch_tools import FetchLimits, FetchTools
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from stowage.command.replay.rebuild import original_handle
-from stowage.context_engine.stubs import PrunedOutput, default_stub, stored_stub, view_stub
+from stowage.context_engine.chat.stubs import PrunedOutput, default_stub, stored_stub, view_stub
 
 ORIGINAL = "3f2a9c0d1e2b4a5f"
 PREVIEW = "0123456789abcdef"

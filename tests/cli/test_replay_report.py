@@ -15,7 +15,7 @@ from stowage.command import main
 from stowage.command.replay.options import sweep_configs
 from stowage.command.replay.reconstruct import reconstruct
 from stowage.command.replay.report import config_lines
-from stowage.context_engine.config_schema import KEYS_BY_PATH
+from stowage.context_engine.config.schema import KEYS_BY_PATH
 from stowage_dev.transcripts import make_transcript
 
 pytest.importorskip("agent.context_compressor")

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from stowage.blobstore import RetentionPolicy
-from stowage.context_engine.config import default_settings, load_settings
+from stowage.context_engine.config.settings import default_settings, load_settings
 from stowage.context_engine.store_session.settings import retention_policy, store_root
 
 

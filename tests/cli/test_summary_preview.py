@@ -10,9 +10,9 @@ import pytest
 from stowage.command import main
 from stowage.command.preview import preview_text
 from stowage.command.summary import summary_header, summary_text
-from stowage.context_engine.session_status import SessionStatus
-from stowage.context_engine.status_file import write_session_status
-from stowage.context_engine.summary_log import append_summary, summaries_path
+from stowage.context_engine.records.session_status import SessionStatus
+from stowage.context_engine.records.status_file import write_session_status
+from stowage.context_engine.records.summary_log import append_summary, summaries_path
 from stowage.host.slash_command import stowage_command
 from stowage_dev.records import compaction_record
 
@@ -205,7 +205,7 @@ def test_status_and_summary_agree_on_how_each_compaction_was_served(home, capsys
     """A compaction that only pruned wrote no summary: status must not call it a model summary."""
     from stowage.blobstore import BlobStore
     from stowage.command.live import served_text
-    from stowage.context_engine.compaction_record import CompactionRecord
+    from stowage.context_engine.records.compaction_record import CompactionRecord
 
     BlobStore(store_of(home)).close()  # status lists sessions of a store that exists
     pruned = CompactionRecord(result="compacted", at=1.0, pruned_outputs=3, tokens_before=90_000, tokens_after=60_000)

@@ -8,8 +8,8 @@ import yaml
 from stowage.command import main
 from stowage.command.identity import check_identity
 from stowage.command.uninstall import config_without_stowage
-from stowage.context_engine.session_status import SessionStatus
-from stowage.context_engine.status_file import write_session_status
+from stowage.context_engine.records.session_status import SessionStatus
+from stowage.context_engine.records.status_file import write_session_status
 
 INSTALLED = {
     "model": {"default": "x"},

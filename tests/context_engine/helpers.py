@@ -9,8 +9,8 @@ import json
 import random
 from typing import Any
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage_dev.transcripts import make_transcript, tool_output
 
 NEWEST = "Please finally rename parse_header() to parse_head() everywhere and rerun the suite."

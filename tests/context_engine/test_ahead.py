@@ -13,10 +13,10 @@ import threading
 
 from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare, take_early
 from stowage.context_engine.ahead.job import arrived_since, prefix_miss
-from stowage.context_engine.boundaries import Window
-from stowage.context_engine.compactor import compact, prepared_slack
-from stowage.context_engine.summary import SummaryFailure
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.compaction.boundaries import Window
+from stowage.context_engine.compaction.compactor import compact, prepared_slack
+from stowage.context_engine.summary.reply import SummaryFailure
 
 from .helpers import NEWEST, RecordingModel, add_turn, history, make_engine, tool_turn
 

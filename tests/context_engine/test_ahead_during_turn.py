@@ -11,9 +11,9 @@ import random
 import threading
 from typing import Any
 
+from stowage.command.replay.offline.clock import SimClock
 from stowage.context_engine.ahead.job import arrived_since
 from stowage.context_engine.ahead.pace import MARGIN_REQUESTS, Pace, due
-from stowage.context_engine.replay.clock import SimClock
 
 from .helpers import GOOD_SUMMARY, history, make_engine, tool_turn
 

@@ -8,7 +8,9 @@ import json
 
 import pytest
 
-from stowage.context_engine.assemble import (
+from stowage.context_engine.chat.messages import SUMMARY_FLAG, is_real_user_turn, is_summary, message_text
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.compaction.assemble import (
     CONTINUE_NOTE,
     REMOVED_CALL_NOTE,
     SUMMARY_ACK,
@@ -20,9 +22,7 @@ from stowage.context_engine.assemble import (
     place_summary,
     sanitize,
 )
-from stowage.context_engine.messages import SUMMARY_FLAG, is_real_user_turn, is_summary, message_text
-from stowage.context_engine.summary import wrap
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.summary.reply import wrap
 
 SUMMARY = wrap("## Goal\nKeep going.")
 SYSTEM = {"role": "system", "content": "sys"}
@@ -301,7 +301,7 @@ def test_sanitize_output_always_valid_on_scrambled_input():
 
 
 def test_sanitize_repairs_what_would_otherwise_abort_every_compaction():
-    from stowage.context_engine.assemble import sanitize
+    from stowage.context_engine.compaction.assemble import sanitize
 
     call = {"id": "a", "type": "function", "function": {"name": "t", "arguments": "{}"}}
     messages = [

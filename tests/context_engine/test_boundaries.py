@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from stowage.context_engine.boundaries import (
+from stowage.context_engine.chat.messages import SUMMARY_FLAG
+from stowage.context_engine.compaction.boundaries import (
     align_backward,
     align_forward,
     budget_tail_start,
@@ -10,7 +11,6 @@ from stowage.context_engine.boundaries import (
     head_end_index,
     keep_newest_turns,
 )
-from stowage.context_engine.messages import SUMMARY_FLAG
 
 
 def one(_message) -> int:

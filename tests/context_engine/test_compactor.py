@@ -5,14 +5,14 @@ from __future__ import annotations
 import copy
 import json
 
-from stowage.context_engine.compactor import CompactionPlan, compact
-from stowage.context_engine.deadline import HOST_SUMMARY_TIMEOUT_SECONDS, MIN_CALL_SECONDS, SummaryDeadline
-from stowage.context_engine.markers import PRUNED_PREFIX, STORED_PREFIX, FailureKind
-from stowage.context_engine.messages import SUMMARY_MARKER, is_summary, message_text
-from stowage.context_engine.stubs import PrunedOutput
-from stowage.context_engine.summary import SummaryFailure
-from stowage.context_engine.tokens import TokenCounter
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.markers import PRUNED_PREFIX, STORED_PREFIX, FailureKind
+from stowage.context_engine.chat.messages import SUMMARY_MARKER, is_summary, message_text
+from stowage.context_engine.chat.stubs import PrunedOutput
+from stowage.context_engine.chat.tokens import TokenCounter
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.compaction.compactor import CompactionPlan, compact
+from stowage.context_engine.summary.deadline import HOST_SUMMARY_TIMEOUT_SECONDS, MIN_CALL_SECONDS, SummaryDeadline
+from stowage.context_engine.summary.reply import SummaryFailure
 from stowage_dev.transcripts import make_transcript
 
 GOOD = "## Goal\nFix the parser.\n\n## Progress\n### Done\n- ran tests\n\n## Next Steps\n- continue"
@@ -187,10 +187,10 @@ def test_duplicate_call_ids_in_the_tail_are_repaired_not_dropped():
 
 def test_invalid_result_is_refused_with_reason(monkeypatch):
     # if assembly ever produced an invalid list, the input must come back unchanged
-    import stowage.context_engine.compactor as compactor_module
+    import stowage.context_engine.compaction.compactor as compactor_module
 
     msgs = make_transcript(15, seed=6)
-    from stowage.context_engine.validate import Problem
+    from stowage.context_engine.chat.validate import Problem
 
     monkeypatch.setattr(compactor_module, "validate_messages", lambda messages, profile: [Problem(0, "x", "broken")])
     outcome = run(msgs)

@@ -7,8 +7,8 @@ import dataclasses
 
 import pytest
 
-from stowage.context_engine.config import StowageConfigError, default_settings, load_settings
-from stowage.context_engine.config_schema import KEYS
+from stowage.context_engine.config.schema import KEYS
+from stowage.context_engine.config.settings import StowageConfigError, default_settings, load_settings
 
 
 def test_defaults():
@@ -223,8 +223,8 @@ def test_every_schema_key_is_a_typed_field_of_its_section_and_nothing_else():
     import dataclasses
     import typing
 
-    from stowage.context_engine.config_schema import BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, NUMBER, STRING, STRINGS
-    from stowage.context_engine.config_sections import SECTION_TYPES
+    from stowage.context_engine.config.schema import BOOLEAN, CHOICE, INT_MAP, INTEGER, KEYS, NUMBER, STRING, STRINGS
+    from stowage.context_engine.config.sections import SECTION_TYPES
 
     expected_type = {
         BOOLEAN: bool,

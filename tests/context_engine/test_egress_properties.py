@@ -22,13 +22,13 @@ import string
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.fallback import build_fallback
-from stowage.context_engine.markers import SUMMARY_MARKER
-from stowage.context_engine.messages import message_text
-from stowage.context_engine.summary import SummaryFailure, unwrap, wrap
-from stowage.context_engine.transcript import TranscriptLimits, serialize_window
+from stowage.context_engine.chat.markers import SUMMARY_MARKER
+from stowage.context_engine.chat.messages import message_text
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
+from stowage.context_engine.summary.fallback import build_fallback
+from stowage.context_engine.summary.reply import SummaryFailure, unwrap, wrap
+from stowage.context_engine.summary.transcript import TranscriptLimits, serialize_window
 
 SUMMARY = "## Goal\nG\n\n## Next Steps\n- go"
 FORMATS = ("pem", "openssh", "yaml", "json", "aws-id", "aws-secret", "url")

@@ -8,11 +8,11 @@ import random
 
 import pytest
 
-from stowage.context_engine.compaction_run import COOLDOWN_REASON
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.messages import SUMMARY_MARKER, is_real_user_turn, is_summary, last_index, message_text
-from stowage.context_engine.summary import SummaryFailure
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.messages import SUMMARY_MARKER, is_real_user_turn, is_summary, last_index, message_text
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
+from stowage.context_engine.session.compaction_run import COOLDOWN_REASON
+from stowage.context_engine.summary.reply import SummaryFailure
 from stowage_dev.transcripts import make_transcript
 
 from .helpers import NEWEST, RecordingModel, add_turn, history, make_engine, tool_turn
@@ -356,7 +356,7 @@ def test_many_consecutive_compactions_keep_one_summary_and_newest_request():
 
 
 def test_input_with_consecutive_summary_messages():
-    from stowage.context_engine.summary import wrap
+    from stowage.context_engine.summary.reply import wrap
 
     model = RecordingModel()
     engine = make_engine(model=model)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from stowage.context_engine.fixed_part import FixedPart, below_fixed_part
+from stowage.context_engine.policy.fixed_part import FixedPart, below_fixed_part
 
 
 def test_measure_counts_the_system_prompt_once_per_text():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from stowage.context_engine.governor import API_CALLS_PER_TURN_ESTIMATE, Governor, GovernorPolicy
+from stowage.context_engine.policy.governor import API_CALLS_PER_TURN_ESTIMATE, Governor, GovernorPolicy
 
 
 class Clock:

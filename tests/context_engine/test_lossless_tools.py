@@ -10,13 +10,13 @@ import re
 import pytest
 
 from stowage.blobstore import BlobStore, StoreWriteError
-from stowage.context_engine.compactor import CompactionPlan, compact
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import STORED_PREFIX
+from stowage.context_engine.chat.markers import STORED_PREFIX
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.compaction.compactor import CompactionPlan, compact
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import StoreArchive, decode_window, encode_window
 from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
-from stowage.context_engine.validate import validate_messages
 from stowage_dev.transcripts import make_transcript
 
 HANDLE = re.compile(r"handle:? ([0-9a-f]{16,64})")
@@ -436,7 +436,7 @@ def _fetch_line(session, handle: str, line: int) -> str:
 
 
 def test_a_pruned_spill_preview_names_only_the_original_handle_the_spill_recorded(store):
-    from stowage.context_engine.stubs import PrunedOutput
+    from stowage.context_engine.chat.stubs import PrunedOutput
 
     session, original, preview, original_handle = _spilled_session(store)
     preview_handle = store.put(preview.encode(), session_id="s", tool_name="terminal", kind="preview").handle
@@ -453,7 +453,7 @@ def test_a_pruned_spill_preview_names_only_the_original_handle_the_spill_recorde
 
 
 def test_a_view_stub_of_a_preview_names_the_original_in_this_process_and_the_next(store):
-    from stowage.context_engine.markers import BlobKind
+    from stowage.context_engine.chat.markers import BlobKind
     from stowage.context_engine.store_session.session import StoreSession
 
     session, original, preview, original_handle = _spilled_session(store)
@@ -526,7 +526,7 @@ def test_window_is_put_during_the_summary_call_and_named_only_once_resolvable(st
 
 
 def test_aborted_compaction_waits_for_its_window_put(store):
-    from stowage.context_engine.summary import SummaryFailure
+    from stowage.context_engine.summary.reply import SummaryFailure
 
     gate, futures, submit = _lane()
     archive = StoreArchive(store, lambda: "s", submit=submit)

@@ -19,9 +19,9 @@ import json
 import threading
 from typing import Any
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.chat.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 
 from .helpers import RecordingModel
 

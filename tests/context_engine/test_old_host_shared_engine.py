@@ -14,8 +14,8 @@ import json
 import threading
 from typing import Any, Callable
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 
 
 def on_thread(fn: Callable[[], Any]) -> Any:

@@ -15,11 +15,11 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.messages import is_real_user_turn, last_index, message_text
-from stowage.context_engine.summary import FAILURE_KINDS, SummaryFailure, wrap
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.messages import is_real_user_turn, last_index, message_text
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
+from stowage.context_engine.summary.reply import FAILURE_KINDS, SummaryFailure, wrap
 
 IMAGE = {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "iVBORw0KGgo" * 20}}
 GOOD = "## Goal\nKeep working on the task.\n\n## Progress\n### Done\n- several steps\n\n## Next Steps\n- continue"

@@ -5,8 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from stowage.context_engine.prune import IMAGE_PLACEHOLDER, PruneSettings, prune
-from stowage.context_engine.stubs import (
+from stowage.context_engine.chat.stubs import (
     DUPLICATE_PREFIX,
     PRUNED_PREFIX,
     PrunedOutput,
@@ -16,7 +15,8 @@ from stowage.context_engine.stubs import (
     outcome_of,
     shrink_json_arguments,
 )
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.compaction.prune import IMAGE_PLACEHOLDER, PruneSettings, prune
 
 LONG_LOG = "\n".join(f"line {i}: compiling module_{i}.c ... ok" for i in range(80))
 TRACEBACK = (
@@ -317,7 +317,7 @@ def test_outcome_of_a_long_failure_is_read_near_its_end():
 
 
 def test_every_stub_is_one_family_and_stubs_of_earlier_versions_are_never_pruned_again():
-    from stowage.context_engine.markers import LEGACY_STUB_PREFIXES, STORED_PREFIX, VIEW_STUB_PREFIX
+    from stowage.context_engine.chat.markers import LEGACY_STUB_PREFIXES, STORED_PREFIX, VIEW_STUB_PREFIX
 
     assert all(p.startswith("[stowage: output ") for p in (PRUNED_PREFIX, DUPLICATE_PREFIX, STORED_PREFIX))
     assert VIEW_STUB_PREFIX.startswith("[stowage: output ")

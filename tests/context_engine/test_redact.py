@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stowage.context_engine.redact import MASK, contains_secret, redact
+from stowage.context_engine.redaction.redact import MASK, contains_secret, redact
 
 from .redact_corpus import CORPUS, FALSE_POSITIVES, HERMES_EXTRA, OPENAI
 
@@ -183,7 +183,7 @@ def test_a_secret_behind_json_escapes_is_masked_and_the_json_stays_valid():
 
 
 def test_values_and_names_are_judged_by_their_shape():
-    from stowage.context_engine.redact_values import is_plain_value, looks_random, name_kind
+    from stowage.context_engine.redaction.values import is_plain_value, looks_random, name_kind
 
     assert [name_kind(n) for n in ("DB_PASS", "id-token", "OPENAI_KEY", "secretKey", "TOKEN_TTL", "cache-key")] == [
         "strong",

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stowage.context_engine.redact import MASK, redact, redact_many
-from stowage.context_engine.redact_base64 import redact_base64_values_many
-from stowage.context_engine.redact_escapes import redact_escaped_strings_many
-from stowage.context_engine.redact_rules import RULES, literal_head
+from stowage.context_engine.redaction.escapes import redact_escaped_strings_many
+from stowage.context_engine.redaction.in_base64 import redact_base64_values_many
+from stowage.context_engine.redaction.redact import MASK, redact, redact_many
+from stowage.context_engine.redaction.rules import RULES, literal_head
 
 from .redact_corpus import CORPUS, FALSE_POSITIVES, HERMES_EXTRA
 

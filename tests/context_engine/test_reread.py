@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from stowage.context_engine.reread import is_dedup_answer, read_key, reread_answer
+from stowage.context_engine.view.reread import is_dedup_answer, read_key, reread_answer
 
 UNCHANGED = json.dumps(
     {

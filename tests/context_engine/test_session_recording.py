@@ -17,9 +17,9 @@ from typing import Any, Callable
 import pytest
 
 from stowage.blobstore import BlobStore
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.status_file import read_session_statuses, status_path
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
+from stowage.context_engine.records.status_file import read_session_statuses, status_path
 
 USAGE = {"prompt_tokens": 1000, "completion_tokens": 10, "total_tokens": 1010}
 HISTORY: list[dict[str, Any]] = [

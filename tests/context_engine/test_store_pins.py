@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.pins import HANDLE_REF
 from stowage.context_engine.store_session.session import ToolBatches, writer_for
 
@@ -94,7 +94,7 @@ def test_an_original_only_a_view_stub_names_is_not_spared_and_its_stub_then_name
     A view stub names the spilled original while it exists, but the cap spares only the preview for it; once
     the cap evicts the original, the next request's stub names the preview (readable) and says why.
     """
-    from stowage.context_engine.stubs import ORIGINAL_EVICTED_NOTE
+    from stowage.context_engine.chat.stubs import ORIGINAL_EVICTED_NOTE
 
     engine = _spilling_engine(tmp_path)
     store = engine.state.store.store

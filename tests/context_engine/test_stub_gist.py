@@ -16,10 +16,7 @@ import string
 import pytest
 
 from stowage.blobstore import BlobStore
-from stowage.context_engine.masking import mask
-from stowage.context_engine.store_session.archive import StoreArchive
-from stowage.context_engine.store_session.spill import SpillPolicy, spill_result
-from stowage.context_engine.stubs import (
+from stowage.context_engine.chat.stubs import (
     PrunedOutput,
     _gist,
     argument_gist,
@@ -27,6 +24,9 @@ from stowage.context_engine.stubs import (
     default_stub,
     shrink_json_arguments,
 )
+from stowage.context_engine.redaction.masking import mask
+from stowage.context_engine.store_session.archive import StoreArchive
+from stowage.context_engine.store_session.spill import SpillPolicy, spill_result
 
 from .redact_corpus import FALSE_POSITIVES
 

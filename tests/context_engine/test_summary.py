@@ -6,10 +6,16 @@ import json
 
 import pytest
 
-from stowage.context_engine.assemble import merge_summary_into
-from stowage.context_engine.fallback import MAX_CHARS, build_fallback
-from stowage.context_engine.messages import SUMMARY_END_MARKER, SUMMARY_MARKER, is_summary
-from stowage.context_engine.summary import (
+from stowage.context_engine.chat.messages import SUMMARY_END_MARKER, SUMMARY_MARKER, is_summary
+from stowage.context_engine.compaction.assemble import merge_summary_into
+from stowage.context_engine.summary.fallback import MAX_CHARS, build_fallback
+from stowage.context_engine.summary.prompt import (
+    NEWEST_REQUEST_HEADING,
+    SummaryRequest,
+    build_prompt,
+    summary_budget_tokens,
+)
+from stowage.context_engine.summary.reply import (
     SummaryFailure,
     clean_reply,
     extract_previous,
@@ -18,13 +24,7 @@ from stowage.context_engine.summary import (
     unwrap,
     wrap,
 )
-from stowage.context_engine.summary_prompt import (
-    NEWEST_REQUEST_HEADING,
-    SummaryRequest,
-    build_prompt,
-    summary_budget_tokens,
-)
-from stowage.context_engine.transcript import TranscriptLimits, serialize_window
+from stowage.context_engine.summary.transcript import TranscriptLimits, serialize_window
 
 GOOD = "## Goal\nShip the parser fix.\n\n## Progress\n### Done\n- fixed tokenizer\n\n## Next Steps\n- run CI"
 

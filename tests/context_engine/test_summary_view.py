@@ -5,17 +5,17 @@ from __future__ import annotations
 import copy
 import json
 
-from stowage.context_engine.compactor import compact
-from stowage.context_engine.messages import is_summary, message_text
-from stowage.context_engine.preview import SeenMessages, preview_compaction
-from stowage.context_engine.summary import unwrap
-from stowage.context_engine.summary_log import (
+from stowage.context_engine.chat.messages import is_summary, message_text
+from stowage.context_engine.compaction.compactor import compact
+from stowage.context_engine.compaction.preview import SeenMessages, preview_compaction
+from stowage.context_engine.records.summary_log import (
     append_summary,
     newest_session,
     read_summaries,
     summaries_path,
     window_handle,
 )
+from stowage.context_engine.summary.reply import unwrap
 from stowage_dev.transcripts import make_transcript
 
 from .helpers import make_engine

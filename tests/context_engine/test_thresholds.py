@@ -1,9 +1,9 @@
-"""The engine's numbers and the compact-now decision (context_engine/thresholds.py), without an engine."""
+"""The engine's numbers and the compact-now decision (context_engine/policy/thresholds.py), without an engine."""
 
 from __future__ import annotations
 
-from stowage.context_engine.governor import Governor, GovernorPolicy
-from stowage.context_engine.thresholds import compaction_decision, trigger_for
+from stowage.context_engine.policy.governor import Governor, GovernorPolicy
+from stowage.context_engine.policy.thresholds import compaction_decision, trigger_for
 
 
 def _governor() -> Governor:

@@ -12,9 +12,10 @@ import tiktoken
 import tiktoken.load
 import tiktoken.registry
 
-import stowage.context_engine.tokenizer_loader as loader
-from stowage.context_engine import assemble, redact
-from stowage.context_engine.tokens import IMAGE_TOKENS, SAMPLE_THRESHOLD_CHARS, TokenCounter
+import stowage.context_engine.chat.tokenizer_loader as loader
+from stowage.context_engine.chat.tokens import IMAGE_TOKENS, SAMPLE_THRESHOLD_CHARS, TokenCounter
+from stowage.context_engine.compaction import assemble
+from stowage.context_engine.redaction import redact
 from stowage_dev.transcripts import make_transcript, tool_output
 
 
@@ -242,7 +243,7 @@ def test_deepcopy_gets_own_cache_but_shares_encoding():
 
 
 def test_calibrated_estimates_track_exact_counts_without_tokenizing_each_message():
-    from stowage.context_engine.tokens import TokenCounter
+    from stowage.context_engine.chat.tokens import TokenCounter
     from stowage_dev.transcripts import make_transcript
 
     messages = make_transcript(20, seed=9)

@@ -7,8 +7,8 @@ from typing import Any, Iterator
 
 import pytest
 
-from stowage.context_engine.config import StowageConfigError, load_settings
-from stowage.context_engine.tool_search_embeddings import DenseLegSource, reset_shared_legs
+from stowage.context_engine.config.settings import StowageConfigError, load_settings
+from stowage.context_engine.session.tool_search_embeddings import DenseLegSource, reset_shared_legs
 from stowage.tool_search.activation import estimate_tokens
 from stowage.tool_search.session import ToolSearchSession
 from stowage_dev.embedding_server import ConceptEmbedder, EmbeddingServer

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.config import load_settings
+from stowage.context_engine.config.settings import load_settings
 from stowage.tool_search import BRIDGE_NAMES
 from stowage.tool_search.activation import estimate_tokens
 from stowage.tool_search.session import ToolSearchSession
@@ -64,7 +64,7 @@ def test_off_with_preselect_defers_nothing() -> None:
 def test_bridging_a_directly_listed_tool_says_to_call_it_by_name():
     import json
 
-    from stowage.context_engine.config import load_settings
+    from stowage.context_engine.config.settings import load_settings
     from stowage.tool_search.session import ToolSearchSession
 
     def schema(name: str) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stowage.context_engine.validate import is_valid, validate_messages
+from stowage.context_engine.chat.validate import is_valid, validate_messages
 
 
 def codes(messages, provider="strict"):

@@ -12,8 +12,8 @@ import copy
 import json
 from typing import Any
 
-from stowage.context_engine.markers import BlobKind
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.markers import BlobKind
+from stowage.context_engine.chat.validate import validate_messages
 from stowage.context_engine.view.collapse import (
     CALL_CHARS,
     COLLAPSE_MARK,

@@ -25,10 +25,10 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import REASONING_MARK
+from stowage.context_engine.chat.markers import REASONING_MARK
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.pins import request_refs
-from stowage.context_engine.validate import validate_messages
 from stowage.context_engine.view.collapse import COLLAPSE_MARK
 from stowage.context_engine.view.lean import LeanView, ViewSettings
 from stowage.context_engine.view.plan import ViewPlan

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stowage.context_engine.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.chat.markers import VIEW_STUB_PREFIX
 from stowage.context_engine.view.edit_pins import edit_pins, edited_paths, named_paths, read_path_of
 
 from .view_sessions import make, output_index, session, shape

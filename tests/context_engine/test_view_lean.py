@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import VIEW_STUB_PREFIX
-from stowage.context_engine.stubs import ARGUMENTS_KEY
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.chat.stubs import ARGUMENTS_KEY
+from stowage.context_engine.chat.validate import validate_messages
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 
 VIEW = {"hot_tokens": 1000, "step_tokens": 1000, "pin_turns": 3}
 HANDLE = re.compile(r'stowage_fetch\(handle="([0-9a-f]{16,64})"\)')
@@ -236,7 +236,7 @@ def test_saved_counts_spilled_outputs_against_the_same_history_unshaped(tmp_path
 
 
 def test_the_trigger_names_the_key_that_decides_it(tmp_path):
-    from stowage.context_engine.trigger import governing
+    from stowage.context_engine.policy.trigger import governing
 
     engine = make(tmp_path)
     assert engine.get_status()["trigger"]["key"] == "view.compact_at"

@@ -8,8 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 
 VIEW = {"hot_tokens": 1000, "step_tokens": 1000, "pin_turns": 3}
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from stowage.context_engine.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.chat.markers import VIEW_STUB_PREFIX
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import REPO_ROOT, STOWAGE_DIST, HermesHome
 from stowage_dev.runner import CliResult, run_cli

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stowage.context_engine.validate import validate_messages
+from stowage.context_engine.chat.validate import validate_messages
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import HermesHome
 from stowage_dev.runner import Scenario

@@ -6,7 +6,7 @@ a second ``read_file`` of an unchanged file with ``{"status": "unchanged"}``
 ("refer to the earlier result") and a third with BLOCKED, until a compaction
 resets it.  When Stowage's lean view has stubbed the earlier read, the model
 would be told to refer to content it cannot see: Stowage answers the re-read
-with the earlier output instead (``stowage.context_engine.reread``).
+with the earlier output instead (``stowage.context_engine.view.reread``).
 
 Also here: a terminal output spilled, parallel tool calls, and the lean view
 through ``select_context`` on the hosts that call it (0.20+).
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from stowage.context_engine.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.chat.markers import VIEW_STUB_PREFIX
 from stowage.host.host_support import assess, installed_version
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, chat_once, run_scenario

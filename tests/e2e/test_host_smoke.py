@@ -111,7 +111,7 @@ CHILD_TURN = Match.turn_start() & Match.last_user_contains("CHILDGOAL")  # 0.20.
 # Where the child's outputs are: under the child's session, readable by that session (a fresh engine opening it).
 CHILD_STORE = """
 import json
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.host.host_config import hermes_home, load_user_settings
 reader = StowageEngineCore(load_user_settings()[0])
 reader.attach_store_home(hermes_home())

@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from stowage.context_engine.config_schema import KEYS_BY_PATH
+from stowage.context_engine.config.schema import KEYS_BY_PATH
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.runner import Scenario, run_scenario
 

@@ -17,8 +17,8 @@ import re
 import pytest
 
 from stowage.command.live import session_rows
-from stowage.context_engine.config_schema import KEYS_BY_PATH
-from stowage.context_engine.session_status import SessionStatus
+from stowage.context_engine.config.schema import KEYS_BY_PATH
+from stowage.context_engine.records.session_status import SessionStatus
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 

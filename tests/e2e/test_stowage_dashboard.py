@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.config_schema import KEYS_BY_PATH
+from stowage.context_engine.config.schema import KEYS_BY_PATH
 from stowage_dev.browser import Browser, chromium_path, count_color
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import HERMES, Scenario, run_scenario

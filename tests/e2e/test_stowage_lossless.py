@@ -16,7 +16,7 @@ import re
 import pytest
 
 from stowage.blobstore import BlobStore
-from stowage.context_engine.markers import STORED_PREFIX
+from stowage.context_engine.chat.markers import STORED_PREFIX
 from stowage.context_engine.store_session.archive import decode_window
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario

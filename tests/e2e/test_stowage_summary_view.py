@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from stowage.context_engine.messages import is_summary, message_text
-from stowage.context_engine.summary import unwrap
+from stowage.context_engine.chat.messages import is_summary, message_text
+from stowage.context_engine.summary.reply import unwrap
 
 from .compacted_session import SUMMARY, CompactedSession
 

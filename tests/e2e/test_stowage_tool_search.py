@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from stowage.context_engine.tokens import TokenCounter
+from stowage.context_engine.chat.tokens import TokenCounter
 from stowage.tool_search import BRIDGE_NAMES, CALL_NAME, DESCRIBE_NAME, SEARCH_NAME, Catalog, preselect
 from stowage_dev.embedding_server import ConceptEmbedder, EmbeddingServer
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall

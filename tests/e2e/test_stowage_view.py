@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.markers import VIEW_STUB_PREFIX
+from stowage.context_engine.chat.markers import VIEW_STUB_PREFIX
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 

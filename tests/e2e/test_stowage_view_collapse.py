@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.markers import REASONING_MARK, VIEW_STUB_PREFIX
+from stowage.context_engine.chat.markers import REASONING_MARK, VIEW_STUB_PREFIX
 from stowage.context_engine.view.collapse import COLLAPSE_MARK
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.plugins.harness_probe import big_output

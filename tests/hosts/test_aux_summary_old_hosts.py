@@ -68,7 +68,7 @@ def test_the_guard_is_used_where_the_host_has_it(monkeypatch):
 
 
 def test_a_host_without_the_auxiliary_client_gives_a_clear_failure(monkeypatch):
-    from stowage.context_engine.summary import SummaryFailure
+    from stowage.context_engine.summary.reply import SummaryFailure
 
     package = sys.modules.get("agent") or types.ModuleType("agent")
     monkeypatch.setitem(sys.modules, "agent", package)
@@ -80,7 +80,7 @@ def test_a_host_without_the_auxiliary_client_gives_a_clear_failure(monkeypatch):
 
 
 def test_the_engine_passes_the_compactions_deadline_to_the_host_and_not_in_the_runtime(monkeypatch):
-    from stowage.context_engine.deadline import TIMEOUT_KEY
+    from stowage.context_engine.summary.deadline import TIMEOUT_KEY
     from stowage.host.hermes_engine import _summarize_with_deadline
 
     calls = fake_aux_module(monkeypatch)

@@ -39,7 +39,7 @@ def test_no_openai_compatible_provider_is_a_clear_reason(monkeypatch: pytest.Mon
 
 
 def test_registration_installs_the_resolver(monkeypatch: pytest.MonkeyPatch) -> None:
-    from stowage.context_engine import tool_search_embeddings as wiring
+    from stowage.context_engine.session import tool_search_embeddings as wiring
 
     ctx = SimpleNamespace(register_middleware=lambda *a: None)
     tool_search_glue.register_tool_search(ctx)

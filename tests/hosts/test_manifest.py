@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 import stowage
-from stowage.context_engine.config_schema import KEYS
+from stowage.context_engine.config.schema import KEYS
 from stowage.host import manifest
 from stowage.host.host_support import MIN_HERMES
 

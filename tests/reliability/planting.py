@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import json
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 
 SUMMARY = "## Goal\nG\n\n## Next Steps\n- go"
 ROUTES = ("user", "tool_output", "tool_error_line", "arguments")

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import decode_window
 
 from .strict_provider import strict_problems

@@ -14,8 +14,8 @@ import math
 import pytest
 import yaml
 
-from stowage.context_engine.config import StowageConfigError, load_settings
-from stowage.context_engine.config_schema import INTEGER, KEYS, NUMBER
+from stowage.context_engine.config.schema import INTEGER, KEYS, NUMBER
+from stowage.context_engine.config.settings import StowageConfigError, load_settings
 
 pytestmark = pytest.mark.reliability
 

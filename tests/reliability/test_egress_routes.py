@@ -20,12 +20,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import SUMMARY_MARKER
-from stowage.context_engine.messages import message_text
-from stowage.context_engine.summary import SummaryFailure, unwrap, wrap
-from stowage.context_engine.summary_log import read_summaries
+from stowage.context_engine.chat.markers import SUMMARY_MARKER
+from stowage.context_engine.chat.messages import message_text
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
+from stowage.context_engine.records.summary_log import read_summaries
+from stowage.context_engine.summary.reply import SummaryFailure, unwrap, wrap
 
 pytestmark = pytest.mark.reliability
 SUMMARY = "## Goal\nG\n\n## Next Steps\n- go"

@@ -16,8 +16,8 @@ import subprocess
 import pytest
 
 from stowage.blobstore import BlobStore, StoreIndexError
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.fetch_tools import FETCH, GREP, FetchLimits, FetchTools
 from stowage.context_engine.store_session.session import SPILL_FAILED_NOTE
 

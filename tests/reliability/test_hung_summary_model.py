@@ -15,9 +15,9 @@ import threading
 
 import pytest
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.summary import SummaryFailure
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
+from stowage.context_engine.summary.reply import SummaryFailure
 from stowage_dev.transcripts import make_transcript
 
 pytestmark = pytest.mark.reliability

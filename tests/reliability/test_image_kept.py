@@ -16,9 +16,9 @@ import re
 import pytest
 
 from stowage.blobstore import StoreWriteError
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import IMAGE_PLACEHOLDER
+from stowage.context_engine.chat.markers import IMAGE_PLACEHOLDER
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage_dev.transcripts import make_transcript
 
 pytestmark = pytest.mark.reliability

@@ -18,11 +18,11 @@ import string
 
 import pytest
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import SUMMARY_MARKER
-from stowage.context_engine.messages import message_text
-from stowage.context_engine.summary import SummaryFailure, wrap
+from stowage.context_engine.chat.markers import SUMMARY_MARKER
+from stowage.context_engine.chat.messages import message_text
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
+from stowage.context_engine.summary.reply import SummaryFailure, wrap
 
 pytestmark = pytest.mark.reliability
 SUMMARY = "## Goal\nG\n\n## Next Steps\n- go"

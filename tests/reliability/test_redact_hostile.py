@@ -15,10 +15,10 @@ import time
 
 import pytest
 
-from stowage.context_engine.redact import MASK, redact
-from stowage.context_engine.redact_base64 import redact_base64_values_many
-from stowage.context_engine.redact_escapes import redact_escaped_strings_many
-from stowage.context_engine.redact_rules import RULES
+from stowage.context_engine.redaction.escapes import redact_escaped_strings_many
+from stowage.context_engine.redaction.in_base64 import redact_base64_values_many
+from stowage.context_engine.redaction.redact import MASK, redact
+from stowage.context_engine.redaction.rules import RULES
 
 pytestmark = pytest.mark.reliability
 N = 50_000

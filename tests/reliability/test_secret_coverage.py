@@ -22,7 +22,7 @@ from collections import Counter
 
 import pytest
 
-from stowage.context_engine.redact import redact, redact_many
+from stowage.context_engine.redaction.redact import redact, redact_many
 
 from .ordinary_text import BLOCKS, ordinary_lines
 from .planting import ROUTES, summary_prompts

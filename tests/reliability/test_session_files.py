@@ -17,9 +17,9 @@ import pytest
 
 from stowage.blobstore import BlobStore
 from stowage.command import main
-from stowage.context_engine.session_status import SessionStatus
-from stowage.context_engine.status_file import read_session_statuses, status_path, write_session_status
-from stowage.context_engine.summary_log import append_summary, summaries_path
+from stowage.context_engine.records.session_status import SessionStatus
+from stowage.context_engine.records.status_file import read_session_statuses, status_path, write_session_status
+from stowage.context_engine.records.summary_log import append_summary, summaries_path
 from stowage_dev.records import compaction_record
 
 pytestmark = pytest.mark.reliability

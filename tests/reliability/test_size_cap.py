@@ -26,10 +26,10 @@ import pytest
 
 from stowage.blobstore import BlobStore, EvictedBlobError, RetentionPolicy
 from stowage.command.live import session_rows
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
+from stowage.context_engine.chat.stubs import ORIGINAL_EVICTED_NOTE
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.pins import HANDLE_REF
-from stowage.context_engine.stubs import ORIGINAL_EVICTED_NOTE
 from stowage_dev.clock import ManualClock
 
 pytestmark = pytest.mark.reliability

@@ -15,11 +15,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stowage.context_engine.config import load_settings
-from stowage.context_engine.engine import StowageEngineCore
-from stowage.context_engine.markers import SPILL_HEADER
+from stowage.context_engine.chat.markers import SPILL_HEADER
+from stowage.context_engine.chat.tokens import TokenCounter
+from stowage.context_engine.config.settings import load_settings
+from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.spill import may_exceed
-from stowage.context_engine.tokens import TokenCounter
 
 pytestmark = pytest.mark.reliability
 THRESHOLD = 4000

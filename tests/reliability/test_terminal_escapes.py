@@ -23,10 +23,10 @@ from stowage.command import main
 from stowage.command.blobs import cat
 from stowage.command.env import Env
 from stowage.command.terminal import safe_text
-from stowage.context_engine.compaction_record import CompactionRecord
-from stowage.context_engine.session_status import SessionStatus
-from stowage.context_engine.status_file import write_session_status
-from stowage.context_engine.summary_log import append_summary
+from stowage.context_engine.records.compaction_record import CompactionRecord
+from stowage.context_engine.records.session_status import SessionStatus
+from stowage.context_engine.records.status_file import write_session_status
+from stowage.context_engine.records.summary_log import append_summary
 from stowage.host.slash_command import stowage_command
 from stowage_dev.records import compaction_record
 

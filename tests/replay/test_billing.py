@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stowage.context_engine.replay.billing import (
+from stowage.command.replay.offline.billing import (
     MESSAGE_OVERHEAD,
     PRICE_MODELS,
     PriceModel,
@@ -102,7 +102,7 @@ def test_price_model_arithmetic() -> None:
 
 def test_real_tokenizer_counts_are_exact_o200k() -> None:
     real = TokenMeter()
-    from stowage.context_engine.tokenizer_loader import load_encoding
+    from stowage.context_engine.chat.tokenizer_loader import load_encoding
 
     encoding = load_encoding("o200k_base").encoding
     if encoding is None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from stowage.context_engine.replay.chain import DataMissing, chain_sessions, clean_transcript, read_transcripts
+from stowage.command.replay.offline.chain import DataMissing, chain_sessions, clean_transcript, read_transcripts
 
 
 def transcript(n: int, turns: int = 3) -> dict:

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.replay import HostDriver, ReplayTarget, StandInSummarizer
-from stowage.context_engine.replay.billing import TokenMeter
-from stowage.context_engine.replay.clock import Latency, SimClock, Timing, parse_latency
-from stowage.context_engine.session_status import AheadStatus
+from stowage.command.replay.offline import HostDriver, ReplayTarget, StandInSummarizer
+from stowage.command.replay.offline.billing import TokenMeter
+from stowage.command.replay.offline.clock import Latency, SimClock, Timing, parse_latency
+from stowage.context_engine.records.session_status import AheadStatus
 
 
 def words(text: str) -> int:

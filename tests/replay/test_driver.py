@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from stowage.context_engine.replay import HostDriver, Observer, ReplayTarget, StandInSummarizer
-from stowage.context_engine.replay.billing import RequestBiller, TokenMeter
+from stowage.command.replay.offline import HostDriver, Observer, ReplayTarget, StandInSummarizer
+from stowage.command.replay.offline.billing import RequestBiller, TokenMeter
 
 
 def words(text: str) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from stowage.context_engine.replay.hidden import HiddenUseTracker, common_tokens
+from stowage.command.replay.offline.hidden import HiddenUseTracker, common_tokens
 from stowage.context_engine.view.quotes import code_lines, code_tokens, quotable
 
 

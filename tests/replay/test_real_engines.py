@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.replay import (
+from stowage.command.replay.offline import (
     HostDriver,
     Observer,
     StandInSummarizer,
@@ -22,8 +22,8 @@ from stowage.context_engine.replay import (
     chain_sessions,
     read_transcripts,
 )
-from stowage.context_engine.replay.billing import RequestBiller
-from stowage.context_engine.replay.rough import RoughEstimator
+from stowage.command.replay.offline.billing import RequestBiller
+from stowage.command.replay.offline.rough import RoughEstimator
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "agent-trajectories.jsonl.gz"
 WINDOW = 64_000  # the host's minimum: both engines compact on three trajectories, whatever Stowage's budget
@@ -68,7 +68,7 @@ def recording(middleware: Any, returned: list[Any]) -> Any:
 
 
 def test_both_real_engines_replay_a_real_session(session: Any, hermes_home: Path) -> None:
-    from stowage.host.replay_host import FALLBACK_TOOLS, StowageHost, builtin_target
+    from stowage.command.replay.hermes_engines import FALLBACK_TOOLS, StowageHost, builtin_target
 
     meter = TokenMeter()
     tools = FALLBACK_TOOLS
@@ -122,7 +122,7 @@ def test_rough_estimates_match_the_host(session: Any) -> None:
         estimate_request_tokens_rough,
     )
 
-    from stowage.host.replay_host import FALLBACK_TOOLS
+    from stowage.command.replay.hermes_engines import FALLBACK_TOOLS
 
     messages = [m for m in session.messages if m["role"] != "system"][:200]
     rough = RoughEstimator()

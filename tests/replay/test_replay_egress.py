@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.replay import HostDriver, StandInSummarizer, TokenMeter, chain_sessions, read_transcripts
+from stowage.command.replay.offline import HostDriver, StandInSummarizer, TokenMeter, chain_sessions, read_transcripts
 
 # the shared data beside the checkout, as tests/replay/test_real_engines.py finds it; STOWAGE_TRAJECTORIES overrides
 DATA = Path(
@@ -70,7 +70,7 @@ def hermes_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_no_planted_key_line_reaches_the_replay_stand_in(hermes_home: Path) -> None:
     if not DATA.is_file():
         pytest.skip(f"trajectory data not found at {DATA}")
-    from stowage.host.replay_host import FALLBACK_TOOLS, StowageHost
+    from stowage.command.replay.hermes_engines import FALLBACK_TOOLS, StowageHost
 
     session = next(chain_sessions(read_transcripts(DATA, limit=3), chain=3))
     messages, lines = planted_session(session.messages)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stowage.context_engine.replay.totals import SUM_KEYS, add_session, with_ratios
+from stowage.command.replay.offline.totals import SUM_KEYS, add_session, with_ratios
 
 
 def row(billed: int, summaries: int, peak: int, cost: float) -> dict:

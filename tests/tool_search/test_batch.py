@@ -107,7 +107,7 @@ def test_schemas_declare_the_lists_and_stay_byte_stable():
 
 # ----------------------------------------------------------------------------- calls, through a session
 def session(scoped: set[str] | None = None):
-    from stowage.context_engine.config import load_settings
+    from stowage.context_engine.config.settings import load_settings
     from stowage.tool_search.activation import estimate_tokens
     from stowage.tool_search.session import ToolSearchSession
 

@@ -110,7 +110,7 @@ def test_pieces_are_counted_exactly_and_add_up():
 
 
 def test_the_budget_holds_under_the_real_tokenizer():
-    from stowage.context_engine.tokens import TokenCounter
+    from stowage.context_engine.chat.tokens import TokenCounter
 
     counter = TokenCounter()
     exact = lambda t: len(counter.loaded.encoding.encode_ordinary(t))  # noqa: E731

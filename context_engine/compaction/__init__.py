@@ -1,0 +1,2 @@
+"""One compaction as pure functions, above summary: prune, choose the window, summarize, assemble,
+and the dry run of it."""

@@ -1,0 +1,1 @@
+"""Configuration, ground floor: the ``stowage:`` keys, their typed sections and validation."""

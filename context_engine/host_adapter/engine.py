@@ -1,0 +1,356 @@
+"""The engine: the host contract (``host_contract.HostEngine``) adapted onto the session, host-agnostic.
+
+The session (``session_state.SessionState``) does the work: compaction, the
+request as sent, preparation ahead, status.  What stays here is host
+adaptation: the contract's members (the host-read figures live in the
+session, see ``InSession``), the keyword arguments of every host version,
+the model binding handed to the session as a ``limits.Limits`` snapshot,
+routing between agents on a shared engine (``shared_engine``), and the deep
+copy per agent.  The engine's tools are ``engine_tools``'s.
+Nothing here imports Hermes: the host glue's ``StowageContextEngine`` adds the
+``ContextEngine`` base class and the summary call.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import logging
+from typing import Any
+
+from ...tool_search.session import ShapedRequest
+from ..chat.messages import Message
+from ..compaction.compactor import Archive
+from ..compaction.preview import CompactionPreview
+from ..config.settings import Settings, default_settings
+from ..policy.thresholds import as_int, default_share, trigger_for
+from ..policy.trigger import trigger_key
+from ..records.host_contract import HostFacts
+from ..records.session_status import SessionStatus
+from ..session.compaction_run import has_content
+from ..session.limits import Limits, SummaryModel
+from ..session.state import InSession, SessionState
+from ..store_session.spill import SpillOutcome
+from . import engine_tools
+from .shared_engine import SharedEngine, routed
+
+logger = logging.getLogger(__name__)
+
+
+class StowageEngineCore:
+    """One agent's engine as the host sees it: the contract's members, adapted onto its session (``state``)."""
+
+    # host-read figures of the session (the ABC's class attributes, kept in the session state)
+    last_prompt_tokens = InSession[int]()
+    last_completion_tokens = InSession[int]()
+    last_total_tokens = InSession[int]()
+    last_real_prompt_tokens = InSession[int]()
+    compression_count = InSession[int]()
+    awaiting_real_usage_after_compression = InSession[bool]()
+    session_id = InSession[str | None]()
+    _last_compression_made_progress = InSession[bool]("flags.made_progress")
+    _last_compress_aborted = InSession[bool]("flags.aborted")
+    _last_summary_error = InSession[str | None]("flags.summary_error")
+    _last_summary_fallback_used = InSession[bool]("flags.fallback_used")
+    _last_aux_model_failure_model = InSession[str | None]("flags.aux_failure_model")
+    _last_aux_model_failure_error = InSession[str | None]("flags.aux_failure_error")
+
+    # host-read numbers of this agent (copied with the engine)
+    threshold_tokens: int = 0
+    context_length: int = 0
+    threshold_percent: float = 0.75
+    protect_first_n: int = 3
+    protect_last_n: int = 8
+    model_thresholds: dict[str, Any] | None = None  # newer hosts assign compression.model_thresholds
+    emit_automatic_compaction_status = True  # newer hosts: ask for the status line below
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        summary_model: SummaryModel | None = None,
+        archive: Archive | None = None,
+    ) -> None:
+        # shared by every copy: read-only for the process
+        self.settings = settings or default_settings()
+        self.summary_model = summary_model
+        self.archive = archive  # injected (tests); otherwise the store session's archive
+        # this agent's host and model (a copy starts with the same)
+        self.host = HostFacts()
+        self.threshold_percent = default_share(self.settings)
+        self.threshold_key = trigger_key(self.settings.view.enabled)  # the key behind the trigger (trigger.py)
+        self.threshold_share = self.threshold_percent
+        self.protect_first_n = self.settings.compaction.protect_first_n
+        self.protect_last_n = self.settings.compaction.protect_last_n
+        self.runtime: dict[str, Any] = {}
+        self.model = ""
+        # this agent's session (a copy starts a fresh one) and the sharing of this object (never copied)
+        self.state = SessionState.new(self.settings)
+        self.sharing: SharedEngine[StowageEngineCore] = SharedEngine()
+
+    @property
+    def name(self) -> str:
+        return "stowage"
+
+    # -- copies: one per agent ----------------------------------------------------
+    def __deepcopy__(self, memo: dict[int, Any]) -> "StowageEngineCore":
+        """Another agent's engine: the same settings, host facts and model, a fresh session."""
+        clone = copy.copy(self)
+        memo[id(self)] = clone
+        clone.host = dataclasses.replace(self.host)
+        clone.state = self.state.for_another_agent(self.settings)
+        clone.sharing = SharedEngine(agent_copy=True)
+        return clone
+
+    def clone_for_agent(self, **_: Any) -> "StowageEngineCore":
+        """Newer hosts: the engine of one more agent (the default is this deep copy)."""
+        return copy.deepcopy(self)
+
+    # -- model ----------------------------------------------------------------------
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: Any = "",
+        provider: str = "",
+        api_mode: str = "",
+        **_: Any,
+    ) -> None:
+        """Keep the runtime for the summary call and recompute the threshold."""
+        old = self.runtime
+        runtime_changed = (model, provider, base_url) != (old.get("model"), old.get("provider"), old.get("base_url"))
+        self.model = model
+        self.runtime = {
+            "model": model,
+            "provider": provider,
+            "base_url": base_url,
+            "api_key": api_key,
+            "api_mode": api_mode,
+        }
+        self.context_length = int(context_length or 0)
+        trigger = trigger_for(
+            self.model_thresholds,
+            model,
+            provider,
+            self.context_length,
+            default=self.threshold_percent,
+            view_enabled=self.state.view.settings.enabled,
+        )
+        self.threshold_key, self.threshold_share, self.threshold_tokens = trigger.key, trigger.share, trigger.tokens
+        if runtime_changed:
+            self.state.governor.clear_cooldown()
+
+    @property
+    def limits(self) -> Limits:
+        """The model binding as the session sees it: a read-only snapshot, taken per call."""
+        return Limits(
+            self.settings,
+            context_length=self.context_length,
+            threshold_tokens=self.threshold_tokens,
+            threshold_key=self.threshold_key,
+            threshold_share=self.threshold_share,
+            runtime=self.runtime,
+            summary_model=self.summary_model,
+            archive=self.archive,
+        )
+
+    # -- usage and the decision -------------------------------------------------------
+    @routed
+    def update_from_response(self, usage: dict[str, Any], **_: Any) -> None:
+        """Real usage after an API call (an empty dict keeps the host's sentinel)."""
+        self.state.record_usage(usage, self.threshold_tokens)
+
+    def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
+        """Decide on the argument (the host's current estimate), not stale state."""
+        return self.should_compress_info(prompt_tokens)[0]
+
+    @routed
+    def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
+        """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
+        tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
+        return self.state.decide(tokens, self.limits)
+
+    @routed
+    def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
+        """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
+        stay over the threshold although the real prompt fits) or the view leaves out what puts it over: on
+        every host, the decision to compact follows what is sent (a turn's preflight on 0.20+ counts the whole
+        history, its pre-API gate the request select_context chose)."""
+        return self.state.defer_preflight(as_int(rough_tokens), self.threshold_tokens, self.host.selects_context)
+
+    def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
+        return has_content(self.settings, messages)
+
+    # -- compaction ----------------------------------------------------------------------
+    @routed
+    def compress(
+        self,
+        messages: list[Message],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        force: bool = False,
+        memory_context: str = "",
+        *,
+        bypass_cooldown: bool = False,
+        **extra: Any,
+    ) -> list[Message]:
+        """One compaction (one at a time; the caller's list is never mutated); the input list itself when nothing
+        changed.  ``bypass_cooldown`` (after a proven overflow) tries the summary model even while it cools down."""
+        if extra:
+            logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
+        return self.state.compact(
+            self.limits, self.host, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown
+        )
+
+    @routed
+    def record_completed_compaction(self, used_fallback: bool = False, **_: Any) -> None:
+        """After a compaction boundary commits: arms the verdict.  0.20+ pass ``feasibility_skip`` (a TypeError
+        here discards the compacted transcript on 0.20.1 and crashes the turn on 0.22.2)."""
+        self.state.governor.verify_pending = True
+
+    @routed
+    def prepare_ahead(self, messages: Any, **_: Any) -> None:
+        """At turn end: start the next compaction's summary once the request nears the trigger.
+
+        ``messages`` is the live history (the ``post_llm_call`` hook's, or
+        ``on_turn_complete``'s), the list ``compress()`` will later receive.
+        A pending preparation that is still a prefix of it is kept.
+        """
+        self.state.prepare_ahead(self.limits, self.host, messages)
+
+    @routed
+    def prepare_during_turn(self, messages: Any, approx_tokens: Any = None, **_: Any) -> None:
+        """Before each request: start the coming compaction's summary when the measured pace says it is time.
+
+        ``messages`` is the live history (the ``pre_api_request`` hook's),
+        ``approx_tokens`` the host's estimate of the request.
+        """
+        self.state.prepare_during_turn(self.limits, self.host, messages, approx_tokens)
+
+    def use_clock(self, clock: Any) -> None:
+        """Read time from ``clock`` (a replay's simulated clock): when summaries start, finish and are waited for."""
+        self.state.ahead.use_clock(clock)
+
+    @routed
+    def get_automatic_compaction_status_message(
+        self, *, phase: str = "", default_message: str | None = None, **context: Any
+    ) -> str | None:
+        """Newer hosts: the user's status line before an automatic compaction, saying what Stowage will do."""
+        return self.state.status_line(self.limits, context, default_message)
+
+    # -- the turn clock ------------------------------------------------------------------
+    @routed
+    def on_turn_complete(self, messages: Any = None, usage: Any = None, **_: Any) -> None:
+        """Newer hosts: once per user turn (interrupted and failed turns too): the governor's turn clock.
+
+        Where the host calls it, the ``on_session_end`` plugin hook (the clock
+        on older hosts) only publishes status.
+        """
+        self.host.turn_clock = True
+        self.state.turn_selected = False  # the next turn's first pressure figure is its preflight's: whole history
+        self.prepare_ahead(messages)
+        self.end_turn()
+
+    @routed
+    def end_turn_from_plugin_hook(self) -> None:
+        """The per-turn plugin hook: the turn clock unless the host calls :meth:`on_turn_complete`."""
+        if self.host.turn_clock:
+            self.state.publish_status(self.limits, self.host, self.name)
+            return
+        self.end_turn()
+
+    def end_turn(self) -> None:
+        self.state.end_turn(self.limits, self.host, self.name)
+
+    # -- store: spill and read-back tools ---------------------------------------------------
+    def attach_store_home(self, hermes_home: Any) -> None:
+        """Keep blobs under ``hermes_home`` (or the configured ``store.path``)."""
+        self.state.store.attach(hermes_home)
+
+    def spill_tool_result(self, tool_name: str, arguments: Any, result: Any) -> SpillOutcome:
+        """What replaces a tool result in the history (``.text``: a preview, or None to keep it)."""
+        return self.state.store.spill(tool_name, arguments, result, self.state.counter.count_text)
+
+    def get_tool_schemas(self, **_: Any) -> list[dict[str, Any]]:
+        return engine_tools.tool_schemas(self.state, self.settings, self.host)
+
+    @routed
+    def handle_tool_call(self, name: str, args: dict[str, Any], **_: Any) -> str:
+        return engine_tools.handle_tool_call(self.state, name, args, self.dispatch_underlying)
+
+    def dispatch_underlying(self, name: str, arguments: dict[str, Any]) -> str:
+        """Run a tool through the host's dispatch; the Hermes subclass provides it."""
+        return engine_tools.cannot_dispatch(name, arguments)
+
+    # -- the request: tool search and the lean view ------------------------------------------
+    def disable_tool_search(self, reason: str) -> None:
+        """This host cannot run tool search: no bridges, and ``reason`` in status and the log."""
+        self.host.tool_search_unavailable = reason
+
+    @routed
+    def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
+        """One provider request as it should be sent: tool deferral, then the lean view (history unchanged).
+        Routed: a review agent's requests name the parent's session, but are the review agent's."""
+        return self.state.shape_request(self.limits, self.host, tools, messages, **host)
+
+    def select_context(
+        self,
+        request_messages: list[Message],
+        *,
+        conversation_messages: Any = None,
+        incoming_message: Any = None,
+        budget_tokens: int = 0,
+        **_: Any,
+    ) -> list[Message] | None:
+        """Newer hosts (0.20+): the lean view through the engine hook, per provider request with a copy of its
+        messages (None leaves them unchanged); the ``llm_request`` middleware then only defers tools."""
+        return self.state.select_context(self.limits, self.host, request_messages)
+
+    # -- sessions ---------------------------------------------------------------------------
+    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
+        guest = self.sharing.guest_for_start(self.session_id, session_id, kwargs, lambda: copy.deepcopy(self))
+        if guest is not None:
+            guest.on_session_start(session_id, **kwargs)
+            return
+        self.host.log_limits_once(self.state.tool_search.mode)
+        self.sharing.owner_started()
+        self.state.start(
+            session_id,
+            hermes_home=kwargs.get("hermes_home"),
+            old_session_id=kwargs.get("old_session_id"),
+            boundary_reason=kwargs.get("boundary_reason"),
+        )
+
+    def on_session_end(self, session_id: str, messages: list[Message] | None = None, **_: Any) -> None:
+        """The end of this agent's session, or of a guest's: on a shared engine a child agent may end under its
+        parent's id (the review agent of 0.13.0-0.17.0), which ends the child, never the parent."""
+        guest = self.sharing.end_guest(session_id)
+        if guest is not None:
+            guest.on_session_end(guest.session_id or session_id, messages or [])
+            return
+        if session_id == self.session_id:
+            self.end_own_session()
+
+    def end_own_session(self) -> None:
+        """This agent's own session ends: status published, the store told (the host glue also unbinds it)."""
+        self.sharing.owner_ended()
+        self.state.end(self.limits, self.host, self.name)
+
+    @routed
+    def on_session_reset(self, **_: Any) -> None:
+        self.state.reset_by_host()
+
+    # -- dry run and status -------------------------------------------------------------------
+    @routed
+    def preview(self) -> CompactionPreview | None:
+        """What a compaction of the last history seen would do now, without a model call or a write."""
+        return self.state.preview(self.limits)
+
+    def status(self) -> SessionStatus:
+        """What this session's engine did and will do; the one shape every reader gets."""
+        return self.state.status(self.limits, self.host, self.name)
+
+    def get_status(self, **_: Any) -> dict[str, Any]:
+        """The host's ``get_status()``: :meth:`status` as a dict."""
+        return self.status().as_dict()

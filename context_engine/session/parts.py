@@ -1,0 +1,267 @@
+"""One agent's session: its parts and figures (:class:`SessionParts`), the base of ``SessionState``.
+
+The host deep-copies the registered engine for every agent (0.18.0+), and a
+shared engine on older hosts makes a guest engine for another agent.  What
+such a copy gets is defined here, by construction: :meth:`SessionParts.for_another_agent`
+is a fresh instance (the store *location* and the tokenizer carried over,
+nothing of the session), so a new per-session attribute added to this class
+is per session without anyone listing it.  What a copy shares is what lives
+on the engine object itself (settings, the summary model, the host's facts,
+the model binding), handed to the session's methods as :class:`.limits.Limits`.
+
+The session's behaviour sits in the modules of ``SessionState``'s bases
+(compaction, preparation ahead, request shaping, status); what they share is
+here: the lifecycle, the usage figures, the compaction's plan and the
+summary call.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import threading
+import time
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from typing import Any, Callable, Self
+
+from ...tool_search.session import ToolSearchSession
+from ..ahead import AheadSummaries
+from ..chat.messages import Message
+from ..chat.tokens import TokenCounter
+from ..compaction.compactor import CompactionOutcome, CompactionPlan
+from ..compaction.preview import SeenMessages
+from ..compaction.prune import PruneSettings
+from ..config.settings import Settings
+from ..policy.fixed_part import FixedPart
+from ..policy.governor import Governor, GovernorPolicy
+from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
+from ..records.compaction_record import CompactionRecord
+from ..records.session_status import RequestFigures
+from ..store_session.session import StoreSession
+from ..summary.deadline import TIMEOUT_KEY, SummaryDeadline
+from ..summary.egress import gated
+from ..summary.reply import SummaryFailure
+from ..view import LeanView, ViewSettings
+from .limits import Limits
+from .tool_search_embeddings import DenseLegSource
+
+logger = logging.getLogger(__name__)
+
+CALIBRATION_MESSAGES = 40  # the newest messages the token estimate is calibrated on
+
+
+@dataclass
+class CompactionFlags:
+    """What the last ``compress()`` did, as the host reads it (the engine's ``_last_*`` attributes)."""
+
+    made_progress: bool = False
+    aborted: bool = False
+    summary_error: str | None = None
+    fallback_used: bool = False
+    aux_failure_model: str | None = None
+    aux_failure_error: str | None = None
+
+
+@dataclass
+class SessionParts:
+    store: StoreSession  # the session's use of the blob store: spill, archive, fetch tools
+    counter: TokenCounter
+    tool_search: ToolSearchSession
+    view: LeanView
+    governor: Governor
+    ahead: AheadSummaries  # the next summary, written ahead
+    session_id: str | None = None
+    # host-read figures (the engine exposes them under these names)
+    last_prompt_tokens: int = 0
+    last_completion_tokens: int = 0
+    last_total_tokens: int = 0
+    # the host's preflight log line reads it when the preflight is deferred (0.19.0 turn_context.py)
+    last_real_prompt_tokens: int = 0
+    compression_count: int = 0
+    awaiting_real_usage_after_compression: bool = False
+    flags: CompactionFlags = field(default_factory=CompactionFlags)
+    compaction_log: list[CompactionRecord] = field(default_factory=list)
+    request_log: list[RequestFigures] = field(default_factory=list)  # per request: full history and as sent
+    last_seen: SeenMessages | None = None  # the newest history the session saw, for /stowage preview
+    # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
+    last_request: tuple[list[Message], list[Message]] | None = None
+    last_outcome: CompactionOutcome | None = None
+    rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
+    tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)
+    fixed_part: FixedPart = field(default_factory=FixedPart)  # system prompt + tool schemas of the newest request
+    turn_end_full: int = 0  # the whole history's tokens at the last turn end (how much a turn grows it)
+    # select_context ran in this turn: the host's pressure questions since are about the selected request (0.20+
+    # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)
+    turn_selected: bool = False
+    # one compaction or preparation at a time (held while either reads and writes the session's history figures)
+    lock: AbstractContextManager[Any] = field(default_factory=threading.RLock, repr=False, compare=False)
+
+    @classmethod
+    def new(cls, settings: Settings, *, counter: TokenCounter | None = None, store: StoreSession | None = None) -> Self:
+        c = settings.compaction
+        if counter is None:
+            counter = TokenCounter(settings.tokenizer.encoding, allow_download=settings.tokenizer.allow_download)
+        store = store if store is not None else StoreSession(settings)
+        return cls(
+            store=store,
+            counter=counter,
+            tool_search=ToolSearchSession(
+                settings.tool_search, counter.count_text, dense=DenseLegSource(settings.tool_search, lambda: store.root)
+            ),
+            view=LeanView(ViewSettings.from_settings(settings), counter.count_message),
+            governor=Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds)),
+            # a compaction waits for a running preparation within its one summary deadline
+            ahead=AheadSummaries(),
+        )
+
+    def for_another_agent(self, settings: Settings) -> Self:
+        """A fresh state for another agent's engine: the same store folder and tokenizer, nothing else."""
+        return self.new(settings, counter=copy.deepcopy(self.counter), store=self.store.relocated())
+
+    # -- the session's lifecycle ----------------------------------------------------------
+    def start(
+        self,
+        session_id: str,
+        *,
+        hermes_home: Any = None,
+        old_session_id: str | None = None,
+        boundary_reason: str | None = None,
+    ) -> None:
+        """This agent's session starts; a new conversation (another id, not our own compaction's) starts afresh."""
+        previous = self.session_id
+        self.session_id = session_id
+        if hermes_home:
+            self.store.attach(hermes_home)
+        self.store.start(session_id, old_session_id=old_session_id, boundary_reason=boundary_reason)
+        if boundary_reason == "compression":
+            return  # same conversation continues after our own compaction
+        if previous is not None and previous != session_id:
+            self.reset_for_new_session()
+
+    def record_usage(self, usage: Any, threshold_tokens: int) -> None:
+        """The host's usage after an API call; the first real count after a compaction is the verdict on it."""
+        usage = usage if isinstance(usage, dict) else {}
+        self.governor.api_call()
+        self.store.response_received()  # a new tool batch: the size cap stops sparing the one before the last
+        prompt = as_int(usage.get("prompt_tokens"))
+        if prompt <= 0:
+            return  # {} after a compaction, or a provider without usage: keep the sentinel
+        self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
+        self.rough_basis.usage_arrived()
+        self.last_completion_tokens = as_int(usage.get("completion_tokens"))
+        self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
+        self.awaiting_real_usage_after_compression = False
+        if self.governor.verify(prompt, threshold_tokens) is False:
+            logger.warning(
+                "stowage: the last compaction left %d prompt tokens (threshold %d); ineffective streak %d",
+                prompt,
+                threshold_tokens,
+                self.governor.ineffective_streak,
+            )
+
+    def defer_preflight(self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool) -> bool:
+        """Whether the host's rough pre-turn estimate should wait for the real count (``thresholds.defer_preflight``).
+
+        Right after a compaction the rough figure can stay over the threshold
+        although the real prompt fits; with the view on, it can be over only
+        by what the view leaves out.  The figure is remembered as the basis of
+        the next estimate (:class:`~..policy.thresholds.RoughBasis`).
+        """
+        self.rough_basis.ask(rough_tokens)
+        return self.awaiting_real_usage_after_compression or defer_preflight(
+            rough_tokens,
+            threshold_tokens,
+            self.view.stats.last,
+            view_enabled=self.view.settings.enabled,
+            host_selects_context=host_selects_context and self.turn_selected,
+            estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
+        )
+
+    def saw(self, messages: list[Message], source: str) -> None:
+        """Remember the newest history (a shallow copy: the messages themselves are the host's)."""
+        self.last_seen = SeenMessages(list(messages), time.time(), source)
+
+    # -- what a compaction and a preparation ahead share -----------------------------------
+    def tail_budget_tokens(self, limits: Limits) -> int:
+        """The tokens of newest history a compaction keeps verbatim (``thresholds.tail_budget_tokens``)."""
+        return tail_budget_tokens(limits.settings, self.view.settings, limits.threshold_tokens)
+
+    def compaction_plan(self, limits: Limits, *, force: bool = False) -> CompactionPlan:
+        """The numbers of a compaction now.
+
+        A forced compaction (``/compress``) keeps only the tail's message floor:
+        the user asked to compact now, and a tail sized by the token budget may
+        already hold everything since the last compaction.
+        """
+        c = limits.settings.compaction
+        tail = self.tail_budget_tokens(limits)
+        return CompactionPlan(
+            # after a compaction the summary carries the early context (compact() also
+            # sees summaries in the history, e.g. after a resume)
+            protect_first_n=0 if self.compression_count > 0 else c.protect_first_n,
+            tail_budget_tokens=0 if force else tail,
+            tail_min_messages=c.protect_last_n,
+            context_length=limits.context_length,
+            summary_max_tokens=c.summary_max_tokens,
+            abort_on_summary_failure=c.abort_on_summary_failure,
+            profile=c.provider_profile,
+            prune=PruneSettings(min_chars=c.prune_min_chars, max_args_chars=c.max_tool_args_chars),
+            # a prepared window may leave a longer tail: by what the request grew since it was prepared
+            prepared_tail_tokens=tail + int(limits.threshold_tokens * max(0.0, 1 - c.prepare_at)),
+        )
+
+    def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
+        """The summary call for this session now; None while the model cools down (the fallback is used).
+
+        A compaction passes its deadline on: the call gets what is left of it
+        (``runtime[TIMEOUT_KEY]``); a preparation ahead gets the configured timeout.
+        Every route to the model (the compaction, a summary prepared ahead, the
+        replay's stand-in) calls it here, so the prompt is sealed here as it leaves.
+        """
+        if self.governor.cooldown_remaining() > 0:
+            return None
+        model = limits.summary_model
+        if model is None:
+
+            def unavailable(prompt: str) -> str:
+                raise SummaryFailure("no_provider", "no summary model is attached to the engine")
+
+            return unavailable
+        runtime = dict(limits.runtime)
+        configured = limits.settings.compaction.summary_timeout_seconds or None
+
+        def call(prompt: str) -> str:
+            return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+
+        return gated(call)
+
+    def calibrate(self, messages: list[Message]) -> None:
+        """Calibrate the token estimate on the newest messages, as every compaction does (the same window)."""
+        self.counter.calibrate(messages[-CALIBRATION_MESSAGES:])
+
+    # -- resets ----------------------------------------------------------------------------
+    def reset_by_host(self) -> None:
+        """The host's ``on_session_reset`` (/new, /reset): a new conversation, the host-read figures zeroed."""
+        self.last_prompt_tokens = self.last_completion_tokens = self.last_total_tokens = 0
+        self.compression_count = 0
+        self.reset_for_new_session()
+
+    def reset_for_new_session(self) -> None:
+        """A new conversation on this agent (another session id, or the host's reset).
+
+        The store session, tool search and the compaction log carry on; the
+        host-read token figures and ``compression_count`` are reset by the
+        host's ``on_session_reset`` only (:meth:`reset_by_host`).
+        """
+        self.ahead.discard("session reset")
+        self.request_log = []
+        self.last_seen = self.last_request = None
+        self.governor.reset()
+        self.flags = CompactionFlags()
+        self.awaiting_real_usage_after_compression = False
+        self.last_outcome = None
+        self.rough_basis = RoughBasis()
+        self.turn_end_full = 0
+        self.turn_selected = False
+        self.view = LeanView(self.view.settings, self.counter.count_message)

@@ -1,0 +1,110 @@
+"""The session's provider requests as sent: tools deferred, then the lean view (the history itself never changes).
+
+Two routes reach it.  Every host with plugin middleware sends each request
+through the ``llm_request`` middleware, which shapes tools and messages
+together (:meth:`RequestShaping.shape_request`).  Hosts 0.20+ also call the engine's
+``select_context`` per request (:meth:`RequestShaping.select_context`); once one has, the
+middleware only defers tools, so the view is applied exactly once.  With the
+view off the request goes as the host built it and is only measured.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from typing import Any, Sequence
+
+from ...tool_search.session import ShapedRequest
+from ..chat.messages import Message
+from ..policy.thresholds import as_int, deep_view_at
+from ..records.host_contract import HostFacts
+from ..records.session_status import RequestFigures
+from .limits import Limits
+from .parts import SessionParts
+
+logger = logging.getLogger(__name__)
+
+REQUEST_LOG = 400  # requests kept for the dashboard's timeline (oldest dropped)
+
+
+class RequestShaping(SessionParts):
+    """Each request as the session sends it, and its figures in the request log."""
+
+    def shape_request(
+        self, limits: Limits, host: HostFacts, tools: Sequence[Any], messages: list[Message], **host_tables: Any
+    ) -> ShapedRequest:
+        """The middleware's request: tool deferral, then the lean view unless the host selects context itself."""
+        self.saw(messages, "request")
+        if tools:
+            shaped = self.tool_search.shape_request(
+                tools, messages, context_length=limits.context_length, **host_tables
+            )
+        else:
+            shaped = ShapedRequest(list(tools), messages, None)
+        # counted on every route: select_context reads the newest tool list's size from here
+        tools_tokens = self.tools_tokens.of(shaped.tools, self.counter.count_text)
+        self.fixed_part.measure(messages, tools_tokens, self.counter.count_text)
+        if host.selects_context:
+            return shaped
+        if self.view.settings.enabled:
+            deep_at = deep_view_at(limits.threshold_tokens, tools_tokens)
+            return dataclasses.replace(shaped, messages=self.lean(shaped.messages, deep_at))
+        self.send_unshaped(shaped.messages)
+        return shaped
+
+    def select_context(self, limits: Limits, host: HostFacts, request_messages: Any) -> list[Message] | None:
+        """The host's ``select_context`` (0.20+): the lean messages, or None to send the request unchanged."""
+        host.selects_context = True
+        self.turn_selected = True  # the host's next pressure figure is of the selected request
+        if isinstance(request_messages, list):
+            self.saw(request_messages, "request")
+        if not isinstance(request_messages, list) or not request_messages:
+            return None
+        self.fixed_part.measure(request_messages, self.tools_tokens.tokens, self.counter.count_text)
+        if not self.view.settings.enabled:
+            self.send_unshaped(request_messages)
+            return None
+        try:
+            lean = self.lean(request_messages, deep_view_at(limits.threshold_tokens, self.tools_tokens.tokens))
+        except Exception:  # the host would log it; say why ourselves and send unchanged
+            logger.exception("stowage: the lean view failed; the request goes unchanged")
+            return None
+        return lean if lean != request_messages else None
+
+    def lean(self, messages: list[Message], deep_at: int = 0) -> list[Message]:
+        """One request as the lean view sends it; its figures go to the request log."""
+        store = self.store if self.store.store is not None else None
+        self.store.pin_request(messages)  # while the view renders, the cap spares all it may point to
+        outcome = self.view.apply(messages, store, deep_at=deep_at, record=False)
+        evicted = self.store.pin_request(outcome.messages)  # originals only a stub named may be evicted now
+        if evicted:  # their stubs name the previews instead: a request never points to a tombstone
+            self.view.forget(evicted)
+            outcome = self.view.apply(messages, store, deep_at=deep_at, record=False)
+            self.store.pin_request(outcome.messages)
+        self.view.record(outcome)
+        self.last_request = (messages, outcome.messages)
+        if store is None and outcome.unstored:
+            self.view.stats.last_error = self.store.error or "the Stowage store is not available"
+        self._log_request()
+        return outcome.messages
+
+    def send_unshaped(self, messages: list[Message]) -> None:
+        """The view off: the request goes as the host built it, and what spilling saved is still counted."""
+        self.store.pin_request(messages)  # the size cap spares what the request points to
+        try:
+            self.view.measure(messages, self.store if self.store.store is not None else None)
+        except Exception:  # figures must never cost the session anything
+            logger.exception("stowage: could not measure the request")
+            return
+        self._log_request()
+
+    def _log_request(self) -> None:
+        last = self.view.stats.last
+        # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
+        self.request_log.append(
+            RequestFigures(
+                at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")), sent=as_int(last.get("sent_tokens"))
+            )
+        )
+        del self.request_log[:-REQUEST_LOG]
