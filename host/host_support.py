@@ -30,7 +30,7 @@ FEATURES: tuple[tuple[str, str, str], ...] = (
     (
         "one engine copy per agent",
         "0.18.0",
-        "the host shares one engine object: other agents get guest state, told apart by their thread",
+        "the host shares one engine object: other agents get guest state, told apart by the agent making each call",
     ),
     ("interrupt protection of the summary call", "0.18.0", "an interrupt cancels the summary (fallback summary)"),
 )

@@ -93,7 +93,7 @@ COMMAND_RULES: tuple[Rule, ...] = (
     Rule(
         re.compile(
             r"(?i)(?<![\w-])-(?:(?:src|dest|new)?(?:storepass|keypass)|pw|password|passwd|passphrase)"
-            r"(?:[ \t]+|=|:)(?!(?:env|file|fd|pass):)" + _VALUE
+            r"(?:[ \t]+|=|:)(?!(?:file|fd|pass|env):)" + _VALUE
         ),
         mask_flag_value,
         in_lowered("pass", "-pw", text_requires=("-",)),

@@ -68,7 +68,7 @@ def bind(session_id, eng):
     state["bound"].append((session_id, eng))
     state["real_bind"](session_id, eng)
 sessions.bind = bind
-store = engine.store_session.store
+store = engine.state.store.store
 state["real_end"] = store.mark_session_ended
 def mark_session_ended(session_id):
     state["ended"].append(session_id)
@@ -96,13 +96,13 @@ deadline = time.monotonic() + 120
 while active_count() and time.monotonic() < deadline:
     time.sleep(0.05)
 sessions.bind = state.pop("real_bind")
-del engine.store_session.store.mark_session_ended
+del engine.state.store.store.mark_session_ended
 children = [(sid, eng) for sid, eng in state["bound"] if sid != agent.session_id]
 state["child"] = children[0][0] if children else None
 result = {"children": [sid for sid, _ in children], "child_engine_is_main": any(e is engine for _, e in children),
-          "child_store": [e.store_session.session_id for _, e in children], "ended": state["ended"],
+          "child_store": [e.state.store.session_id for _, e in children], "ended": state["ended"],
           "main_session": agent.session_id, "engine_session": engine.session_id,
-          "store_session": engine.store_session.session_id, "bound": sessions.engine_for(agent.session_id) is engine,
+          "store_session": engine.state.store.session_id, "bound": sessions.engine_for(agent.session_id) is engine,
           "child_bound": [sessions.engine_for(sid) is not None for sid, _ in children],
           "guests_left": engine.sharing.has_guests, "main_usage": engine.last_prompt_tokens}
 """
