@@ -58,9 +58,8 @@ def _already_there(moment: float) -> None:
 class _Run:
     """One job and the thread writing its reply."""
 
-    def __init__(self, job: SummaryJob, clock: Clock, prompt_tokens: int = 0, history_tokens: int = 0) -> None:
+    def __init__(self, job: SummaryJob, clock: Clock, prompt_tokens: int = 0) -> None:
         self.job = job
-        self.history_tokens = history_tokens  # the whole history's when it started (how far it has grown since)
         self.clock = clock
         self.prompt_tokens = prompt_tokens
         self.done = threading.Event()
@@ -127,13 +126,7 @@ class AheadSummaries:
         return run is not None and not run.done.is_set()
 
     def start(
-        self,
-        job: SummaryJob,
-        summarize: Summarizer,
-        on_failure: FailureHook | None = None,
-        *,
-        prompt_tokens: int = 0,
-        history_tokens: int = 0,
+        self, job: SummaryJob, summarize: Summarizer, on_failure: FailureHook | None = None, *, prompt_tokens: int = 0
     ) -> None:
         """Write ``job``'s reply on a daemon thread (any earlier job is discarded).
 
@@ -141,7 +134,7 @@ class AheadSummaries:
         if the call fails while the job is still pending; ``prompt_tokens`` is
         counted as wasted if no compaction uses the reply.
         """
-        run = _Run(job, self.clock, prompt_tokens, history_tokens)
+        run = _Run(job, self.clock, prompt_tokens)
         with self._lock:
             self._drop_locked("replaced by a newer window")
             self._run = run

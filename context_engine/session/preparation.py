@@ -53,25 +53,7 @@ class Preparation(SessionParts):
         turn_growth = full - previous if previous and full >= previous else None  # None: first turn, or compacted
         if not likely_used(turn_growth, limits.threshold_tokens, c.prepare_at):
             return  # the next turn would outgrow the prepared window before its compaction: a wasted call
-        summarize = self.summarizer(limits)
-        if summarize is None:
-            return  # cooling down: the compaction will use the fallback summary anyway
-        with self.lock:
-            try:
-                if self.ahead.keeps(messages) or self.ahead.running:
-                    return  # kept, or one is still being written: never two at a time
-                self.calibrate(messages)  # as compress() does: the same window
-                job = build_job(messages, self.compaction_plan(limits), self.counter.estimate_message)
-            except Exception:  # preparing ahead must never cost the turn anything
-                logger.exception("stowage: could not prepare the next summary ahead")
-                return
-            if job is not None:
-                self.ahead.start(
-                    job,
-                    summarize,
-                    on_failure=self.governor.record_summary_failure,
-                    prompt_tokens=self.counter.count_text(job.prompt),
-                )
+        self._start(limits, messages, "ahead")
 
     def prepare_during_turn(self, limits: Limits, host: HostFacts, messages: Any, approx_tokens: Any = None) -> None:
         """Before each request: start the coming compaction's summary once :func:`.ahead.pace.due` says it is time.
@@ -99,26 +81,26 @@ class Preparation(SessionParts):
             ahead.review(messages, self.compaction_plan(limits), self.counter.estimate_message)
         if ahead.running or not due(tokens, limits.threshold_tokens, slack, ahead.pace):
             return
+        self._start(limits, messages, "during the turn")
+
+    def _start(self, limits: Limits, messages: list[Any], when: str) -> None:
+        """Start the summary of the window ``compress()`` would choose now, unless one is kept or being written."""
         summarize = self.summarizer(limits)
         if summarize is None:
             return  # cooling down: the compaction will use the fallback summary anyway
         with self.lock:
             try:
-                if ahead.keeps(messages):
-                    return
+                if self.ahead.keeps(messages) or self.ahead.running:
+                    return  # kept, or one is still being written: never two at a time
                 self.calibrate(messages)  # as compress() does: the same window
                 job = build_job(messages, self.compaction_plan(limits), self.counter.estimate_message)
                 prompt_tokens = self.counter.count_text(job.prompt) if job is not None else 0
             except Exception:  # preparing ahead must never cost the turn anything
-                logger.exception("stowage: could not prepare the next summary during the turn")
+                logger.exception("stowage: could not prepare the next summary %s", when)
                 return
             if job is not None:
-                ahead.start(
-                    job,
-                    summarize,
-                    on_failure=self.governor.record_summary_failure,
-                    prompt_tokens=prompt_tokens,
-                    history_tokens=history_tokens,
+                self.ahead.start(
+                    job, summarize, on_failure=self.governor.record_summary_failure, prompt_tokens=prompt_tokens
                 )
 
     def _request_estimate(self, host: HostFacts, approx: int) -> int:
