@@ -5,26 +5,22 @@ agent: the main agent, the background skill-review agent, subagents, gateway
 sessions.  The first session to start on it owns it; another session
 starting while the owner's is live (and not a compaction continuing it) gets
 a *guest* engine of its own (a copy: its own session state, see
-``session_state``).  The owner's session, store and counters never move.
+``session.state``).  The owner's session, store and counters never move.
 
-The host's engine calls carry no session id, so agents are told apart by
-thread: the review agent and subagents are built and run on their own.  The
-owner's own thread starting a new session is the owner moving on.  Host
-calls made on a thread where a guest started reach that guest
-(:func:`routed`), and so do the session calls whose id cannot tell: the
+The host's engine calls carry no agent and no reliable session id: the
 host's background review agent takes its parent's session id after it is
 built (0.13.0 ``run_agent.py``, 0.17.0 ``agent/background_review.py``), so its
 ``on_session_end`` (and a compaction continuing from it) names the *main*
-session; made on the review agent's thread, it is the review agent's.
-The thread is remembered per thread (``threading.local``), never by its
-ident, which a later thread may reuse.
-
-Where the host adapter can name the calling agent (``identify``: Hermes's
-``AIAgent`` on the call stack, ``host/calling_agent.py``), the agent, not the
-thread, tells them apart: a ``delegate_task`` subagent is built on its
-parent's turn thread (the very thread the parent started on, in ``hermes chat
--q``) and runs on a worker thread, so by thread it would take the engine over
-or capture the rest of its parent's turn.  Agents are held weakly.  On 0.18.0+
+session.  So the calling agent tells them apart: the host adapter names it
+(``identify``: Hermes's ``AIAgent`` on the call stack, ``host/calling_agent.py``)
+and host calls of an agent with a guest reach that guest (:func:`routed`).
+Threads cannot: a ``delegate_task`` subagent is built on its parent's turn
+thread (the very thread the parent started on, in ``hermes chat -q``) and
+runs on a worker thread.  Agents are held weakly.  Where no agent can be
+named, the thread decides: calls on a thread where a guest started reach that
+guest, the owner's own thread starting a new session is the owner moving on,
+and the thread is remembered per thread (``threading.local``), never by its
+ident, which a later thread may reuse.  On 0.18.0+
 every engine is a copy of its own (``agent_copy``) and none of this applies.
 """
 

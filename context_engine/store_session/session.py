@@ -33,7 +33,7 @@ from .fetch_tools import FetchLimits, FetchTools
 from .pins import spared_refs
 from .settings import retention_policy, store_root
 from .spill import KEPT, SpillOutcome, SpillPolicy, spill_result
-from .stubs import StubService, digest
+from .stubs import PreviewStubbed, StubService, digest
 
 logger = logging.getLogger(__name__)
 
@@ -305,10 +305,12 @@ class StoreSession:
         """Background: store an output as it arrives (compaction and the view then find it stored)."""
         record_output(store, text, pin=True, **kwargs)  # the next request shows it verbatim
 
-    def stubs(self) -> StubService | None:
+    def stubs(self, on_preview_stubbed: PreviewStubbed | None = None) -> StubService | None:
         """The stub service for this session (None: no store), shared by compaction's archive and the lean view."""
         store = self.store
-        return StubService(store, lambda: self.session_id, self.spill_origin) if store is not None else None
+        if store is None:
+            return None
+        return StubService(store, lambda: self.session_id, self.spill_origin, on_preview_stubbed)
 
     def _view_stubbed(self, original: str, preview_sha: str) -> None:
         """A view stub named ``original`` for a preview: the cap spares the preview instead (``pins.spared_refs``)."""
@@ -327,10 +329,9 @@ class StoreSession:
         when the store cannot write (the caller keeps the text verbatim).
         """
         self.activate()  # it stores for this session
-        store = self.store
-        if store is None:
+        stubs = self.stubs(on_preview_stubbed=self._view_stubbed)
+        if stubs is None:
             return None
-        stubs = StubService(store, lambda: self.session_id, self.spill_origin, self._view_stubbed)
         return stubs.original_handle(text, kind=kind, tool_name=tool_name, arguments=arguments)
 
     def original_gone(self, preview: str) -> bool:
