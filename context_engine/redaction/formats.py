@@ -11,28 +11,25 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterable
 from re import Match
 
 from .match import (
     MASK,
-    Finder,
-    Haystack,
     Rule,
     at_lowered_words,
     at_words,
+    before_mark,
     fold_case,
     in_lowered,
     in_runs,
     in_text,
     mask_all,
     mask_group,
-    matches_at,
-    occurrences,
+    mask_if_random,
     runs_of,
     secret_is_quoted,
 )
-from .values import is_plain_value, looks_random
+from .values import is_plain_value
 
 __all__ = ["FORMAT_RULES", "mask_flag_value"]
 
@@ -107,20 +104,6 @@ _DISCORD_BOT = re.compile(
 _DISCORD_RUNS = runs_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-", 59)
 
 
-def _mask_if_random(match: Match[str]) -> str:
-    return MASK if looks_random(match.group(0)) else match.group(0)
-
-
-def _before_mark(mark: str, offset: int) -> Finder:
-    """Matches that begin ``offset`` characters before each ``mark`` (the pattern's lookbehind pins the start)."""
-
-    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
-        text = haystack.text
-        return matches_at(pattern, text, [at - offset for at in occurrences(text, (mark,)) if at >= offset])
-
-    return find
-
-
 FORMAT_RULES: tuple[Rule, ...] = (
     # PuTTY .ppk files (PuTTY-User-Key-File-2/3): the base64 lines after "Private-Lines: N" are the key.
     Rule(
@@ -167,12 +150,12 @@ FORMAT_RULES: tuple[Rule, ...] = (
     # A PEM private key in base64, and the Discord, Azure AD, OpenShift, Google refresh, Braintree and MaxMind
     # tokens, whose characters or shapes the vendor-prefix rule's runs cannot hold.
     Rule(_BASE64_PEM, _mask_base64_private_key, in_text("LS0tLS1CRUdJTi"), at_words("LS0tLS1CRUdJTi")),
-    Rule(_DISCORD_BOT, _mask_if_random, in_text("."), in_runs(_DISCORD_RUNS, ("M", "N", "O"), "")),
+    Rule(_DISCORD_BOT, mask_if_random, in_text("."), in_runs(_DISCORD_RUNS, ("M", "N", "O"), "")),
     Rule(
         re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
         mask_all,
         in_text("Q~"),
-        _before_mark("Q~", 4),
+        before_mark("Q~", (4,)),
     ),
     Rule(re.compile(r"(?<![A-Za-z0-9_])sha256~[A-Za-z0-9_-]{43}"), mask_all, in_text("sha256~"), at_words("sha256~")),
     Rule(re.compile(r"(?<![A-Za-z0-9_/])1//0[A-Za-z0-9_-]{40,}"), mask_all, in_text("1//0"), at_words("1//0")),
@@ -186,7 +169,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
         re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk(?![A-Za-z0-9_])"),
         mask_all,
         in_text("_mmk"),
-        _before_mark("_mmk", 36),
+        before_mark("_mmk", (36,)),
     ),
     # openssl's -pass / -passin / -passout pass:<password>.
     Rule(

@@ -95,6 +95,11 @@ def mask_all(match: Match[str]) -> str:
     return MASK
 
 
+def mask_if_random(match: Match[str]) -> str:
+    """Mask the whole match when it looks generated (a shape that ordinary words can also take)."""
+    return MASK if looks_random(match.group(0)) else match.group(0)
+
+
 def mask_unless_plain(match: Match[str]) -> str:
     """Mask the ``secret`` group unless it reads as configuration or code (``false``, ``${{ secrets.X }}``)."""
     return match.group(0) if is_plain_value(match.group("secret"), secret_is_quoted(match)) else mask_group(match)
@@ -476,6 +481,25 @@ def key_before(mark: str, starts: tuple[str, ...], reach: int) -> Finder:
                     found.add(low + hit)
                     hit = window.find(word, hit + 1)
         return matches_at(pattern, text, sorted(found))
+
+    return find
+
+
+def before_mark(mark: str, widths: tuple[int, ...], run: re.Pattern[str] | None = None) -> Finder:
+    """Matches that begin one of ``widths`` characters before each ``mark`` (the pattern pins the start).
+
+    With ``run``, only where those characters are one run of it (no scan with a lookbehind).
+    """
+
+    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+        text = haystack.text
+        starts = {
+            at - width
+            for at in occurrences(text, (mark,))
+            for width in widths
+            if at >= width and (run is None or run.fullmatch(text, at - width, at))
+        }
+        return matches_at(pattern, text, sorted(starts))
 
     return find
 

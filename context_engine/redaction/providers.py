@@ -19,18 +19,18 @@ from collections.abc import Iterable
 from re import Match
 
 from .match import (
-    MASK,
     Finder,
     Haystack,
     Rule,
     at_lowered_words,
     at_words,
+    before_mark,
     in_lowered,
     in_text,
     mask_all,
     mask_group,
+    mask_if_random,
     matches_at,
-    occurrences,
     secret_is_quoted,
 )
 from .pairs import line_end_after, line_start_before, pair_pattern
@@ -96,22 +96,6 @@ def _mask_provider_pair(match: Match[str]) -> str:
     return mask_group(match)
 
 
-def _before(mark: str, widths: tuple[int, ...], run: re.Pattern[str]) -> Finder:
-    """Matches that begin ``width`` characters before each ``mark``, where those characters are a ``run``."""
-
-    def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
-        text = haystack.text
-        starts = {
-            at - width
-            for at in occurrences(text, (mark,))
-            for width in widths
-            if at >= width and run.fullmatch(text, at - width, at)
-        }
-        return matches_at(pattern, text, sorted(starts))
-
-    return find
-
-
 _DIGITS = re.compile(r"[0-9]+")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 
@@ -124,10 +108,6 @@ def _either(*finders: Finder) -> Finder:
         return [found[at] for at in sorted(found)]
 
     return find
-
-
-def _mask_random(match: Match[str]) -> str:
-    return MASK if looks_random(match.group(0)) else match.group(0)
 
 
 # A separator followed by the start of a value long enough to be a key (most "=" and ":" of code are not).
@@ -175,19 +155,19 @@ PROVIDER_RULES: tuple[Rule, ...] = (
         re.compile(r"(?<![0-9])[0-9]{15,16}(?:\||%7C)[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"),
         mask_all,
         in_text(any_of=("|", "%7C")),
-        _either(_before("|", (15, 16), _DIGITS), _before("%7C", (15, 16), _DIGITS)),
+        _either(before_mark("|", (15, 16), _DIGITS), before_mark("%7C", (15, 16), _DIGITS)),
     ),
     # Terraform Cloud / Enterprise API tokens: <14>.atlasv1.<60-70>.
     Rule(
         re.compile(r"(?<![A-Za-z0-9])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70}(?![A-Za-z0-9_=-])"),
         mask_all,
         in_text(".atlasv1."),
-        _before(".atlasv1.", (14,), _ALNUM),
+        before_mark(".atlasv1.", (14,), _ALNUM),
     ),
     # Artifactory API keys and passwords (AKC..., AP<hex>...), when they look generated ("APEXAnalytics" stays).
     Rule(
         re.compile(r"(?<![A-Za-z0-9_])(?:AKC[A-Za-z0-9]{10,}|AP[0-9A-F][A-Za-z0-9]{8,})(?![A-Za-z0-9_])"),
-        _mask_random,
+        mask_if_random,
         in_text(any_of=("AKC", "AP")),
         at_words("AKC", "AP"),
     ),
@@ -204,9 +184,9 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     # Mailchimp API keys: 32 characters and the data centre (-us21).
     Rule(
         re.compile(r"(?<![A-Za-z0-9_])[0-9a-z]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])"),
-        _mask_random,
+        mask_if_random,
         in_text("-us"),
-        _before("-us", (32,), _ALNUM),
+        before_mark("-us", (32,), _ALNUM),
     ),
     # Sidekiq Enterprise / Pro credentials in Bundler's environment variable.
     Rule(
