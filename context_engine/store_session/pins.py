@@ -19,12 +19,12 @@ next stub of that preview names the preview's own bytes.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from typing import Any, Iterator
 
 from ..chat.markers import VIEW_STUB_PREFIX
 from ..chat.messages import Message, call_arguments_text, content_text, tool_calls_of
+from .stubs import digest
 
 HANDLE_REF = re.compile(r"handle[\s:=\"']{1,3}([0-9a-f]{16,64})(?![0-9a-f])")
 MIN_STORED_CHARS = 200  # shorter texts are never stored on their own
@@ -59,7 +59,7 @@ def _refs(messages: list[Any]) -> tuple[frozenset[str], frozenset[str]]:
                 stubbed.update(HANDLE_REF.findall(text))
                 continue
             if len(text) >= MIN_STORED_CHARS:
-                firm.add(hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest())
+                firm.add(digest(text))  # as the store addresses it
             if "handle" in text:
                 firm.update(HANDLE_REF.findall(text))
     return frozenset(firm), frozenset(stubbed - firm)
