@@ -208,9 +208,9 @@ def _ahead_text(ahead: AheadStatus) -> str:
         f"{_n(ahead.prepared)} prepared, {_n(ahead.used)} used by a compaction, "
         f"{_n(ahead.discarded)} discarded, {_n(ahead.failed)} failed; now {ahead.state or '?'}"
     )
-    last = ahead.last or {}
-    if last.get("prepared_ahead"):
-        text += f"; the last compaction waited {_n(round(float(last.get('wait_ms') or 0)))} ms for its summary"
+    last = ahead.last
+    if last is not None and last.prepared:
+        text += f"; the last compaction waited {_n(round(last.wait_s * 1000))} ms for its summary"
     return text
 
 

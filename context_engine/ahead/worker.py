@@ -37,7 +37,7 @@ from typing import Any, Callable
 from ..chat.messages import Message
 from ..compaction.boundaries import Window
 from ..compaction.compactor import CompactionPlan, prepared_slack
-from ..records.part_status import AheadStatus
+from ..records.part_status import AheadStatus, PreparedUse
 from ..summary.deadline import SummaryDeadline
 from ..summary.reply import SummaryFailure, clean_reply
 from .job import CountFn, SummaryJob, arrived_since, job_key, prefix_miss, prepared_prefix
@@ -98,7 +98,7 @@ class AheadSummaries:
         self.clock: Clock = time.monotonic
         self.advance_to: Callable[[float], None] = _already_there
         self.discard_reasons: dict[str, int] = {}  # why preparations were wasted (the status says)
-        self.last_use: dict[str, Any] | None = None  # of the last compaction: prepared ahead? waited how long?
+        self.last_use: PreparedUse | None = None  # of the last compaction: prepared ahead? waited how long?
         self._since: list[str] = []  # what happened to preparations since the last compaction (why it waited)
         self._prefix_miss: str | None = None  # why the last window_for kept the compaction's own window
 
@@ -214,7 +214,7 @@ class AheadSummaries:
             since, self._since = self._since, []
         started = time.monotonic()
         if run is None:
-            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "none", "why": self._why_none(since)}
+            self.last_use = PreparedUse(outcome="none", why=self._why_none(since))
             return None
         if run.job.key != job_key(prompt, window):
             self._count("discarded", "another window or prompt at compaction", run)
@@ -223,11 +223,11 @@ class AheadSummaries:
                 if len(window) != run.job.window.size
                 else "another prompt for the same window"
             )
-            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "stale", "why": why}
+            self.last_use = PreparedUse(outcome="stale", why=why)
             return None
         if run.done.is_set() and run.counted:
             self._count("failed", None, run)
-            self.last_use = {"prepared_ahead": False, "wait_ms": 0.0, "outcome": "failed earlier", "error": run.error}
+            self.last_use = PreparedUse(outcome="failed earlier", error=run.error or "")
             return None
         claimed_at = self.clock()
         finished = deadline.wait(run.done)
@@ -241,17 +241,14 @@ class AheadSummaries:
             self._count("failed", None, run)
             reason = run.error or f"no reply within the compaction's {deadline.describe()} deadline"
             logger.info("stowage: the summary prepared ahead failed (%s); writing the fallback summary", reason)
-            self.last_use = {"prepared_ahead": False, "wait_ms": waited, "outcome": "failed", "error": reason}
+            self.last_use = PreparedUse(outcome="failed", wait_s=round(waited / 1000, 4), error=reason)
             if not finished:  # claimed: its late failure is not counted again, this compaction reports the timeout
                 raise SummaryFailure("timeout", f"the summary model timed out (prepared ahead, {reason})")
             raise run.failure if run.failure is not None else SummaryFailure("error", reason)
         self._count("used")
-        self.last_use = {
-            "prepared_ahead": True,
-            "wait_ms": waited,
-            "outcome": "used",
-            "prepared_ms": round((self.clock() - run.started) * 1000, 1),
-        }
+        self.last_use = PreparedUse(
+            outcome="used", prepared=True, wait_s=round(waited / 1000, 4), lead_s=round(self.clock() - run.started, 4)
+        )
         return run.reply
 
     def _why_none(self, since: list[str]) -> str:
@@ -312,7 +309,7 @@ class AheadSummaries:
             latency_s=None if self.pace.latency_s is None else round(self.pace.latency_s, 2),
             state="idle" if run is None else "ready" if run.done.is_set() else "running",
             discard_reasons=dict(self.discard_reasons),
-            last=dict(self.last_use) if self.last_use is not None else None,
+            last=self.last_use,
         )
 
 

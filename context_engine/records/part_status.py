@@ -70,6 +70,37 @@ class ViewStatus:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class PreparedUse:
+    """How the last compaction used the summary prepared ahead (``AheadSummaries.reply_for``).
+
+    ``outcome`` is ``used``, ``none`` (nothing prepared; ``why``), ``stale`` (prepared for another window or
+    prompt; ``why``), ``failed earlier`` or ``failed`` (``error``); ``wait_s`` is how long the compaction
+    waited for it, in seconds like ``CompactionRecord.wait_s``.  Status files of older versions said
+    ``prepared_ahead``, ``wait_ms`` and ``prepared_ms``: :meth:`upgrade_plain` reads them.
+    """
+
+    outcome: str = ""
+    prepared: bool = False  # the compaction's summary is the one written ahead
+    wait_s: float = 0.0
+    lead_s: float | None = None  # used: how long before the compaction the preparation started
+    why: str = ""
+    error: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @staticmethod
+    def upgrade_plain(data: dict[str, Any]) -> dict[str, Any]:
+        """An older file's keys under today's names (milliseconds to seconds); today's keys win."""
+        data = dict(data)
+        if "prepared_ahead" in data:
+            data.setdefault("prepared", data.pop("prepared_ahead"))
+        for old, new in (("wait_ms", "wait_s"), ("prepared_ms", "lead_s")):
+            ms = data.pop(old, None)
+            if new not in data and isinstance(ms, (int, float)) and not isinstance(ms, bool):
+                data[new] = round(ms / 1000, 4)
+        return data
+
+
 @dataclass
 class AheadStatus:
     prepare_at: float = 0.0  # 0: summaries are not prepared ahead
@@ -82,7 +113,7 @@ class AheadStatus:
     latency_s: float | None = None  # the summary model's observed latency (when to start one)
     state: str = ""  # idle, running, ready
     discard_reasons: dict[str, int] = field(default_factory=dict)
-    last: dict[str, Any] | None = None  # the last compaction's use: prepared_ahead, wait_ms, outcome
+    last: PreparedUse | None = None  # how the last compaction used it (None: it asked for no summary)
     extra: dict[str, Any] = field(default_factory=dict)
 
 

@@ -5,7 +5,9 @@ meets files from older versions (keys missing), newer ones (keys it does not
 know) and damaged ones (wrong types).  :func:`from_plain` builds a dataclass
 from such a dict: a missing or mistyped field takes its default, and keys the
 class does not know are kept in its ``extra`` field (when it has one) so
-:func:`to_plain` writes them back unchanged.
+:func:`to_plain` writes them back unchanged.  A class whose keys were renamed
+gives a static ``upgrade_plain(data) -> data`` that puts an older file's keys
+under today's names first.
 """
 
 from __future__ import annotations
@@ -18,11 +20,15 @@ from typing import Any, TypeVar, Union
 T = TypeVar("T")
 
 EXTRA = "extra"
+UPGRADE = "upgrade_plain"  # a class's static hook: an older file's keys under today's names
 
 
 def from_plain(cls: type[T], data: Any) -> T:
     """An instance of the dataclass ``cls`` from ``data`` (anything that is not a dict reads as empty)."""
     data = data if isinstance(data, dict) else {}
+    upgrade = getattr(cls, UPGRADE, None)
+    if upgrade is not None:
+        data = upgrade(data)
     hints = typing.get_type_hints(cls)
     values: dict[str, Any] = {}
     known: set[str] = set()

@@ -84,17 +84,42 @@ def test_summaries_prepared_ahead_are_shown():
         "discarded": 1,
         "failed": 0,
         "state": "idle",
-        "last": {"prepared_ahead": True, "wait_ms": 0.27, "outcome": "used"},
+        "last": {"outcome": "used", "prepared": True, "wait_s": 0.0127, "lead_s": 4.2},
     }
     rows = dict(session_rows(SessionStatus.from_dict({"ahead": ahead})))
     assert rows["summaries ahead"] == (
         "3 prepared, 2 used by a compaction, 1 discarded, 0 failed; now idle; "
-        "the last compaction waited 0 ms for its summary"
+        "the last compaction waited 13 ms for its summary"
+    )
+    not_prepared = {**ahead, "last": {"outcome": "none", "prepared": False, "why": "nothing started: not due yet"}}
+    assert (
+        "the last compaction waited"
+        not in dict(session_rows(SessionStatus.from_dict({"ahead": not_prepared})))["summaries ahead"]
     )
     assert dict(session_rows(SessionStatus.from_dict({"ahead": {"prepare_at": 0}})))["summaries ahead"].startswith(
         "off"
     )
     assert "summaries ahead" not in dict(session_rows(SessionStatus.from_dict({})))
+
+
+def test_a_status_file_from_before_the_typed_use_still_says_how_the_last_compaction_was_served():
+    from stowage.context_engine.records.part_status import PreparedUse
+
+    old = {"prepared_ahead": True, "wait_ms": 1270.0, "outcome": "used", "prepared_ms": 5400.0, "later": 1}
+    status = SessionStatus.from_dict({"ahead": {"prepare_at": 0.9, "prepared": 1, "used": 1, "last": old}})
+    assert status.ahead is not None
+    assert status.ahead.last == PreparedUse(outcome="used", prepared=True, wait_s=1.27, lead_s=5.4, extra={"later": 1})
+    assert dict(session_rows(status))["summaries ahead"].endswith("the last compaction waited 1,270 ms for its summary")
+    # today's keys win over old ones; mistyped values take their defaults; a non-dict reads as empty
+    mixed = {"prepared_ahead": True, "prepared": False, "wait_ms": 9.0, "wait_s": 0.5, "why": 3}
+    assert PreparedUse.upgrade_plain(mixed) == {"prepared": False, "wait_s": 0.5, "why": 3}
+    read = SessionStatus.from_dict({"ahead": {"last": mixed}}).ahead
+    assert read is not None and read.last == PreparedUse(prepared=False, wait_s=0.5)
+    damaged = {"prepared_ahead": "yes", "wait_ms": "slow", "outcome": 7}
+    read = SessionStatus.from_dict({"ahead": {"last": damaged}}).ahead
+    assert read is not None and read.last == PreparedUse()
+    read = SessionStatus.from_dict({"ahead": {"last": "x"}}).ahead
+    assert read is not None and read.last is None
 
 
 def test_how_each_compaction_was_served_and_the_wasted_calls_are_shown():

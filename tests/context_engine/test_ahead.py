@@ -16,6 +16,7 @@ from stowage.context_engine.ahead.job import arrived_since, prefix_miss
 from stowage.context_engine.chat.validate import validate_messages
 from stowage.context_engine.compaction.boundaries import Window
 from stowage.context_engine.compaction.compactor import compact, prepared_slack
+from stowage.context_engine.records.session_status import SessionStatus
 from stowage.context_engine.summary.reply import SummaryFailure
 
 from .helpers import NEWEST, RecordingModel, add_turn, history, make_engine, tool_turn
@@ -98,6 +99,10 @@ def test_same_window_uses_the_prepared_summary_with_the_exact_prompt():
     assert ahead(engine)["used"] == 1
     last = engine.get_status()["last_compaction"]
     assert last["summary_source"] == "prepared" and last["wait_s"] is not None
+    use = ahead(engine)["last"]  # the status file's plain data, read back typed
+    assert use["outcome"] == "used" and use["prepared"] is True and use["lead_s"] >= use["wait_s"] >= 0, use
+    assert json.loads(json.dumps(use)) == use
+    assert SessionStatus.from_dict(engine.get_status()).ahead.last == engine.state.ahead.last_use
 
 
 def test_prefix_window_with_a_clean_cut_is_used_and_the_new_turn_stays():
@@ -220,7 +225,7 @@ def test_a_hung_preparation_costs_one_deadline_and_one_call():
     last = engine.get_status()["last_compaction"]
     assert last["result"] == "fallback" and last["summary_error"].startswith("timeout"), last
     assert "without the summary model" in json.dumps(out) and NEWEST in json.dumps(out)
-    assert engine.state.ahead.last_use["outcome"] == "failed" and ahead(engine)["failed"] == 1
+    assert engine.state.ahead.last_use.outcome == "failed" and ahead(engine)["failed"] == 1
     governor = engine.get_status()["governor"]
     assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0
     assert len(runtimes) == 1 and runtimes[0]["timeout"] == 0.2  # one call, given the configured deadline
@@ -407,5 +412,5 @@ def test_a_compaction_says_why_it_found_nothing_prepared():
     engine = make_engine(model=RecordingModel())
     msgs = history()
     engine.compress(msgs)
-    assert engine.state.ahead.last_use["outcome"] == "none"
-    assert engine.state.ahead.last_use["why"].startswith("nothing started")
+    assert engine.state.ahead.last_use.outcome == "none" and not engine.state.ahead.last_use.prepared
+    assert engine.state.ahead.last_use.why.startswith("nothing started")

@@ -11,6 +11,7 @@ import pytest
 from stowage.command.replay.offline import HostDriver, ReplayTarget, StandInSummarizer
 from stowage.command.replay.offline.billing import TokenMeter
 from stowage.command.replay.offline.clock import Latency, SimClock, Timing, parse_latency
+from stowage.context_engine.records.part_status import PreparedUse
 from stowage.context_engine.records.session_status import AheadStatus
 
 
@@ -93,7 +94,7 @@ class _AheadStub:
     """The part of an engine's ahead summaries the driver reads (settle, status, last_use)."""
 
     def __init__(self) -> None:
-        self.last_use: dict[str, Any] | None = None
+        self.last_use: PreparedUse | None = None
 
     def settle(self) -> None:
         pass
@@ -123,7 +124,7 @@ def test_a_summary_written_ahead_costs_the_turn_nothing_and_is_counted_as_prepar
     original = engine.compress
 
     def compress(messages: list[dict[str, Any]], current_tokens: int | None = None) -> list[dict[str, Any]]:
-        engine.state.ahead.last_use = {"prepared_ahead": True, "outcome": "used"}
+        engine.state.ahead.last_use = PreparedUse(outcome="used", prepared=True)
         return original(messages, current_tokens)
 
     engine.compress = compress

@@ -73,6 +73,7 @@ import copy
 import time
 from typing import Any, Mapping, Sequence
 
+from ....context_engine.records.part_status import PreparedUse
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter, message_key
 from .clock import SimClock, Timing
 from .compaction import after_boundary, compress_kwargs, ensure_user_turn, supported_kwargs, version_tuple
@@ -487,13 +488,13 @@ class _Run:
         if waited is not None:
             self.result.compaction_waits.append(round(waited, 3))
             use = getattr(_ahead(engine), "last_use", None)
-            use = use if isinstance(use, dict) else {}
-            self.result.compaction_prepared.append(bool(use.get("prepared_ahead")))
+            use = use if isinstance(use, PreparedUse) else PreparedUse()
+            self.result.compaction_prepared.append(use.prepared)
             self.result.compaction_served.append(
                 {
                     "wait_s": round(waited, 3),
-                    "outcome": str(use.get("outcome") or "no summary call"),
-                    "why": str(use.get("why") or ""),
+                    "outcome": use.outcome or "no summary call",
+                    "why": use.why,
                     "session": self.target.session_id,
                     "nth": self.result.compactions,
                     "turn": self.turn,
