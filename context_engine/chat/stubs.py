@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, NamedTuple
 
@@ -50,6 +51,19 @@ class PrunedOutput(NamedTuple):
     arguments: str
     content: str
     duplicate_of_call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class StubHandle:
+    """The handle a stub names (``store_session/stubs.StubService.stub_handle``) and why it names it.
+
+    ``original_evicted``: the text is a spill preview whose original the size
+    cap evicted, so ``handle`` names the preview's own bytes (``view_stub``
+    says so); answered by the same lookup that chose the handle.
+    """
+
+    handle: str
+    original_evicted: bool = False
 
 
 def is_stub(text: str) -> bool:

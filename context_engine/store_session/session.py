@@ -26,6 +26,7 @@ from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
 from ..chat.markers import BlobKind
+from ..chat.stubs import StubHandle
 from ..config.settings import Settings
 from ..records.part_status import SpillRecord, StoreStatus
 from .archive import StoreArchive, record_output
@@ -318,26 +319,23 @@ class StoreSession:
             del self._stubbed[next(iter(self._stubbed))]
         self._stubbed[original] = preview_sha
 
-    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
+    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> StubHandle | None:
         """The handle of the original bytes ``text`` stands for, storing ``text`` now if need be.
 
         Used by the lean view before it replaces an output with a stub: a stub
         must never point to nothing, and it names the original (the spilled
-        output, for a spill preview: one fetch reads it).  Looked up even when
-        recorded earlier: the size cap may have evicted it since (one index
-        read per stub; the view memoizes its stubs).  Raises StoreError/OSError
-        when the store cannot write (the caller keeps the text verbatim).
+        output, for a spill preview: one fetch reads it; when the size cap
+        evicted it, the preview's own bytes, and ``original_evicted`` says so).
+        Looked up even when recorded earlier: the size cap may have evicted it
+        since (one index read per stub; the view memoizes its stubs).  Raises
+        StoreError/OSError when the store cannot write (the caller keeps the
+        text verbatim).
         """
         self.activate()  # it stores for this session
         stubs = self.stubs(on_preview_stubbed=self._view_stubbed)
         if stubs is None:
             return None
-        return stubs.original_handle(text, kind=kind, tool_name=tool_name, arguments=arguments)
-
-    def original_gone(self, preview: str) -> bool:
-        """``preview`` is this session's spill preview and the size cap evicted its original (the stub says so)."""
-        stubs = self.stubs()
-        return stubs is not None and stubs.original_gone(preview)
+        return stubs.stub_handle(text, kind=kind, tool_name=tool_name, arguments=arguments)
 
     def pin_request(self, messages: list[Any]) -> frozenset[str]:
         """Tell the store what this request shows or points to: the size cap spares only that of a live session.

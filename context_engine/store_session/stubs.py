@@ -19,7 +19,7 @@ Every handle named is readable by the session when the stub is written: a
 stub never points to nothing.  A stub only *names* an original; the size cap
 spares the small preview instead (``pins.spared_refs``), so when the cap
 evicts the original the next stub of that preview names the preview's own
-bytes and says so (``original_gone``).
+bytes and says so (``StubHandle.original_evicted``, answered by the same lookup).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Callable
 
 from ...blobstore import BlobStore, StoreError
 from ..chat.markers import SPILL_HEADER, BlobKind
-from ..chat.stubs import PrunedOutput, argument_gist, cut_arguments, stored_stub
+from ..chat.stubs import PrunedOutput, StubHandle, argument_gist, cut_arguments, stored_stub
 
 # The handle of the original output a preview this session wrote stands for, looked up by the preview's text.
 SpillOrigin = Callable[[str], "str | None"]
@@ -108,20 +108,23 @@ class StubService:
         self._spill_origin = spill_origin
         self._on_preview_stubbed = on_preview_stubbed
 
-    def original_handle(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str:
+    def stub_handle(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> StubHandle:
         """The handle of the original bytes ``text`` stands for (see the module docstring), stored if need be.
 
-        ``kind`` is the kind a put records (``arguments``: call arguments,
-        stored as JSON).  Raises StoreError/OSError when the store cannot
-        write (the caller keeps the text, or falls back to a plain stub).
+        One lookup of a preview's original answers both what the stub names
+        and whether the size cap evicted that original (then the preview's
+        own bytes are named).  ``kind`` is the kind a put records
+        (``arguments``: call arguments, stored as JSON).  Raises
+        StoreError/OSError when the store cannot write (the caller keeps the
+        text, or falls back to a plain stub).
         """
-        original = self.spilled_original(text)
-        if original is not None:
+        original = self._preview_origin(text)
+        if original is not None and self.readable(original):
             if self._on_preview_stubbed is not None:
                 self._on_preview_stubbed(original, digest(text))
-            return original
+            return StubHandle(original)
         is_arguments = kind is BlobKind.ARGUMENTS
-        return keep_bytes(
+        handle = keep_bytes(
             self.store,
             encode_text(text),
             session_id=self._session_id(),
@@ -132,16 +135,7 @@ class StubService:
             sha=digest(text),
             pin=True,
         )
-
-    def spilled_original(self, text: str) -> str | None:
-        """The spilled output's handle when ``text`` is a preview the spill path wrote and the output is readable."""
-        handle = self._preview_origin(text)
-        return handle if handle is not None and self.readable(handle) else None
-
-    def original_gone(self, text: str) -> bool:
-        """``text`` is a preview the spill path wrote whose original is no longer readable (the size cap evicted it)."""
-        handle = self._preview_origin(text)
-        return handle is not None and not self.readable(handle)
+        return StubHandle(handle, original_evicted=original is not None)
 
     def _preview_origin(self, text: str) -> str | None:
         if not text.startswith(SPILL_HEADER):
@@ -159,15 +153,15 @@ class StubService:
 
     def pruned_stub(self, output: PrunedOutput) -> str:
         """Compaction's stub of a pruned output, naming its original bytes (raises StoreError/OSError)."""
-        handle = self.original_handle(
+        found = self.stub_handle(
             output.content, kind=BlobKind.PRUNED, tool_name=output.tool_name, arguments=output.arguments
         )
-        return stored_stub(output, handle)
+        return stored_stub(output, found.handle)
 
     def cut_arguments(self, tool_name: str, arguments: str, max_chars: int) -> str:
         """Oversized call arguments kept whole; the shortened JSON names their handle (raises StoreError/OSError)."""
-        handle = self.original_handle(arguments, kind=BlobKind.ARGUMENTS, tool_name=tool_name, arguments="")
-        return cut_arguments(arguments, max_chars, handle)
+        found = self.stub_handle(arguments, kind=BlobKind.ARGUMENTS, tool_name=tool_name, arguments="")
+        return cut_arguments(arguments, max_chars, found.handle)
 
 
 def recorded_preview_origin(store: BlobStore, text: str) -> str | None:

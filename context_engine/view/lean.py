@@ -20,7 +20,7 @@ from typing import Any, Callable, Protocol
 
 from ..chat.markers import SPILL_HEADER, BlobKind
 from ..chat.messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
-from ..chat.stubs import cut_arguments, view_stub
+from ..chat.stubs import StubHandle, cut_arguments, view_stub
 from ..records.part_status import ViewStatus
 from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
 from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
@@ -38,14 +38,14 @@ _MEMO_LIMIT = 8192
 class StoreHandles(Protocol):
     """Where the view confirms (or puts) the bytes a stub points to (``StoreSession``, through its stub service)."""
 
-    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
-        """Handle of the original bytes ``text`` stands for (a spill preview: the spilled output), stored if need be."""
+    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> StubHandle | None:
+        """Handle of the original bytes ``text`` stands for (a spill preview: the spilled output), stored if need be.
+
+        For a spill preview whose original the size cap evicted: the preview's own bytes, ``original_evicted``.
+        """
 
     def spilled_tokens(self, preview: str) -> int | None:
         """Tokens of the original output ``preview`` (a spill preview of this session) stands for; None if unknown."""
-
-    def original_gone(self, preview: str) -> bool:
-        """``preview`` is a spill preview of this session whose original the size cap evicted."""
 
 
 @dataclass
@@ -187,18 +187,22 @@ class LeanView:
         key = ("output", f"{name}\x00{arguments}", text)
         stub = self._memo.get(key)
         if stub is None:
-            if name in READ_BACK_TOOLS:
-                handle = None
-            else:
-                handle = self._keep(store_session, text, kind=BlobKind.OUTPUT, tool_name=name, arguments=arguments)
-                if handle is None:
+            found = None
+            if name not in READ_BACK_TOOLS:
+                found = self._keep(store_session, text, kind=BlobKind.OUTPUT, tool_name=name, arguments=arguments)
+                if found is None:
                     outcome.unstored += 1
                     return
             kept = None
-            if handle is not None:
+            if found is not None:
                 kept = digest(name, arguments, text, self.settings.stub_lines_chars, self.settings.stub_names)
-            evicted = handle is not None and _original_gone(store_session, text)
-            stub = view_stub(name, text, handle, kept.render() if kept is not None else "", original_evicted=evicted)
+            stub = view_stub(
+                name,
+                text,
+                found.handle if found is not None else None,
+                kept.render() if kept is not None else "",
+                original_evicted=found is not None and found.original_evicted,
+            )
             if len(stub) >= len(text):
                 return
             self._remember(key, stub)
@@ -218,11 +222,9 @@ class LeanView:
             key = ("reasoning", "", content)
             condensed = self._memo.get(key)
             if condensed is None:
-                handle = self._keep(
-                    store_session, content, kind=BlobKind.REASONING, tool_name="assistant", arguments=""
-                )
-                if handle is not None:
-                    condensed = condensed_reasoning(content, handle)
+                found = self._keep(store_session, content, kind=BlobKind.REASONING, tool_name="assistant", arguments="")
+                if found is not None:
+                    condensed = condensed_reasoning(content, found.handle)
                     self._remember(key, condensed)
                 else:
                     outcome.unstored += 1
@@ -237,14 +239,14 @@ class LeanView:
                 key = ("arguments", call_name(call), arguments)
                 cut = self._memo.get(key)
                 if cut is None:
-                    handle = self._keep(
+                    found = self._keep(
                         store_session, arguments, kind=BlobKind.ARGUMENTS, tool_name=call_name(call), arguments=""
                     )
-                    if handle is None:
+                    if found is None:
                         outcome.unstored += 1
                         new_calls.append(call)
                         continue
-                    cut = cut_arguments(arguments, limit, handle)
+                    cut = cut_arguments(arguments, limit, found.handle)
                     self._remember(key, cut)
                 call = with_call_arguments(call, cut)
                 outcome.cut_arguments += 1
@@ -274,8 +276,9 @@ class LeanView:
             key = ("handle", f"{kind}\x00{tool}\x00{arguments}", text)
             handle = self._memo.get(key)
             if handle is None:
-                handle = self._keep(store, text, kind=kind, tool_name=tool, arguments=arguments)
-                if handle is not None:
+                found = self._keep(store, text, kind=kind, tool_name=tool, arguments=arguments)
+                if found is not None:
+                    handle = found.handle
                     self._remember(key, handle)
             return handle
 
@@ -290,7 +293,7 @@ class LeanView:
 
     def _keep(
         self, store_session: StoreHandles, text: str, *, kind: BlobKind, tool_name: str, arguments: str
-    ) -> str | None:
+    ) -> StubHandle | None:
         try:
             return store_session.handle_for(text, kind=kind, tool_name=tool_name, arguments=arguments)
         except Exception as exc:  # noqa: BLE001 - a store failure keeps the output verbatim
@@ -368,12 +371,6 @@ def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session:
             if original:
                 total += max(0, original - item.tokens)
     return total
-
-
-def _original_gone(store_session: StoreHandles, text: str) -> bool:
-    """The stub of a spill preview names the preview's own bytes because the size cap evicted its original."""
-    gone = getattr(store_session, "original_gone", None)
-    return bool(text.startswith(SPILL_HEADER) and gone is not None and gone(text))
 
 
 def _same_shape(content: Any, stub: str) -> Any:

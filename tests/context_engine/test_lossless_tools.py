@@ -458,10 +458,12 @@ def test_a_view_stub_of_a_preview_names_the_original_in_this_process_and_the_nex
 
     session, original, preview, original_handle = _spilled_session(store)
     ask = {"kind": BlobKind.OUTPUT, "tool_name": "terminal", "arguments": '{"command": "make"}'}
-    assert session.handle_for(preview, **ask) == original_handle  # the session remembers its spill
+    found = session.handle_for(preview, **ask)
+    assert found is not None and found.handle == original_handle and not found.original_evicted  # remembered
     later = StoreSession(load_settings({}), store=store)  # a later process of the same conversation: no memory
     later.start("s")
-    assert later.spill_origin(preview) is None and later.handle_for(preview, **ask) == original_handle  # the store
+    found = later.handle_for(preview, **ask)
+    assert later.spill_origin(preview) is None and found is not None and found.handle == original_handle  # the store
     assert _fetch_line(later, original_handle, 1).endswith("line 0: some build output")
 
     # A look-alike recorded as a plain output is kept as itself, in any process.
@@ -470,12 +472,14 @@ def test_a_view_stub_of_a_preview_names_the_original_in_this_process_and_the_nex
     from stowage.context_engine.store_session.session import writer_for
 
     writer_for(store.root).drain()
-    assert later.handle_for(look_alike, **ask) not in (None, original_handle)
+    found = later.handle_for(look_alike, **ask)
+    assert found is not None and found.handle != original_handle and not found.original_evicted
 
     # An original the store no longer holds is never named: the stub falls back to the preview's own bytes.
     store.evict(original_handle)
-    handle = session.handle_for(preview, **ask)
-    assert handle != original_handle and store.read_bytes(store.resolve(handle, "s")).decode() == preview
+    found = session.handle_for(preview, **ask)
+    assert found is not None and found.original_evicted  # one lookup: the handle and why it is the preview's
+    assert found.handle != original_handle and store.read_bytes(store.resolve(found.handle, "s")).decode() == preview
 
 
 def _lane():

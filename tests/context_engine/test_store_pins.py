@@ -153,3 +153,27 @@ def test_a_fetch_of_an_original_evicted_after_its_stub_was_sent_names_the_previe
     preview = reply["preview_handle"]
     assert f'stowage_fetch(handle="{preview}")' in reply["error"]
     assert store.read_bytes(store.resolve(preview, "s")).decode() == messages[3]["content"]
+
+
+def test_a_view_stub_of_a_preview_resolves_its_original_once(tmp_path, monkeypatch):
+    """One lookup answers both the stub's handle and whether the cap evicted the original (not two)."""
+    from stowage.context_engine.view.lean import LeanView
+
+    engine = _spilling_engine(tmp_path)
+    store = engine.state.store.store
+    messages: list[dict] = [{"role": "system", "content": "sys"}, {"role": "user", "content": "go"}]
+    originals = [_spill_turn(engine, messages, n) for n in range(6)]
+    writer_for(store.root).drain()
+    resolved: list[str] = []
+    resolve = store.resolve
+
+    def counting(handle: str, session_id: str | None = None) -> str:
+        resolved.append(handle)
+        return resolve(handle, session_id)
+
+    monkeypatch.setattr(store, "resolve", counting)
+    view = LeanView(engine.state.view.settings, engine.state.counter.count_message)  # a fresh memo: every stub a miss
+    sent = view.apply(messages, engine.state.store).messages
+    stubbed = [h for h in originals if any(f'handle="{h}"' in str(m.get("content")) for m in sent)]
+    assert len(stubbed) >= 3, sent  # the older previews are stubs naming their originals
+    assert all(resolved.count(h) == 1 for h in stubbed), resolved

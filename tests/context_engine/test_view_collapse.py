@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from stowage.context_engine.chat.markers import BlobKind
+from stowage.context_engine.chat.stubs import StubHandle
 from stowage.context_engine.chat.validate import validate_messages
 from stowage.context_engine.view.collapse import (
     CALL_CHARS,
@@ -285,9 +286,9 @@ class RecordingHandles:
     def __init__(self) -> None:
         self.kept: list[tuple[str, str]] = []  # (tool name, text)
 
-    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> str | None:
+    def handle_for(self, text: str, *, kind: BlobKind, tool_name: str, arguments: str) -> StubHandle | None:
         self.kept.append((tool_name, text))
-        return f"{len(self.kept):016x}"
+        return StubHandle(f"{len(self.kept):016x}")
 
     def spilled_tokens(self, preview: str) -> int | None:
         return None
