@@ -1,4 +1,4 @@
-"""When to start writing the next summary, and when a compaction takes it before the trigger."""
+"""When to start the next summary, when a compaction takes it before the trigger, and when it is awaited over it."""
 
 from __future__ import annotations
 
@@ -43,3 +43,38 @@ def likely_used(turn_growth: int | None, threshold_tokens: int, prepare_at: floa
     their end is for a window the compaction no longer picks, a wasted call.
     """
     return turn_growth is None or turn_growth <= threshold_tokens * (1 - prepare_at)
+
+
+AWAIT_CEILING = 0.85  # of the window: over the trigger, requests go on while the summary is written up to here
+AWAIT_REQUESTS = 2  # over the trigger with no summary being written, requests that go on before one is started
+
+
+def await_over_trigger(
+    sent_tokens: int, window: int, requests_over: int, *, writing: bool, prepared: bool, started_over: bool
+) -> bool:
+    """Over the trigger: let this request go on, uncompacted, instead of blocking the turn for the summary model?
+
+    ``sent_tokens`` is the request as sent, ``requests_over`` how many went
+    over the trigger in a row since the last compaction.  Yes while the
+    summary is being written (``writing``), up to :data:`AWAIT_CEILING` of the
+    ``window``, where a next large step still fits.  With nothing written:
+    the first :data:`AWAIT_REQUESTS` go on and start nothing (a large newest
+    output is sent whole only while it is hot, then the view stubs it and the
+    request is back under the trigger; a compaction could not have helped, its
+    verbatim tail keeps that output), and the next one starts the summary
+    (:func:`start_over_trigger`), once per compaction (``started_over``).  A
+    reply that is ready, or one for another window (``prepared``), is
+    compacted with now.
+    """
+    if window <= 0 or sent_tokens > AWAIT_CEILING * window:
+        return False
+    if writing:
+        return True
+    if prepared:
+        return False
+    return requests_over < AWAIT_REQUESTS or (requests_over == AWAIT_REQUESTS and not started_over)
+
+
+def start_over_trigger(requests_over: int, started_over: bool) -> bool:
+    """Start the compaction's summary at a request over the trigger (after :data:`AWAIT_REQUESTS`, once)."""
+    return requests_over >= AWAIT_REQUESTS and not started_over

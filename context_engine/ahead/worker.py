@@ -28,6 +28,7 @@ starts empty, and a forked child forgets the parent's thread.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
@@ -36,7 +37,7 @@ from typing import Any, Callable
 
 from ..chat.messages import Message
 from ..compaction.boundaries import Window
-from ..compaction.compactor import CompactionPlan, prepared_slack
+from ..compaction.compactor import PREPARED_OVERRUN, CompactionPlan, prepared_slack
 from ..records.part_status import AheadStatus, PreparedUse
 from ..summary.deadline import SummaryDeadline
 from ..summary.reply import SummaryFailure, clean_reply
@@ -151,6 +152,15 @@ class AheadSummaries:
 
         threading.Thread(target=run.work, args=(summarize, failed), name="stowage-ahead", daemon=True).start()
 
+    def writing(self) -> bool:
+        """A preparation's reply is still to come (on this engine's clock); a failed one is not."""
+        run = self._run
+        if run is None:
+            return False
+        if not run.done.is_set():
+            return True
+        return run.reply is not None and run.finished_at is not None and run.finished_at > self.clock()
+
     def ready(self) -> bool:
         """A preparation has its reply by now (on this engine's clock)."""
         run = self._run
@@ -158,7 +168,7 @@ class AheadSummaries:
             return False
         return run.finished_at <= self.clock()
 
-    def review(self, messages: list[Message], plan: CompactionPlan, count: CountFn) -> None:
+    def review(self, messages: list[Message], plan: CompactionPlan, count: CountFn, *, due_now: bool = False) -> None:
         """Before a request: drop the pending preparation once the compaction could no longer use it.
 
         The compactor's own rule decides (:func:`.job.arrived_since`): the
@@ -166,14 +176,30 @@ class AheadSummaries:
         what arrived since, plus one request's measured growth (the next
         compaction check sees one more request), fits
         :func:`..compaction.compactor.prepared_slack`.  Dropped now, a new one can start
-        in time (at most one runs at a time).
+        in time (at most one runs at a time).  ``due_now``: the request is
+        already over the trigger and the compaction only waits for this reply
+        (``CompactionRun.awaits_prepared``), so the compactor's own limit
+        applies (``PREPARED_OVERRUN`` times the slack), with no growth to come.
         """
         run = self._run
         if run is None:
             return
         since = arrived_since(messages, plan, count, run.job)
-        if since is None or since + (self.pace.history_growth() or 0.0) > prepared_slack(plan) * (1 - STUB_MARGIN):
+        if due_now:
+            limit, growth = PREPARED_OVERRUN * prepared_slack(plan), 0.0
+        elif (left := self._requests_until_ready(run)) is not None:
+            limit, growth = PREPARED_OVERRUN * prepared_slack(plan), left * (self.pace.history_growth() or 0.0)
+        else:
+            limit, growth = prepared_slack(plan), self.pace.history_growth() or 0.0
+        if since is None or since + growth > limit * (1 - STUB_MARGIN):
             self.discard("outgrown before its compaction came")
+
+    def _requests_until_ready(self, run: _Run) -> int | None:
+        """Requests before ``run``'s reply is expected (at the model's observed latency), None when not known."""
+        latency, interval = self.pace.latency_s, self.pace.seconds_per_request()
+        if latency is None or not interval or interval <= 0:
+            return None
+        return max(1, math.ceil((run.started + latency - self.clock()) / interval))
 
     def keeps(self, messages: list[Message]) -> bool:
         """True when the pending job is still a clean prefix of what ``messages`` would compact."""

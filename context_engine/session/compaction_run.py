@@ -16,6 +16,7 @@ import logging
 from typing import Any
 
 from ..ahead import take_early
+from ..ahead.decide import await_over_trigger
 from ..chat.messages import Message, is_real_user_turn, last_index, message_text
 from ..compaction.compactor import CompactionOutcome, compact
 from ..compaction.preview import CompactionPreview, preview_compaction
@@ -30,6 +31,7 @@ from .parts import CompactionFlags, SessionParts
 
 logger = logging.getLogger(__name__)
 
+
 COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
 
 
@@ -37,11 +39,42 @@ class CompactionRun(SessionParts):
     """The session's compactions, their decision, dry run and status line."""
 
     # -- the decision -----------------------------------------------------------------------
-    def decide(self, tokens: int, limits: Limits) -> tuple[bool, str | None]:
-        """Whether to compact at ``tokens``, and why not when compaction is blocked (``should_compress_info``)."""
+    def decide(self, tokens: int, limits: Limits, host: HostFacts | None = None) -> tuple[bool, str | None]:
+        """Whether to compact at ``tokens``, and why not when compaction is blocked (``should_compress_info``).
+
+        ``host`` None (the dry run) only answers: no summary is asked for or awaited.
+        """
         if self.prepared_due(tokens, limits):  # its summary is ready: compact now, before the trigger
             tokens = max(tokens, limits.threshold_tokens)
+        elif host is not None and self.awaits_summary(tokens, limits, host):
+            return False, None  # its summary is being written: compact once it is ready, not blocking for it
         return compaction_decision(tokens, limits.threshold_tokens, self.governor)
+
+    def awaits_summary(self, tokens: int, limits: Limits, host: HostFacts) -> bool:
+        """Over the trigger: let the requests go on while the compaction's summary is written, instead of waiting.
+
+        A single large step (a long tool output, a new task) can take the
+        request over the trigger before its summary is ready, or before one was
+        started; compacting then blocks the turn for the model's call.  The
+        rule is :func:`..ahead.decide.await_over_trigger`, on the request as
+        sent; the summary is started by a request's ``pre_api_request`` hook
+        (``Preparation.prepare_during_turn``), and on a host without that hook
+        the compaction calls the model itself once the requests over are counted.
+        """
+        threshold = limits.threshold_tokens
+        if limits.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens < threshold:
+            return False
+        if not await_over_trigger(
+            self.request_as_sent(host, tokens),
+            limits.context_length,
+            self.requests_over,
+            writing=self.ahead.writing(),
+            prepared=self.ahead.pending is not None,
+            started_over=self.summary_started_over,
+        ):
+            return False
+        self.awaiting_summary = self.ahead.writing() or self.may_prepare(limits, host)
+        return self.awaiting_summary
 
     def prepared_due(self, tokens: int, limits: Limits) -> bool:
         """Compact now although ``tokens`` is under the trigger: the summary written for it is ready.
@@ -105,6 +138,7 @@ class CompactionRun(SessionParts):
         self.calibrate(messages)
         host.compress_gets_memory = host.compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
+        self.requests_over, self.summary_started_over, self.awaiting_summary = 0, False, False  # afresh
         clock = self.ahead.clock
         started = clock()
         outcome = compact(

@@ -37,6 +37,7 @@ from ..policy.fixed_part import FixedPart
 from ..policy.governor import Governor, GovernorPolicy
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
+from ..records.host_contract import HostFacts
 from ..records.session_status import RequestFigures
 from ..store_session.session import StoreSession
 from ..summary.deadline import TIMEOUT_KEY, SummaryDeadline
@@ -94,6 +95,13 @@ class SessionParts:
     # select_context ran in this turn: the host's pressure questions since are about the selected request (0.20+
     # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)
     turn_selected: bool = False
+    # requests sent over the trigger since the last compaction, in a row (CompactionRun.awaits_summary), and whether
+    # one of them started the compaction's summary (once per compaction: a dropped one is not started again)
+    requests_over: int = 0
+    summary_started_over: bool = False
+    # the compaction was due and let the requests go on for the summary being written: the compactor's own limit
+    # judges that summary until the compaction (ahead.review), even once the view took a request back under
+    awaiting_summary: bool = False
     # one compaction or preparation at a time (held while either reads and writes the session's history figures)
     lock: AbstractContextManager[Any] = field(default_factory=threading.RLock, repr=False, compare=False)
 
@@ -149,6 +157,8 @@ class SessionParts:
             return  # {} after a compaction, or a provider without usage: keep the sentinel
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
         self.rough_basis.usage_arrived()
+        # in a row over the trigger: how long the compaction has let the requests go on (awaits_summary)
+        self.requests_over = self.requests_over + 1 if threshold_tokens > 0 and prompt >= threshold_tokens else 0
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))
         self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
         self.awaiting_real_usage_after_compression = False
@@ -176,6 +186,34 @@ class SessionParts:
             view_enabled=self.view.settings.enabled,
             host_selects_context=host_selects_context and self.turn_selected,
             estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
+        )
+
+    def request_as_sent(self, host: HostFacts, approx: int) -> int:
+        """The host's figure ``approx`` for the next request, on the trigger's basis: the request as sent.
+
+        A host's preflight (and an older host's pre-API check) estimates the
+        whole history, while the view sends less: the request is the last real
+        prompt plus the rough growth since (:class:`~..policy.thresholds.RoughBasis`).
+        The last *real* prompt: a preflight that is not deferred raises
+        ``last_prompt_tokens`` to its rough figure, which would count the whole
+        history twice.  A 0.20+ host's pre-API figure is of the selected request
+        already.  0 right after a compaction (the host's -1) and before any usage.
+        """
+        last = self.last_real_prompt_tokens if self.last_prompt_tokens > 0 else 0
+        if approx <= 0:
+            return last
+        if self.view.settings.enabled and not (host.selects_context and self.turn_selected):
+            estimate = self.rough_basis.estimate(approx, last)
+            return estimate if estimate is not None else last
+        return max(approx, last)
+
+    def may_prepare(self, limits: Limits, host: HostFacts) -> bool:
+        """A summary can be written ahead now: a model attached, the host's prompt can match, no backoff or cooldown."""
+        return (
+            limits.summary_model is not None
+            and not host.compress_gets_memory
+            and self.governor.backoff_reason() is None
+            and self.governor.cooldown_remaining() <= 0
         )
 
     def saw(self, messages: list[Message], source: str) -> None:
@@ -260,6 +298,7 @@ class SessionParts:
         self.governor.reset()
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False
+        self.requests_over, self.summary_started_over, self.awaiting_summary = 0, False, False
         self.last_outcome = None
         self.rough_basis = RoughBasis()
         self.turn_end_full = 0

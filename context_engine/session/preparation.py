@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from ..ahead import build_job, likely_used, should_prepare
+from ..ahead.decide import start_over_trigger
 from ..ahead.job import kept_size
 from ..ahead.pace import due
 from ..policy.thresholds import as_int
@@ -26,14 +27,6 @@ logger = logging.getLogger(__name__)
 
 class Preparation(SessionParts):
     """When the session starts the next compaction's summary ahead."""
-
-    def _may_prepare(self, limits: Limits, host: HostFacts) -> bool:
-        """A summary call can be prepared at all: a model is attached, the host's prompt can match, no backoff."""
-        return (
-            limits.summary_model is not None
-            and not host.compress_gets_memory
-            and self.governor.backoff_reason() is None
-        )
 
     def prepare_ahead(self, limits: Limits, host: HostFacts, messages: Any) -> None:
         """At turn end: start the next compaction's summary on a background thread once the request nears the trigger.
@@ -48,7 +41,7 @@ class Preparation(SessionParts):
             self.last_prompt_tokens, limits.threshold_tokens, c.prepare_at
         ):
             return
-        if not self._may_prepare(limits, host):
+        if not self.may_prepare(limits, host):
             return
         turn_growth = full - previous if previous and full >= previous else None  # None: first turn, or compacted
         if not likely_used(turn_growth, limits.threshold_tokens, c.prepare_at):
@@ -69,19 +62,29 @@ class Preparation(SessionParts):
         ahead = self.ahead
         if c.prepare_at <= 0 or not isinstance(messages, list) or not messages:
             return
-        tokens = self._request_estimate(host, as_int(approx_tokens))
+        tokens = self.request_as_sent(host, as_int(approx_tokens))
         history_tokens = kept_size(messages, self.counter.estimate_message, c.prune_min_chars)
         ahead.pace.observe_request(ahead.clock(), tokens, history_tokens)
-        if not self._may_prepare(limits, host):
+        if not self.may_prepare(limits, host):
             return
         if self.governor.compacted_this_turn():
             return  # this turn compacts no more (the next one starts from another history)
         slack = int(limits.threshold_tokens * (1 - c.prepare_at))
+        # over the trigger the compaction waits for this summary, not for the model (CompactionRun.awaits_summary),
+        # and takes it as soon as it is ready: judged by the compactor's own limit, also once the view's step took
+        # this request back under the trigger
+        over = tokens >= limits.threshold_tokens > 0
         if ahead.pending is not None:  # drop one the compaction could no longer use (ahead.review)
-            ahead.review(messages, self.compaction_plan(limits), self.counter.estimate_message)
-        if ahead.running or not due(tokens, limits.threshold_tokens, slack, ahead.pace):
+            awaited = over or self.awaiting_summary
+            ahead.review(messages, self.compaction_plan(limits), self.counter.estimate_message, due_now=awaited)
+        if ahead.running:
             return
-        self._start(limits, messages, "during the turn")
+        if not over:
+            if due(tokens, limits.threshold_tokens, slack, ahead.pace):
+                self._start(limits, messages, "during the turn")
+        elif start_over_trigger(self.requests_over, self.summary_started_over):
+            self.summary_started_over = True  # once per compaction
+            self._start(limits, messages, "over the trigger")
 
     def _start(self, limits: Limits, messages: list[Any], when: str) -> None:
         """Start the summary of the window ``compress()`` would choose now, unless one is kept or being written."""
@@ -102,20 +105,3 @@ class Preparation(SessionParts):
                 self.ahead.start(
                     job, summarize, on_failure=self.governor.record_summary_failure, prompt_tokens=prompt_tokens
                 )
-
-    def _request_estimate(self, host: HostFacts, approx: int) -> int:
-        """This request's size on the trigger's basis: as sent (after the view), as the host's checks compare it.
-
-        With the view shaping requests on an older host, the host's rough figure
-        counts the whole history: the trigger is on the last real prompt plus
-        the rough growth since (``thresholds.RoughBasis``, what the pre-API
-        deferral decides on).  Otherwise the larger of the host's figure and the
-        last real prompt.
-        """
-        last = max(0, self.last_prompt_tokens)
-        if approx <= 0:
-            return last
-        if self.view.settings.enabled and not host.selects_context:
-            estimate = self.rough_basis.estimate(approx, last)
-            return estimate if estimate is not None else last
-        return max(approx, last)

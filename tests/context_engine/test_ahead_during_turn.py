@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import random
 import threading
+from functools import partial
 from typing import Any
 
 from stowage.command.replay.offline.clock import SimClock
+from stowage.context_engine.ahead.decide import AWAIT_CEILING, AWAIT_REQUESTS, await_over_trigger, start_over_trigger
 from stowage.context_engine.ahead.job import arrived_since
 from stowage.context_engine.ahead.pace import MARGIN_REQUESTS, Pace, due
+from stowage.context_engine.compaction.compactor import PREPARED_OVERRUN
 
 from .helpers import GOOD_SUMMARY, history, make_engine, tool_turn
 
@@ -199,7 +202,9 @@ def test_a_preparation_the_history_outgrew_is_dropped_and_counted_as_wasted():
         turn.engine.prepare_during_turn(turn.msgs, turn.size())
         if turn.engine.state.ahead.pending is not first:
             break
-        assert since is not None and since <= slack  # kept while the compaction would still use it
+        # kept while the compaction would still use it: its reply is due within a few requests, and the compaction
+        # takes it as soon as it is ready, with up to PREPARED_OVERRUN times the slack arrived since
+        assert since is not None and since <= PREPARED_OVERRUN * slack
         usable += 1
     assert usable > 5  # the whole history grew far past the slack long before: that alone drops nothing
     status = turn.engine.state.ahead.status()
@@ -231,3 +236,132 @@ def test_prepare_at_zero_keeps_the_request_path_quiet():
     for _ in range(40):
         turn.request()
     assert turn.model.prompts == [] and turn.engine.state.ahead.status().prepared == 0
+
+
+def _huge_step_while_writing(turn: Turn, over: float) -> int:
+    """A preparation is running; one tool output takes the request to ``over`` times the trigger."""
+    while turn.engine.state.ahead.pending is None:
+        turn.request()
+    assert turn.engine.state.ahead.writing()  # the reply is due later on the turn's clock
+    threshold = turn.engine.threshold_tokens
+    turn.msgs += tool_turn(["huge"], ["w" * int((over - 1) * threshold * 3.5)])
+    return max(turn.size(), int(over * threshold))
+
+
+def test_a_huge_step_over_the_trigger_waits_for_the_running_summary_without_blocking():
+    """Crossing the trigger while the summary is being written: requests go on, the compaction comes when ready."""
+    turn = Turn(stowage={"view": {"enabled": False}, "compaction": {"prepare_at": 0.85}})
+    engine = turn.engine
+    tokens = _huge_step_while_writing(turn, 1.1)
+    assert tokens <= 0.9 * engine.context_length
+    assert not engine.should_compress(tokens)  # not blocking the turn for the reply still being written
+    while engine.state.ahead.writing():  # the turn goes on over the trigger, one request at a time
+        assert not engine.should_compress(tokens)
+        engine.prepare_during_turn(turn.msgs, tokens)
+        turn.clock.advance(STEP)
+    assert engine.state.ahead.pending is not None  # kept: the compactor would still use it (twice the slack)
+    assert engine.should_compress(tokens)  # ready now: compact
+    engine.compress(turn.msgs, tokens)
+    record = engine.state.compaction_log[-1]
+    assert record.summary_source == "prepared" and record.wait_s == 0.0
+    assert len(turn.model.prompts) == 1  # never two calls for the same window
+
+
+def test_near_the_window_the_compaction_waits_for_the_running_summary():
+    """Over the ceiling the next step might not fit the window: compact now, waiting for the rest of the reply."""
+    turn = Turn(stowage={"view": {"enabled": False}, "compaction": {"prepare_at": 0.85}})
+    engine = turn.engine
+    _huge_step_while_writing(turn, 1.3)
+    near = int(0.95 * engine.context_length)
+    assert engine.should_compress(near)
+    engine.compress(turn.msgs, near)
+    record = engine.state.compaction_log[-1]
+    assert record.summary_source == "prepared" and record.wait_s > 0 and len(turn.model.prompts) == 1
+
+
+# -- over the trigger with nothing being written (the huge step the band never saw coming) ------------------
+
+
+def test_await_over_trigger_rules():
+    window = 100_000
+    await_ = partial(await_over_trigger, window=window)
+    assert await_(50_000, requests_over=5, writing=True, prepared=False, started_over=True)  # written: go on
+    too_large = int(AWAIT_CEILING * window) + 1  # the next large step might not fit the window
+    assert not await_(too_large, requests_over=0, writing=True, prepared=False, started_over=False)
+    assert not await_(50_000, requests_over=0, writing=False, prepared=True, started_over=False)  # ready: compact
+    # nothing written: the first requests go on and start nothing, the next one starts it, once
+    assert await_(50_000, requests_over=0, writing=False, prepared=False, started_over=False)
+    assert await_(50_000, requests_over=AWAIT_REQUESTS, writing=False, prepared=False, started_over=False)
+    assert not await_(50_000, requests_over=AWAIT_REQUESTS, writing=False, prepared=False, started_over=True)
+    assert not await_(50_000, requests_over=AWAIT_REQUESTS + 1, writing=False, prepared=False, started_over=False)
+    assert not start_over_trigger(AWAIT_REQUESTS - 1, False)
+    assert start_over_trigger(AWAIT_REQUESTS, False) and not start_over_trigger(AWAIT_REQUESTS, True)
+
+
+def _jump_over_the_trigger(turn: Turn, over: float) -> int:
+    """One ordinary request (nothing prepared: under the band), then one output takes the request over the trigger."""
+    turn.request()
+    assert turn.engine.state.ahead.pending is None
+    threshold = turn.engine.threshold_tokens
+    probe = tool_turn(["huge"], ["w" * 10_000])
+    per_char = (sum(turn.engine.state.counter.estimate_message(m) for m in probe) - 100) / 10_000
+    turn.msgs += tool_turn(["huge"], ["w" * int((over * threshold - turn.size()) / per_char)])
+    tokens = turn.size()
+    assert threshold <= tokens <= AWAIT_CEILING * turn.engine.context_length
+    return tokens
+
+
+def _request_over(turn: Turn, tokens: int, *, hook: bool = True) -> None:
+    if hook:
+        turn.engine.prepare_during_turn(turn.msgs, tokens)  # the host's pre_api_request hook
+    turn.engine.state.ahead.settle()
+    turn.clock.advance(STEP)
+    turn.engine.update_from_response({"prompt_tokens": tokens})
+
+
+def test_over_the_trigger_with_nothing_written_the_requests_go_on_then_one_starts_it():
+    """A jump the band never saw: no 10 s wait; the summary is started a few requests later, the compaction then."""
+    turn = Turn(stowage={"compaction": {"prepare_at": 0.85}})
+    engine = turn.engine
+    tokens = _jump_over_the_trigger(turn, 1.1)
+    for _ in range(AWAIT_REQUESTS):  # the newest output may be stubbed by the view once it is no longer hot
+        assert not engine.should_compress(tokens)
+        _request_over(turn, tokens)
+        assert engine.state.ahead.pending is None and turn.model.prompts == []
+    assert not engine.should_compress(tokens)
+    engine.prepare_during_turn(turn.msgs, tokens)  # still over: this request starts the summary
+    assert engine.state.ahead.writing() and len(turn.model.prompts) == 1
+    while engine.state.ahead.writing():
+        assert not engine.should_compress(tokens)
+        turn.clock.advance(STEP)
+        engine.update_from_response({"prompt_tokens": tokens})
+    assert engine.should_compress(tokens)
+    engine.compress(turn.msgs, tokens)
+    record = engine.state.compaction_log[-1]
+    assert record.summary_source == "prepared" and record.wait_s == 0.0 and len(turn.model.prompts) == 1
+
+
+def test_a_host_that_never_starts_it_compacts_after_the_requests_over():
+    """Without the pre_api_request hook nothing is started: after the requests over, the compaction calls the model."""
+    turn = Turn(stowage={"compaction": {"prepare_at": 0.85}})
+    engine = turn.engine
+    tokens = _jump_over_the_trigger(turn, 1.1)
+    for _ in range(AWAIT_REQUESTS + 1):
+        assert not engine.should_compress(tokens)
+        _request_over(turn, tokens, hook=False)
+    assert engine.should_compress(tokens)
+    engine.compress(turn.msgs, tokens)
+    record = engine.state.compaction_log[-1]
+    assert record.summary_source == "model" and len(turn.model.prompts) == 1
+
+
+def test_the_request_estimate_ignores_the_preflight_raising_the_hosts_figure():
+    """A preflight that is not deferred raises last_prompt_tokens to its whole-history figure; the estimate of the
+    request as sent stays on the last real prompt plus the rough growth since (not the whole history twice)."""
+    engine = make_engine(stowage={"view": {"enabled": True}})
+    state = engine.state
+    state.defer_preflight(60_000, engine.threshold_tokens, False)  # the question before a request
+    engine.update_from_response({"prompt_tokens": 20_000})  # that request's real size (the view sent less)
+    state.defer_preflight(61_000, engine.threshold_tokens, False)
+    engine.last_prompt_tokens = 61_000  # the host's preflight raises it (turn_context.py)
+    assert state.request_as_sent(engine.host, 61_000) == 21_000
