@@ -194,7 +194,9 @@ def test_runtime_change_clears_cooldown():
 
 
 def test_should_compress_decides_on_argument():
-    engine = make_engine()
+    # summaries prepared ahead off: the plain trigger (over it, the turn may go on while one is written:
+    # tests/context_engine/test_ahead_during_turn.py)
+    engine = make_engine(stowage={"compaction": {"prepare_at": 0}})
     assert engine.threshold_tokens == 48_000
     engine.last_prompt_tokens = 100_000  # stale real value
     assert engine.should_compress(11_753) is False

@@ -195,7 +195,7 @@ def long_history(turns: int = 6) -> list[dict[str, Any]]:
 
 
 def test_should_compress_info_gives_the_reasons(tmp_path):
-    eng = compacting_engine(tmp_path)
+    eng = compacting_engine(tmp_path, compaction={"prepare_at": 0})  # the plain trigger: no summary awaited over it
     # below the threshold the host contract is (False, None): a reason there is shown as a warning every turn
     assert host_compression_gate(eng, 10) == (False, None)
     assert host_compression_gate(eng, eng.threshold_tokens + 1) == (True, None)
