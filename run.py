@@ -196,6 +196,10 @@ SMOKE_ROWS: tuple[tuple[str, str], ...] = (
     ("test_a_large_terminal_output_is_spilled", "spill of a 28 KB terminal output"),
     ("test_a_large_terminal_output_is_spilled_in_the_cli", "the same through the real CLI"),
     ("test_a_genuine_compaction_asks_the_summary_model", "compaction with a real summary request, result kept"),
+    (
+        "test_a_jump_over_the_trigger_does_not_block_the_turn",
+        "one step over the trigger: the turn goes on, no summary call",
+    ),
     ("test_a_failing_summarizer_falls_back_and_the_session_goes_on", "failing summarizer: fallback summary"),
     ("test_the_lean_view_through_select_context", "lean view through select_context"),
     ("test_the_turn_preflight_follows_the_request_sent", "turn preflight over the whole history: no compaction"),

@@ -50,7 +50,14 @@ AWAIT_REQUESTS = 2  # over the trigger with no summary being written, requests t
 
 
 def await_over_trigger(
-    sent_tokens: int, window: int, requests_over: int, *, writing: bool, prepared: bool, started_over: bool
+    sent_tokens: int,
+    window: int,
+    requests_over: int,
+    *,
+    writing: bool,
+    prepared: bool,
+    started_over: bool,
+    can_start: bool = True,
 ) -> bool:
     """Over the trigger: let this request go on, uncompacted, instead of blocking the turn for the summary model?
 
@@ -62,15 +69,16 @@ def await_over_trigger(
     output is sent whole only while it is hot, then the view stubs it and the
     request is back under the trigger; a compaction could not have helped, its
     verbatim tail keeps that output), and the next one starts the summary
-    (:func:`start_over_trigger`), once per compaction (``started_over``).  A
-    reply that is ready, or one for another window (``prepared``), is
-    compacted with now.
+    (:func:`start_over_trigger`), once per compaction (``started_over``), when
+    one can start at all (``can_start``: a request's hook reaches the engine,
+    a model is attached, no backoff).  A reply that is ready, or one for
+    another window (``prepared``), is compacted with now.
     """
     if window <= 0 or sent_tokens > AWAIT_CEILING * window:
         return False
     if writing:
         return True
-    if prepared:
+    if prepared or not can_start:
         return False
     return requests_over < AWAIT_REQUESTS or (requests_over == AWAIT_REQUESTS and not started_over)
 

@@ -226,6 +226,7 @@ class StowageEngineCore:
         ``messages`` is the live history (the ``pre_api_request`` hook's),
         ``approx_tokens`` the host's estimate of the request.
         """
+        self.host.fires_pre_api_request = True
         self.state.prepare_during_turn(self.limits, self.host, messages, approx_tokens)
 
     def use_clock(self, clock: Any) -> None:

@@ -58,8 +58,8 @@ class CompactionRun(SessionParts):
         started; compacting then blocks the turn for the model's call.  The
         rule is :func:`..ahead.decide.await_over_trigger`, on the request as
         sent; the summary is started by a request's ``pre_api_request`` hook
-        (``Preparation.prepare_during_turn``), and on a host without that hook
-        the compaction calls the model itself once the requests over are counted.
+        (``Preparation.prepare_during_turn``): on a host where that hook has not
+        reached the engine, nothing is awaited that is not already being written.
         """
         threshold = limits.threshold_tokens
         if limits.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens < threshold:
@@ -71,10 +71,11 @@ class CompactionRun(SessionParts):
             writing=self.ahead.writing(),
             prepared=self.ahead.pending is not None,
             started_over=self.summary_started_over,
+            can_start=host.fires_pre_api_request and self.may_prepare(limits, host),
         ):
             return False
-        self.awaiting_summary = self.ahead.writing() or self.may_prepare(limits, host)
-        return self.awaiting_summary
+        self.awaiting_summary = True
+        return True
 
     def prepared_due(self, tokens: int, limits: Limits) -> bool:
         """Compact now although ``tokens`` is under the trigger: the summary written for it is ready.

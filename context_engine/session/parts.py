@@ -197,11 +197,12 @@ class SessionParts:
         The last *real* prompt: a preflight that is not deferred raises
         ``last_prompt_tokens`` to its rough figure, which would count the whole
         history twice.  A 0.20+ host's pre-API figure is of the selected request
-        already.  0 right after a compaction (the host's -1) and before any usage.
+        already, and the check after a tool batch passes the last real prompt.
+        0 right after a compaction (the host's -1) and before any usage.
         """
         last = self.last_real_prompt_tokens if self.last_prompt_tokens > 0 else 0
-        if approx <= 0:
-            return last
+        if approx <= 0 or approx == last:
+            return last  # none, or the real figure itself (the host's check after a tool batch passes it)
         if self.view.settings.enabled and not (host.selects_context and self.turn_selected):
             estimate = self.rough_basis.estimate(approx, last)
             return estimate if estimate is not None else last

@@ -298,9 +298,12 @@ def test_await_over_trigger_rules():
     assert start_over_trigger(AWAIT_REQUESTS, False) and not start_over_trigger(AWAIT_REQUESTS, True)
 
 
-def _jump_over_the_trigger(turn: Turn, over: float) -> int:
+def _jump_over_the_trigger(turn: Turn, over: float, *, hook: bool = True) -> int:
     """One ordinary request (nothing prepared: under the band), then one output takes the request over the trigger."""
-    turn.request()
+    if hook:
+        turn.request()
+    else:  # a host whose pre_api_request hook never reaches the engine
+        turn.engine.update_from_response({"prompt_tokens": turn.size()})
     assert turn.engine.state.ahead.pending is None
     threshold = turn.engine.threshold_tokens
     probe = tool_turn(["huge"], ["w" * 10_000])
@@ -342,7 +345,7 @@ def test_over_the_trigger_with_nothing_written_the_requests_go_on_then_one_start
 
 
 def test_a_host_that_never_starts_it_compacts_after_the_requests_over():
-    """Without the pre_api_request hook nothing is started: after the requests over, the compaction calls the model."""
+    """The hook ran once, then no more: after the requests over, the compaction calls the model itself."""
     turn = Turn(stowage={"compaction": {"prepare_at": 0.85}})
     engine = turn.engine
     tokens = _jump_over_the_trigger(turn, 1.1)
@@ -353,6 +356,22 @@ def test_a_host_that_never_starts_it_compacts_after_the_requests_over():
     engine.compress(turn.msgs, tokens)
     record = engine.state.compaction_log[-1]
     assert record.summary_source == "model" and len(turn.model.prompts) == 1
+
+
+def test_without_the_pre_api_request_hook_nothing_is_awaited():
+    """A host that never reaches prepare_during_turn cannot start a summary over the trigger: compact at once."""
+    turn = Turn(stowage={"compaction": {"prepare_at": 0.85}})
+    tokens = _jump_over_the_trigger(turn, 1.1, hook=False)
+    assert not turn.engine.host.fires_pre_api_request
+    assert turn.engine.should_compress(tokens)
+
+
+def test_the_check_after_a_tool_batch_passes_the_real_figure():
+    """0.17-0.19 ask should_compress(last real prompt) after a tool batch: that is the request as sent."""
+    engine = make_engine(stowage={"view": {"enabled": True}})
+    engine.state.defer_preflight(20_000, engine.threshold_tokens, False)
+    engine.update_from_response({"prompt_tokens": 50_000})
+    assert engine.state.request_as_sent(engine.host, 50_000) == 50_000
 
 
 def test_the_request_estimate_ignores_the_preflight_raising_the_hosts_figure():

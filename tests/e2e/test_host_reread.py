@@ -103,7 +103,7 @@ def test_a_reread_of_a_read_the_view_stubbed_gets_the_content(fake_llm: FakeLLMS
 
 
 def test_a_reread_after_a_compaction_gets_the_content(fake_llm: FakeLLMServer, make_home) -> None:
-    home = stowage_home(make_home)
+    home = stowage_home(make_home, config={"stowage": {"compaction": {"prepare_at": 0}}})  # compact at the trigger
     notes = home.work_dir / "notes.txt"
     notes.write_text(NOTES)
     _reads(fake_llm, str(notes), "call_read_1", "READ-1")

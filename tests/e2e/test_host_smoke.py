@@ -21,7 +21,7 @@ from stowage.tool_search import BRIDGE_NAMES
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 
-from .stowage_session import script_big_turn, script_warm_up, stowage_home, warm_up
+from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
@@ -32,6 +32,9 @@ SUMMARY = (
     "## Goal\nInspect the big outputs (SMOKE-SUMMARY).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
 )
 SPILL_CHARS = 200_000
+# summaries prepared ahead off: the compaction comes at the trigger, with the model's call in it (with them on, a
+# single step over the trigger lets the turn go on: test_a_jump_over_the_trigger_does_not_block_the_turn)
+AT_THE_TRIGGER = {"stowage": {"compaction": {"prepare_at": 0}}}
 
 # The host's own background review, as it runs after a turn (0.13.0 run_agent._spawn_background_review, 0.17.0+
 # agent/background_review.py): on its own thread an AIAgent is built, given the parent's session id, runs the
@@ -267,7 +270,7 @@ def test_a_delegated_subagent_leaves_the_parent_session_whole(
 
 
 def test_a_genuine_compaction_asks_the_summary_model(fake_llm: FakeLLMServer, make_home) -> None:
-    home = stowage_home(make_home)
+    home = stowage_home(make_home, config=AT_THE_TRIGGER)
     script_warm_up(fake_llm, 5)
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
@@ -287,8 +290,30 @@ def test_a_genuine_compaction_asks_the_summary_model(fake_llm: FakeLLMServer, ma
     assert result.step("after")["final_response"]  # and the turn after it does not crash
 
 
-def test_a_failing_summarizer_falls_back_and_the_session_goes_on(fake_llm: FakeLLMServer, make_home) -> None:
+def test_a_jump_over_the_trigger_does_not_block_the_turn(fake_llm: FakeLLMServer, make_home) -> None:
+    """Shipped settings: one response reports a request over the trigger (a single big step) and the turn goes on.
+
+    Nothing is being written, so the first requests over the trigger start nothing (the view stubs a large newest
+    output once it is no longer hot); here the next request is back under it: no summary call and no compaction,
+    where the built-in way blocked the turn for the model (issue 34).
+    """
     home = stowage_home(make_home)
+    script_warm_up(fake_llm, 5)
+    script_big_turn(fake_llm)
+    fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
+
+    result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after", id="after"), check=True)
+
+    assert fake_llm.summary_requests() == []
+    status = result.step("after")["engine"]["status"]
+    assert status["compression_count"] == 0, status
+    assert result.step("after")["final_response"]
+    for request in fake_llm.main_requests():
+        assert_valid_request(request)
+
+
+def test_a_failing_summarizer_falls_back_and_the_session_goes_on(fake_llm: FakeLLMServer, make_home) -> None:
+    home = stowage_home(make_home, config=AT_THE_TRIGGER)
     script_warm_up(fake_llm, 5)
     script_big_turn(fake_llm)
     fake_llm.on(Match.summary_request(), Reply.http_error(500, "upstream exploded"), times=None)
