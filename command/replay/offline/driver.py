@@ -361,14 +361,18 @@ class _Run:
         self.emit("usage", prompt_tokens=bill.tokens)
 
     def pass_time(self) -> None:
-        """The main model's call (timed replays): a background summary finishes first, so its clock is exact."""
-        if self.clock is None or self.timing is None:
-            return
+        """The main model's call: a background summary finishes first (its clock is exact in a timed replay).
+
+        Untimed, the summary model answers at once: settled here, a summary
+        started before a request is ready at the next check whatever the
+        threads' scheduling, so a replay gives the same figures every run.
+        """
         ahead = _ahead(self.engine)
         settle = getattr(ahead, "settle", None)
         if callable(settle):
             settle()
-        self.clock.advance(self.timing.main_s)
+        if self.clock is not None and self.timing is not None:
+            self.clock.advance(self.timing.main_s)
 
     def apply_middlewares(self, request: dict[str, Any]) -> dict[str, Any]:
         if not self.target.middlewares:
