@@ -177,6 +177,7 @@ HOSTS: tuple[tuple[str, str | None], ...] = (
 SMOKE = (
     "tests/e2e/test_host_smoke.py",
     "tests/e2e/test_host_reread.py",
+    "tests/e2e/test_stowage_ahead_mid_turn.py",
     "tests/e2e/test_host_install_routes.py",
     "tests/hosts/test_host_contract.py",
 )
@@ -196,6 +197,10 @@ SMOKE_ROWS: tuple[tuple[str, str], ...] = (
     ("test_a_large_terminal_output_is_spilled", "spill of a 28 KB terminal output"),
     ("test_a_large_terminal_output_is_spilled_in_the_cli", "the same through the real CLI"),
     ("test_a_genuine_compaction_asks_the_summary_model", "compaction with a real summary request, result kept"),
+    (
+        "test_a_long_turn_compacts_with_the_summary_prepared_during_it",
+        "a long turn crosses the trigger: summary prepared during it, compress() does not wait",
+    ),
     (
         "test_a_jump_over_the_trigger_does_not_block_the_turn",
         "one step over the trigger: the turn goes on, no summary call",
@@ -379,6 +384,8 @@ def _table(python: str, columns: list[tuple[str, dict[str, str]]]) -> str:
                 outcome = "no view on this host: the read stays visible"
             elif outcome == "expected failure" and test == "test_hermes_plugins_install_from_a_clean_clone":
                 outcome = "blocked offline: the installer downloads CPython 3.14 (scan passes)"
+            elif outcome == "skipped" and test == "test_a_long_turn_compacts_with_the_summary_prepared_during_it":
+                outcome = "no history in pre_api_request: prepared at turn ends"
             elif outcome == "skipped" and test == "test_the_turn_preflight_follows_the_request_sent":
                 outcome = "no view"
             elif outcome == "skipped" and test == "test_the_lean_view_through_select_context":

@@ -32,6 +32,12 @@ FEATURES: tuple[tuple[str, str, str], ...] = (
         "0.18.0",
         "the host shares one engine object: other agents get guest state, told apart by the agent making each call",
     ),
+    (
+        "summaries prepared during a turn",
+        "0.17.0",
+        "the pre_api_request hook carries no history: summaries are prepared at turn ends, a compaction in the "
+        "middle of a long turn waits for the model",
+    ),
     ("interrupt protection of the summary call", "0.18.0", "an interrupt cancels the summary (fallback summary)"),
 )
 

@@ -39,7 +39,6 @@ def register_plugin(ctx: Any) -> None:
         register_hook("post_llm_call", _prepare_ahead)
         # before each request with the live history: where a long turn's summary is prepared in time
         register_hook("pre_api_request", _prepare_during_turn)
-        engine.host.fires_pre_api_request = True  # over the trigger, a request can start the compaction's summary
         register_hook("transform_tool_result", _spill_large_result)
         # the host never ends a delegate_task subagent's engine session; this hook says the subagent is done
         register_hook("subagent_stop", _end_subagent)

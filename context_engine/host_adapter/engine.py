@@ -226,7 +226,8 @@ class StowageEngineCore:
         ``messages`` is the live history (the ``pre_api_request`` hook's),
         ``approx_tokens`` the host's estimate of the request.
         """
-        self.host.fires_pre_api_request = True
+        if isinstance(messages, list) and messages:
+            self.host.history_before_requests = True  # a request can start the compaction's summary
         self.state.prepare_during_turn(self.limits, self.host, messages, approx_tokens)
 
     def use_clock(self, clock: Any) -> None:

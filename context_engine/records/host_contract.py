@@ -36,9 +36,8 @@ class HostFacts:
     selects_context: bool = False  # the host calls select_context (0.20+): the middleware only defers tools
     turn_clock: bool = False  # the host calls on_turn_complete (newer hosts)
     compress_gets_memory: bool = False  # a prompt prepared ahead without the memory context never matches
-    # the pre_api_request hook is registered (or reached prepare_during_turn): over the trigger, a request can start
-    # the compaction's summary (an engine copy starts knowing it: replays give the same figures in any process)
-    fires_pre_api_request: bool = False
+    # the pre_api_request hook brought the live history (0.17+; 0.13.0's carries none): a request can start a summary
+    history_before_requests: bool = False
     unavailable_logged: bool = False
 
     def log_limits_once(self, tool_search_mode: str) -> None:

@@ -71,7 +71,7 @@ class CompactionRun(SessionParts):
             writing=self.ahead.writing(),
             prepared=self.ahead.pending is not None,
             started_over=self.summary_started_over,
-            can_start=host.fires_pre_api_request and self.may_prepare(limits, host),
+            can_start=host.history_before_requests and self.may_prepare(limits, host),
         ):
             return False
         self.awaiting_summary = True

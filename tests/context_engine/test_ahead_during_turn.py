@@ -362,7 +362,7 @@ def test_without_the_pre_api_request_hook_nothing_is_awaited():
     """A host that never reaches prepare_during_turn cannot start a summary over the trigger: compact at once."""
     turn = Turn(stowage={"compaction": {"prepare_at": 0.85}})
     tokens = _jump_over_the_trigger(turn, 1.1, hook=False)
-    assert not turn.engine.host.fires_pre_api_request
+    assert not turn.engine.host.history_before_requests
     assert turn.engine.should_compress(tokens)
 
 
