@@ -28,6 +28,7 @@ pytestmark = pytest.mark.e2e
 VERSION = installed_version()
 SUPPORT = assess(VERSION)
 HAS_MIDDLEWARE = not any("tool search" in m for m in SUPPORT.missing)
+MID_TURN = not any("prepared during a turn" in m for m in SUPPORT.missing)  # pre_api_request brings the history
 SUMMARY = (
     "## Goal\nInspect the big outputs (SMOKE-SUMMARY).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
 )
@@ -304,9 +305,12 @@ def test_a_jump_over_the_trigger_does_not_block_the_turn(fake_llm: FakeLLMServer
 
     result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after", id="after"), check=True)
 
-    assert fake_llm.summary_requests() == []
     status = result.step("after")["engine"]["status"]
-    assert status["compression_count"] == 0, status
+    if MID_TURN:
+        assert fake_llm.summary_requests() == []
+        assert status["compression_count"] == 0, status
+    else:  # 0.13.0: no request could start a summary, so the compaction at the trigger calls the model, as before
+        assert len(fake_llm.summary_requests()) == 1 and status["compression_count"] == 1, status
     assert result.step("after")["final_response"]
     for request in fake_llm.main_requests():
         assert_valid_request(request)
