@@ -4,9 +4,9 @@ A password flag means a password only for the commands that read it so:
 ``-p`` is a port to ``ssh`` and ``psql`` but the password to ``mongosh``
 and ``az login``, ``-P`` the password to ``sqlcmd`` and ``zip``, and the
 word after ``vault login`` is a token.  So each rule names its commands
-(found with :func:`.at_commands`, one try per line); single-dash Java and
-PowerShell style flags (``-storepass``, ``-keypass``, ``-pw``,
-``-Password``) mean a secret whatever the command.
+(:func:`.command_rule`: found with :func:`.at_commands`, one try per
+line); single-dash Java and PowerShell style flags (``-storepass``,
+``-keypass``, ``-pw``, ``-Password``) mean a secret whatever the command.
 A value that reads as prose, a path or a reference stays
 (:func:`.mask_flag_value`), as do openssl's ``env:``/``file:`` sources.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from .formats import mask_flag_value
-from .match import Rule, at_commands, at_lowered_words, at_words, in_lowered, in_text, mask_group, prefiltered
+from .match import Rule, at_lowered_words, at_words, command_rule, in_lowered, in_text, mask_group, prefiltered
 
 __all__ = ["COMMAND_RULES"]
 
@@ -27,28 +27,24 @@ _PASSWORD_P_WORDS = ("sqlcmd", "osql", "bcp", "zip", "mongo", "az login")
 
 COMMAND_RULES: tuple[Rule, ...] = (
     # sqlcmd -P <pw>, zip/unzip -P <pw>, mongosh -p <pw>, az login -u <user> -p <pw>.
-    Rule(
-        re.compile(_PASSWORD_P + r"[^\n]*?[ \t]-[pP][ \t]+" + _VALUE),
+    command_rule(
+        _PASSWORD_P,
+        r"[^\n]*?[ \t]-[pP][ \t]+" + _VALUE,
         mask_flag_value,
         in_text(any_of=("-p", "-P")),
-        at_commands(_PASSWORD_P, *_PASSWORD_P_WORDS),
+        *_PASSWORD_P_WORDS,
     ),
     # 7-Zip takes the password joined to its flag: 7z a -p<pw> out.7z.
-    Rule(
-        re.compile(r"\b7z[ar]?\b[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1"),
-        mask_group,
-        in_text("7z", "-p"),
-        at_commands(r"\b7z[ar]?\b", "7z"),
+    command_rule(
+        r"\b7z[ar]?\b", r"[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1", mask_group, in_text("7z", "-p"), "7z"
     ),
     # htpasswd -b[c] <file> <user> <pw> (batch mode: the password is an argument).
-    Rule(
-        re.compile(
-            r"\bhtpasswd\b[ \t]+(?:-[A-Za-z]+[ \t]+)*?-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*"
-            r"[^\s-]\S*[ \t]+\S+[ \t]+" + _VALUE
-        ),
+    command_rule(
+        r"\bhtpasswd\b",
+        r"[ \t]+(?:-[A-Za-z]+[ \t]+)*?-[A-Za-z]*b[A-Za-z]*[ \t]+(?:-[A-Za-z]+[ \t]+)*[^\s-]\S*[ \t]+\S+[ \t]+" + _VALUE,
         mask_group,
         in_text("htpasswd", "-"),
-        at_commands(r"\bhtpasswd\b", "htpasswd"),
+        "htpasswd",
     ),
     # rabbitmqctl add_user <name> <pw> / change_password <name> <pw>.
     Rule(
@@ -58,36 +54,33 @@ COMMAND_RULES: tuple[Rule, ...] = (
         at_words("rabbitmqctl"),
     ),
     # smbclient / rpcclient / smbmap -U user%password, lftp -u user,password.
-    Rule(
-        re.compile(
-            r"\b(?:smbclient|rpcclient|smbmap|smbget)\b[^\n]*?[ \t](?:-U|--user(?:name)?)(?:[ \t]+|=)(['\"]?)"
-            r"[^\s%'\"]+%(?P<secret>[^\s'\"]+)\1"
-        ),
+    command_rule(
+        r"\b(?:smbclient|rpcclient|smbmap|smbget)\b",
+        r"[^\n]*?[ \t](?:-U|--user(?:name)?)(?:[ \t]+|=)(['\"]?)[^\s%'\"]+%(?P<secret>[^\s'\"]+)\1",
         mask_group,
         in_text("%", any_of=("smb", "rpcclient")),
-        at_commands(r"\b(?:smbclient|rpcclient|smbmap|smbget)\b", "smb", "rpcclient"),
+        "smb",
+        "rpcclient",
     ),
-    Rule(
-        re.compile(r"\blftp\b[^\n]*?[ \t]-u[ \t]+(['\"]?)[^\s,'\"]+,(?P<secret>[^\s'\"]+)\1"),
+    command_rule(
+        r"\blftp\b",
+        r"[^\n]*?[ \t]-u[ \t]+(['\"]?)[^\s,'\"]+,(?P<secret>[^\s'\"]+)\1",
         mask_group,
         in_text("lftp", ","),
-        at_commands(r"\blftp\b", "lftp"),
+        "lftp",
     ),
     # vault login <token> (a flag or key=value after login is another form).
-    Rule(
-        re.compile(
-            r"\bvault[ \t]+login[ \t]+(?P<secret>[^\s'\"=<>|&;$`(){}-][^\s'\"=]*)(?=[ \t]*(?:$|\r?\n|[;&|'\"\\]))"
-        ),
+    # (the \b after "login" holds wherever [ \t]+ follows it: the same matches as without it)
+    command_rule(
+        r"\bvault[ \t]+login\b",
+        r"[ \t]+(?P<secret>[^\s'\"=<>|&;$`(){}-][^\s'\"=]*)(?=[ \t]*(?:$|\r?\n|[;&|'\"\\]))",
         mask_flag_value,
         in_text("vault", "login"),
-        at_commands(r"\bvault[ \t]+login\b", "vault"),
+        "vault",
     ),
     # openssl enc -k <password> (-kfile names a file).
-    Rule(
-        re.compile(r"\bopenssl\b[^\n]*?[ \t]-k[ \t]+" + _VALUE),
-        mask_flag_value,
-        in_text("openssl", "-k"),
-        at_commands(r"\bopenssl\b", "openssl"),
+    command_rule(
+        r"\bopenssl\b", r"[^\n]*?[ \t]-k[ \t]+" + _VALUE, mask_flag_value, in_text("openssl", "-k"), "openssl"
     ),
     # keytool/jarsigner -storepass and -keypass, PuTTY's -pw, PowerShell -Password, -passphrase (any command).
     Rule(

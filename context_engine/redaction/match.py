@@ -552,6 +552,16 @@ def at_commands(head: str, *words: str) -> Finder:
     return find
 
 
+def command_rule(head: str, tail: str, replace: Replace, gate: Gate, *words: str) -> Rule:
+    """A rule for ``head + tail`` found with :func:`at_commands` from ``words``.
+
+    :func:`at_commands` skips a line when ``head`` matched where the whole
+    pattern did not, which is right only if ``head`` is how the pattern
+    begins; taking both from one string keeps them the same.
+    """
+    return Rule(re.compile(head + tail), replace, gate, at_commands(head, *words))
+
+
 def at_lowered_words(*words: str) -> Finder:
     """Matches that begin where one of ``words`` (lower case) occurs in the folded text."""
 

@@ -23,13 +23,13 @@ from .match import (
     Rule,
     after_digits,
     always,
-    at_commands,
     at_identifier_holding,
     at_line_key,
     at_lowered_words,
     at_name_holding,
     at_words,
     at_words_before_space,
+    command_rule,
     fold_case,
     in_lowered,
     in_runs_by_head,
@@ -488,42 +488,49 @@ RULES: tuple[Rule, ...] = (
     ),
     # Passwords given on a command line: mysql-family -p<password>, docker login -p <password>,
     # --password <password>, and .netrc "password <password>" after a machine entry.
-    Rule(
-        re.compile(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+    command_rule(
+        r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b",
+        r"[^\n]*?[ \t]-p(['\"]?)(?P<secret>[^\s'\"]+)\1",
         mask_group,
         in_text("-p", any_of=("mysql", "mariadb")),
-        at_commands(r"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b", "mysql", "mariadb"),
+        "mysql",
+        "mariadb",
     ),
-    Rule(
-        re.compile(r"\bdocker[ \t]+login\b[^\n]*?[ \t]-p[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+    command_rule(
+        r"\bdocker[ \t]+login\b",
+        r"[^\n]*?[ \t]-p[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1",
         mask_group,
         in_text("login", "-p"),
-        at_commands(r"\bdocker[ \t]+login\b", "docker"),
+        "docker",
     ),
     # curl -u user:password, sshpass -p, redis-cli -a, ldapsearch and friends -w.
-    Rule(
-        re.compile(r"\bcurl\b[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(['\"]?)[^\s:'\"]+:(?P<secret>[^\s'\"]+)\1"),
+    command_rule(
+        r"\bcurl\b",
+        r"[^\n]*?[ \t](?:-u|--user)(?:[ \t]+|=)?(['\"]?)[^\s:'\"]+:(?P<secret>[^\s'\"]+)\1",
         mask_unless_plain,
         in_text("curl", "-u", ":"),
-        at_commands(r"\bcurl\b", "curl"),
+        "curl",
     ),
-    Rule(
-        re.compile(r"\bsshpass\b[^\n]*?[ \t]-p[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+    command_rule(
+        r"\bsshpass\b",
+        r"[^\n]*?[ \t]-p[ \t]*(['\"]?)(?P<secret>[^\s'\"]+)\1",
         mask_group,
         in_text("sshpass", "-p"),
-        at_commands(r"\bsshpass\b", "sshpass"),
+        "sshpass",
     ),
-    Rule(
-        re.compile(r"\bredis-cli\b[^\n]*?[ \t](?:-a|--pass)[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+    command_rule(
+        r"\bredis-cli\b",
+        r"[^\n]*?[ \t](?:-a|--pass)[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1",
         mask_group,
         in_text("redis-cli", any_of=("-a", "--pass")),
-        at_commands(r"\bredis-cli\b", "redis-cli"),
+        "redis-cli",
     ),
-    Rule(
-        re.compile(r"\bldap[a-z]+\b[^\n]*?[ \t]-w[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1"),
+    command_rule(
+        r"\bldap[a-z]+\b",
+        r"[^\n]*?[ \t]-w[ \t]+(['\"]?)(?P<secret>[^\s'\"]+)\1",
         mask_group,
         in_text("ldap", "-w"),
-        at_commands(r"\bldap[a-z]+\b", "ldap"),
+        "ldap",
     ),
     Rule(
         re.compile(r"(?<![\w-])--password[ \t]+(['\"]?)(?P<secret>[^\s'\"-][^\s'\"]*)\1"),
