@@ -25,6 +25,7 @@ from ..chat.messages import (
     call_id,
     content_parts,
     has_content,
+    is_summary,
     json_object_problem,
     leading_system_count,
     role_of,
@@ -272,6 +273,8 @@ def merge_same_role(messages: list[Message]) -> list[Message]:
 def _merge_pair(first: Message, second: Message) -> Message:
     merged = dict(second)
     a, b = first.get("content"), second.get("content")
+    if is_summary(second) and not is_summary(first):
+        a, b = b, a  # the summary's text first: its marker opens the message (is_summary looks there)
     if isinstance(a, list) or isinstance(b, list):
         merged["content"] = [
             part
@@ -289,6 +292,16 @@ def _merge_pair(first: Message, second: Message) -> Message:
     if not merged.get("content") and not tool_calls_of(merged):
         merged["content"] = CONTINUE_NOTE
     return merged
+
+
+def without_summary_flag(messages: list[Message]) -> list[Message]:
+    """The compacted history as the host keeps and sends it: no internal key on any message.
+
+    Hermes 0.17+ drops keys starting with ``_`` before a request; 0.13.0 sends
+    them to the provider as they are.  A summary is known by its marker,
+    which opens its text (``is_summary``); the flag only serves inside one compaction.
+    """
+    return [{k: v for k, v in m.items() if k != SUMMARY_FLAG} if SUMMARY_FLAG in m else m for m in messages]
 
 
 def ensure_user_first(messages: list[Message]) -> list[Message]:

@@ -36,7 +36,7 @@ from ..summary.fallback import build_fallback
 from ..summary.prompt import SummaryRequest, build_prompt, summary_budget_tokens
 from ..summary.reply import SummaryFailure, clean_reply, extract_previous, ground, remainder_after_summary, wrap
 from ..summary.transcript import TranscriptLimits, serialize_window
-from .assemble import place_summary, sanitize
+from .assemble import place_summary, sanitize, without_summary_flag
 from .boundaries import Window, budget_tail_start, choose_window, head_end_index
 from .prune import PruneResult, PruneSettings, prune
 
@@ -505,7 +505,7 @@ def _finish(
             stats=stats,
         )
     stats.messages_after = len(result)
-    return CompactionOutcome(result, changed=True, pruned=pruned, stats=stats)
+    return CompactionOutcome(without_summary_flag(result), changed=True, pruned=pruned, stats=stats)
 
 
 class _PhaseClock:

@@ -21,6 +21,7 @@ from stowage.context_engine.compaction.assemble import (
     pair_tool_calls,
     place_summary,
     sanitize,
+    without_summary_flag,
 )
 from stowage.context_engine.summary.reply import wrap
 
@@ -320,3 +321,12 @@ def test_sanitize_repairs_what_would_otherwise_abort_every_compaction():
     assert validate_messages(fixed) == []
     assert [m["content"] for m in fixed if m["role"] == "tool"] == ["r1", "r2"]
     assert any(m["role"] == "user" and "late note" in m["content"] for m in fixed)
+
+
+def test_a_summary_merged_after_a_long_message_is_still_known_by_its_marker():
+    """Merged into a long neighbour, the summary's text comes first, where is_summary looks (the flag is not kept)."""
+    long = {"role": "user", "content": "an earlier message " * 200}
+    (merged,) = merge_same_role([long, {"role": "user", "content": SUMMARY, SUMMARY_FLAG: True}])
+    (kept,) = without_summary_flag([merged])
+    assert SUMMARY_FLAG not in kept and is_summary(kept)
+    assert message_text(kept).startswith(SUMMARY) and "an earlier message" in message_text(kept)

@@ -336,6 +336,8 @@ def test_second_compaction_updates_previous_summary():
     assert text.count(SUMMARY_MARKER) == 1
     assert "SECOND-SUMMARY-TEXT" in text and "FIRST-SUMMARY-TEXT" not in text
     assert validate_messages(out2) == []
+    # the history the host keeps and sends carries no internal key (0.13.0 sends them to the provider as they are)
+    assert not [k for m in out + out2 for k in m if k.startswith("_")]
 
 
 def test_many_consecutive_compactions_keep_one_summary_and_newest_request():
