@@ -70,8 +70,15 @@ def warm_up(scenario: Scenario, turns: int, prefix: str = "WARM", secret_turn: i
     return scenario
 
 
-def script_big_turn(fake_llm: FakeLLMServer, marker: str = "BIG", prompt_tokens: int = 100_000) -> str:
-    """The turn whose tool-call response reports usage over the threshold."""
+BIG_TURN_TOKENS = 112_000  # over 0.85 of the 128k window (ahead.decide.AWAIT_CEILING): the compaction runs at once
+
+
+def script_big_turn(fake_llm: FakeLLMServer, marker: str = "BIG", prompt_tokens: int = BIG_TURN_TOKENS) -> str:
+    """The turn whose tool-call response reports usage over the threshold, near the window: it compacts at once.
+
+    Under the ceiling a single step over the trigger lets the turn go on while a summary is written
+    (test_host_smoke's jump case passes 100,000 for that).
+    """
     call_id = f"call_{marker.lower()}"
     fake_llm.on(
         Match.user_turn(marker),

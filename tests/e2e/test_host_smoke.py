@@ -300,7 +300,7 @@ def test_a_jump_over_the_trigger_does_not_block_the_turn(fake_llm: FakeLLMServer
     """
     home = stowage_home(make_home)
     script_warm_up(fake_llm, 5)
-    script_big_turn(fake_llm)
+    script_big_turn(fake_llm, prompt_tokens=100_000)  # 0.78 of the window: under the ceiling
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY))
 
     result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after", id="after"), check=True)
