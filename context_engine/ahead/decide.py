@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 
 def should_prepare(prompt_tokens: int, threshold_tokens: int, prepare_at: float) -> bool:
     """True once the last request as sent reached ``prepare_at`` of the compaction trigger.
@@ -49,30 +51,41 @@ AWAIT_CEILING = 0.85  # of the window: over the trigger, requests go on while th
 AWAIT_REQUESTS = 2  # over the trigger with no summary being written, requests that go on before one is started
 
 
+@dataclass
+class OverTrigger:
+    """The requests a compaction lets go on over the trigger (``CompactionRun.awaits_summary``); new per compaction."""
+
+    requests: int = 0  # sent over the trigger in a row since the last compaction
+    started: bool = False  # one of them started the compaction's summary (once: a dropped one is not started again)
+    # the compaction let them go on for a summary being written: the compactor's own limit judges that summary until
+    # the compaction (ahead.review), even once the view took a request back under
+    awaiting: bool = False
+
+    def sent(self, over: bool) -> None:
+        """A request's real size came back: one more over the trigger in a row, or back under it."""
+        self.requests = self.requests + 1 if over else 0
+
+    def may_start(self) -> bool:
+        """Start the compaction's summary at this request over the trigger (after :data:`AWAIT_REQUESTS`, once)."""
+        return self.requests >= AWAIT_REQUESTS and not self.started
+
+
 def await_over_trigger(
-    sent_tokens: int,
-    window: int,
-    requests_over: int,
-    *,
-    writing: bool,
-    prepared: bool,
-    started_over: bool,
-    can_start: bool = True,
+    sent_tokens: int, window: int, over: OverTrigger, *, writing: bool, prepared: bool, can_start: bool = True
 ) -> bool:
     """Over the trigger: let this request go on, uncompacted, instead of blocking the turn for the summary model?
 
-    ``sent_tokens`` is the request as sent, ``requests_over`` how many went
-    over the trigger in a row since the last compaction.  Yes while the
-    summary is being written (``writing``), up to :data:`AWAIT_CEILING` of the
-    ``window``, where a next large step still fits.  With nothing written:
-    the first :data:`AWAIT_REQUESTS` go on and start nothing (a large newest
-    output is sent whole only while it is hot, then the view stubs it and the
-    request is back under the trigger; a compaction could not have helped, its
-    verbatim tail keeps that output), and the next one starts the summary
-    (:func:`start_over_trigger`), once per compaction (``started_over``), when
-    one can start at all (``can_start``: a request's hook reaches the engine,
-    a model is attached, no backoff).  A reply that is ready, or one for
-    another window (``prepared``), is compacted with now.
+    ``sent_tokens`` is the request as sent.  Yes while the summary is being
+    written (``writing``), up to :data:`AWAIT_CEILING` of the ``window``, where
+    a next large step still fits.  With nothing written: the first
+    :data:`AWAIT_REQUESTS` go on and start nothing (a large newest output is
+    sent whole only while it is hot, then the view stubs it and the request is
+    back under the trigger; a compaction could not have helped, its verbatim
+    tail keeps that output), and the next one starts the summary
+    (:meth:`OverTrigger.may_start`), once per compaction, when one can start at
+    all (``can_start``: a request's hook brings the history, a model is
+    attached, no backoff).  A reply that is ready, or one for another window
+    (``prepared``), is compacted with now.
     """
     if window <= 0 or sent_tokens > AWAIT_CEILING * window:
         return False
@@ -80,9 +93,4 @@ def await_over_trigger(
         return True
     if prepared or not can_start:
         return False
-    return requests_over < AWAIT_REQUESTS or (requests_over == AWAIT_REQUESTS and not started_over)
-
-
-def start_over_trigger(requests_over: int, started_over: bool) -> bool:
-    """Start the compaction's summary at a request over the trigger (after :data:`AWAIT_REQUESTS`, once)."""
-    return requests_over >= AWAIT_REQUESTS and not started_over
+    return over.requests < AWAIT_REQUESTS or (over.requests == AWAIT_REQUESTS and not over.started)

@@ -176,10 +176,12 @@ class AheadSummaries:
         what arrived since, plus one request's measured growth (the next
         compaction check sees one more request), fits
         :func:`..compaction.compactor.prepared_slack`.  Dropped now, a new one can start
-        in time (at most one runs at a time).  ``due_now``: the request is
-        already over the trigger and the compaction only waits for this reply
-        (``CompactionRun.awaits_prepared``), so the compactor's own limit
-        applies (``PREPARED_OVERRUN`` times the slack), with no growth to come.
+        in time (at most one runs at a time).  A reply due within k requests
+        (:meth:`_requests_until_ready`) is taken as soon as it is ready, so the
+        compactor's own limit applies (``PREPARED_OVERRUN`` times the slack) to
+        what arrived since plus k requests' growth.  ``due_now``: the
+        compaction only waits for this reply (``CompactionRun.awaits_summary``):
+        that limit, with no growth to come.
         """
         run = self._run
         if run is None:

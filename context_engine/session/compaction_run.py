@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from ..ahead import take_early
-from ..ahead.decide import await_over_trigger
+from ..ahead.decide import OverTrigger, await_over_trigger
 from ..chat.messages import Message, is_real_user_turn, last_index, message_text
 from ..compaction.compactor import CompactionOutcome, compact
 from ..compaction.preview import CompactionPreview, preview_compaction
@@ -30,7 +30,6 @@ from .limits import Limits
 from .parts import CompactionFlags, SessionParts
 
 logger = logging.getLogger(__name__)
-
 
 COOLDOWN_REASON = "the summary model is cooling down after a recent failure; used the fallback summary"
 
@@ -67,14 +66,13 @@ class CompactionRun(SessionParts):
         if not await_over_trigger(
             self.request_as_sent(host, tokens),
             limits.context_length,
-            self.requests_over,
+            self.over_trigger,
             writing=self.ahead.writing(),
             prepared=self.ahead.pending is not None,
-            started_over=self.summary_started_over,
             can_start=host.history_before_requests and self.may_prepare(limits, host),
         ):
             return False
-        self.awaiting_summary = True
+        self.over_trigger.awaiting = True
         return True
 
     def prepared_due(self, tokens: int, limits: Limits) -> bool:
@@ -139,7 +137,7 @@ class CompactionRun(SessionParts):
         self.calibrate(messages)
         host.compress_gets_memory = host.compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
-        self.requests_over, self.summary_started_over, self.awaiting_summary = 0, False, False  # afresh
+        self.over_trigger = OverTrigger()  # the next compaction starts afresh
         clock = self.ahead.clock
         started = clock()
         outcome = compact(

@@ -27,6 +27,7 @@ from typing import Any, Callable, Self
 
 from ...tool_search.session import ToolSearchSession
 from ..ahead import AheadSummaries
+from ..ahead.decide import OverTrigger
 from ..chat.messages import Message
 from ..chat.tokens import TokenCounter
 from ..compaction.compactor import CompactionOutcome, CompactionPlan
@@ -95,13 +96,7 @@ class SessionParts:
     # select_context ran in this turn: the host's pressure questions since are about the selected request (0.20+
     # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)
     turn_selected: bool = False
-    # requests sent over the trigger since the last compaction, in a row (CompactionRun.awaits_summary), and whether
-    # one of them started the compaction's summary (once per compaction: a dropped one is not started again)
-    requests_over: int = 0
-    summary_started_over: bool = False
-    # the compaction was due and let the requests go on for the summary being written: the compactor's own limit
-    # judges that summary until the compaction (ahead.review), even once the view took a request back under
-    awaiting_summary: bool = False
+    over_trigger: OverTrigger = field(default_factory=OverTrigger)  # the requests a compaction lets go on
     # one compaction or preparation at a time (held while either reads and writes the session's history figures)
     lock: AbstractContextManager[Any] = field(default_factory=threading.RLock, repr=False, compare=False)
 
@@ -157,8 +152,7 @@ class SessionParts:
             return  # {} after a compaction, or a provider without usage: keep the sentinel
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
         self.rough_basis.usage_arrived()
-        # in a row over the trigger: how long the compaction has let the requests go on (awaits_summary)
-        self.requests_over = self.requests_over + 1 if threshold_tokens > 0 and prompt >= threshold_tokens else 0
+        self.over_trigger.sent(threshold_tokens > 0 and prompt >= threshold_tokens)
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))
         self.last_total_tokens = as_int(usage.get("total_tokens")) or prompt + self.last_completion_tokens
         self.awaiting_real_usage_after_compression = False
@@ -299,7 +293,7 @@ class SessionParts:
         self.governor.reset()
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False
-        self.requests_over, self.summary_started_over, self.awaiting_summary = 0, False, False
+        self.over_trigger = OverTrigger()
         self.last_outcome = None
         self.rough_basis = RoughBasis()
         self.turn_end_full = 0

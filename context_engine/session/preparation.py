@@ -14,7 +14,6 @@ import logging
 from typing import Any
 
 from ..ahead import build_job, likely_used, should_prepare
-from ..ahead.decide import start_over_trigger
 from ..ahead.job import kept_size
 from ..ahead.pace import due
 from ..policy.thresholds import as_int
@@ -75,15 +74,15 @@ class Preparation(SessionParts):
         # this request back under the trigger
         over = tokens >= limits.threshold_tokens > 0
         if ahead.pending is not None:  # drop one the compaction could no longer use (ahead.review)
-            awaited = over or self.awaiting_summary
+            awaited = over or self.over_trigger.awaiting
             ahead.review(messages, self.compaction_plan(limits), self.counter.estimate_message, due_now=awaited)
         if ahead.running:
             return
         if not over:
             if due(tokens, limits.threshold_tokens, slack, ahead.pace):
                 self._start(limits, messages, "during the turn")
-        elif start_over_trigger(self.requests_over, self.summary_started_over):
-            self.summary_started_over = True  # once per compaction
+        elif self.over_trigger.may_start():
+            self.over_trigger.started = True  # once per compaction
             self._start(limits, messages, "over the trigger")
 
     def _start(self, limits: Limits, messages: list[Any], when: str) -> None:

@@ -13,7 +13,7 @@ from functools import partial
 from typing import Any
 
 from stowage.command.replay.offline.clock import SimClock
-from stowage.context_engine.ahead.decide import AWAIT_CEILING, AWAIT_REQUESTS, await_over_trigger, start_over_trigger
+from stowage.context_engine.ahead.decide import AWAIT_CEILING, AWAIT_REQUESTS, OverTrigger, await_over_trigger
 from stowage.context_engine.ahead.job import arrived_since
 from stowage.context_engine.ahead.pace import MARGIN_REQUESTS, Pace, due
 from stowage.context_engine.compaction.compactor import PREPARED_OVERRUN
@@ -285,17 +285,17 @@ def test_near_the_window_the_compaction_waits_for_the_running_summary():
 def test_await_over_trigger_rules():
     window = 100_000
     await_ = partial(await_over_trigger, window=window)
-    assert await_(50_000, requests_over=5, writing=True, prepared=False, started_over=True)  # written: go on
+    assert await_(50_000, over=OverTrigger(5, started=True), writing=True, prepared=False)  # written: go on
     too_large = int(AWAIT_CEILING * window) + 1  # the next large step might not fit the window
-    assert not await_(too_large, requests_over=0, writing=True, prepared=False, started_over=False)
-    assert not await_(50_000, requests_over=0, writing=False, prepared=True, started_over=False)  # ready: compact
+    assert not await_(too_large, over=OverTrigger(0), writing=True, prepared=False)
+    assert not await_(50_000, over=OverTrigger(0), writing=False, prepared=True)  # ready: compact
     # nothing written: the first requests go on and start nothing, the next one starts it, once
-    assert await_(50_000, requests_over=0, writing=False, prepared=False, started_over=False)
-    assert await_(50_000, requests_over=AWAIT_REQUESTS, writing=False, prepared=False, started_over=False)
-    assert not await_(50_000, requests_over=AWAIT_REQUESTS, writing=False, prepared=False, started_over=True)
-    assert not await_(50_000, requests_over=AWAIT_REQUESTS + 1, writing=False, prepared=False, started_over=False)
-    assert not start_over_trigger(AWAIT_REQUESTS - 1, False)
-    assert start_over_trigger(AWAIT_REQUESTS, False) and not start_over_trigger(AWAIT_REQUESTS, True)
+    assert await_(50_000, over=OverTrigger(0), writing=False, prepared=False)
+    assert await_(50_000, over=OverTrigger(AWAIT_REQUESTS), writing=False, prepared=False)
+    assert not await_(50_000, over=OverTrigger(AWAIT_REQUESTS, started=True), writing=False, prepared=False)
+    assert not await_(50_000, over=OverTrigger(AWAIT_REQUESTS + 1), writing=False, prepared=False)
+    assert not OverTrigger(AWAIT_REQUESTS - 1).may_start()
+    assert OverTrigger(AWAIT_REQUESTS).may_start() and not OverTrigger(AWAIT_REQUESTS, started=True).may_start()
 
 
 def _jump_over_the_trigger(turn: Turn, over: float, *, hook: bool = True) -> int:
