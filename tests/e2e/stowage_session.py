@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from stowage.context_engine.chat.validate import validate_messages
+from stowage.host.host_support import assess, installed_version
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import HermesHome
 from stowage_dev.runner import Scenario
@@ -70,6 +71,8 @@ def warm_up(scenario: Scenario, turns: int, prefix: str = "WARM", secret_turn: i
     return scenario
 
 
+# the running host's pre_api_request hook brings the live history (0.17+): a summary can be prepared during a turn
+MID_TURN = not any("prepared during a turn" in m for m in assess(installed_version()).missing)
 BIG_TURN_TOKENS = 112_000  # over 0.85 of the 128k window (ahead.decide.AWAIT_CEILING): the compaction runs at once
 
 

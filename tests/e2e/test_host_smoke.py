@@ -21,14 +21,13 @@ from stowage.tool_search import BRIDGE_NAMES
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 
-from .stowage_session import assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
+from .stowage_session import MID_TURN, assert_valid_request, script_big_turn, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
 VERSION = installed_version()
 SUPPORT = assess(VERSION)
 HAS_MIDDLEWARE = not any("tool search" in m for m in SUPPORT.missing)
-MID_TURN = not any("prepared during a turn" in m for m in SUPPORT.missing)  # pre_api_request brings the history
 SUMMARY = (
     "## Goal\nInspect the big outputs (SMOKE-SUMMARY).\n\n## Progress\n### Done\n- inspected\n\n## Next Steps\n- go on"
 )

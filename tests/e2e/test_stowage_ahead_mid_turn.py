@@ -19,16 +19,14 @@ import pytest
 from stowage.command.live import session_rows
 from stowage.context_engine.config.schema import KEYS_BY_PATH
 from stowage.context_engine.records.session_status import SessionStatus
-from stowage.host.host_support import assess, installed_version
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
 from stowage_dev.runner import Scenario, run_scenario
 
-from .stowage_session import assert_valid_request, script_warm_up, stowage_home, warm_up
+from .stowage_session import MID_TURN, assert_valid_request, script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
 # ``python3 run.py hosts`` runs this module on every host of the matrix (the full suite on 0.19.0)
-MID_TURN = not any("prepared during a turn" in m for m in assess(installed_version()).missing)
 
 SUMMARY_DELAY = 8.0  # seconds the summary model takes
 MAIN_DELAY = 1.0  # seconds the main model takes a call
