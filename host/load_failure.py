@@ -22,6 +22,22 @@ REQUIREMENTS: dict[str, str] = {
     "rank_bm25": "rank-bm25>=0.2.2",
     "snowballstemmer": "snowballstemmer>=2.2",
 }
+# What each requirement costs when it is missing (doctor and the register-time notice say it): None means the
+# plugin does not load at all (tests/cli/test_requirements.py imports the plugin without each one to hold this).
+# The factors are o200k_base's count against characters/4, measured on real tool outputs and dense samples.
+ESTIMATE_COST = (
+    "token counts fall back to characters/4: close on English code and logs (0.8 to 1.06x the real count), but "
+    "2.3 to 2.7x under on hashes, UUIDs and base64, 3x on Chinese, 4x on emoji and 7x on Amharic, and the trigger "
+    "and every budget let a request grow by that factor"
+)
+COST_WITHOUT: dict[str, str | None] = {
+    "tiktoken": ESTIMATE_COST,
+    "bpe_openai": "the tokenizer loads offline only if tiktoken's cache already holds its file; else " + ESTIMATE_COST,
+    "yaml": None,
+    "regex": None,
+    "rank_bm25": "nothing at run time (only the benchmarks use it)",
+    "snowballstemmer": "tool search stems words with a few suffix rules instead of Snowball, so more searches miss",
+}
 _MISSING = re.compile(r"No module named '(?P<name>[^']+)'")
 PACKAGE_MODULES = ("stowage", "hermes_plugins.stowage")
 

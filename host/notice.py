@@ -9,9 +9,12 @@ one line there is the notice nobody can miss.
 
 from __future__ import annotations
 
+import importlib
 import logging
 import sys
 from typing import Any
+
+from .load_failure import COST_WITHOUT, REQUIREMENTS, pip_command
 
 logger = logging.getLogger(__name__)
 ENGINE = "stowage"
@@ -54,6 +57,48 @@ def announce_if_not_selected() -> None:
         message = not_selected_notice(read_raw_config())
     except Exception:  # noqa: BLE001 - an unreadable config is reported when the engine starts
         return
+    if message is None:
+        return
+    logger.warning("%s", message)
+    try:
+        print(message, file=sys.stderr, flush=True)
+    except (OSError, ValueError):  # a closed stderr (daemonised gateway): the log line remains
+        pass
+
+
+# the requirements whose absence alone degrades a session (bpe-openai matters only while tiktoken's cache lacks
+# its file, which doctor's offline tokenizer check tells)
+DEGRADING = ("tiktoken", "snowballstemmer")
+
+
+def _imports(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def degraded_notice(missing: list[str], python: str) -> str | None:
+    """The notice for requirements that are missing yet let the plugin load, with what each costs (None: none)."""
+    costly = [m for m in missing if m in DEGRADING]
+    if not costly:
+        return None
+    what = "; ".join(f"without {REQUIREMENTS[m]}, {COST_WITHOUT[m]}" for m in costly)
+    return f"stowage: Stowage runs degraded: {what}. Fix: {pip_command(python)}"
+
+
+def announce_if_degraded() -> None:
+    """Say it, when Stowage is the engine, that a requirement it loads without is missing (tiktoken above all)."""
+    try:
+        from .host_config import read_raw_config
+
+        if not_selected_notice(read_raw_config()) is not None:
+            return
+        missing = [m for m in DEGRADING if not _imports(m)]
+    except Exception:  # noqa: BLE001 - a notice must never cost the session anything
+        return
+    message = degraded_notice(missing, sys.executable)
     if message is None:
         return
     logger.warning("%s", message)

