@@ -17,11 +17,9 @@ from typing import Any, Mapping
 import yaml
 
 from ..blobstore import BlobStore, RetentionPolicy
-from ..blobstore.ownership import claim
 from ..context_engine.chat.tokenizer_loader import load_encoding
 from ..context_engine.chat.tokens import TokenCounter
 from ..context_engine.config.settings import Settings, StowageConfigError, default_settings, load_settings
-from ..context_engine.records.session_files import STORE_COMPANIONS
 from ..context_engine.store_session.settings import retention_policy, store_root
 
 INDEX_NAME = "index.sqlite3"
@@ -142,7 +140,6 @@ class Env:
         if self._store is None:
             if not self.store_exists():
                 raise NoStoreError(self.store_root, self.store_source)
-            claim(self.store_root, STORE_COMPANIONS)  # marks an earlier version's store as Stowage's
             self._store = BlobStore(
                 self.store_root,
                 self.policy,
