@@ -115,6 +115,17 @@ def check(root: Path, companions: Iterable[str] = ()) -> Inventory | None:
     )
 
 
+def refusal(root: Path, companions: Iterable[str] = ()) -> str | None:
+    """Why Stowage stores nothing in ``root`` (its user's files are there), or None."""
+    try:
+        check(root, companions)
+    except ForeignFolderError as exc:
+        return str(exc)
+    except StoreError:
+        return None
+    return None
+
+
 def claim(root: Path, companions: Iterable[str] = ()) -> None:
     """Make ``root`` a store folder Stowage owns, or raise ``ForeignFolderError`` having changed nothing.
 

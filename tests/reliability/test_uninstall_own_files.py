@@ -98,7 +98,7 @@ def test_purge_of_a_store_sharing_the_users_folder_deletes_only_stowages_files(h
     assert "not written by Stowage: notes.txt, thesis" in out and "the folder stays" in out
 
 
-def test_the_engine_never_starts_a_store_in_a_folder_of_the_users_files(home, caplog, figures):
+def test_the_engine_never_starts_a_store_in_a_folder_of_the_users_files(home, caplog, capsys, figures):
     data = home.parent / "data"
     data.mkdir()
     user_files(data)
@@ -115,6 +115,10 @@ def test_the_engine_never_starts_a_store_in_a_folder_of_the_users_files(home, ca
     shown = json.dumps(status)
     assert str(data) in shown and "holds files Stowage did not write" in shown
     assert "notes.txt" in caplog.text  # the log line names what is in the way
+    hermes_config(home, data)
+    assert main(["status"]) == 0 and main(["doctor", "--no-verify"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert out.count(f"the store folder {data} already holds files Stowage did not write (notes.txt, thesis)") == 2
 
 
 def test_a_store_of_an_earlier_version_keeps_working_and_is_adopted(home):
