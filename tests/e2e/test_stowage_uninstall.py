@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stowage_dev.fake_llm import FakeLLMServer
+from stowage_dev.fake_llm import FakeLLMServer, Match
 from stowage_dev.hermes_home import STOWAGE_DIST, HermesHome
 from stowage_dev.runner import chat_once
 
@@ -87,3 +87,30 @@ def test_purge_keeps_the_users_config_lines_and_follows_a_symlinked_store(
     assert again.returncode == 0 and again.probe["engine"]["class"] == "ContextCompressor", again.output
     assert "Context engine 'stowage' not found" not in (home.path / "logs" / "agent.log").read_text(encoding="utf-8")
     assert not any(disk.iterdir())  # nothing stored again
+
+
+def test_a_store_path_at_a_folder_of_the_users_files_is_refused_and_the_chat_goes_on(
+    fake_llm: FakeLLMServer, make_home, e2e_tmp: Path
+) -> None:
+    """``store.path`` at a folder of the user's files: nothing written there, the output reaches the model whole."""
+    data = e2e_tmp / "data"
+    (data / "thesis").mkdir(parents=True)
+    (data / "notes.txt").write_text("my notes\n", encoding="utf-8")
+    (data / "thesis" / "chapter1.tex").write_text("\\chapter{One}\n", encoding="utf-8")
+    before = sorted(str(p.relative_to(data)) for p in data.rglob("*"))
+    home = stowage_home(
+        make_home, config={"stowage": {"spill": {"threshold_tokens": 1000}, "store": {"path": str(data)}}}
+    )
+    script_warm_up(fake_llm, 1)
+
+    chat = chat_once(home, "WARM-0 please inspect the big output", "-Q")
+
+    assert chat.returncode == 0 and chat.probe["engine"]["class"] == "StowageContextEngine", chat.output
+    assert sorted(str(p.relative_to(data)) for p in data.rglob("*")) == before  # not one file written there
+    (after_tool,) = fake_llm.matching(Match.after_tool_result("call_warm_0"))
+    output = next(m["content"] for m in after_tool.messages if m.get("tool_call_id") == "call_warm_0")
+    assert "[stowage:" not in output  # passed through whole, not a preview of a blob that was never stored
+    log = (home.path / "logs" / "agent.log").read_text(encoding="utf-8")
+    assert f"the store folder {data} already holds files Stowage did not write" in log
+    status = stowage(home, "status")
+    assert "holds files Stowage did not write (notes.txt, thesis)" in status.stdout, status.stdout
