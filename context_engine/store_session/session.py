@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
+from ...blobstore.ownership import ForeignFolderError, check, claim
 from ..chat.markers import BlobKind
 from ..chat.stubs import StubHandle
 from ..config.settings import Settings
 from ..records.part_status import SpillRecord, StoreStatus
+from ..records.session_files import STORE_COMPANIONS
 from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import spared_refs
@@ -130,6 +132,7 @@ def open_store(root: Path, settings: Settings) -> BlobStore:
     with _lock:
         store = _stores.get(root)
         if store is None:
+            claim(root, STORE_COMPANIONS)  # ForeignFolderError: the folder holds the user's own files
             store = BlobStore(root, retention_policy(settings), cross_session_reads=settings.store.cross_session_reads)
             _stores[root] = store
         return store
@@ -172,12 +175,21 @@ class StoreSession:
             if self.root.exists() and not self.root.is_dir():
                 self.error = f"stowage.store.path {str(self.root)!r} is a file, not a folder; nothing is stored"
                 logger.warning("stowage: %s", self.error)
+                return
+            try:
+                check(self.root.resolve(), STORE_COMPANIONS)
+            except StoreError as exc:  # a folder of the user's own files: refused before anything is written
+                self.error, self.root = str(exc), None
+                logger.warning("stowage: %s", self.error)
 
     @property
     def store(self) -> BlobStore | None:
         if self._store is None and self.root is not None and self.error is None:
             try:
                 self._store = open_store(self.root, self.settings)
+            except ForeignFolderError as exc:  # nothing of this session is written there, status files included
+                self.error, self.root = str(exc), None
+                logger.warning("stowage: %s", self.error)
             except (StoreError, OSError) as exc:
                 self.error = f"cannot open the Stowage store at {self.root}: {exc}"
                 logger.warning("stowage: %s", self.error)
