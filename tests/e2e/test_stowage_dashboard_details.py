@@ -12,9 +12,7 @@ The screenshots are kept under ``test-artifacts/``.
 from __future__ import annotations
 
 import re
-import subprocess
 import time
-import urllib.error
 from pathlib import Path
 from typing import Any
 
@@ -22,10 +20,10 @@ import pytest
 
 from stowage_dev.browser import Browser
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from stowage_dev.runner import HERMES, Scenario, run_scenario
+from stowage_dev.runner import Scenario, run_scenario
 
+from .dashboard_served import ARTIFACTS, CHROMIUM, dashboard_served, get
 from .stowage_session import script_warm_up, stowage_home, warm_up
-from .test_stowage_dashboard import ARTIFACTS, CHROMIUM, TOKEN, _free_port, _get
 
 pytestmark = pytest.mark.e2e
 
@@ -61,40 +59,8 @@ def served(fake_llm: FakeLLMServer, make_home, tmp_path: Path):
         scenario.turn(f"WARM-{i} please inspect the big output")
     run_scenario(home, scenario, check=True)
     sent = fake_llm.main_requests()  # before any page load: the requests of that one session
-    port = _free_port()
-    log = (tmp_path / "dashboard.log").open("w")
-    proc = subprocess.Popen(
-        [HERMES, "dashboard", "--host", "127.0.0.1", "--port", str(port), "--no-open", "--skip-build"],
-        env=home.env({"HERMES_DASHBOARD_SESSION_TOKEN": TOKEN}),
-        cwd=home.work_dir,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):
-            if proc.poll() is not None:
-                break
-            try:
-                if _get(f"{base}/api/plugins/stowage/sessions")[0] == 200:
-                    break
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.5)
-        if proc.poll() is not None or _get(f"{base}/api/plugins/stowage/sessions")[0] != 200:
-            log.flush()
-            pytest.fail(
-                "the dashboard did not serve the Stowage API:\n" + (tmp_path / "dashboard.log").read_text()[-4000:]
-            )
+    with dashboard_served(home, tmp_path / "dashboard.log") as base:
         yield base, sent
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 DETAILS = r"""(() => {
@@ -151,12 +117,12 @@ def _excerpt(browser: Browser) -> dict[str, Any]:
 def test_the_tab_details_at_three_widths(served) -> None:
     base, sent = served
     api = f"{base}/api/plugins/stowage"
-    code, listing = _get(f"{api}/sessions")
+    code, listing = get(f"{api}/sessions")
     (session,) = listing["sessions"]
-    code, detail = _get(f"{api}/sessions/{session['session_id']}")
+    code, detail = get(f"{api}/sessions/{session['session_id']}")
     requests = detail["status"]["requests"]
     assert len(requests) == len(sent), "the status counts other requests than the model server received"
-    code, blobs = _get(f"{api}/blobs?session={session['session_id']}")
+    code, blobs = get(f"{api}/blobs?session={session['session_id']}")
     (huge,) = [b for b in blobs["blobs"] if b["kind"] == "spill"]
     listed = [(b["handle"], b["tool"], b["kind"], b["lines"], b["args"]) for b in blobs["blobs"]]
     small = [b for b in blobs["blobs"] if b["kind"] != "spill" and 1 < b["lines"] <= PAGE]
