@@ -14,7 +14,7 @@
                             # --setup-only builds the venvs only
 
 Set-up: a virtualenv in ``.venv/`` at the repository root with
-``hermes-stowage[test]`` installed in editable mode (pinned hermes-agent
+``hermes-stowage[test,bench]`` installed in editable mode (pinned hermes-agent
 0.19.0 included), the development harness ``stowage_dev``
 (``plugins/stowage_dev/``, editable, never part of the wheel) and the npm MCP
 reference servers the tool-search tests start.  It is reused while the two
@@ -94,7 +94,7 @@ def setup(npm: bool = True) -> Path:
     _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
     # setuptools' build backend warns about every editable install ("Editable installation ...") on stderr
     quiet = dict(os.environ, PYTHONWARNINGS="ignore:Editable installation")
-    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test]", "-e", str(DEV)], env=quiet)
+    _run([python, "-m", "pip", "install", "--quiet", "-e", f"{ROOT}[test,bench]", "-e", str(DEV)], env=quiet)
     if npm and NPM_PACKAGES:
         _npm_install()
     STAMP.write_text(_fingerprint())

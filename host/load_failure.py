@@ -19,7 +19,6 @@ REQUIREMENTS: dict[str, str] = {
     "bpe_openai": "bpe-openai>=0.1.4",
     "yaml": "pyyaml>=6.0",
     "regex": "regex>=2024.4.16",
-    "rank_bm25": "rank-bm25>=0.2.2",
     "snowballstemmer": "snowballstemmer>=2.2",
 }
 # What each requirement costs when it is missing (doctor and the register-time notice say it): None means the

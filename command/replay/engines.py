@@ -17,23 +17,30 @@ from ...context_engine.policy.trigger import governing
 from ..env import CliError
 from .offline.target import Observer
 from .options import BUILTIN, STOWAGE, ReplayOptions, sweep_configs
+from .rebuild import StoreFiles, original_handle
 from .sources import RecordedSession
 
 SERIES_POINTS = 300  # at most this many points per engine per session in the plots
 
 
 class Series(Observer):
-    """Observer collecting request sizes and compaction markers (request index) for the plots."""
+    """Observer collecting request sizes and compaction markers (request index) for the plots,
+    and the handle of each tool output a hook replaced (None where the replacement names none)."""
 
     def __init__(self) -> None:
         self.tokens: list[int] = []
         self.compactions: list[int] = []
+        self.replaced_handles: list[str | None] = []
 
     def event(self, name: str, **data: Any) -> None:
         if name == "request":
             self.tokens.append(int(data.get("tokens") or 0))
         elif name == "compress" and data.get("outcome") == "boundary":
             self.compactions.append(len(self.tokens))
+        elif name == "tool_result_replaced":
+            content = data.get("content")
+            found = original_handle(content if isinstance(content, str) else "")
+            self.replaced_handles.append(found[1] if found else None)
 
 
 def downsample(values: list[int], points: int = SERIES_POINTS) -> list[list[int]]:
@@ -110,7 +117,7 @@ class Engines:
             row = result.as_dict()
             row["cost"] = row["cost"][self.price.name]
             row["spilled_outputs"] = row["hook_replaced_results"]
-            row["recoverable_outputs"] = self._recoverable(label, session.id) if label != BUILTIN else 0
+            row["recoverable_outputs"] = self._recoverable(label, observer.replaced_handles) if label != BUILTIN else 0
             rows[label] = row
             if label in (BUILTIN, STOWAGE):
                 series[label] = {
@@ -121,20 +128,18 @@ class Engines:
         self.meter.clear()  # streaming: nothing of this session stays cached
         return {"rows": rows, "series": series}
 
-    def _recoverable(self, label: str, session_id: str) -> int:
-        """Spilled outputs whose whole text the temporary store holds for this session."""
-        root = self.hosts[label].home / "stowage"
-        if not (root / "index.sqlite3").is_file():
-            return 0
-        from ...blobstore import BlobStore
+    def _recoverable(self, label: str, handles: list[str | None]) -> int:
+        """Spilled outputs (each one, as ``spilled_outputs`` counts them) whose whole text the temporary store holds.
 
-        store = BlobStore(root)
-        try:
-            return len(store.list_blobs(session_id=session_id, kind="spill", limit=1_000_000))
-        finally:
-            close = getattr(store, "close", None)
-            if callable(close):
-                close()
+        Counted per output, not per blob: the store keeps one blob for outputs with the same text (a file read
+        twice), and a count of blobs then disagreed with the spilled outputs it was set against.
+        """
+        files = StoreFiles(self.hosts[label].home / "stowage")
+        readable: dict[str, bool] = {}
+        for handle in handles:
+            if handle is not None and handle not in readable:
+                readable[handle] = files.read(handle) is not None
+        return sum(1 for handle in handles if handle is not None and readable[handle])
 
     def close(self) -> None:
         self.host_module.cleanup_home(self.home)

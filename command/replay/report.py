@@ -224,8 +224,9 @@ def recorded_with_stowage_text(report: dict[str, Any]) -> str:
     found = seen["rebuilt"] + seen["not_rebuilt"]
     return (
         f"{len(names)} session(s) were recorded with Stowage running ({', '.join(names[:5])}"
-        f"{', ...' if len(names) > 5 else ''}): {seen['rebuilt']} of {found} stored output(s) rebuilt from the "
-        f"store, {seen['not_rebuilt']} could not be (replayed as recorded, shortened)"
+        f"{', ...' if len(names) > 5 else ''}): {seen['rebuilt']} of {found} output(s) the recording holds as "
+        f"Stowage previews or stubs rebuilt from your store, {seen['not_rebuilt']} could not be (replayed as "
+        "recorded, shortened); the outputs spilled and recoverable below are the replay's, counted the same way"
     )
 
 

@@ -55,8 +55,36 @@
     return String(n);
   }
 
-  // Tokens per request: the same history unshaped (spilled outputs whole) and what Stowage sent.
+  // The width in CSS px of the element `ref` points at, followed as the window resizes (0 until it is laid out).
+  function useWidth(ref) {
+    var ws = hooks.useState(0), width = ws[0], setWidth = ws[1];
+    hooks.useEffect(function () {
+      var el = ref.current;
+      if (!el) return undefined;
+      function measure() { setWidth(Math.round(el.getBoundingClientRect().width)); }
+      measure();
+      if (typeof ResizeObserver === "undefined") {
+        window.addEventListener("resize", measure);
+        return function () { window.removeEventListener("resize", measure); };
+      }
+      var observer = new ResizeObserver(measure);
+      observer.observe(el);
+      return function () { observer.disconnect(); };
+    }, []);
+    return width;
+  }
+
+  // Tokens per request: the same history unshaped (spilled outputs whole) and what Stowage sent. The plot is drawn
+  // at the width of its card (text stays 12 px at any window width), never less than MIN_W.
+  var MIN_W = 560;
   function Timeline(props) {
+    var boxRef = (hooks.useRef || React.useRef)(null);
+    var measured = useWidth(boxRef);
+    return h("div", { ref: boxRef, style: { width: "100%" }, "data-stowage-plot-box": "" },
+      measured ? h(TimelinePlot, { status: props.status, width: Math.max(MIN_W, measured) }) : null);
+  }
+
+  function TimelinePlot(props) {
     var status = props.status || {};
     var requests = Array.isArray(status.requests) ? status.requests : [];
     var compactions = Array.isArray(status.compactions) ? status.compactions : [];
@@ -64,7 +92,7 @@
     if (!requests.length) {
       return h("p", { "data-stowage-plot": "empty" }, "No request recorded for this session yet.");
     }
-    var W = 880, H = 260, L = 56, R = 16, T = 12, B = 34;
+    var W = props.width, H = 260, L = 56, R = 16, T = 12, B = 34;
     var max = 1;
     requests.forEach(function (r) { max = Math.max(max, r.full || 0, r.sent || 0); });
     var yTicks = ticks(max, 4);
@@ -76,6 +104,12 @@
       var idx = 0;
       requests.forEach(function (r, i) { if ((r.at || 0) <= t) idx = i; });
       return idx;
+    }
+    // A spill happens between two requests (the tool ran after the one that asked for it): its output is first
+    // sent in the next request at or after it (the last one while no later request is recorded).
+    function firstSentAt(t) {
+      for (var i = 0; i < requests.length; i++) { if ((requests[i].at || 0) >= t) return i; }
+      return requests.length - 1;
     }
     var full = points("full"), sent = points("sent");
     var saved = full.concat(sent.slice().reverse()).join(" ");
@@ -98,10 +132,13 @@
         h("title", null, "compaction: " + fmt(c.tokens_before) + " -> " + fmt(c.tokens_after) + " tokens (" + c.result + ")")));
     });
     spills.forEach(function (s, k) {
-      marks.push(h("circle", { key: "s" + k, cx: x(indexAt(s.at || 0)), cy: H - B - 6, r: 5, fill: COLORS.spill,
-        "data-event": "spill" }, h("title", null, "spill " + s.handle + " (" + s.tool + ", " + fmt(s.tokens) + " tokens)")));
+      var at = firstSentAt(s.at || 0);
+      marks.push(h("circle", { key: "s" + k, cx: x(at), cy: H - B - 6, r: 5, fill: COLORS.spill,
+        "data-event": "spill", "data-request": at + 1, "data-handle": s.handle },
+        h("title", null, "spill " + s.handle + " (" + s.tool + ", " + fmt(s.tokens) + " tokens): its preview was first " +
+          "sent in request " + (at + 1))));
     });
-    return h("svg", { viewBox: "0 0 " + W + " " + H, width: "100%", style: { maxWidth: W, display: "block" },
+    return h("svg", { viewBox: "0 0 " + W + " " + H, width: W, height: H, style: { display: "block" },
         "data-stowage-plot": "timeline", "data-requests": requests.length, role: "img",
         "aria-label": "tokens per request: unshaped history and sent" },
       grid,
@@ -164,8 +201,10 @@
   }
 
   // Store browser columns: heading, width, alignment. Every cell stays on one line (the full text is its tooltip).
-  var COLUMNS = [["handle", "17ch"], ["tool", "16%"], ["arguments", "auto"], ["session", "24ch"], ["kind", "9ch"],
-    ["size", "9ch", "right"], ["", "150px"]];
+  // The arguments take what the others leave; the session column shows only when the rows are of several sessions
+  // (filtered to one, every row would repeat its id and squeeze the arguments to their first word).
+  var COLUMNS = [["handle", "17ch"], ["tool", "16%"], ["arguments", "auto"], ["session", "22ch"], ["kind", "8ch"],
+    ["size", "9ch", "right"], ["", "140px"]];
   var ONE_LINE = { whiteSpace: "nowrap", overflow: "hidden", textOverflow: "ellipsis" };
 
   function StoreBrowser(props) {
@@ -182,6 +221,9 @@
     }, [filter.session, filter.tool, filter.q]);
     hooks.useEffect(load, [load]);
     hooks.useEffect(function () { setFilter(Object.assign({}, filter, { session: props.sessionId || "" })); }, [props.sessionId]);
+    // rows of one session (the filter names it): no session column
+    var oneSession = !!filter.session && Array.isArray(rows) && rows.every(function (b) { return b.session_id === filter.session; });
+    var columns = COLUMNS.filter(function (c) { return !(oneSession && c[0] === "session"); });
     function read(handle, start, offset) {
       SDK.fetchJSON(API + "/blobs/" + encodeURIComponent(handle) + "?start=" + (start || 1) + "&count=60" +
         (offset ? "&offset=" + offset : ""))
@@ -192,28 +234,35 @@
       SDK.fetchJSON(API + "/blobs/" + encodeURIComponent(handle), { method: "DELETE" })
         .then(function () { setOpened(null); load(); }).catch(function (e) { setError(errorText(e)); });
     }
-    function field(key, placeholder) {
-      return h(Input, { value: filter[key], placeholder: placeholder, style: { maxWidth: 220 },
+    function field(key, placeholder, width) {
+      // a fixed width (flex: none) that holds the whole placeholder: the row may wrap, a field never shrinks
+      return h(Input, { value: filter[key], placeholder: placeholder, "data-filter": key, "aria-label": placeholder,
+        style: { width: width, maxWidth: "100%", flex: "none" },
         onChange: function (e) { var next = Object.assign({}, filter); next[key] = e.target.value; setFilter(next); } });
     }
     return h("div", { "data-stowage-store": "" },
       h("h3", { style: { fontWeight: 600, marginTop: 16 } }, "Store browser"),
-      h("div", { style: { display: "flex", gap: 8, margin: "8px 0" } },
-        field("session", "session id"), field("tool", "tool name"), field("q", "search tool, arguments, handle")),
+      h("div", { style: { display: "flex", flexWrap: "wrap", gap: 8, margin: "8px 0" } },
+        field("session", "session id", 220), field("tool", "tool name", 180),
+        field("q", "search tool, arguments, handle", 300)),
       error ? h("p", { className: "text-destructive" }, error) : null,
       rows === null ? h("p", null, "Loading\u2026") : rows.length === 0 ? h("p", null, "Nothing stored matches.") :
         h("table", { style: { fontSize: 13, width: "100%", tableLayout: "fixed", borderCollapse: "collapse" },
             "data-stowage-blobs": "" },
-          h("colgroup", null, COLUMNS.map(function (c) { return h("col", { key: c[0], style: { width: c[1] } }); })),
-          h("thead", null, h("tr", null, COLUMNS.map(function (c) {
+          h("colgroup", null, columns.map(function (c) { return h("col", { key: c[0], style: { width: c[1] } }); })),
+          h("thead", null, h("tr", null, columns.map(function (c) {
             return h("th", { key: c[0], style: Object.assign({ textAlign: c[2] || "left", padding: "4px 8px 4px 0" }, ONE_LINE) }, c[0]);
           }))),
           h("tbody", null, rows.map(function (b) {
             function cell(text, extra) {
-              return h("td", { title: text, style: Object.assign({ padding: "4px 8px 4px 0" }, ONE_LINE, extra || {}) }, text);
+              var column = extra && extra["data-column"];
+              var style = Object.assign({ padding: "4px 8px 4px 0" }, ONE_LINE, extra || {});
+              delete style["data-column"];
+              return h("td", { title: text, "data-column": column, style: style }, text);
             }
             return h("tr", { key: b.handle, "data-handle": b.handle, style: { borderTop: "1px solid rgba(127,127,127,0.2)" } },
-              cell(b.handle, { fontFamily: "monospace" }), cell(b.tool), cell(b.args), cell(b.session_id || ""),
+              cell(b.handle, { fontFamily: "monospace" }), cell(b.tool), cell(b.args, { "data-column": "arguments" }),
+              oneSession ? null : cell(b.session_id || ""),
               cell(b.kind), cell(size(b.size), { textAlign: "right" }),
               h("td", { style: { padding: "2px 0" } },
                 // the SDK's buttons are block-level: a flex row keeps them side by side
@@ -221,15 +270,32 @@
                   h(Button, { size: "sm", variant: "outline", onClick: function () { read(b.handle, 1); } }, "read"),
                   h(Button, { size: "sm", variant: "outline", onClick: function () { remove(b.handle); } }, "delete"))));
           }))),
-      opened ? h("div", { "data-stowage-excerpt": opened.handle, style: { marginTop: 8 } },
-        h("p", null, opened.handle + ": " + fmt(opened.lines) + " lines, " + size(opened.size) +
-          (opened.binary ? " (binary: not shown)" : ", lines " + opened.start + "\u2013" + opened.end +
-            (opened.cut ? " (cut: too long to show at once)" : ""))),
+      opened ? h(Excerpt, { opened: opened, read: read }) : null);
+  }
+
+  // What the viewer says of the part shown: the whole blob, or which lines of how many.
+  function excerptText(opened) {
+    var head = opened.handle + ": " + fmt(opened.lines) + " line" + (opened.lines === 1 ? "" : "s") + ", " + size(opened.size);
+    if (opened.binary) return head + " (binary: not shown)";
+    var whole = opened.start <= 1 && !opened.offset && !opened.next_start && !opened.cut;
+    if (whole) return head + ", shown whole";
+    return head + ", lines " + fmt(opened.start) + "\u2013" + fmt(opened.end) + " of " + fmt(opened.lines) +
+      (opened.cut ? " (cut: too long to show at once)" : "");
+  }
+
+  function Excerpt(props) {
+    var opened = props.opened, read = props.read;
+    var earlier = !opened.binary && (opened.start > 1 || opened.offset > 0);
+    var later = !opened.binary && !!opened.next_start;
+    return h("div", { "data-stowage-excerpt": opened.handle, style: { marginTop: 8 } },
+      h("p", { "data-excerpt-text": "" }, excerptText(opened)),
+      opened.binary ? null :
         h("pre", { style: { maxHeight: 320, overflow: "auto", fontSize: 12, whiteSpace: "pre-wrap" } }, opened.text),
-        opened.binary ? null : h("div", { style: { display: "flex", gap: 8 } },
-          h(Button, { size: "sm", onClick: function () { read(opened.handle, Math.max(1, opened.start - 60)); } }, "previous"),
-          opened.next_start ? h(Button, { size: "sm", onClick: function () {
-            read(opened.handle, opened.next_start, opened.next_offset); } }, "next") : null)) : null);
+      earlier || later ? h("div", { style: { display: "flex", gap: 8 } },
+        earlier ? h(Button, { size: "sm", "data-page": "previous", onClick: function () {
+          read(opened.handle, Math.max(1, opened.start - 60)); } }, "previous") : null,
+        later ? h(Button, { size: "sm", "data-page": "next", onClick: function () {
+          read(opened.handle, opened.next_start, opened.next_offset); } }, "next") : null) : null);
   }
 
   function StowagePage() {

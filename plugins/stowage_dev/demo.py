@@ -7,14 +7,18 @@ HERMES_HOME selecting Stowage, and drives a real ``AIAgent`` of hermes-agent
 1. spill: the model reads a huge build log with the real ``read_file`` tool;
    Stowage stores it and the model sees a preview, then greps it with
    ``stowage_fetch``;
-2. compaction: more logs are read, the provider reports a near-full window,
-   Stowage prunes, summarizes and sanitizes; then ``/compress <focus>``;
+2. compaction: more logs are read, the provider reports a near-full window
+   (the FIX turn), so Stowage compacts at once: prunes, summarizes and
+   sanitizes; then ``/compress <focus>`` forces a second one;
 3. tool search: 60 plugin tools are deferred behind the bridges; the model
    finds one with ``stowage_tool_search`` and runs it with ``stowage_tool_call``.
 
-Prints what Stowage did at each step, then runs the same scripted session
-through Hermes's built-in compressor and compares what each sent, measured
-on the requests the model server received (tiktoken, o200k_base).
+Prints what Stowage did at each step, why each compaction happened, and one
+savings figure: the one ``stowage status`` prints and the dashboard tab
+shows for the same session (read back from both sources).  Then it runs the
+same scripted session through Hermes's built-in compressor and compares the
+two sessions' requests and summary calls, measured on the requests the model
+server received (tiktoken, o200k_base).
 
 Run it with ``python3 run.py demo`` (sets up .venv first), which runs
 ``python -m stowage_dev.demo``: an example of driving Hermes with the harness.
@@ -36,6 +40,11 @@ from .hermes_home import HermesHome
 from .runner import Scenario, run_scenario
 
 LOG_FILES = 5
+WINDOW = 128_000  # the scripted model's context window (the harness's Hermes home)
+# What the provider reports for the FIX turn's request: a long real session gets there. Over the trigger and over
+# ahead.decide.AWAIT_CEILING (0.85) of the window, so Stowage compacts at once: under that ceiling, a request over
+# the trigger may go on while the summary is written ahead, and the compaction comes later.
+FIX_PROMPT_TOKENS = 112_000
 SUMMARY_REPLY = """## Goal
 Find why the nightly build fails and fix it.
 
@@ -161,7 +170,7 @@ def script(fake_llm: FakeLLMServer, *, stowage: bool = True) -> None:
         Match.user_turn("FIX"),
         Reply.tool(
             ToolCall("read_file", {"path": "logs/build-0.log", "limit": 20}, id="call_fix"),
-            usage={"prompt_tokens": 100_000},
+            usage={"prompt_tokens": FIX_PROMPT_TOKENS},
         ),
     )
     fake_llm.on(Match.after_tool_result("call_fix"), Reply.say("I will patch the loop bound in src/parser/tokens.py."))
@@ -173,14 +182,30 @@ def script(fake_llm: FakeLLMServer, *, stowage: bool = True) -> None:
     fake_llm.on(Match.summary_request(), Reply.say(SUMMARY_REPLY), times=None)
 
 
-def describe_compaction(entry: dict[str, Any]) -> None:
+def why_compacted(entry: dict[str, Any], threshold: int) -> str:
+    """Why this compaction happened, in the terms of the session's figures."""
+    from stowage.context_engine.ahead.decide import AWAIT_CEILING
+
+    if entry.get("forced"):
+        focus = f" with focus {entry['focus_topic']!r}" if entry.get("focus_topic") else ""
+        return f"you typed /compress{focus}: a forced compaction runs whatever the request's size"
+    before = entry.get("tokens_before") or 0
+    if before > AWAIT_CEILING * WINDOW:
+        return (
+            f"automatic: the provider reported {before:,} prompt tokens for the FIX turn's request (scripted, as a "
+            f"long real session would reach), over the trigger of {threshold:,} and over {AWAIT_CEILING:.0%} of the "
+            f"{WINDOW:,}-token window, so Stowage compacted at once instead of letting the turn go on while a "
+            "summary is written ahead"
+        )
+    return f"automatic: the request reached {before:,} tokens, over the trigger of {threshold:,}"
+
+
+def describe_compaction(entry: dict[str, Any], threshold: int) -> None:
     before, after = entry.get("tokens_before"), entry.get("tokens_after")
-    how = (
-        "forced by /compress" + (f" with focus {entry['focus_topic']!r}" if entry.get("focus_topic") else "")
-        if entry.get("forced")
-        else "automatic: the request crossed the trigger"
+    _line(f"  {entry['result']}")
+    _line(
+        textwrap.fill(f"why: {why_compacted(entry, threshold)}", 100, initial_indent="    ", subsequent_indent="      ")
     )
-    _line(f"  {entry['result']} ({how})")
     sizes = (
         f"; request ~{before:,} -> ~{after:,} tokens (Hermes's estimate, system prompt and tools included)"
         if before and after and entry.get("forced")
@@ -242,9 +267,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _line("Stowage demo: a real Hermes Agent session, offline (a scripted model on 127.0.0.1)")
         _line("  running the session with Stowage ...")
-        result, fake_llm, _ = run_session(workspace, stowage=True)
+        result, fake_llm, home = run_session(workspace, stowage=True)
         servers.append(fake_llm)
-        status = report(result, fake_llm)
+        status = report(result, fake_llm, home)
         if status:
             return status
         _line("\n  running the same session with Hermes's built-in compressor, to compare ...")
@@ -264,7 +289,35 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(workspace, ignore_errors=True)
 
 
-def report(result: Any, fake_llm: FakeLLMServer) -> int:
+def saved_elsewhere(home: HermesHome) -> list[tuple[str, str]]:
+    """The saved figure as ``stowage status`` prints it and as the dashboard tab shows it, for this Hermes home."""
+    import re
+    import subprocess
+    import sys
+
+    from stowage.command.live import saved_tokens
+    from stowage.context_engine.records.session_status import SessionStatus
+
+    out: list[tuple[str, str]] = []
+    cli = Path(sys.executable).with_name("stowage")
+    env = {k: v for k, v in home.env().items() if k != "PYTHONPATH"}
+    try:
+        shown = subprocess.run(
+            [str(cli), "status"], env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        ).stdout
+    except (OSError, subprocess.SubprocessError) as exc:
+        shown = f"(could not run: {exc})"
+    found = re.search(r"[\d,]+ tokens saved over \d+ requests", shown)
+    out.append(("`stowage status` prints", found.group(0) if found else "no saved figure: " + shown.strip()[:200]))
+    # the dashboard tab's "tokens saved": its API reads the session's status file with the same function
+    files = sorted((home.path / "stowage" / "session-status").glob("*.json"), key=lambda p: p.stat().st_mtime)
+    if files:
+        status = SessionStatus.from_dict(json.loads(files[-1].read_text(encoding="utf-8")))
+        out.append(("the dashboard tab shows", f"tokens saved {saved_tokens(status):,}"))
+    return out
+
+
+def report(result: Any, fake_llm: FakeLLMServer, home: HermesHome) -> int:
     from stowage.command.live import saved_text
     from stowage.context_engine.policy.trigger import trigger_text
     from stowage.context_engine.records.session_status import SessionStatus
@@ -314,14 +367,14 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
     _section("2. Compaction")
     why = trigger_text(status.get("trigger") or {})
     _line(f"  trigger: a request of {status['threshold_tokens']:,} tokens" + (f" ({why})" if why else ""))
-    _line(
-        "  (this short scripted session would never reach it, so for the FIX turn the scripted model reports "
-        "100,000 prompt tokens, as a long real session would)"
-    )
     log = result.step("final")["engine"]["attrs"].get("state.compaction_log") or []
+    _line(
+        f"  this short scripted session stays far below it on its own, so for the FIX turn the scripted model "
+        f"reports {FIX_PROMPT_TOKENS:,} prompt tokens; {len(log)} compaction(s) in all:"
+    )
     for number, entry in enumerate(log, 1):
         _line(f"\n  compaction {number}:")
-        describe_compaction(entry)
+        describe_compaction(entry, status["threshold_tokens"])
     summaries = fake_llm.summary_requests()
     updates = sum(1 for r in summaries if "PREVIOUS SUMMARY" in r.messages[0]["content"])
     _line(
@@ -334,13 +387,14 @@ def report(result: Any, fake_llm: FakeLLMServer) -> int:
     if summary:
         body = summary["content"] if isinstance(summary["content"], str) else json.dumps(summary["content"])
         _line(textwrap.indent("\n".join(body.splitlines()[:16]), "  | ", predicate=lambda _: True))
-    _section("3. Lean requests: what each request carried")
+    _section("3. What Stowage saved in this session (one figure)")
     _line(f"  {saved_text(SessionStatus.from_dict(status))}")
     _line(
-        "  (saved: the messages of each request against the same history unshaped, every spilled output whole; "
-        "the figure `stowage status` and /stowage print. The comparison below counts whole requests instead: "
-        "system prompt and tool schemas included)"
+        "  (the messages of each request against the same history unshaped, every spilled output whole; "
+        "system prompt and tool schemas are the same either way and not counted)"
     )
+    for source, figure in saved_elsewhere(home):
+        _line(f"  {source}: {figure}")
     stubs = [
         m
         for m in final.messages
@@ -388,16 +442,18 @@ def measured(fake_llm: FakeLLMServer) -> dict[str, int]:
 def compare(result: Any, stowage_llm: FakeLLMServer, builtin_llm: FakeLLMServer) -> None:
     ours, theirs = measured(stowage_llm), measured(builtin_llm)
     _section("Stowage vs Hermes's built-in compressor, the same scripted session")
+    _line(
+        "  (the built-in runs its own session: another history, so no second savings figure; what each sent, whole "
+        "requests with system prompt and tool schemas)"
+    )
     _line(f"  {'':34}{'Stowage':>12}{'built-in':>12}")
     for key, label in (
         ("requests", "requests to the model"),
-        ("prompt_tokens", "prompt tokens sent, in all"),
         ("largest", "largest request, tokens"),
         ("summary_calls", "summary calls"),
         ("summary_tokens", "tokens sent to the summary model"),
     ):
-        ratio = f"   {ours[key] / theirs[key]:.2f}x" if theirs[key] and key in ("prompt_tokens", "largest") else ""
-        _line(f"  {label:34}{ours[key]:>12,}{theirs[key]:>12,}{ratio}")
+        _line(f"  {label:34}{ours[key]:>12,}{theirs[key]:>12,}")
     extra = ours["requests"] - theirs["requests"]
     if extra > 0:
         # stowage_tool_call stands in for a call the built-in session makes directly: no extra round trip

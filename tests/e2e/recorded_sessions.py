@@ -10,10 +10,20 @@ OUTPUT_CHARS = 16_000  # ~4k tokens each: over Stowage's spill threshold (larger
 
 
 def record_big_outputs(
-    llm: FakeLLMServer, home: HermesHome, *, warm_ups: int, big_turns: int, outputs_per_turn: int
+    llm: FakeLLMServer,
+    home: HermesHome,
+    *,
+    warm_ups: int,
+    big_turns: int,
+    outputs_per_turn: int,
+    distinct_turns: int | None = None,
 ) -> DriverResult:
     """One ended session: ``warm_ups`` plain turns, then ``big_turns`` turns ``BIG<i>`` that each call
-    ``harness_big_output`` ``outputs_per_turn`` times at once (call ids ``call_big<i>x<k>``)."""
+    ``harness_big_output`` ``outputs_per_turn`` times at once (call ids ``call_big<i>x<k>``).
+
+    With ``distinct_turns``, turn ``i`` returns the outputs of turn ``i % distinct_turns``: the same texts come
+    back in a later turn, as when a file is read again (the store keeps one blob for both).  (Within one turn
+    Hermes drops a repeated call before it runs.)"""
     home.install_harness_probe()
     for index in range(big_turns):
         llm.on(
@@ -22,7 +32,7 @@ def record_big_outputs(
                 *[
                     ToolCall(
                         "harness_big_output",
-                        {"chars": OUTPUT_CHARS, "token": f"T{index}x{k}"},
+                        {"chars": OUTPUT_CHARS, "token": f"T{index % (distinct_turns or big_turns)}x{k}"},
                         id=f"call_big{index}x{k}",
                     )
                     for k in range(outputs_per_turn)

@@ -2,7 +2,9 @@
 
 The demo drives two real Hermes sessions (Stowage, then the built-in
 compressor on the same script) and prints what a user needs: no developer
-lines, no default replies of the scripted model, measured figures only.
+lines, no default replies of the scripted model, measured figures only; why
+each compaction happened, and one savings figure, the same in the session,
+in `stowage status` and in the dashboard tab.
 """
 
 from __future__ import annotations
@@ -58,11 +60,25 @@ def test_the_demo_prints_what_stowage_did_and_compares_it_with_the_builtin() -> 
     assert saved, out
     total, _, sent, unshaped, by_view, by_spills = (int(g.replace(",", "")) for g in saved.groups())
     assert total == unshaped - sent == by_view + by_spills and by_spills > 0
+    # one savings figure: what the session's engine reported, `stowage status` printed and the dashboard tab shows
+    assert re.search(
+        rf"`stowage status` prints: {saved.group(1)} tokens saved over {saved.group(2)} requests$", out, re.M
+    )
+    assert re.search(rf"the dashboard tab shows: tokens saved {saved.group(1)}$", out, re.M), out
+    pairs = re.findall(r"([\d,]+) tokens saved|tokens saved ([\d,]+)", out)
+    figures = {(before or after).replace(",", "") for before, after in pairs}
+    assert figures == {str(total)}, figures
+    # why each compaction happened: the FIX turn's reported size (at once, near the window), then /compress
+    compactions = re.findall(r"^  compaction (\d+):\n  \w+\n    why: (.+)$", out, re.M)
+    assert [n for n, _ in compactions] == ["1", "2"], out
+    assert compactions[0][1].startswith("automatic: the provider reported 112,000 prompt tokens for the FIX turn")
+    assert compactions[1][1].startswith("you typed /compress with focus 'parser bug'")
+    assert "100,000" not in out
     # both engines ran the same script; Stowage's figures come from the requests the server received
     rows = {
         m.group(1).strip(): (int(m.group(2).replace(",", "")), int(m.group(3).replace(",", "")))
-        for m in re.finditer(r"^  ([a-z ,]+?)\s+([\d,]+)\s+([\d,]+)", out, re.M)
+        for m in re.finditer(r"^  ([a-z ,]+?)\s+([\d,]+)\s+([\d,]+)$", out, re.M)
     }
-    assert rows["prompt tokens sent, in all"][0] < rows["prompt tokens sent, in all"][1]
+    assert rows["largest request, tokens"][0] < rows["largest request, tokens"][1]
     assert rows["summary calls"][0] >= 1 and rows["summary calls"][1] >= 1
     assert rows["requests to the model"][1] > 0

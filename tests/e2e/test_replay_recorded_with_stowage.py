@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -22,6 +23,7 @@ from typing import Any, Iterator
 import pytest
 
 from stowage.command import main
+from stowage.command.replay.report import text_summary
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
 from stowage_dev.hermes_home import HermesHome
 from stowage_dev.tempdirs import scratch_dir
@@ -30,6 +32,7 @@ from .recorded_sessions import record_big_outputs
 
 pytestmark = pytest.mark.e2e
 OUTPUTS_PER_TURN = 3
+DISTINCT_TURNS = 3  # turns 3 and 4 read again what turns 0 and 1 read: 15 outputs, 9 distinct texts (blobs)
 BIG_TURNS = 5
 SPILLED = BIG_TURNS * OUTPUTS_PER_TURN
 
@@ -61,9 +64,23 @@ def replays(shared_llm: FakeLLMServer, shared_home) -> Iterator[Replays]:
     """Both recordings and their three replays, made once for the module (the checks only read them)."""
     shared_llm.on(Match.summary_request(), Reply.say("## Goal\nSUMMARY the big outputs"), times=None)
     plain = shared_home(engine="compressor")
-    record_big_outputs(shared_llm, plain, warm_ups=2, big_turns=BIG_TURNS, outputs_per_turn=OUTPUTS_PER_TURN)
+    record_big_outputs(
+        shared_llm,
+        plain,
+        warm_ups=2,
+        big_turns=BIG_TURNS,
+        outputs_per_turn=OUTPUTS_PER_TURN,
+        distinct_turns=DISTINCT_TURNS,
+    )
     with_stowage = shared_home(engine="stowage", plugins=["stowage"])
-    record_big_outputs(shared_llm, with_stowage, warm_ups=2, big_turns=BIG_TURNS, outputs_per_turn=OUTPUTS_PER_TURN)
+    record_big_outputs(
+        shared_llm,
+        with_stowage,
+        warm_ups=2,
+        big_turns=BIG_TURNS,
+        outputs_per_turn=OUTPUTS_PER_TURN,
+        distinct_turns=DISTINCT_TURNS,
+    )
     for scratch in scratch_dir("stowage-replay-"):
         page = scratch / "report.html"
         empty = scratch / "empty-store"
@@ -94,6 +111,29 @@ def test_the_html_report_says_so_too(replays: Replays) -> None:
     text = replays.page.read_text(encoding="utf-8")
     assert "1 session(s) were recorded with Stowage running" in text
     assert f"ran Stowage: {SPILLED} of {SPILLED} outputs rebuilt" in text
+
+
+def test_the_report_gives_one_set_of_output_figures(replays: Replays) -> None:
+    """What the recording held as previews, what the replay rebuilt, spilled and can recover: one count.
+
+    The outputs repeat (the store keeps one blob per distinct text), so a count of blobs would say 9 where
+    15 outputs were spilled; every figure counts outputs."""
+    report = replays.rebuilt
+    seen, stowage = report["recorded_with_stowage"], report["totals"]["stowage"]
+    (session,) = report["sessions"]
+    assert seen["rebuilt"] == SPILLED and seen["not_rebuilt"] == 0
+    assert stowage["spilled_outputs"] == stowage["recoverable_outputs"] == seen["rebuilt"], (seen, stowage)
+    assert session["engines"]["stowage"]["spilled_outputs"] == session["engines"]["stowage"]["recoverable_outputs"]
+    assert session["stowage_recorded"]["previews"] + session["stowage_recorded"]["stubs"] == SPILLED
+    # the terminal summary and the HTML page print those same figures
+    text = text_summary(report, None)
+    assert re.search(rf"outputs spilled / recoverable\s+-\s+{SPILLED} / {SPILLED}\b", text), text
+    assert f"{SPILLED} of {SPILLED} output(s)" in text
+    page = replays.page.read_text(encoding="utf-8")
+    totals = page.split('<table id="totals">', 1)[1].split("</table>", 1)[0]
+    assert f"<td>tool outputs spilled to the store</td><td>0</td><td>{SPILLED}</td>" in totals
+    assert f"recoverable from the store</td><td>0</td><td>{SPILLED}</td>" in totals
+    assert f"<td>{SPILLED} ({SPILLED})</td>" in page
 
 
 def test_rebuilt_from_the_store_it_replays_like_the_plain_recording(replays: Replays) -> None:

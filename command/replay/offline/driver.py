@@ -412,7 +412,7 @@ class _Run:
         if replaced is None:
             return message
         self.result.hook_replaced_results += 1
-        self.emit("tool_result_replaced", tool_call_id=call_id)
+        self.emit("tool_result_replaced", tool_call_id=call_id, content=replaced)
         return {**message, "content": replaced}
 
     def post_tool_check(self) -> None:
