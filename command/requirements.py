@@ -29,25 +29,23 @@ def missing_requirements() -> list[str]:
 def requirement_problems(python: str = sys.executable) -> list[dict[str, Any]]:
     """One doctor problem per missing requirement, naming what it really costs, with the pip command for *python*.
 
-    A requirement the plugin cannot load without, or one whose loss changes what Stowage counts or finds, is an
-    error (the fix is one pip command); one nothing at run time imports is a note.
+    Each is an error, whether the plugin cannot load without it or its loss changes what Stowage counts or finds:
+    the fix is one pip command.
     """
     problems = []
     for module in missing_requirements():
         cost = COST_WITHOUT.get(module)
-        unused = cost is not None and cost.startswith("nothing at run time")
         effect = "the plugin does not load without it" if cost is None else f"without it, {cost}"
         problems.append(
             {
                 "kind": "requirement-missing",
-                "severity": "note" if unused else "error",
+                "severity": "error",
                 "subject": module,
                 "detail": (
                     f"Hermes's Python ({python}) lacks {REQUIREMENTS[module]}: {effect}. Fix: {pip_command(python)}"
                 ),
                 "repairable": False,
                 "repaired": False,
-                **({"advisory": True} if unused else {}),
             }
         )
     return problems

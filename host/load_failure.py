@@ -34,7 +34,6 @@ COST_WITHOUT: dict[str, str | None] = {
     "bpe_openai": "the tokenizer loads offline only if tiktoken's cache already holds its file; else " + ESTIMATE_COST,
     "yaml": None,
     "regex": None,
-    "rank_bm25": "nothing at run time (only the benchmarks use it)",
     "snowballstemmer": "tool search stems words with a few suffix rules instead of Snowball, so more searches miss",
 }
 _MISSING = re.compile(r"No module named '(?P<name>[^']+)'")
