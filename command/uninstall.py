@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import sqlite3
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +31,7 @@ from .dashboard import dashboard
 from .env import CliError, Env, Outcome
 from .identity import PLUGIN_KEY, entry_point_route, user_plugin_folders
 from .purge import ask_terminal, can_ask
+from .replay.sources import messages_containing
 
 __all__ = ["BACKUP_SUFFIX", "config_without_stowage", "removal_command", "uninstall"]
 
@@ -184,15 +184,7 @@ def _delete_store(plan: StorePlan) -> list[str]:
 
 def stale_previews(hermes_home: Path) -> int | None:
     """How many messages in Hermes's ``state.db`` hold a Stowage stub (None: unknown); read-only."""
-    path = hermes_home / "state.db"
-    if not path.is_file():
-        return None
-    try:
-        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2) as conn:
-            row = conn.execute("SELECT count(*) FROM messages WHERE instr(content, ?) > 0", (STUB_MARK,)).fetchone()
-    except sqlite3.Error:
-        return None
-    return int(row[0]) if row else None
+    return messages_containing(hermes_home / "state.db", STUB_MARK)
 
 
 def removal_command(env: Env) -> str:

@@ -241,6 +241,21 @@ class StateDb:
         shutil.rmtree(self._dir, ignore_errors=True)
 
 
+def messages_containing(path: Path, text: str) -> int | None:
+    """How many messages of Hermes's ``state.db`` at *path* contain *text* (None: no database, or unreadable).
+
+    Opened read-only in place, for a count only (``stowage uninstall --purge`` names the previews it leaves).
+    """
+    if not path.is_file():
+        return None
+    try:
+        with sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=2) as conn:
+            row = conn.execute("SELECT count(*) FROM messages WHERE instr(content, ?) > 0", (text,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return int(row[0]) if row else None
+
+
 def open_state_db(
     hermes_home: Path, *, session: str | None = None, since: float | None = None, limit: int | None = None
 ) -> tuple[int, Iterator[RecordedSession | SkippedSession]]:
