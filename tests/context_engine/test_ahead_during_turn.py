@@ -333,7 +333,8 @@ def test_over_the_trigger_with_nothing_written_the_requests_go_on_then_one_start
         assert engine.state.ahead.pending is None and turn.model.prompts == []
     assert not engine.should_compress(tokens)
     engine.prepare_during_turn(turn.msgs, tokens)  # still over: this request starts the summary
-    assert engine.state.ahead.writing() and len(turn.model.prompts) == 1
+    # (its model call runs on the job's thread: counted once it is done, below, never at once)
+    assert engine.state.ahead.writing()
     while engine.state.ahead.writing():
         assert not engine.should_compress(tokens)
         turn.clock.advance(STEP)
