@@ -3,9 +3,10 @@
 A YAML block, a JSON document or a shell command inside a JSON string (tool-call
 arguments, a logged request) shows its quotes as ``\\"`` and its line breaks
 as ``\\n``, so the rules, which read quotes and line starts, do not see its
-pairs; an escaped invisible character (``\\u200b``) splits a key.  Each double-quoted literal holding a backslash is decoded, redacted
-as plain text, and written back encoded when that masked something; a
-literal that is not valid JSON stays as it is.  Applied before the rules,
+pairs, and an escaped invisible character (``\\u200b``) splits a key.  Each
+double-quoted literal holding such an escape is decoded, redacted as plain
+text, and written back encoded when that masked something; a literal that
+is not valid JSON stays as it is.  Applied before the rules,
 on the text as given, so a mask never breaks an escape the decoding needs.
 """
 

@@ -13,9 +13,9 @@ lines, .NET and plist settings and secret-named command-line flags, and (in
 stay).  String literals with escapes and base64 runs are redacted decoded
 first (:mod:`.escapes`, :mod:`.in_base64`), and a text holding invisible
 characters (zero-width, joiners, soft hyphen, BOM, bidi controls) is matched
-on a copy without them and masked on the original span (:mod:`.invisible`).  Nothing is memoized across texts: a compaction
-redacts each message once, and the cost is kept low by the rules' gates and
-finders instead.
+on a copy without them and masked on the original span (:mod:`.invisible`).
+Nothing is memoized across texts: a compaction redacts each message once,
+and the cost is kept low by the rules' gates and finders instead.
 """
 
 from __future__ import annotations

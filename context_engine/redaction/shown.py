@@ -60,7 +60,7 @@ def shown_record(value: T) -> T:
     masked = dict(zip(unique, redact_many([unescaped_masked(text) for text in unique]), strict=True))
     if all(masked[text] == text for text in unique):
         return value
-    return _rebuilt(value, masked)  # type: ignore[no-any-return]
+    return _rebuilt(value, masked)
 
 
 def _collect(value: Any, found: list[str]) -> None:
