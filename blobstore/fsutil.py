@@ -136,7 +136,7 @@ def append_line(path: Path, line: bytes) -> None:
         if fcntl is not None:
             fcntl.flock(fd, fcntl.LOCK_EX)
         start = os.fstat(fd).st_size
-        if start and os.pread(fd, 1, start - 1) != b"\n":
+        if start and _byte_at(fd, start - 1) != b"\n":
             data = b"\n" + data
         try:
             write_all(fd, data)
@@ -145,6 +145,13 @@ def append_line(path: Path, line: bytes) -> None:
             raise
     finally:
         os.close(fd)  # releases the lock
+
+
+def _byte_at(fd: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, 1, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - no pread (Windows); O_APPEND still writes at the end
+    return os.read(fd, 1)
 
 
 def _cut_back(fd: int, size: int) -> None:
