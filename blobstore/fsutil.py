@@ -121,12 +121,45 @@ def write_durable(path: Path, data: bytes, tmp_dir: Path, sync: bool = True) -> 
 
 
 def append_line(path: Path, line: bytes) -> None:
-    """Append one line to ``path`` (created 0600), without fsync: for rebuildable records."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, FILE_MODE)
+    """Append one whole line to ``path`` (created 0600), without fsync: for rebuildable records.
+
+    A write cut short (a full disk, a killed process) must never glue the next
+    record onto its torn half.  So, under an exclusive ``flock`` that every
+    appender takes: a failed write is cut back to where it began, and a file
+    that still ends without a newline (a tear nobody could cut back) gets one
+    before this record, so the torn half stays a line of its own, which
+    readers skip, and this record stays whole.
+    """
+    data = line if line.endswith(b"\n") else line + b"\n"
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), FILE_MODE)
     try:
-        write_all(fd, line if line.endswith(b"\n") else line + b"\n")
+        if fcntl is not None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        start = os.fstat(fd).st_size
+        if start and _byte_at(fd, start - 1) != b"\n":
+            data = b"\n" + data
+        try:
+            write_all(fd, data)
+        except OSError:
+            _cut_back(fd, start)
+            raise
     finally:
-        os.close(fd)
+        os.close(fd)  # releases the lock
+
+
+def _byte_at(fd: int, offset: int) -> bytes:
+    if hasattr(os, "pread"):
+        return os.pread(fd, 1, offset)
+    os.lseek(fd, offset, os.SEEK_SET)  # pragma: no cover - no pread (Windows); O_APPEND still writes at the end
+    return os.read(fd, 1)
+
+
+def _cut_back(fd: int, size: int) -> None:
+    """Best effort: drop the torn tail a failed append left (the next append copes if this fails too)."""
+    try:
+        os.ftruncate(fd, size)
+    except OSError:
+        pass
 
 
 def remove_quietly(path: Path) -> bool:

@@ -181,6 +181,9 @@ def _emit(outcome: Outcome, as_json: bool, out: TextIO, err: TextIO) -> None:
 
 
 def _fail(message: str, code: int, kind: str, as_json: bool, out: TextIO, err: TextIO) -> int:
+    from ..context_engine.redaction.shown import shown  # an error may quote a provider's echo of a key
+
+    message = shown(message)
     if as_json:
         out.write(json.dumps({"ok": False, "error": {"code": kind, "message": message}}, indent=2) + "\n")
     else:

@@ -15,6 +15,7 @@ import json
 import logging
 from typing import Any
 
+from ..context_engine.redaction.shown import shown
 from ..context_engine.summary.reply import SummaryFailure
 
 logger = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ def _content_of(response: Any) -> str:
 
 def classify(exc: BaseException) -> SummaryFailure:
     """Map an exception from ``call_llm`` to a failure kind."""
-    text = str(exc)
+    text = shown(str(exc))  # masked before the cut below: a key cut in half passes every rule
     lowered = text.lower()
     status = getattr(exc, "status_code", None) or getattr(getattr(exc, "response", None), "status_code", None)
     name = type(exc).__name__

@@ -101,6 +101,7 @@ def _write_html(path: Path, text: str) -> None:
 
 
 def replay_command(args: argparse.Namespace, env: Env) -> Outcome:
+    from ...context_engine.redaction.shown import shown_record
     from .page import render
     from .report import text_summary
 
@@ -136,6 +137,7 @@ def replay_command(args: argparse.Namespace, env: Env) -> Outcome:
         raise CliError("interrupted before any session was replayed", 130, "interrupted") from exc
     except Exception as exc:  # never a traceback to the user
         raise CliError(f"replay failed: {type(exc).__name__}: {exc}", 1, "replay_failed") from exc
+    report = shown_record(report)  # the report, its page and its JSON quote summary errors and session titles
     if html is not None:
         try:
             _write_html(html, render(report))

@@ -39,6 +39,7 @@ from ..chat.messages import Message
 from ..compaction.boundaries import Window
 from ..compaction.compactor import PREPARED_OVERRUN, CompactionPlan, prepared_slack
 from ..records.part_status import AheadStatus, PreparedUse
+from ..redaction.shown import shown_error
 from ..summary.deadline import SummaryDeadline
 from ..summary.reply import SummaryFailure, clean_reply
 from .job import CountFn, SummaryJob, arrived_since, job_key, prefix_miss, prepared_prefix
@@ -77,7 +78,7 @@ class _Run:
         try:
             self.reply = clean_reply(summarize(self.job.prompt))
         except Exception as exc:  # noqa: BLE001 - reported below, never raised on this thread
-            self.error, self.failure = f"{type(exc).__name__}: {exc}", exc
+            self.error, self.failure = shown_error(exc), exc
             failed(self)  # before done is set: a compaction that sees it done sees it counted
         finally:
             self.finished_at = self.clock()  # this thread's time (a simulated clock keeps one per thread)

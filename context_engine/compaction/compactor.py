@@ -31,6 +31,7 @@ from ..chat.messages import (
 )
 from ..chat.stubs import PrunedOutput, default_stub, shrink_json_arguments
 from ..chat.validate import validate_messages
+from ..redaction.shown import shown_error
 from ..summary.deadline import SummaryDeadline
 from ..summary.fallback import build_fallback
 from ..summary.prompt import SummaryRequest, build_prompt, summary_budget_tokens
@@ -420,7 +421,7 @@ def _summarize(
                     )
                 failure_kind = FailureKind.MODEL_FAILED
             except Exception as exc:  # noqa: BLE001 - any summarizer bug degrades to the fallback
-                error, failure_kind = f"error: {type(exc).__name__}: {exc}", FailureKind.SUMMARIZER_ERROR
+                error, failure_kind = f"error: {shown_error(exc)}", FailureKind.SUMMARIZER_ERROR
                 if plan.abort_on_summary_failure:
                     return CompactionOutcome(
                         original, changed=False, aborted=True, summary_error=error, failure=failure_kind

@@ -27,6 +27,7 @@ from ..policy.thresholds import as_int, default_share, trigger_for
 from ..policy.trigger import trigger_key
 from ..records.host_contract import HostFacts
 from ..records.session_status import SessionStatus
+from ..redaction.shown import mask_logs, shown_record
 from ..session.compaction_run import has_content
 from ..session.limits import Limits, SummaryModel
 from ..session.state import InSession, SessionState
@@ -35,6 +36,7 @@ from . import engine_tools
 from .shared_engine import SharedEngine, routed
 
 logger = logging.getLogger(__name__)
+_PACKAGE = __name__.rsplit(".context_engine.", 1)[0]  # stowage, or the name the host loaded it under
 
 
 class StowageEngineCore:
@@ -87,6 +89,7 @@ class StowageEngineCore:
         # this agent's session (a copy starts a fresh one) and the sharing of this object (never copied)
         self.state = SessionState.new(self.settings)
         self.sharing: SharedEngine[StowageEngineCore] = SharedEngine()
+        mask_logs(_PACKAGE)  # Stowage's log lines quote errors: masked like everything else shown
 
     @property
     def name(self) -> str:
@@ -355,4 +358,4 @@ class StowageEngineCore:
 
     def get_status(self, **_: Any) -> dict[str, Any]:
         """The host's ``get_status()``: :meth:`status` as a dict."""
-        return self.status().as_dict()
+        return shown_record(self.status().as_dict())  # error texts may quote a provider's echo of a key

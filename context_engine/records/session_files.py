@@ -7,7 +7,9 @@ widen them.  A file is named by a readable prefix of the session id plus a
 hash of the whole id: ``team:alpha`` and ``team/alpha``, or two long ids with
 a common prefix, never share a file.  Readers still keep only the records of
 the session they asked for, and parse with the bounded reader
-(``blobstore.safe_json``): one hostile line is skipped, never raised.
+(``blobstore.safe_json``): one hostile line is skipped, never raised.  Every
+record written or read passes the mask (:mod:`..redaction.shown`): a file
+written by an older Stowage is masked when shown.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 
 from ...blobstore import safe_json
 from ...blobstore.fsutil import DIR_MODE, FILE_MODE, append_line, ensure_dir, mode_of, write_durable
+from ..redaction.shown import shown_record
 
 STATUS_FOLDER = "session-status"
 SUMMARY_FOLDER = "session-summaries"
@@ -54,13 +57,13 @@ def _folder(path: Path) -> Path:
 def write_json(path: Path, data: dict[str, Any]) -> None:
     """Replace ``path`` atomically with ``data`` (0600); raises ``OSError``."""
     folder = _folder(path)
-    write_durable(path, json.dumps(data, default=str).encode("utf-8"), folder, sync=False)
+    write_durable(path, json.dumps(shown_record(data), default=str).encode("utf-8"), folder, sync=False)
 
 
 def append_json_line(path: Path, record: dict[str, Any]) -> None:
     """Append one JSON line to ``path`` (created 0600 in a 0700 folder); raises ``OSError``."""
     _folder(path)
-    append_line(path, json.dumps(record, default=str, ensure_ascii=False).encode("utf-8"))
+    append_line(path, json.dumps(shown_record(record), default=str, ensure_ascii=False).encode("utf-8"))
 
 
 def read_json(path: Path) -> dict[str, Any] | None:
@@ -69,7 +72,7 @@ def read_json(path: Path) -> dict[str, Any] | None:
         value = safe_json.read_file(path, max_chars=MAX_FILE_BYTES)
     except (OSError, safe_json.JsonRejected):
         return None
-    return value if isinstance(value, dict) else None
+    return shown_record(value) if isinstance(value, dict) else None
 
 
 def read_json_lines(path: Path, session_id: str | None = None) -> tuple[list[dict[str, Any]], int]:
@@ -84,7 +87,7 @@ def read_json_lines(path: Path, session_id: str | None = None) -> tuple[list[dic
                 records.append(value)
     except OSError:
         pass
-    return records, bad
+    return shown_record(records), bad
 
 
 def legacy_path(store_root: Path, folder: str, session_id: str, suffix: str) -> Path:

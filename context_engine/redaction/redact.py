@@ -11,9 +11,11 @@ lines, .NET and plist settings and secret-named command-line flags, and (in
 :mod:`.pairs`) name/value pairs in any notation, judged by
 :mod:`.values` (configuration and code such as ``id-token: write``
 stay).  String literals with escapes and base64 runs are redacted decoded
-first (:mod:`.escapes`, :mod:`.in_base64`).  Nothing is memoized across texts: a compaction
-redacts each message once, and the cost is kept low by the rules' gates and
-finders instead.
+first (:mod:`.escapes`, :mod:`.in_base64`), and a text holding invisible
+characters (zero-width, joiners, soft hyphen, BOM, bidi controls) is matched
+on a copy without them and masked on the original span (:mod:`.invisible`).
+Nothing is memoized across texts: a compaction redacts each message once,
+and the cost is kept low by the rules' gates and finders instead.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from re import Match
 
 from .escapes import redact_escaped_strings_many
 from .in_base64 import redact_base64_values_many
+from .invisible import redact_seen_whole, visible_copy
 from .rules import MASK, RULES, Haystack, Rule, fold_case
 
 __all__ = ["MASK", "contains_secret", "fold_case", "redact", "redact_many"]
@@ -38,11 +41,15 @@ def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED]``.
 
     String literals with escapes (a YAML block inside JSON arguments) are
-    redacted decoded first (:mod:`.escapes`), then the rules read the text.
+    redacted decoded first (:mod:`.escapes`), then the rules read the text,
+    seen without invisible characters (:mod:`.invisible`).
     """
     if not text:
         return text
-    return _redact_rules(_decoded_stages([text])[0])
+    copy = visible_copy(text)
+    if copy is None:
+        return _redact_rules(_decoded_stages([text])[0])
+    return copy.restore(_redact_rules(_decoded_stages([copy.text])[0]))
 
 
 def _decoded_stages(texts: list[str]) -> list[str]:
@@ -61,7 +68,12 @@ def _redact_rules(text: str) -> str:
 
 
 def redact_many(texts: Sequence[str]) -> list[str]:
-    """``[redact(t) for t in texts]``, with each rule searched once over all the texts.
+    """``[redact(t) for t in texts]``, with each rule searched once over all the texts."""
+    return redact_seen_whole(texts, _redact_many_visible)
+
+
+def _redact_many_visible(texts: Sequence[str]) -> list[str]:
+    """:func:`redact_many` of texts without invisible characters.
 
     A summary transcript is a few hundred short blocks; running every rule
     on each block separately costs more in per-call overhead than in

@@ -7,7 +7,8 @@ spilled output) and a one-line gist.  Every put here is pinned for the
 session's next request (the store's size cap must not take what the
 compacted history is about to point to).  The window a
 summary replaces is stored whole as JSON lines (one message per line, keys in
-their original order), and the summary carries that handle.  If the store
+their original order), its inline images each stored on their own as a
+pruned image is, and the summary carries the window's handle and theirs.  If the store
 cannot write, the default stub is used and the failure is counted, so a full
 disk degrades compaction to the built-in's behaviour instead of breaking it.
 """
@@ -21,7 +22,7 @@ from typing import Any, Callable
 
 from ...blobstore import BlobStore, StoreError
 from ..chat.markers import BlobKind
-from ..chat.messages import Message
+from ..chat.messages import Message, is_image_part
 from ..chat.stubs import PrunedOutput, argument_gist
 from .parts import part_placeholder, stored_part
 from .stubs import SpillOrigin, StubService, encode_text, keep_bytes
@@ -124,14 +125,22 @@ class StoreArchive:
     def keep_window(self, window: list[Message]) -> Callable[[], str | None]:
         """Encode and put the window on the writer lane; the callable waits for the put and names its handle.
 
-        The lane reads the host's messages while compaction waits for the
-        summary model: the host is blocked in compress(), and compaction
-        waits for the put before it returns, so nothing changes them meanwhile.
+        An inline image of the window (a base64 data URL or source) is stored
+        first as its own blob, as a pruned image is: the window's line holds
+        its placeholder, and the reference names its handle, so the image is
+        fetched whole as an image instead of as base64 text inside a window
+        too large to fetch whole.  The lane reads the host's messages while
+        compaction waits for the summary model: the host is blocked in
+        compress(), and compaction waits for the put before it returns, so
+        nothing changes them meanwhile.
         """
         count, session_id = len(window), self._session_id()
-        future = self._submit(
-            lambda: self.store.put(
-                encode_window(window),
+        images: list[str] = []  # "<handle> (<media type>, <size>)" of each image stored on its own
+
+        def put() -> Any:
+            kept = self._window_images(window, session_id, images)
+            return self.store.put(
+                encode_window(kept),
                 session_id=session_id,
                 tool_name="compaction",
                 tool_args=f"{count} messages",
@@ -139,7 +148,8 @@ class StoreArchive:
                 content_type="jsonl",
                 pin=True,
             )
-        )
+
+        future = self._submit(put)
 
         def reference() -> str | None:
             try:
@@ -150,10 +160,44 @@ class StoreArchive:
             return (
                 f"The {count} compacted messages are stored whole, one JSON message per line, under handle "
                 f'{handle}. Read them with stowage_fetch(handle="{handle}", mode="range", start=1, '
-                f"count=20) or search them with stowage_grep(pattern=...)."
+                f"count=20) or search them with stowage_grep(pattern=...)." + _images_sentence(images)
             )
 
         return reference
+
+    def _window_images(self, window: list[Message], session_id: str | None, named: list[str]) -> list[Message]:
+        """``window`` with each inline image stored on its own and replaced by its placeholder (copies)."""
+        out: list[Message] = []
+        for message in window:
+            content = message.get("content") if isinstance(message, dict) else None
+            if not isinstance(content, list) or not any(is_image_part(part) for part in content):
+                out.append(message)
+                continue
+            parts = [self._window_image(part, session_id, named) if is_image_part(part) else part for part in content]
+            out.append({**message, "content": parts})
+        return out
+
+    def _window_image(self, part: Any, session_id: str | None, named: list[str]) -> Any:
+        """The text part naming a stored inline image; the image itself when it is not inline or cannot be stored."""
+        stored = stored_part(part)
+        if not stored.is_media:
+            return part  # an image by URL: a few bytes of JSON, it stays in the window's line
+        try:
+            handle = keep_bytes(
+                self.store,
+                stored.data,
+                session_id=session_id,
+                tool_name="message",
+                tool_args=str(part.get("type")),
+                kind=BlobKind.PART,
+                content_type=stored.content_type,
+                pin=True,
+            )
+        except (StoreError, OSError) as exc:
+            self._failed(exc)
+            return part  # kept inline: the window stays whole
+        named.append(f"{handle} ({stored.content_type}, {len(stored.data):,} bytes)")
+        return {"type": "text", "text": part_placeholder(handle, stored)}
 
     def _failed(self, exc: BaseException) -> None:
         self.failures += 1
@@ -161,6 +205,15 @@ class StoreArchive:
         if self._on_failure is not None:
             self._on_failure(exc)
         logger.warning("stowage: the store could not keep compacted content (%s); using a plain stub", exc)
+
+
+def _images_sentence(images: list[str]) -> str:
+    if not images:
+        return ""
+    return (
+        f" Its {len(images)} image(s) are stored on their own, each returned as an image by "
+        'stowage_fetch(handle=..., mode="full"): ' + "; ".join(images) + "."
+    )
 
 
 def _run_here(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> "Future[Any]":

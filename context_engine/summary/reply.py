@@ -17,6 +17,7 @@ import json
 import re
 
 from ..chat.messages import SUMMARY_END_MARKER, SUMMARY_MARKER, Message, message_text, summary_positions
+from ..redaction.shown import shown
 from .egress import mask, seal
 from .prompt import NEWEST_REQUEST_HEADING, SECTIONS
 from .transcript import strip_reasoning
@@ -40,6 +41,7 @@ class SummaryFailure(Exception):
     def __init__(self, kind: str, message: str) -> None:
         if kind not in FAILURE_KINDS:
             kind = "error"
+        message = shown(message)  # a provider's error may echo a key: masked where it is born
         super().__init__(message)
         self.kind = kind
         self.message = message

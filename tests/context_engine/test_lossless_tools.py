@@ -16,6 +16,7 @@ from stowage.context_engine.compaction.compactor import CompactionPlan, compact
 from stowage.context_engine.config.settings import load_settings
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import StoreArchive, decode_window, encode_window
+from stowage.context_engine.store_session.parts import data_url
 from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
 from stowage_dev.transcripts import make_transcript
 
@@ -368,10 +369,30 @@ def test_compaction_keeps_every_pruned_output_and_the_window(store):
     for stub in stubs:
         (handle,) = STUB_HANDLE.findall(stub["content"])
         assert store.read_bytes(store.resolve(handle, "s")).decode() == originals[stub["tool_call_id"]]
-    (window_handle,) = HANDLE.findall(outcome.window_reference)
-    window = decode_window(store.read_bytes(store.resolve(window_handle, "s")))
+    window_handle = HANDLE.findall(outcome.window_reference)[0]
+    window = [with_images_back(store, m) for m in decode_window(store.read_bytes(store.resolve(window_handle, "s")))]
     start = messages.index(window[0])
     assert window == messages[start : start + len(window)]
+    assert "image(s) are stored on their own" in outcome.window_reference  # the transcript's images, each its own blob
+
+
+IMAGE_HANDLE = re.compile(r"^\[stowage: image removed from older context; stored under handle ([0-9a-f]{16,64}) \(")
+
+
+def with_images_back(store: BlobStore, message: dict) -> dict:
+    """A window's message with each stored image's placeholder replaced by the image part it stands for."""
+    if not isinstance(message.get("content"), list):
+        return message
+    parts = []
+    for part in message["content"]:
+        found = IMAGE_HANDLE.match(part.get("text", "")) if part.get("type") == "text" else None
+        if found is None:
+            parts.append(part)
+            continue
+        sha = store.resolve(found.group(1), "s")
+        url = data_url(store.stat(sha).content_type, store.read_bytes(sha))
+        parts.append({"type": "image_url", "image_url": {"url": url}})
+    return {**message, "content": parts}
 
 
 def test_compaction_without_a_writable_store_still_compacts(store, monkeypatch):

@@ -8,7 +8,11 @@ messages unchanged.  After a failure the summary model cools down.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +78,60 @@ def test_summary_auth_failure_aborts_and_keeps_every_message(fake_llm: FakeLLMSe
         assert f"END-WARM{i}" in texts  # every big output is still there, unpruned
     assert "STOWAGE CONTEXT SUMMARY" not in texts
     assert_valid_request(fake_llm.last_main_request())
+
+
+GOOGLE_KEY = "AIza" + "SyQx7Lm2Vb9Tc4Rz8Wd1Hf6Jk3Np5Sg0Ya2"
+OPENAI_KEY = "sk-proj-" + "Qx7Lm2Vb9Tc4Rz8Wd1Hf6Jk3Np5Sg0Ya2Ue7Io9Pl4Mn"
+KEY_PIECES = [GOOGLE_KEY[:16], GOOGLE_KEY[16:], OPENAI_KEY[:20], OPENAI_KEY[20:]]
+
+
+def test_a_provider_error_quoting_keys_is_masked_in_everything_written_or_shown(
+    fake_llm: FakeLLMServer, make_home, monkeypatch
+) -> None:
+    """The summary model's error echoes a ``?key=`` URL and a Bearer header: the host's warning, get_status(),
+    the status file, the summary log, ``stowage summary``/``status`` and the dashboard's JSON show it masked."""
+    home = stowage_home(make_home)
+    script_warm_up(fake_llm, 5)
+    script_big_turn(fake_llm)
+    echo = (
+        f"gateway could not reach https://generativelanguage.googleapis.com/v1beta/models/m?key={GOOGLE_KEY} "
+        f"(sent Authorization: Bearer {OPENAI_KEY})"
+    )
+    fake_llm.on(Match.summary_request(), Reply.http_error(500, echo), times=None)
+    result = run_scenario(home, warm_up(Scenario(), 5).turn("BIG now", id="big").turn("after BIG", id="after"))
+
+    big = result.step("big")["engine"]
+    error = big["status"]["last_compaction"]["summary_error"]
+    assert error.startswith("http") and "[REDACTED]" in error, error
+    stowage = Path(sys.executable).with_name("stowage")
+    shown = {
+        "host warnings": "\n".join(result.warnings()),
+        "get_status()": json.dumps(big["status"]),
+        "host log records": "\n".join(result.logs("DEBUG", noise=True)),
+    }
+    for folder in ("session-status", "session-summaries"):
+        for path in (home.path / "stowage" / folder).glob("*"):
+            shown[f"{folder}/{path.name}"] = path.read_text()
+    assert len(shown) >= 5, sorted(shown)  # a status file and a summary log were written
+    for args in (["summary", "--all"], ["status"], ["--json", "status"]):
+        ran = subprocess.run(
+            [str(stowage), *args], env=home.env(), capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL
+        )
+        assert ran.returncode == 0, ran.stderr
+        shown["stowage " + " ".join(args)] = ran.stdout + ran.stderr
+    assert "[REDACTED]" in shown["stowage summary --all"]
+    monkeypatch.setenv("HERMES_HOME", str(home.path))
+    spec = importlib.util.spec_from_file_location(
+        "stowage_dashboard_api_e2e", Path(__file__).resolve().parents[2] / "dashboard" / "plugin_api.py"
+    )
+    assert spec is not None and spec.loader is not None
+    api = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(api)
+    sessions = api.sessions()["sessions"]
+    assert sessions
+    for listed in sessions:
+        shown[f"dashboard session {listed['session_id']}"] = json.dumps(api.session(listed["session_id"]))
+    assert any("summary_error" in text for name, text in shown.items() if name.startswith("dashboard"))
+    leaking = [where for where, text in shown.items() if any(piece in text for piece in KEY_PIECES)]
+    assert not leaking, leaking
+    assert any("Compression summary failed" in w and "[REDACTED]" in w for w in result.warnings()), result.warnings()

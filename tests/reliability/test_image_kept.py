@@ -94,3 +94,37 @@ def test_a_store_that_cannot_write_still_compacts_with_the_plain_placeholder(tmp
     monkeypatch.setattr(store, "put", lambda *a, **k: (_ for _ in ()).throw(StoreWriteError("disk full")))
     compacted = engine.compress(messages, current_tokens=120_000, force=True)
     assert placeholders(compacted) == [IMAGE_PLACEHOLDER]
+
+
+WINDOW_IMAGES = re.compile(r"image\(s\) are stored on their own[^:]*: ([^.]+)\.")
+
+
+def test_an_image_inside_the_summarized_window_is_its_own_blob_fetched_as_an_image(tmp_path, figures):
+    """The attack: the image survived only as base64 inside the window's blob, which mode=full refused."""
+    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: "## Goal\nLook at the chart.")
+    engine.update_model("m", 128_000)
+    engine.on_session_start("pictures", hermes_home=str(tmp_path))
+    messages = make_transcript(30, seed=5)
+    users = [i for i, m in enumerate(messages) if m["role"] == "user"]
+    middle = users[len(users) // 3]  # neither the protected first request nor the kept tail
+    messages[middle] = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "the chart from the run"},
+            {"type": "image_url", "image_url": {"url": URL}},
+        ],
+    }
+    compacted = engine.compress(messages, current_tokens=120_000, force=True)
+    text = json.dumps(compacted)
+    assert URL not in text
+    (listed,) = WINDOW_IMAGES.findall(text)  # the window's reference names the image's handle
+    (image,) = re.findall(r"([0-9a-f]{16,64}) \(image/png, 30,016 bytes\)", listed)
+    whole = fetch(engine, handle=image, mode="full")
+    assert whole["media_type"] == "image/png" and whole["data_url"] == URL
+    (window,) = re.findall(r"stored whole, one JSON message per line, under handle ([0-9a-f]{16,64})", text)
+    store = engine.state.store.store
+    lines = store.read_bytes(store.resolve(window)).decode()
+    assert f"stored under handle {image} (image/png" in lines and URL[:200] not in lines
+    found = fetch(engine, handle=window, mode="grep", pattern=f"stored under handle {image}")
+    assert found["matches"], found
+    figures.update(image_bytes=len(PNG), window_chars=len(lines), image_fetched_whole=True)
