@@ -121,10 +121,7 @@ def test_hermes_stowage_help_lists_the_commands(make_home) -> None:
 def test_a_trigger_below_what_every_request_carries_is_a_warning(fake_llm: FakeLLMServer, make_home) -> None:
     """view.compact_at 0.1 of 64k: Hermes's system prompt and tool schemas alone are over the 6,400-token trigger."""
     home = make_home(
-        engine="stowage",
-        plugins=["stowage"],
-        config={"stowage": {"view": {"compact_at": 0.1}}, "tool_output": {"max_bytes": 2_000_000}},
-        context_length=64_000,
+        engine="stowage", plugins=["stowage"], config={"stowage": {"view": {"compact_at": 0.1}}}, context_length=64_000
     )
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
     chat = chat_once(home, "HELLO", "-Q")
