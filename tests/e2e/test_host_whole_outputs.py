@@ -1,12 +1,13 @@
 """After the README's install block, tool outputs reach Stowage whole, on the Hermes of this venv (every host).
 
-The block for the host's family runs as written (after its venv and pip
-lines, which the host venv stands for) in a Hermes home that had no Stowage:
-``pypi-hermes`` on the upstream releases, ``newer-hermes`` (a user-plugin
-folder) on 0.20 and later; ``hermes`` is ``hermesx`` on 0.20.1, and before
-0.18 ``hermes plugins enable`` has no ``--no-allow-tool-override`` (those
-hosts ask nothing), so the flag is left out there.  Then one ``hermes chat``
-session in which the scripted model runs the real ``terminal`` tool on a
+The README block runs as written (after its venv and pip lines, which the
+host venv stands for) in a Hermes home that had no Stowage: ``pypi-hermes``
+on 0.19, ``newer-hermes`` (a user-plugin folder) on 0.22.  On the other hosts
+the ``newer-hermes`` block runs with ``hermes plugins enable stowage`` for its
+``plugins.enabled`` line, as the README says for 0.20.1 (and ``hermesx`` for
+``hermes`` there): before 0.19 ``hermes plugins enable`` finds no pip-installed
+plugin, so the user-plugin folder is the route those hosts take.  Then one
+``hermes chat`` session in which the scripted model runs the real ``terminal`` tool on a
 command printing 208,000 characters and the real ``read_file`` on a file with
 a 160,000-character line.  Each output must be in Stowage's store whole:
 fetched back with ``stowage blobs cat`` and compared character for
@@ -38,7 +39,6 @@ from .install_routes import CLI_TIMEOUT
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 RELEASE = parse(installed_version()) or (0, 0, 0)
-NEWER = RELEASE >= (0, 20)
 CLI = Path(HERMES).name  # hermes, or hermesx (0.20.1)
 HANDLE = re.compile(r"handle: ([0-9a-f]{16,64})")
 LINES = 2000
@@ -56,12 +56,13 @@ print(json.dumps([p["name"] for p in _discover_dashboard_plugins()]))
 
 
 def _block_lines() -> list[str]:
-    """The README block of this host's family after its venv and pip lines, adapted only as the docstring says."""
-    lines = install_block("newer-hermes" if NEWER else "pypi-hermes")[2:]
+    """The README block for this host after its venv and pip lines, adapted only as the docstring says."""
+    if RELEASE[:2] == (0, 19):
+        return install_block("pypi-hermes")[2:]
     out = []
-    for line in lines:
-        if RELEASE < (0, 18):
-            line = line.replace(" --no-allow-tool-override", "")
+    for line in install_block("newer-hermes")[2:]:
+        if RELEASE < (0, 22) and line.startswith("hermes config set plugins.enabled"):
+            line = "hermes plugins enable stowage"
         if line.startswith("hermes ") and CLI != "hermes":
             line = CLI + line[len("hermes") :]
         out.append(line)
@@ -69,7 +70,7 @@ def _block_lines() -> list[str]:
 
 
 def _run_block(home: HermesHome) -> subprocess.CompletedProcess[str]:
-    if NEWER:  # the user-plugin folder route: Hermes must load the folder, not this venv's editable install
+    if RELEASE[:2] != (0, 19):  # the user-plugin folder route: Hermes loads the folder, not this venv's install
         home.hide_distribution(STOWAGE_DIST)
     bin_dir = Path(sys.executable).parent
     env = home.env({"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"})
@@ -140,3 +141,25 @@ def test_the_readme_block_keeps_tool_outputs_whole(fake_llm: FakeLLMServer, make
     assert tabs.returncode == 0, tabs.stderr
     assert "stowage" in json.loads(tabs.stdout.strip().splitlines()[-1]), tabs.stdout
     assert "stowage" in home.read_config()["plugins"]["enabled"]
+
+
+def test_doctor_fails_on_each_cap_that_cuts_until_setup_lifts_it(make_home) -> None:
+    """A home that selects Stowage without the settings: doctor exits 1 naming each `config set` line."""
+    home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=False)
+
+    doctor = run_cli(home, "stowage", "doctor", "--no-verify", timeout=CLI_TIMEOUT)
+
+    assert doctor.returncode == 1, doctor.output
+    assert f"{CLI} config set tool_output.max_bytes 10000000" in doctor.stdout, doctor.stdout
+    assert f"{CLI} config set tool_output.max_line_length 10000000" in doctor.stdout, doctor.stdout
+    assert ("web.extract_char_limit 500000" in doctor.stdout) is (RELEASE >= (0, 18)), doctor.stdout
+    assert "no setting lifts" in doctor.stdout and "execute_code" in doctor.stdout  # the note, every host
+
+    setup = run_cli(home, "stowage", "setup", timeout=CLI_TIMEOUT)
+
+    assert setup.returncode == 0, setup.output
+    assert f"+ {CLI} config set tool_output.max_bytes 10000000" in setup.stdout, setup.stdout
+    again = run_cli(home, "stowage", "doctor", "--no-verify", timeout=CLI_TIMEOUT)
+    assert again.returncode == 0 and "result: no problems" in again.stdout, again.output
+    config = home.read_config()
+    assert config["tool_output"]["max_bytes"] == 10_000_000 and config["file_read_max_chars"] == 10_000_000
