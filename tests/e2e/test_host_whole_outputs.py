@@ -107,7 +107,7 @@ def _stored(home: HermesHome, preview: str) -> str:
 
 
 def test_the_readme_block_keeps_tool_outputs_whole(fake_llm: FakeLLMServer, make_home) -> None:
-    home = make_home(engine="compressor", plugins=[])  # a user's Hermes before Stowage
+    home = make_home(engine="compressor", plugins=[])  # a user's Hermes before Stowage, its caps as shipped
     wide = home.work_dir / "wide.csv"
     wide.write_text(f"head\n{WIDE_LINE}\ntail", encoding="utf-8")
 
@@ -150,7 +150,7 @@ def test_the_readme_block_keeps_tool_outputs_whole(fake_llm: FakeLLMServer, make
 
 def test_doctor_fails_on_each_cap_that_cuts_until_setup_lifts_it(make_home) -> None:
     """A home that selects Stowage without the settings: doctor exits 1 naming each `config set` line."""
-    home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=False)
+    home = make_home(engine="stowage", plugins=["stowage"])  # Hermes's caps as it ships them
 
     doctor = run_cli(home, "stowage", "doctor", "--no-verify", timeout=CLI_TIMEOUT)
 

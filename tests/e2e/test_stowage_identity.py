@@ -79,7 +79,7 @@ def test_each_fallback_cause_fails_doctor_with_its_fix(
 
 
 def test_a_right_install_passes_doctor_after_a_session(fake_llm: FakeLLMServer, make_home) -> None:
-    home = make_home(engine="stowage", plugins=["stowage"])
+    home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=True)  # `stowage setup` done
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
     chat = chat_once(home, "HELLO", "-Q")
     assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
