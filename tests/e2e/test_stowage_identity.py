@@ -175,7 +175,7 @@ def test_the_capability_prompt_of_plugins_enable_answered_as_documented(fake_llm
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
     answers = {"enter": ((), "\n"), "flag": (("--no-allow-tool-override",), None)}
     for name, (flags, typed) in answers.items():
-        home = make_home(engine="stowage", plugins=[])
+        home = make_home(engine="stowage", plugins=[], whole_outputs=True)  # `stowage setup` done
         enabled = run_cli(home, "plugins", "enable", "stowage", *flags, input=typed)
         assert enabled.returncode == 0, enabled.output
         assert (PROMPT in enabled.output) == (name == "enter"), (name, enabled.output)
