@@ -179,6 +179,7 @@ SMOKE = (
     "tests/e2e/test_host_reread.py",
     "tests/e2e/test_stowage_ahead_mid_turn.py",
     "tests/e2e/test_host_install_routes.py",
+    "tests/e2e/test_host_whole_outputs.py",
     "tests/hosts/test_host_contract.py",
 )
 HOSTS_REPORT = VENV / "hosts-report.md"
@@ -216,6 +217,14 @@ SMOKE_ROWS: tuple[tuple[str, str], ...] = (
         "`hermes plugins install file://<clone> --enable`: session, `hermes stowage doctor`",
     ),
     ("test_a_user_plugin_folder", "user-plugin copy and link: session, `hermes stowage doctor`, launcher"),
+    (
+        "test_the_readme_block_keeps_tool_outputs_whole",
+        "README block, then a 208,000-char terminal output and a 160,000-char line read back whole; the tab",
+    ),
+    (
+        "test_doctor_fails_on_each_cap_that_cuts_until_setup_lifts_it",
+        "doctor exits 1 on each host cap that cuts, `stowage setup` lifts them",
+    ),
     ("test_stowage_accepts_every_parameter_of_the_hosts_declaration", "contract: every ContextEngine method"),
     ("test_every_host_call_site_binds_to_stowage", "contract: every host call site binds"),
     ("test_the_engine_has_every_member_of_the_contract", "contract: Stowage has every member host_contract lists"),

@@ -11,6 +11,8 @@ from __future__ import annotations
 COMMANDS: dict[str, str] = {
     "status": "store location and size, counts, retention limits, tokenizer, recent sessions",
     "doctor": "is Stowage the engine Hermes runs (and the fix when not); verify the store, config and tokenizer",
+    "setup": "lift Hermes's caps that cut tool outputs before Stowage sees them (prints and runs each `hermes "
+    "config set` line) and enable the dashboard tab",
     "summary": "the newest compaction summary of a session, as inserted into its history",
     "blobs": "list, show or print stored blobs (ls, show, cat, rm)",
     "purge": "delete one session's stored outputs, or all stored more than DAYS ago",

@@ -28,7 +28,9 @@ import yaml
 
 from ..context_engine.config.schema import SECTIONS
 from ..host.enable_step import enable_needs_config_line, enable_step, installed_host, undisable_step
+from ..host.host_support import installed_version, parse
 from ..host.load_failure import fix_for
+from .host_caps import cap_problems, fixed_caps, host_cli
 from .load_check import ImportCheck, import_now
 
 ENGINE = "stowage"
@@ -40,20 +42,6 @@ LOAD_FAILED = re.compile(r"Failed to load plugin '(?P<name>[^']*)': (?P<cause>.*
 RUNNING = re.compile(r"Using context engine: (?P<name>\S+)|Plugin '(?P<plugin>[^']*)' registered context engine")
 LOG_TIME = re.compile(r"^(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 LOG_TAIL_BYTES = 2 * 1024 * 1024
-HOST_MAX_BYTES_DEFAULT = 50_000  # hermes_cli/config.py DEFAULT_CONFIG["tool_output"]["max_bytes"] (0.19.0)
-ENOUGH_MAX_BYTES = 1_000_000
-SUGGESTED_MAX_BYTES = 2_000_000
-
-
-def host_max_bytes(raw: Mapping[str, Any]) -> tuple[int, bool]:
-    """Hermes's terminal output cap in chars, as tools/tool_output_limits.py reads it, and whether it is set."""
-    section = raw.get("tool_output")
-    value = section.get("max_bytes") if isinstance(section, dict) else None
-    try:
-        number = int(value) if value is not None and not isinstance(value, bool) else 0
-    except (TypeError, ValueError):
-        number = 0
-    return (number, True) if number > 0 else (HOST_MAX_BYTES_DEFAULT, False)
 
 
 def _problem(kind: str, subject: str, detail: str, severity: str = "error") -> dict[str, Any]:
@@ -302,6 +290,7 @@ def check_identity(
     )
     log = read_fallbacks(hermes_home / "logs" / "agent.log")
     problems: list[dict[str, Any]] = []
+    caps_fixed: list[str] = []  # the host's caps on tool outputs that no setting lifts
     selected = engine == ENGINE
     wants_stowage = engine.strip().lower() == ENGINE
     if read_error:
@@ -371,19 +360,9 @@ def check_identity(
             )
         )
     if wants_stowage:
-        cap, set_by_user = host_max_bytes(raw)
-        if cap < ENOUGH_MAX_BYTES:
-            problem = _problem(
-                "host-truncates-output",
-                f"tool_output.max_bytes: {cap:,}" + ("" if set_by_user else " (default)"),
-                f"Hermes cuts terminal outputs longer than {cap:,} chars (keeping the head and the tail) before "
-                f"Stowage sees them, so Stowage stores only what is left. Stowage spills large outputs to its store "
-                f"and shows a preview, so the cut is no longer needed. Fix: set `tool_output: {{max_bytes: "
-                f"{SUGGESTED_MAX_BYTES}}}` in {config_path}",
-                severity="warning",
-            )
-            problem["advisory"] = True  # shown, but not a failure: the host works as designed
-            problems.append(problem)
+        release = parse(installed_version())
+        problems += cap_problems(raw, release, host_cli())
+        caps_fixed = fixed_caps(release)
         if environ.get("HERMES_SAFE_MODE") not in (None, "", "0"):
             problems.append(
                 _problem(
@@ -446,7 +425,7 @@ def check_identity(
                 f"ignores it and Stowage runs on its defaults. Fix: rename {key!r} to {ENGINE!r}",
             )
         )
-    failures = [p for p in problems if not p.get("advisory")]
+    failures = [p for p in problems if not p.get("advisory") and not p.get("stowage_runs")]
     if current and not failures:
         last = [fb for fb in log["fallbacks"] if fb["engine"].strip().lower() == ENGINE][-1]
         problems.append(
@@ -460,7 +439,7 @@ def check_identity(
         )
     if log["error"]:
         problems.append(_problem("agent-log-unreadable", log["path"], log["error"], severity="warning"))
-    failures = [p for p in problems if not p.get("advisory")]
+    failures = [p for p in problems if not p.get("advisory") and not p.get("stowage_runs")]
     if selected and not failures:
         running = f"{ENGINE} (via the {active})"
     elif wants_stowage:
@@ -487,4 +466,5 @@ def check_identity(
             "load_failures": len(log.get("load_failures", [])),
         },
         "problems": problems,
+        "host_caps_fixed": caps_fixed,
     }

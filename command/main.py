@@ -10,6 +10,7 @@
     stowage purge --session ID | --older-than DAYS [--yes] [--force]
     stowage gc [--dry-run]               apply retention now (or preview it)
     stowage doctor [--repair] [--no-verify]
+    stowage setup [--dry-run]            lift Hermes's output caps (the `hermes config set` lines it runs), link the tab
     stowage dashboard enable|disable     the dashboard tab for a pip install
     stowage uninstall [--purge] [--yes]  take Stowage out of config.yaml before removing its code
     stowage replay [--session ID] [--since DATE] [--limit N] [--from FILE] [--sweep] [--html PATH]
@@ -118,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = command(sub, "doctor")
     p.add_argument("--repair", action="store_true", help="fix what is safe to fix (quarantine corrupt blobs, ...)")
     p.add_argument("--no-verify", dest="verify", action="store_false", help="skip rehashing every blob (faster)")
+    p = command(sub, "setup")
+    p.add_argument("--dry-run", action="store_true", help="print the `hermes config set` lines without running them")
     p = command(sub, "dashboard")
     p.add_argument("action", choices=("enable", "disable"))
     p = command(sub, "uninstall")
@@ -153,6 +156,10 @@ def dispatch(args: argparse.Namespace, env: Env) -> Outcome:
         from .uninstall import uninstall
 
         return uninstall(env, purge=args.purge, yes=args.yes)
+    if command == "setup":
+        from .setup import setup
+
+        return setup(env, dry_run=args.dry_run)
     if command == "dashboard":
         from .dashboard import dashboard
 

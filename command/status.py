@@ -374,6 +374,8 @@ def _doctor_text(data: dict[str, Any]) -> str:
             rows.append(("", f"{st['temp_in_progress']} write(s) in progress left alone"))
     else:
         rows.append(("store", f"{st['path']}: could not be checked"))
+    if ident.get("host_caps_fixed"):  # a note: Hermes offers no setting for these
+        rows.append(("output caps", "no setting lifts: " + "; ".join(ident["host_caps_fixed"])))
     lines.append(fields(rows))
     issues = data["issues"]
     if issues:

@@ -32,6 +32,9 @@ def test_one_install_block_per_host_family_ending_in_the_check():
     assert any("context.engine stowage" in line for line in pypi) and any(
         "context.engine stowage" in line for line in newer
     )
+    # Hermes's caps on tool outputs lifted and the dashboard tab enabled, just before the check
+    assert pypi[-2] == "stowage setup" and newer[-2] == "python3 ~/.hermes/plugins/stowage/launcher.py setup"
+    assert "hermes dashboard" in section("Install into your Hermes")  # the restart the tab needs, named
 
 
 def test_the_plugin_folder_requirements_are_the_packages():

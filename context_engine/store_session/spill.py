@@ -229,7 +229,7 @@ def _render(
             if (cut := host_truncation(text)) is None
             else "that is all Stowage received and stored: "
             f"Hermes had already cut {cut[0]:,} of {cut[1]:,} chars out of "
-            "the middle before Stowage saw it (raise tool_output.max_bytes in config.yaml to keep them; "
+            "the middle before Stowage saw it (`stowage setup` raises tool_output.max_bytes to keep them; "
             "`stowage doctor` explains)."
         ),
         f"handle: {handle}",

@@ -95,6 +95,20 @@ def deep_merge(base: Mapping[str, Any], extra: Mapping[str, Any]) -> dict[str, A
     return merged
 
 
+def lifted_caps() -> dict[str, Any]:
+    """The config keys ``stowage setup`` sets (Hermes's caps on tool outputs), as nested YAML."""
+    from stowage.command.host_caps import CAPS
+
+    nested: dict[str, Any] = {}
+    for cap in CAPS:
+        *parents, leaf = cap.key.split(".")
+        node = nested
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = cap.lifted
+    return nested
+
+
 @dataclass
 class HermesHome:
     """A temp Hermes home wired to the fake model server at ``base_url``."""
@@ -108,6 +122,10 @@ class HermesHome:
     model: str = "fake-model"
     hidden_distributions: set[str] = field(default_factory=set)
     offline: bool = True
+    # True: a home that selects Stowage has the settings `stowage setup` makes (Hermes's caps on tool outputs lifted),
+    # as after the documented install; the tests whose doctor must pass ask for it (off by default, so the other
+    # sessions, the demo's included, run with the host's own caps as before)
+    whole_outputs: bool = False
 
     def __post_init__(self) -> None:
         self.root = Path(self.root)
@@ -171,6 +189,8 @@ class HermesHome:
             "plugins": {"enabled": list(self.plugins_enabled)},
             "tools": {"tool_search": {"enabled": "off"}},
         }
+        if self.engine == "stowage" and self.whole_outputs:
+            base = deep_merge(base, lifted_caps())
         return deep_merge(deep_merge(base, OFFLINE_DEFAULTS), self.extra_config)
 
     def write_config(self) -> Path:

@@ -6,10 +6,12 @@ from pathlib import Path
 
 import yaml
 
+from stowage_dev.hermes_home import lifted_caps
+
 SELECTED = {
     "context": {"engine": "stowage"},
     "plugins": {"enabled": ["stowage"]},
-    "tool_output": {"max_bytes": 2_000_000},  # no advice about the host's own cut either
+    **lifted_caps(),  # Hermes's caps on tool outputs lifted, as `stowage setup` leaves them
 }
 
 

@@ -36,7 +36,7 @@ CLI_TIMEOUT = 600.0
 
 def new_home(make_home, route: str) -> HermesHome:
     """A home that selects Stowage, with the harness probe; the user-plugin routes installed (git: see install_git)."""
-    home = make_home(engine="stowage", plugins=["stowage"], config=CONFIG)
+    home = make_home(engine="stowage", plugins=["stowage"], config=CONFIG, whole_outputs=True)  # as after setup
     home.install_harness_probe()
     if route in ("copy", "link"):
         home.install_stowage_user_plugin("copy" if route == "copy" else "symlink")

@@ -79,7 +79,7 @@ def test_each_fallback_cause_fails_doctor_with_its_fix(
 
 
 def test_a_right_install_passes_doctor_after_a_session(fake_llm: FakeLLMServer, make_home) -> None:
-    home = make_home(engine="stowage", plugins=["stowage"])
+    home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=True)  # `stowage setup` done
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
     chat = chat_once(home, "HELLO", "-Q")
     assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
@@ -121,10 +121,7 @@ def test_hermes_stowage_help_lists_the_commands(make_home) -> None:
 def test_a_trigger_below_what_every_request_carries_is_a_warning(fake_llm: FakeLLMServer, make_home) -> None:
     """view.compact_at 0.1 of 64k: Hermes's system prompt and tool schemas alone are over the 6,400-token trigger."""
     home = make_home(
-        engine="stowage",
-        plugins=["stowage"],
-        config={"stowage": {"view": {"compact_at": 0.1}}, "tool_output": {"max_bytes": 2_000_000}},
-        context_length=64_000,
+        engine="stowage", plugins=["stowage"], config={"stowage": {"view": {"compact_at": 0.1}}}, context_length=64_000
     )
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
     chat = chat_once(home, "HELLO", "-Q")
@@ -178,7 +175,7 @@ def test_the_capability_prompt_of_plugins_enable_answered_as_documented(fake_llm
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
     answers = {"enter": ((), "\n"), "flag": (("--no-allow-tool-override",), None)}
     for name, (flags, typed) in answers.items():
-        home = make_home(engine="stowage", plugins=[])
+        home = make_home(engine="stowage", plugins=[], whole_outputs=True)  # `stowage setup` done
         enabled = run_cli(home, "plugins", "enable", "stowage", *flags, input=typed)
         assert enabled.returncode == 0, enabled.output
         assert (PROMPT in enabled.output) == (name == "enter"), (name, enabled.output)

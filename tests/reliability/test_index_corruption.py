@@ -13,9 +13,11 @@ import shutil
 import sqlite3
 
 import pytest
+import yaml
 
 from stowage.blobstore import BlobStore
 from stowage.context_engine.store_session.fetch_tools import FETCH, GREP, FetchLimits, FetchTools
+from stowage_dev.hermes_home import lifted_caps
 
 pytestmark = pytest.mark.reliability
 PAGE = 4096
@@ -130,7 +132,7 @@ def test_cli_doctor_sees_blobs_when_the_index_is_gone(tmp_path):
     (root / "index.sqlite3").unlink()
     # a Hermes that runs Stowage: doctor's engine checks pass, so its exit status is the store's
     (tmp_path / "config.yaml").write_text(
-        "context: {engine: stowage}\nplugins: {enabled: [stowage]}\ntool_output: {max_bytes: 2000000}\n",
+        yaml.safe_dump({"context": {"engine": "stowage"}, "plugins": {"enabled": ["stowage"]}, **lifted_caps()}),
         encoding="utf-8",
     )
     code = main(["--hermes-home", str(tmp_path), "--store", str(root), "--json", "doctor", "--no-verify"])
