@@ -27,10 +27,13 @@ def write(home: Path, config: dict) -> Path:
     return path
 
 
-def failures(home: Path, route: dict = INSTALLED) -> list[dict]:
+def blocking(problems: list[dict]) -> list[dict]:
     """What keeps Hermes from running Stowage (the host's caps on tool outputs have their own tests below)."""
-    problems = check_identity(home, home / "config.yaml", environ={}, route=route)["problems"]
     return [p for p in problems if not p.get("advisory") and p["kind"] != "host-truncates-output"]
+
+
+def failures(home: Path, route: dict = INSTALLED) -> list[dict]:
+    return blocking(check_identity(home, home / "config.yaml", environ={}, route=route)["problems"])
 
 
 def kinds(home: Path, route: dict = INSTALLED) -> list[str]:
@@ -189,7 +192,7 @@ def test_a_failed_plugin_import_is_an_error_with_the_hosts_cause_and_the_fix(hom
         "Context engine 'stowage' not found \u2014 falling back to built-in compressor",
     )
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED, recheck=lambda: STILL_BROKEN)
-    (problem,) = [p for p in ident["problems"] if not p.get("advisory")]
+    (problem,) = blocking(ident["problems"])
     assert problem["kind"] == "plugin-load-failed" and "No module named 'tiktoken' (re-checked now" in problem["detail"]
     assert "/usr/bin/python3 -m pip install 'tiktoken>=0.7'" in problem["detail"]  # the one-line command, verbatim
     assert not ident["selected"] and "the plugin failed to import" in ident["running"]
@@ -205,7 +208,7 @@ def test_a_load_failure_fixed_since_is_a_note_not_a_failure(home):
     )
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED, recheck=lambda: ImportCheck(True))
     (note,) = [p for p in ident["problems"] if p["kind"] == "plugin-load-fixed"]
-    assert [p for p in ident["problems"] if not p.get("advisory")] == []
+    assert blocking(ident["problems"]) == []
     assert note.get("advisory") and "imports now" in note["detail"]
     assert ident["selected"] and ident["running"] == "stowage (via the entry point)"
 
@@ -240,7 +243,7 @@ def test_a_fallback_that_a_later_session_fixed_is_history(home):
         "Context engine 'stowage' not found \u2014 falling back to built-in compressor",
     )
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED, recheck=lambda: STILL_BROKEN)
-    assert [p["kind"] for p in ident["problems"] if not p.get("advisory")] == ["plugin-load-failed"]
+    assert [p["kind"] for p in blocking(ident["problems"])] == ["plugin-load-failed"]
     _log(home, "Plugin 'stowage' registered context engine: stowage", "Using context engine: stowage")
     ident = check_identity(home, home / "config.yaml", environ={}, route=INSTALLED)
     assert failures(home) == [] and ident["selected"] and ident["running"] == "stowage (via the entry point)"

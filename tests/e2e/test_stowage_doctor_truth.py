@@ -4,6 +4,8 @@ A requirement is hidden by the harness (its imports raise ``ModuleNotFoundError`
 so the real ``hermes chat`` and the real ``stowage`` console script meet a missing requirement: the plugin still
 loads without tiktoken (doctor names the degraded count, not a failed load), and does not load without regex
 (Hermes logs the failure; doctor re-checks it instead of replaying the log once the requirement is back).
+Each home has the host's caps lifted (``whole_outputs``: what ``stowage setup`` sets), so doctor's exit status
+speaks only of what each test breaks.
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ from stowage_dev.runner import chat_once
 pytestmark = pytest.mark.e2e
 
 STOWAGE = Path(sys.executable).with_name("stowage")
-# the host's cap lifted, so doctor's exit status speaks of what each test breaks
-WHOLE_OUTPUTS = {"tool_output": {"max_bytes": 2_000_000}}
 
 
 def shadowed(module: str) -> dict[str, str]:
@@ -48,7 +48,7 @@ def stowage(home: HermesHome, *argv: str, env: dict[str, str] | None = None) -> 
 def test_without_tiktoken_the_session_runs_and_doctor_names_the_degraded_count(
     fake_llm: FakeLLMServer, make_home, tmp_path: Path
 ) -> None:
-    home = make_home(engine="stowage", plugins=["stowage"], config=WHOLE_OUTPUTS)
+    home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=True)
     without = shadowed("tiktoken")
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
 
@@ -78,7 +78,7 @@ def test_without_tiktoken_the_session_runs_and_doctor_names_the_degraded_count(
 def test_a_load_failure_is_rechecked_not_replayed_from_the_log(
     fake_llm: FakeLLMServer, make_home, tmp_path: Path
 ) -> None:
-    home = make_home(engine="stowage", plugins=["stowage"], config=WHOLE_OUTPUTS)
+    home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=True)
     without = shadowed("regex")
     fake_llm.on(Match.user_turn("HELLO"), Reply.say("hi there"))
 
@@ -101,7 +101,7 @@ def test_a_load_failure_is_rechecked_not_replayed_from_the_log(
 
 
 def test_a_misspelt_section_fails_doctor(make_home) -> None:
-    home = make_home(engine="stowage", plugins=["stowage"], config={**WHOLE_OUTPUTS, "stowge": {"view": {}}})
+    home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=True, config={"stowge": {"view": {}}})
     doctor = stowage(home, "doctor", "--no-verify")
     assert doctor.returncode == 1, doctor.stdout
     assert "config-section-typo" in doctor.stdout and "rename 'stowge' to 'stowage'" in doctor.stdout
