@@ -41,6 +41,7 @@ from ..records.compaction_record import CompactionRecord
 from ..records.host_contract import HostFacts
 from ..records.session_status import RequestFigures, SessionStatus
 from ..records.status_file import read_session_status
+from ..records.summary_log import carry_summaries
 from ..store_session.session import StoreSession
 from ..summary.deadline import TIMEOUT_KEY, SummaryDeadline
 from ..summary.egress import gated
@@ -144,6 +145,8 @@ class SessionParts:
         if hermes_home:
             self.store.attach(hermes_home)
         self.store.start(session_id, old_session_id=old_session_id, boundary_reason=boundary_reason)
+        if boundary_reason == "compression" and previous is not None and previous != session_id:
+            carry_summaries(self.store.root, old_session_id or previous, session_id)  # under a new id
         if boundary_reason == "compression" or previous == session_id:
             return  # the same conversation goes on (after our own compaction, or started twice)
         if previous is not None:

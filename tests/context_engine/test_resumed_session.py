@@ -90,6 +90,10 @@ def test_a_compaction_continuing_the_session_keeps_the_earlier_runs(tmp_path: Pa
     engine.end_turn()
     status = engine.status()
     assert status.runs == 2 and status.compression_count == 2 and len(status.compactions) == 2
+    # the summary log of the id the session goes on under starts with the old id's summaries
+    summaries, _ = read_summaries(tmp_path / "stowage", "s-child")
+    assert [r["compaction"] for r in summaries] == [1, 2]
+    assert {r["session_id"] for r in summaries} == {"s-child"}
 
 
 def test_a_damaged_status_file_resumes_as_a_first_run(tmp_path: Path) -> None:
