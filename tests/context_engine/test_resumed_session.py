@@ -64,6 +64,7 @@ def test_each_resumed_run_adds_to_the_earlier_runs(tmp_path: Path) -> None:
 def test_a_new_conversation_is_a_new_session(tmp_path: Path) -> None:
     engine = make_engine()
     engine.on_session_start("first", hermes_home=str(tmp_path))
+    assert engine.spill_tool_result("terminal", {"command": "cat big"}, BIG_OUTPUT).spilled is not None
     engine.update_from_response({"prompt_tokens": 50_000})
     assert engine.compress(history(), current_tokens=50_000) is not None
     engine.end_turn()
@@ -73,11 +74,12 @@ def test_a_new_conversation_is_a_new_session(tmp_path: Path) -> None:
     engine.end_turn()
     second = engine.status()
     assert second.runs == 1 and second.compression_count == 0 and second.compactions == []
+    assert second.store.spills == 0 and second.store.recent_spills == []  # the first one's spill is its own
     assert len(second.requests) == 1
     engine.on_session_reset()  # /new on a host that only resets: nothing of "second" is carried either
     assert engine.status().compactions == [] and engine.status().requests == []
     first = read_session_status(tmp_path / "stowage", "first")
-    assert first is not None and first.compression_count == 1 and first.runs == 1
+    assert first is not None and first.compression_count == 1 and first.runs == 1 and first.store.spills == 1
 
 
 def test_a_compaction_continuing_the_session_keeps_the_earlier_runs(tmp_path: Path) -> None:
