@@ -5,7 +5,8 @@ starts with fresh figures every time: what it knows of the earlier runs comes fr
 spills a large output and compacts (its tool-call response reports usage over the trigger); the session
 is resumed five times.  Afterwards ``stowage status``, ``stowage summary`` and the dashboard's session JSON
 show every run: the requests, every compaction, every spill, and the first run's spill is still fetched
-whole by the model in the last run.  Issue 40 item 3; on every host of the matrix (``python3 run.py hosts``).
+whole by the model in the last run.  Issue 40 item 3; on a host of the matrix:
+``.venv-hermes-<label>/bin/python -m pytest tests/e2e/test_stowage_resume.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import pytest
 from stowage.host.host_support import assess, installed_version, parse
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
 from stowage_dev.hermes_home import HermesHome
-from stowage_dev.runner import chat_once
+from stowage_dev.runner import Scenario, chat_once, run_scenario
 from stowage_dev.terminal import InteractiveChat
 
 from .stowage_session import BIG_TURN_TOKENS, stowage_home
@@ -234,3 +235,49 @@ def test_resume_and_new_in_the_interactive_chat(fake_llm: FakeLLMServer, make_ho
     for other in others:
         assert (other.get("runs"), other["compression_count"], other["store"]["spills"]) == (1, 0, 0), other
         assert len(other["requests"]) == (1 if REQUEST_FIGURES else 0) and other["compactions"] == []
+
+
+# What ``/resume <id>`` does to the agent in ``hermes chat`` (0.13.0-0.22.2: cli.py / hermes_cli's
+# ``_handle_resume_command``): point it at the session, reset it (the engine gets only ``on_session_reset``), and
+# continue from the session's history in state.db.
+RESUME_STEP = """
+agent.session_id = {session_id!r}
+agent.reset_session_state()
+restored = runner.session_db.get_messages_as_conversation(agent.session_id) or []
+history = [m for m in restored if m.get("role") != "session_meta"]
+result = len(history)
+"""
+
+
+def test_resume_inside_a_running_agent(fake_llm: FakeLLMServer, make_home) -> None:
+    """The host's ``/resume`` in a running agent, driven as the CLI drives it (every host, 0.22.2 included)."""
+    home = stowage_home(
+        make_home, config={"stowage": {"spill": {"threshold_tokens": 4000}, "compaction": {"prepare_at": 0}}}
+    )
+    fake_llm.on(Match.summary_request(), Reply.say(SUMMARY), times=None)
+    fake_llm.on(Match.user_turn("NEW-1 "), Reply.say("NEW-1 answered"))
+    _script_run(fake_llm, 0)
+    first = run_scenario(
+        home, Scenario().turn("RUN-0 inspect the outputs").python("result = agent.session_id", id="id"), check=True
+    )
+    session_id = first.step("id")["result"]
+    before = _statuses(home)[session_id]
+    _script_run(fake_llm, 1, fetch=_spilled_handle(fake_llm, 0))
+    second = (
+        Scenario()
+        .turn("NEW-1 a conversation of its own")
+        .python(RESUME_STEP.format(session_id=session_id), id="resume")
+        .turn("RUN-1 inspect the outputs", id="run1")
+    )
+    run_scenario(home, second, check=True)
+
+    fetched = fake_llm.matching(Match.after_tool_result("call_fetch_1"))[0].tool_results["call_fetch_1"]
+    assert "END-SPILLED0" in fetched, fetched[:500]
+    statuses = _statuses(home)
+    carried = [s for s in statuses.values() if s["store"]["spills"]]
+    resumed = max(carried, key=lambda s: (s["store"]["spills"], s["updated_at"]))
+    assert resumed["store"]["spills"] == 2, carried
+    assert resumed["compression_count"] == before["compression_count"] + 1, resumed["compactions"]
+    assert resumed.get("runs") == 2
+    (other,) = [s for s in statuses.values() if not s["store"]["spills"]]  # the NEW-1 conversation
+    assert (other.get("runs"), other["compression_count"], other["compactions"]) == (1, 0, []), other
