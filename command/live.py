@@ -97,6 +97,8 @@ def saved_figures(status: SessionStatus) -> list[tuple[str, str]]:
 def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
     """Rows for one session: compactions, spills, savings, failures, tool search, the next trigger."""
     rows: list[tuple[str, Any]] = []
+    if status.runs > 1:
+        rows.append(("runs", f"{status.runs:,} (resumed {status.runs - 1:,} time(s); the figures cover every run)"))
     last = status.last_compaction
     rows.append(
         ("compactions", f"{status.compression_count:,}" + (f"; last: {_compaction_text(last)}" if last else ""))

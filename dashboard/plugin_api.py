@@ -104,6 +104,7 @@ def _summary(status: Any) -> dict[str, Any]:
         "saved": live.saved_text(status),
         "requests": len(status.requests),
         "spills": status.store.spills,
+        "runs": status.runs,  # a resumed session: its runs so far (every figure covers them all)
     }
 
 

@@ -71,6 +71,19 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
             sessions.unbind(previous, self)
         sessions.bind(session_id, self)
 
+    def on_session_reset(self, **kwargs: Any) -> None:
+        """``/new``, ``/reset`` and ``/resume``: the host resets the engine after it moved the agent to the
+        session that follows (a new id, or the resumed one), and before 0.20 never starts that session on the
+        engine.  So the reset takes the calling agent's session id: a new one starts afresh, a resumed one where
+        its earlier runs left it.  Only an engine of its own agent: a guest on a shared engine (0.13-0.17) may
+        be the background review agent, which carries its parent's id."""
+        super().on_session_reset(**kwargs)
+        moved_to = getattr(calling_agent(), "session_id", None)
+        if self.sharing.engine_here(self) is not self or not isinstance(moved_to, str) or not moved_to:
+            return
+        if self.session_id and moved_to != self.session_id:
+            self.on_session_start(moved_to)
+
     def end_own_session(self) -> None:
         """Only an ended session is unbound: a child ending under its parent's id leaves the parent's hooks."""
         super().end_own_session()

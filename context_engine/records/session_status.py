@@ -50,6 +50,7 @@ class SessionStatus:
     engine: str = "stowage"
     session_id: str | None = None  # set in status files (the file's session)
     updated_at: float | None = None  # set in status files (when it was written)
+    runs: int = 1  # the runs of the session so far: a resume adds one (``resumed_status.continued``)
     last_prompt_tokens: int = 0
     threshold_tokens: int = 0
     trigger: TriggerStatus | None = None

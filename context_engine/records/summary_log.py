@@ -51,6 +51,18 @@ def append_summary(store_root: Path | None, session_id: str | None, record: dict
         logger.warning("stowage: could not record the compaction summary in %s: %s", path, exc)
 
 
+def carry_summaries(store_root: Path | None, source: str, target: str) -> int:
+    """The conversation goes on under a new id (a host that rotates the id at a compaction, 0.13-0.18 or
+    ``compression.in_place: false``): the new id's log starts with the old one's summaries, so ``stowage
+    summary`` of the newest id shows every compaction.  Only into a log not started yet; returns how many."""
+    if store_root is None or source == target or summaries_path(store_root, target).exists():
+        return 0
+    records, _ = read_summaries(store_root, source)
+    for record in records:
+        append_summary(store_root, target, record)
+    return len(records)
+
+
 def read_summaries(store_root: Path, session_id: str) -> tuple[list[dict[str, Any]], int]:
     """The session's summaries oldest first, and how many lines were unreadable."""
     records, bad = read_json_lines(summaries_path(store_root, session_id), session_id)

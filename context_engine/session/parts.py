@@ -39,7 +39,9 @@ from ..policy.governor import Governor, GovernorPolicy
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
 from ..records.host_contract import HostFacts
-from ..records.session_status import RequestFigures
+from ..records.session_status import RequestFigures, SessionStatus
+from ..records.status_file import read_session_status
+from ..records.summary_log import carry_summaries
 from ..store_session.session import StoreSession
 from ..summary.deadline import TIMEOUT_KEY, SummaryDeadline
 from ..summary.egress import gated
@@ -97,6 +99,8 @@ class SessionParts:
     # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)
     turn_selected: bool = False
     over_trigger: OverTrigger = field(default_factory=OverTrigger)  # the requests a compaction lets go on
+    # the session's earlier runs (a resumed session: its status file as they left it), None for a first run
+    earlier: SessionStatus | None = None
     # one compaction or preparation at a time (held while either reads and writes the session's history figures)
     lock: AbstractContextManager[Any] = field(default_factory=threading.RLock, repr=False, compare=False)
 
@@ -131,16 +135,44 @@ class SessionParts:
         old_session_id: str | None = None,
         boundary_reason: str | None = None,
     ) -> None:
-        """This agent's session starts; a new conversation (another id, not our own compaction's) starts afresh."""
+        """This agent's session starts; another id (not our own compaction's) is another conversation.
+
+        Another conversation starts afresh, or where the earlier runs of that
+        session left it (a resume: :meth:`resume_earlier_runs`).
+        """
         previous = self.session_id
         self.session_id = session_id
         if hermes_home:
             self.store.attach(hermes_home)
         self.store.start(session_id, old_session_id=old_session_id, boundary_reason=boundary_reason)
-        if boundary_reason == "compression":
-            return  # same conversation continues after our own compaction
-        if previous is not None and previous != session_id:
+        if boundary_reason == "compression" and previous is not None and previous != session_id:
+            carry_summaries(self.store.root, old_session_id or previous, session_id)  # under a new id
+        if boundary_reason == "compression" or previous == session_id:
+            return  # the same conversation goes on (after our own compaction, or started twice)
+        if previous is not None:
             self.reset_for_new_session()
+        self.resume_earlier_runs()
+
+    def resume_earlier_runs(self) -> None:
+        """Carry on from the figures this session's earlier runs left in the store (none: a first run).
+
+        The status shows them extended by this run's (``resumed_status.continued``);
+        the compaction count is restored here, as the host reads it and numbers
+        the summaries by it.
+        """
+        root, session_id = self.store.root, self.session_id
+        earlier = read_session_status(root, session_id) if root is not None and session_id else None
+        self.earlier = earlier
+        self.compression_count = earlier.compression_count if earlier is not None else 0
+        if earlier is not None:
+            logger.info(
+                "stowage: session %s resumed (run %d): %d compaction(s), %d request(s), %d spill(s) so far",
+                session_id,
+                max(earlier.runs, 1) + 1,
+                earlier.compression_count,
+                len(earlier.requests),
+                earlier.store.spills,
+            )
 
     def record_usage(self, usage: Any, threshold_tokens: int) -> None:
         """The host's usage after an API call; the first real count after a compaction is the verdict on it."""
@@ -283,12 +315,16 @@ class SessionParts:
     def reset_for_new_session(self) -> None:
         """A new conversation on this agent (another session id, or the host's reset).
 
-        The store session, tool search and the compaction log carry on; the
-        host-read token figures and ``compression_count`` are reset by the
-        host's ``on_session_reset`` only (:meth:`reset_by_host`).
+        The store session and tool search carry on; the host-read token
+        figures are reset by the host's ``on_session_reset`` only
+        (:meth:`reset_by_host`).  The compaction log and the earlier runs'
+        figures are the conversation's own: a session started next brings its
+        own (:meth:`resume_earlier_runs`).
         """
         self.ahead.discard("session reset")
         self.request_log = []
+        self.compaction_log = []
+        self.earlier = None
         self.last_seen = self.last_request = None
         self.governor.reset()
         self.flags = CompactionFlags()

@@ -12,10 +12,13 @@ import logging
 from ..policy.fixed_part import below_fixed_part
 from ..policy.trigger import trigger_status
 from ..records.host_contract import HostFacts
+from ..records.resumed_status import continued
 from ..records.session_status import COMPACTIONS_SHOWN, SessionStatus, SummaryState
 from ..records.status_file import write_session_status
+from ..store_session.session import RECENT_SPILLS
 from .limits import Limits
 from .parts import SessionParts
+from .request_shaping import REQUEST_LOG
 
 logger = logging.getLogger(__name__)
 
@@ -24,13 +27,14 @@ class StatusReport(SessionParts):
     """What this session did and will do, in the one shape every reader gets."""
 
     def status(self, limits: Limits, host: HostFacts, engine: str) -> SessionStatus:
-        """The session's figures; ``engine`` is the engine's registered name."""
+        """The session's figures over all its runs (a resumed session's earlier ones too); ``engine`` is the
+        engine's registered name."""
         last_prompt = max(self.last_prompt_tokens, 0)  # -1 is the host's "compression just ran"
         window = limits.context_length
         search = self.tool_search.status()
         if host.tool_search_unavailable is not None:
             search.active, search.available, search.reason = False, False, host.tool_search_unavailable
-        return SessionStatus(
+        run = SessionStatus(
             engine=engine,
             session_id=self.session_id,
             last_prompt_tokens=last_prompt,
@@ -52,6 +56,7 @@ class StatusReport(SessionParts):
             host=host.support,
             fixed_part=self.fixed_part.figures() if self.fixed_part.tokens else {},
         )
+        return continued(self.earlier, run, max_requests=REQUEST_LOG, max_spills=RECENT_SPILLS)
 
     def publish_status(self, limits: Limits, host: HostFacts, engine: str) -> None:
         """Leave this session's figures where ``stowage status`` in another process reads them.

@@ -210,6 +210,9 @@ class StoreSession:
             if boundary_reason == "compression" and source and source != session_id:
                 self._grant_from = source  # the conversation continues under a new id
                 self.activate()
+            else:  # another conversation (/new, /resume): its figures are its own
+                self.spills = self.spill_failures = self.archive_failures = self.tool_calls = 0
+                self.last_store_error, self.recent_spills = None, []
 
     def activate(self) -> None:
         """The session's first activity: flag it live in the store (its blobs are spared by retention)."""
