@@ -1,6 +1,7 @@
 """What each engine bills on long real agent sessions: Stowage against Hermes's built-in compressors.
 
-Replays the shared mini-swe-agent trajectories (``../shared/data/agent-trajectories.jsonl.gz``),
+Replays the shared mini-swe-agent trajectories (``../shared/data/agent-trajectories.jsonl.gz``, or with
+``--dataset swe404`` the 404-trajectory set ``../shared/data/swe-trajectories-404.jsonl.gz``, 5 a session),
 chained into long sessions at a 128k window, through Hermes's built-in
 ``ContextCompressor`` of 0.19.0 (this venv), 0.20.1 and 0.22.2 (each in its own
 venv, ``economy_hosts.py``) and through Stowage, in the same run, driven as the
@@ -26,15 +27,17 @@ the summary calls wasted (prepared, never used) with their input tokens.
 after waiting, stale or nothing prepared, and why) and why each wasted call
 was dropped: the rows the policy in ``context_engine/ahead/`` was tuned on.
 
-    python bench/bench_economy.py [--limit N] [--chain K] [--half A|B] [--set stowage.key=value ...]
-                                  [--curve view.compact_at=0.35,0.5 ...] [--thresholds ...]
+    python bench/bench_economy.py [--dataset agent|swe404] [--limit N] [--chain K] [--half A|B]
+                                  [--set stowage.key=value ...] [--curve view.compact_at=0.35,0.5 ...]
+                                  [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
                                   [--summary-latency 10|2+0.025/1k] [--main-latency 2] [--diagnose]
 
 Prints, per engine and as Stowage/built-in ratios: billed prompt tokens (main
 requests + summary inputs), prompt-cache-aware cost under two price models,
 summary calls, compactions, peak request size, requests over the window;
-"needed while hidden" per engine with examples (``replay/hidden.py``); the
+"needed while hidden" per engine with examples (``replay/hidden.py``), and for Stowage why each case was
+hidden and which signal would have kept it (``economy_signals.py``); the
 curve (Stowage with one setting changed at a time, so defaults are chosen
 from data; ``--half A`` to choose, ``--half B`` to check on the held-out half);
 and issue 22's targets, met or not.  Not a timed test.
