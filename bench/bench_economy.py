@@ -1,6 +1,7 @@
 """What each engine bills on long real agent sessions: Stowage against Hermes's built-in compressors.
 
-Replays the shared mini-swe-agent trajectories (``../shared/data/agent-trajectories.jsonl.gz``),
+Replays the shared mini-swe-agent trajectories (``../shared/data/agent-trajectories.jsonl.gz``, or with
+``--dataset swe404`` the 404-trajectory set ``../shared/data/swe-trajectories-404.jsonl.gz``, 5 a session),
 chained into long sessions at a 128k window, through Hermes's built-in
 ``ContextCompressor`` of 0.19.0 (this venv), 0.20.1 and 0.22.2 (each in its own
 venv, ``economy_hosts.py``) and through Stowage, in the same run, driven as the
@@ -26,15 +27,17 @@ the summary calls wasted (prepared, never used) with their input tokens.
 after waiting, stale or nothing prepared, and why) and why each wasted call
 was dropped: the rows the policy in ``context_engine/ahead/`` was tuned on.
 
-    python bench/bench_economy.py [--limit N] [--chain K] [--half A|B] [--set stowage.key=value ...]
-                                  [--curve view.compact_at=0.35,0.5 ...] [--thresholds ...]
+    python bench/bench_economy.py [--dataset agent|swe404] [--limit N] [--chain K] [--half A|B]
+                                  [--set stowage.key=value ...] [--curve view.compact_at=0.35,0.5 ...]
+                                  [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
                                   [--summary-latency 10|2+0.025/1k] [--main-latency 2] [--diagnose]
 
 Prints, per engine and as Stowage/built-in ratios: billed prompt tokens (main
 requests + summary inputs), prompt-cache-aware cost under two price models,
 summary calls, compactions, peak request size, requests over the window;
-"needed while hidden" per engine with examples (``replay/hidden.py``); the
+"needed while hidden" per engine with examples (``replay/hidden.py``), and for Stowage why each case was
+hidden and which signal would have kept it (``economy_signals.py``); the
 curve (Stowage with one setting changed at a time, so defaults are chosen
 from data; ``--half A`` to choose, ``--half B`` to check on the held-out half);
 and issue 22's targets, met or not.  Not a timed test.
@@ -90,7 +93,8 @@ from stowage.command.replay.offline.totals import add_session, with_ratios  # no
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import economy_hosts  # noqa: E402
 import economy_report  # noqa: E402
-from economy_data import common_of, sessions_of  # noqa: E402
+from economy_data import DATASETS, common_of, dataset_chain, dataset_path, sessions_of  # noqa: E402
+from economy_signals import SessionIndex  # noqa: E402
 
 
 # -- configurations ----------------------------------------------------------------------
@@ -163,6 +167,7 @@ def _init_worker(
 def _replay_session(session: Any) -> dict[str, Any]:
     meter: TokenMeter = _WORKER["meter"]
     rows: dict[str, Any] = {}
+    index = SessionIndex(session.messages, session.starts, _WORKER["common"])
     for label, settings in _WORKER["configs"]:
         summarizer = StandInSummarizer(meter.count_text)
         if settings is None:
@@ -176,6 +181,7 @@ def _replay_session(session: Any) -> dict[str, Any]:
         row = result.as_dict()  # the driver closed the target
         row["wall_s"] = time.perf_counter() - started
         row.update(tracker.figures().as_dict())
+        row["needed_cases"] = [{**index.classify(case), "session": session.id} for case in row["needed_cases"]]
         rows[label] = row
     meter.clear()  # streaming: the next session starts with an empty cache
     return {"session": session.id, "parts": session.parts, "messages": len(session.messages), "rows": rows}
@@ -209,9 +215,18 @@ def run_sessions(sessions: Iterator[Any], jobs: int, init_args: tuple[Any, ...])
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", default=str(DEFAULT_DATA), help="JSONL(.gz) of OpenAI-format transcripts")
+    parser.add_argument(
+        "--dataset",
+        choices=sorted(DATASETS),
+        default="agent",
+        help="which shared trajectories: agent (the 204, 7 a session; defaults are chosen on its half A) or swe404 "
+        "(the 404-trajectory set, 5 a session); --data overrides the file",
+    )
+    parser.add_argument("--data", default="", help="JSONL(.gz) of OpenAI-format transcripts (instead of --dataset's)")
     parser.add_argument("--limit", type=int, default=None, help="use the first N trajectories (of the half)")
-    parser.add_argument("--chain", type=int, default=DEFAULT_CHAIN, help="trajectories per chained session")
+    parser.add_argument(
+        "--chain", type=int, default=None, help=f"trajectories per chained session (default {DEFAULT_CHAIN}; swe404: 5)"
+    )
     parser.add_argument("--window", type=int, default=128_000, help="context window in tokens")
     parser.add_argument(
         "--half",
@@ -277,7 +292,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
     args = parser.parse_args(argv)
 
-    data = Path(args.data)
+    data = Path(args.data) if args.data else dataset_path(args.dataset)
+    args.data = str(data)
+    if args.chain is None:
+        args.chain = dataset_chain(args.dataset)
     if not data.is_file():
         print(
             f"bench_economy: skipped: the trajectory data is not at {data} "
@@ -495,6 +513,7 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
     economy_report.print_engines(engines, totals, STOWAGE, baselines)
     economy_report.print_waits(engines, totals, report["timing"])
     economy_report.print_hidden(engines, hidden)
+    economy_report.print_why_hidden(STOWAGE, hidden[STOWAGE])
     newest = baselines[-1]
     notes = {label: "   (the stowage run above)" if label in report["curve_default"] else "" for label in curve_labels}
     economy_report.print_curve(

@@ -8,12 +8,29 @@ never saw.  Every engine, in every process, replays the same sessions.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 from typing import Any, Iterator
 
 from stowage.command.replay.offline import chain_sessions, read_transcripts
 from stowage.command.replay.offline.hidden import common_tokens
 
 HALVES = ("A", "B")
+SHARED_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+# name -> (file beside the checkout, trajectories per chained session)
+DATASETS = {
+    "agent": ("agent-trajectories.jsonl.gz", 7),  # 204 Gemini 3 Pro trajectories: the halves defaults are chosen on
+    "swe404": ("swe-trajectories-404.jsonl.gz", 5),  # 404: DeepSeek (146) and Gemini (258, the 204 among them)
+}
+
+
+def dataset_path(name: str) -> Path:
+    """Where a named dataset lives: ``../shared/data/`` relative to the checkout (CI puts it there)."""
+    return SHARED_DATA / DATASETS[name][0]
+
+
+def dataset_chain(name: str) -> int:
+    """Trajectories per chained session for a named dataset (the 404 set was measured five to a session)."""
+    return DATASETS[name][1]
 
 
 def half_of(trajectory_id: str) -> str:

@@ -6,6 +6,8 @@ import math
 from statistics import median
 from typing import Any, Mapping, Sequence
 
+from economy_signals import table
+
 from stowage.command.replay.offline import PRICE_MODELS
 from stowage.command.replay.offline.totals import ratio
 
@@ -17,13 +19,23 @@ COST = f"cost_{PRICE_MODELS[0].name}"  # reads 0.1x, writes 1.25x
 def add_hidden(totals: dict[str, dict[str, Any]], session_id: str, rows: Mapping[str, Mapping[str, Any]]) -> None:
     """Sum one session's needed-while-hidden figures into ``totals`` (label -> figures)."""
     for label, row in rows.items():
-        total = totals.setdefault(label, {**{k: 0 for k in HIDDEN_SUM_KEYS}, "gaps": [], "examples": []})
+        total = totals.setdefault(label, {**{k: 0 for k in HIDDEN_SUM_KEYS}, "gaps": [], "examples": [], "cases": []})
         for key in HIDDEN_SUM_KEYS:
             total[key] += int(row.get(key, 0) or 0)
         total["gaps"].extend(row.get("needed_gaps") or [])
+        total["cases"].extend(case for case in row.get("needed_cases") or [] if "primary" in case)
         room = EXAMPLES_PER_ENGINE - len(total["examples"])
         for example in (row.get("needed_examples") or [])[: max(0, room)]:
             total["examples"].append({**example, "session": session_id})
+
+
+def print_why_hidden(label: str, hidden: Mapping[str, Any]) -> None:
+    """How each output ``label`` hid and the agent needed was hidden, and which signal would have kept it."""
+    cases = hidden.get("cases") or []
+    print()
+    print(f"{label}: why the {len(cases)} outputs needed while hidden were hidden (economy_signals.py)")
+    for row in table(cases):
+        print(f"  {row}")
 
 
 def share(hidden: Mapping[str, Any]) -> float:
@@ -31,7 +43,12 @@ def share(hidden: Mapping[str, Any]) -> float:
 
 
 def figure(total: Mapping[str, Any], key: str) -> float:
+    if key == WRITES_PER_REQUEST:  # main-request prompt tokens not read from the cache, per request
+        return (float(total["prompt_tokens"]) - float(total["cached_tokens"])) / max(1.0, float(total["requests"]))
     return float(total["cost"][key[5:]]) if key.startswith("cost_") else float(total[key])
+
+
+WRITES_PER_REQUEST = "cache_writes_per_request"
 
 
 def _ratio_text(value: float | None) -> str:
@@ -51,6 +68,7 @@ ROWS = (
     ("requests", "requests", "{:,.0f}"),
     ("cache breaks right after a compaction", "cache_breaks_after_compaction", "{:,.0f}"),
     ("cache breaks otherwise (prefix rewritten)", "cache_breaks_other", "{:,.0f}"),
+    ("cache writes per request (uncached tokens)", WRITES_PER_REQUEST, "{:,.0f}"),
     ("tool results replaced by hooks (spill)", "hook_replaced_results", "{:,.0f}"),
     ("summary calls prepared ahead (in the count)", "summaries_prepared", "{:,.0f}"),
     ("  ... used by a compaction", "summaries_prepared_used", "{:,.0f}"),

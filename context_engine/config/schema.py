@@ -320,6 +320,24 @@ KEYS: tuple[Key, ...] = (
         "Settled tool steps (outputs stubbed, reasoning condensed) of one turn are sent as one line each in a single "
         "message: the call, its verdict and the handle of its output (the history keeps every step whole).",
     ),
+    Key(
+        "view.working_set",
+        BOOLEAN,
+        False,
+        "Pins on what the agent works with (quoted outputs, reads of files it edits or names) last to the end of "
+        "the user turn, at least view.pin_turns, and end when a later call supersedes the output (the same call "
+        "again, a read of the whole file); a superseded output's stub says what superseded it.",
+    ),
+    Key(
+        "view.release_reach",
+        NUMBER,
+        0,
+        "The prompt-cache arithmetic of a view step (0: off): outputs released long ago go with a step only when "
+        "their tokens times this are at least the prefix the step would then rewrite down to them; otherwise they "
+        "wait for a compaction or a later step.",
+        0,
+        1_000,
+    ),
     # -- tokenizer ------------------------------------------------------------
     Key(
         "tokenizer.encoding",

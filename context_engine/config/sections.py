@@ -52,6 +52,8 @@ class ViewSection:
     compact_at: float
     deep_step: bool
     collapse_steps: bool
+    working_set: bool
+    release_reach: float
 
 
 @dataclass(frozen=True)

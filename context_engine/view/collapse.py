@@ -127,12 +127,12 @@ def _step_lines(history: Sequence[Message], step: Step, number: int, stored: Sto
         content = result.get("content") if result is not None else None
         text = content if isinstance(content, str) else ""  # stored as it is: the handle reads the exact output
         lines.append(
-            f"{number}. {name}: {_call_head(arguments)} {_result_tail(text, name, arguments, stored, quote_chars)}"
+            f"{number}. {name}: {call_head(arguments)} {_result_tail(text, name, arguments, stored, quote_chars)}"
         )
     return lines
 
 
-def _call_head(arguments: str) -> str:
+def call_head(arguments: str) -> str:
     """The call's one argument, or its arguments as compact JSON, cut to ``CALL_CHARS``."""
     try:
         value: Any = json.loads(arguments) if arguments.strip() else {}

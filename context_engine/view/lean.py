@@ -122,6 +122,7 @@ class LeanView:
             step_tokens=self.settings.step_tokens,
             deep_at=deep_at if self.settings.deep_step else 0,
             deep_min=DEEP_MIN_TOKENS,
+            release_reach=self.settings.release_reach,
         )
         outcome = ViewOutcome(
             list(messages),
@@ -132,7 +133,7 @@ class LeanView:
         )
         if store_session is not None:
             for index in plan.stubbed:
-                self._stub(outcome, index, calls, store_session)
+                self._stub(outcome, index, calls, store_session, _stale_note(items[index], plan.stubbed_at.get(index)))
         elif plan.stubbed:
             outcome.unstored = len(plan.stubbed)
         if self.settings.collapse_steps and plan.step_ends and store_session is not None:
@@ -169,22 +170,30 @@ class LeanView:
         return outcome
 
     # -- rendering -------------------------------------------------------------
-    def _stub(self, outcome: ViewOutcome, index: int, calls: dict[str, Any], store_session: StoreHandles) -> None:
+    def _stub(
+        self, outcome: ViewOutcome, index: int, calls: dict[str, Any], store_session: StoreHandles, note: str = ""
+    ) -> None:
         message = outcome.messages[index]
         if message.get("role") == "tool":
-            self._stub_output(outcome, index, message, calls, store_session)
+            self._stub_output(outcome, index, message, calls, store_session, note)
         else:
             self._condense_call_message(outcome, index, message, store_session)
 
     def _stub_output(
-        self, outcome: ViewOutcome, index: int, message: Message, calls: dict[str, Any], store_session: StoreHandles
+        self,
+        outcome: ViewOutcome,
+        index: int,
+        message: Message,
+        calls: dict[str, Any],
+        store_session: StoreHandles,
+        note: str = "",
     ) -> None:
         text = plain_text(message.get("content")) or ""
         call = calls.get(tool_result_id(message))
         name = call_name(call) if call is not None else (message.get("name") or "")
         name = name if isinstance(name, str) else ""
         arguments = call_arguments_text(call) if call is not None else ""
-        key = ("output", f"{name}\x00{arguments}", text)
+        key = ("output", f"{name}\x00{arguments}\x00{note}", text)
         stub = self._memo.get(key)
         if stub is None:
             found = None
@@ -196,11 +205,12 @@ class LeanView:
             kept = None
             if found is not None:
                 kept = digest(name, arguments, text, self.settings.stub_lines_chars, self.settings.stub_names)
+            lines = kept.render() if kept is not None else ""
             stub = view_stub(
                 name,
                 text,
                 found.handle if found is not None else None,
-                kept.render() if kept is not None else "",
+                f"{note}\n{lines}" if note and lines else note or lines,
                 original_evicted=found is not None and found.original_evicted,
             )
             if len(stub) >= len(text):
@@ -354,6 +364,16 @@ class LeanView:
             last_error=s.last_error,
             last_request=dict(s.last),
         )
+
+
+def _stale_note(item: ViewItem, stubbed_at: int | None) -> str:
+    """``superseded by ...`` when a later call had superseded the output by the step that stubbed it.
+
+    Decided at that step, a pure function of the history up to it: the stub keeps its bytes in every later request.
+    """
+    if item.superseded_at < 0 or stubbed_at is None or item.superseded_at > stubbed_at:
+        return ""
+    return f"superseded by {item.superseded_by}"
 
 
 def _spill_tokens(messages: list[Message], items: list[ViewItem], store_session: StoreHandles) -> int:

@@ -32,6 +32,7 @@ from .quote_pins import QuoteIndex
 from .render import REASONING_HEAD_CHARS
 from .reread import READ_TOOL, read_key
 from .settings import ViewSettings
+from .supersede import Superseded, superseded
 
 READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})
 STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more than that to be stubbed
@@ -69,17 +70,21 @@ class ViewMeasure:
                         rereads.append((index, region))
         pin_span = self.settings.pin_turns
         quoted: dict[int, list[tuple[int, int]]] = {}
+        pin_end = lambda at: _after_turns(model_turns, at, pin_span)  # noqa: E731 - one rule for both pins
+        stale: dict[int, Superseded] = {}
+        if self.settings.working_set:
+            stale = superseded(messages)
+            pin_end = _working_set_end(messages, model_turns, pin_span)
         if pin_span > 0 and self.settings.pin_quoted:
             quoted = self._quotes.pins(
-                messages,
-                lambda m: plain_text(m.get("content")),
-                lambda at: _after_turns(model_turns, at, pin_span),
-                self.settings.min_chars,
+                messages, lambda m: plain_text(m.get("content")), pin_end, self.settings.min_chars
             )
         if pin_span > 0 and self.settings.pin_edited:
-            pin_end = lambda at: _after_turns(model_turns, at, pin_span)  # noqa: E731 - as the quote pins'
             for output, pins in edit_pins(messages, pin_end, self.settings.pin_named).items():
                 quoted[output] = [*quoted.get(output, ()), *pins]
+        for output, later in stale.items():  # the working set moved on: a superseded output's pins end there
+            if output in quoted:
+                quoted[output] = [(start, min(end, later.at)) for start, end in quoted[output] if start < later.at]
         moved_past = _answers_moved_past(messages) if self.settings.condense_answers else 0
         items = []
         for index, message in enumerate(messages):
@@ -96,6 +101,7 @@ class ViewMeasure:
                     quoted.get(index, ()),
                     rereads,
                     answer_cold=index < moved_past,
+                    stale=stale.get(index),
                 )
             )
         return items, calls
@@ -112,6 +118,7 @@ class ViewMeasure:
         quoted: Sequence[tuple[int, int]] = (),
         rereads: Sequence[tuple[int, tuple[str, str, str]]] = (),
         answer_cold: bool = False,
+        stale: Superseded | None = None,
     ) -> ViewItem:
         if message.__class__ is not dict:
             return ViewItem(tokens)
@@ -147,6 +154,10 @@ class ViewMeasure:
                     for at, handle in references
                     if at > index and handle in head
                 ]
+        if stale is not None:
+            return ViewItem(
+                tokens, tokens - STUB_TOKENS, pins=tuple(pins), superseded_at=stale.at, superseded_by=stale.by
+            )
         return ViewItem(tokens, cold_tokens=tokens - STUB_TOKENS, pins=tuple(pins))
 
 
@@ -179,6 +190,21 @@ def _after_turns(model_turns: list[int], position: int, turns: int) -> int:
     """The position of the ``turns``-th model turn after ``position`` (end of a pin)."""
     at = bisect.bisect_right(model_turns, position) + turns - 1
     return model_turns[at] if at < len(model_turns) else 1 << 62
+
+
+def _working_set_end(messages: list[Message], model_turns: list[int], turns: int) -> Callable[[int], int]:
+    """``view.working_set``: a pin lasts to the end of its user turn (the task), at least ``turns`` model turns.
+
+    What supersedes the output ends it sooner (``supersede.py``, applied by the caller).
+    """
+    user_at = [index for index, message in enumerate(messages) if role_of(message) == "user"]
+
+    def end(at: int) -> int:
+        following = bisect.bisect_right(user_at, at)
+        task_end = user_at[following] if following < len(user_at) else 1 << 62
+        return max(task_end, _after_turns(model_turns, at, turns))
+
+    return end
 
 
 def _answers_moved_past(messages: list[Message]) -> int:

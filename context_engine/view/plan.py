@@ -10,6 +10,12 @@ session grew, and moves a stub boundary forward in steps:
   stubbed at once (one cache break per step, at the oldest of them);
 * a pinned item (recently fetched, or referred to by a recent call) is
   passed over by a step and stubbed by the first step after its pin ends;
+* with ``release_reach`` (the cache arithmetic), items whose pin ended long
+  ago (older than the step's fresh items) go with a step only when they are
+  worth the extra prefix the step then rewrites: their tokens times
+  ``release_reach`` at least the tokens between them and the fresh items
+  (a write costs 12.5 reads; an item stubbed saves a read in every later
+  request); otherwise they wait, verbatim, for a compaction or a bigger step;
 * a *deep step* (``deep_at``): when the request as this plan sends it grows
   past ``deep_at`` tokens (just under the compaction trigger), the cold
   items still verbatim are stubbed at once even below ``step_tokens``, if
@@ -46,6 +52,8 @@ class ViewItem:
     cold_tokens: int = 0
     batch: bool = False
     pins: tuple[tuple[int, int], ...] = ()
+    superseded_at: int = -1  # the message that superseded this output (``supersede.py``), -1: never
+    superseded_by: str = ""
 
     def pinned_at(self, position: int) -> bool:
         return any(start <= position < end for start, end in self.pins)
@@ -58,6 +66,7 @@ class ViewPlan:
     pinned: list[int] = field(default_factory=list)  # cold items a pin keeps verbatim now
     deep_steps: int = 0  # steps made early because the request neared the trigger (counted in ``steps`` too)
     step_ends: list[int] = field(default_factory=list)  # hot_start at each step: what lies before it is settled
+    stubbed_at: dict[int, int] = field(default_factory=dict)  # item -> the history position of the step stubbing it
 
     @property
     def steps(self) -> int:
@@ -66,10 +75,17 @@ class ViewPlan:
 
 
 def plan_view(
-    items: Sequence[ViewItem], *, hot_tokens: int, step_tokens: int, deep_at: int = 0, deep_min: int = 0
+    items: Sequence[ViewItem],
+    *,
+    hot_tokens: int,
+    step_tokens: int,
+    deep_at: int = 0,
+    deep_min: int = 0,
+    release_reach: float = 0.0,
 ) -> ViewPlan:
     """Replay the history's growth and return what the newest request stubs."""
     plan = ViewPlan()
+    reach = _Reach(release_reach, items, plan)
     hot = 0  # tokens of items[hot_start:position + 1]
     sent = 0  # tokens of items[:position + 1] as this plan sends them (about: see STUB_SLACK_TOKENS)
     newest_batch = -1
@@ -88,35 +104,79 @@ def plan_view(
                 pending.append(plan.hot_start)
                 pending_tokens += leaving.cold_tokens
             plan.hot_start += 1
-        if pending_tokens >= step_tokens:
-            pending, pending_tokens, sent = _step(plan, items, pending, position, step_tokens, sent)
-        elif deep_at > 0 and sent > deep_at and pending_tokens >= max(1, deep_min):
+        regular = pending_tokens >= step_tokens
+        if regular:
+            before = plan.steps
+            pending, pending_tokens, sent = _step(plan, items, pending, position, step_tokens, sent, reach)
+            # items held back by the cache arithmetic do not hold back a deep step
+            regular = plan.steps > before or release_reach <= 0
+        if not regular and deep_at > 0 and sent > deep_at and pending_tokens >= max(1, deep_min):
             # Pinned items in ``pending`` hold back this step as they hold back a regular one: measured on the
             # shared trajectories, letting deep steps through then (or holding released pins for later) made
             # many small cache breaks for few summaries saved, or the reverse (docs/lean-view.md).
             before = plan.steps
             pending, pending_tokens, sent = _step(plan, items, pending, position, deep_min, sent)
             plan.deep_steps += plan.steps - before
+            if plan.steps > before:
+                reach.stepped()
     plan.stubbed.sort()
     last = len(items) - 1
     plan.pinned = [i for i in pending if items[i].pinned_at(last)]
     return plan
 
 
+class _Reach:
+    """The cache arithmetic of a step (``release_reach``): which long-released items are worth its extra reach."""
+
+    def __init__(self, ratio: float, items: Sequence[ViewItem], plan: ViewPlan) -> None:
+        self.ratio = ratio
+        self.items = items
+        self.plan = plan
+        self.fresh_from = 0  # items at or after this left the hot zone since the last step
+
+    def held(self, free: list[int]) -> list[int]:
+        """The free items this step leaves verbatim: old ones not worth rewriting the prefix down to them."""
+        if self.ratio <= 0:
+            return []
+        old = [i for i in free if i < self.fresh_from]
+        fresh = [i for i in free if i >= self.fresh_from]
+        if not old or not fresh:
+            return []
+        stubbed = set(self.plan.stubbed)
+        reach = sum(
+            item.tokens - (item.cold_tokens - STUB_SLACK_TOKENS if i in stubbed else 0)
+            for i, item in enumerate(self.items[old[0] : fresh[0]], old[0])
+        )
+        worth = sum(self.items[i].cold_tokens for i in old)
+        return [] if worth * self.ratio >= reach else old
+
+    def stepped(self) -> None:
+        self.fresh_from = self.plan.hot_start
+
+
 def _step(
-    plan: ViewPlan, items: Sequence[ViewItem], pending: list[int], position: int, step_tokens: int, sent: int
+    plan: ViewPlan,
+    items: Sequence[ViewItem],
+    pending: list[int],
+    position: int,
+    step_tokens: int,
+    sent: int,
+    reach: _Reach | None = None,
 ) -> tuple[list[int], int, int]:
     """Stub every unpinned pending item when they alone make a step; keep the pinned ones pending."""
-    pinned = [i for i in pending if items[i].pinned_at(position)]
-    if not pinned:
-        plan.stubbed.extend(pending)
-        plan.step_ends.append(plan.hot_start)
-        return [], 0, sent - sum(items[i].cold_tokens - STUB_SLACK_TOKENS for i in pending)
-    pinned_set = set(pinned)
-    free = [i for i in pending if i not in pinned_set]
+    kept = [i for i in pending if items[i].pinned_at(position)]
+    free = [i for i in pending if not items[i].pinned_at(position)]
+    held = reach.held(free) if reach is not None else []
+    if held:
+        held_set = set(held)
+        free = [i for i in free if i not in held_set]
+        kept = sorted([*kept, *held])
     freed = sum(items[i].cold_tokens for i in free)
-    if freed < step_tokens:
+    if kept and freed < step_tokens:
         return pending, sum(items[i].cold_tokens for i in pending), sent
     plan.stubbed.extend(free)
+    plan.stubbed_at.update(dict.fromkeys(free, position))
     plan.step_ends.append(plan.hot_start)
-    return pinned, sum(items[i].cold_tokens for i in pinned), sent - freed + STUB_SLACK_TOKENS * len(free)
+    if reach is not None:
+        reach.stepped()
+    return kept, sum(items[i].cold_tokens for i in kept), sent - freed + STUB_SLACK_TOKENS * len(free)

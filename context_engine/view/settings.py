@@ -25,6 +25,8 @@ class ViewSettings:
     collapse_steps: bool = True
     condense_answers: bool = True
     compact_tail_tokens: int = 16_000
+    working_set: bool = False
+    release_reach: float = 0.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -46,4 +48,6 @@ class ViewSettings:
             view.collapse_steps,
             view.condense_answers,
             view.compact_tail_tokens,
+            view.working_set,
+            view.release_reach,
         )

@@ -109,3 +109,35 @@ def test_stubs_are_monotonic_and_stable_between_steps(spec, hot, step, deep_at):
             if plan.steps == previous.steps:
                 assert plan.stubbed == previous.stubbed  # between steps the view only grows at its end
         previous = plan
+
+
+def test_with_release_reach_an_output_released_long_ago_waits_unless_worth_the_prefix_a_step_rewrites():
+    """The cache arithmetic: stubbing an old output rewrites the request from it to the end (a write is 12.5 reads)."""
+    items = session(2)
+    old = len(items) - 1
+    items[old] = output(1000, pins=((old, old + 40),))  # pinned for 20 steps, then released
+    grown = items + [x for _ in range(30) for x in (batch(), output(1000))]
+    plain = plan_view(grown, hot_tokens=1500, step_tokens=1500)
+    assert old in plain.stubbed  # today: the first step after its pin reaches back to it
+    # worth 960 tokens; by the time it is released the fresh outputs are several thousand tokens past it
+    held = plan_view(grown, hot_tokens=1500, step_tokens=1500, release_reach=2)
+    assert old not in held.stubbed and set(held.stubbed) == set(plain.stubbed) - {old}
+    assert old in plan_view(grown, hot_tokens=1500, step_tokens=1500, release_reach=1000).stubbed  # worth it
+    assert held.stubbed_at and all(i in held.stubbed_at for i in held.stubbed)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sizes, st.integers(500, 6000), st.integers(200, 6000), st.sampled_from([0, 3000]), st.sampled_from([1, 4]))
+def test_with_release_reach_stubs_stay_monotonic_and_stable_between_steps(spec, hot, step, deep_at, reach):
+    items = _items(spec)
+    previous = None
+    for end in range(1, len(items) + 1):
+        plan = plan_view(
+            items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300, release_reach=reach
+        )
+        if previous is not None:
+            assert set(previous.stubbed) <= set(plan.stubbed)
+            if plan.steps == previous.steps:
+                assert plan.stubbed == previous.stubbed
+            assert all(previous.stubbed_at[i] == plan.stubbed_at[i] for i in previous.stubbed)
+        previous = plan

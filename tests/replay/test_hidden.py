@@ -151,3 +151,23 @@ def test_gaps_and_examples_follow_the_transcript_whatever_the_hash_order():
         "handler_number_1",
         "handler_number_2",
     ]
+
+
+def test_each_case_says_whether_it_was_stubbed_folded_into_a_collapse_line_or_compacted_away():
+    """``where`` splits "absent": a collapse line naming the output's call, or gone with a compaction."""
+    from stowage.context_engine.view.collapse import COLLAPSE_MARK
+
+    def needed_where(third: dict[str, Any]) -> str:
+        tracker = HiddenUseTracker(TRANSCRIPT)
+        tracker.event("request", request=request(TRANSCRIPT[0]))
+        tracker.event("request", request=request(*TRANSCRIPT[:3]))
+        tracker.event("request", request=request(TRANSCRIPT[0], third, TRANSCRIPT[3], TRANSCRIPT[4]))
+        (case,) = tracker.figures().cases
+        assert case["call_id"] == "c1" and case["chars"] == len(TRANSCRIPT[2]["content"])
+        return str(case["where"])
+
+    line = f"{COLLAPSE_MARK} ...]\n1. bash: grep -rn frame src -> ok, 44 chars, handle 0123456789abcdef\n[end]"
+    assert needed_where({"role": "assistant", "content": line}) == "collapsed"
+    assert needed_where({"role": "user", "content": "[CONTEXT SUMMARY] work happened"}) == "compacted"
+    other = f"{COLLAPSE_MARK} ...]\n1. bash: ls -> README\n[end]"  # a collapse line, but of other steps
+    assert needed_where({"role": "assistant", "content": other}) == "compacted"

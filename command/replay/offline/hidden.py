@@ -32,6 +32,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping, Sequence
 
+from ....context_engine.view.collapse import COLLAPSE_MARK, call_head
 from ....context_engine.view.quotes import FirstSeen, assistant_text, quotable
 from .target import Observer
 
@@ -47,6 +48,7 @@ class _Output:
     tool: str
     tokens: frozenset[str]
     after_reply: int  # the number of assistant messages before it (it is in every later request's history)
+    arguments: str = ""  # its call's arguments (a collapse line names the call by their head)
 
 
 @dataclass
@@ -58,6 +60,7 @@ class HiddenFigures:
     needed_while_hidden: int = 0  # outputs used by the answer to a request that hid them
     gaps: list[int] = field(default_factory=list)  # requests between first hidden and the use
     examples: list[dict[str, Any]] = field(default_factory=list)
+    cases: list[dict[str, Any]] = field(default_factory=list)  # every needed-while-hidden output, as the examples
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +71,7 @@ class HiddenFigures:
             "needed_while_hidden": self.needed_while_hidden,
             "needed_gaps": list(self.gaps),
             "needed_examples": list(self.examples),
+            "needed_cases": list(self.cases),
         }
 
 
@@ -95,6 +99,7 @@ class HiddenUseTracker(Observer):
     def _read(self, messages: Sequence[Mapping[str, Any]], starts: frozenset[int]) -> None:
         first = FirstSeen()
         names: dict[str, str] = {}
+        arguments: dict[str, str] = {}
         for index, message in enumerate(messages):
             if index in starts:  # a new recorded agent: it can only have quoted what it saw from here on
                 first = FirstSeen()
@@ -107,7 +112,12 @@ class HiddenUseTracker(Observer):
                     continue
                 tokens = first.add_output(call_id, text)
                 self._outputs[call_id] = _Output(
-                    call_id, text, names.get(call_id, ""), frozenset(tokens), len(self._replies)
+                    call_id,
+                    text,
+                    names.get(call_id, ""),
+                    frozenset(tokens),
+                    len(self._replies),
+                    arguments.get(call_id, ""),
                 )
                 self._order.append(call_id)
             elif role == "assistant":
@@ -118,6 +128,8 @@ class HiddenUseTracker(Observer):
                 for call in message.get("tool_calls") or []:
                     if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
                         names[str(call.get("id"))] = str(call["function"].get("name") or "")
+                        raw = call["function"].get("arguments")
+                        arguments[str(call.get("id"))] = raw if isinstance(raw, str) else ""
             else:
                 content = message.get("content")
                 first.add_other(content if isinstance(content, str) else "")
@@ -163,6 +175,9 @@ class HiddenUseTracker(Observer):
                     "request": k,
                     "hidden_for_requests": k - self._first_hidden[call_id],
                     "how": "stubbed" if call_id in carried else "absent",
+                    "where": _where(call_id in carried, output, request),
+                    "call_id": call_id,
+                    "chars": len(output.text),
                 }
 
     # -- figures -------------------------------------------------------------
@@ -182,6 +197,7 @@ class HiddenUseTracker(Observer):
             needed_while_hidden=len(needed),
             gaps=[n["hidden_for_requests"] for n in needed],
             examples=needed[:EXAMPLES],
+            cases=needed,
         )
 
 
@@ -220,6 +236,19 @@ def _same(content: Any, text: str) -> bool:
     if isinstance(content, list):
         return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping)).strip() == text
     return False
+
+
+def _where(carried: bool, output: _Output, request: Mapping[str, Any]) -> str:
+    """How a hidden output left the request: ``stubbed`` (or pruned), folded into a ``collapsed`` line, or
+    ``compacted`` away (absent, and no collapse line names its call)."""
+    if carried:
+        return "stubbed"
+    head = call_head(output.arguments)[:80]
+    for message in request.get("messages") or []:
+        content = message.get("content") if isinstance(message, Mapping) else None
+        if isinstance(content, str) and COLLAPSE_MARK in content and head and head in content:
+            return "collapsed"
+    return "compacted"
 
 
 def _request_text(request: Mapping[str, Any]) -> str:

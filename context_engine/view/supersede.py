@@ -1,0 +1,86 @@
+"""Outputs a later call makes stale: an older read of the same file, an older run of the same command.
+
+An agent re-runs its reproduction script after each edit and re-reads the
+region it changed: the older output is then *superseded*, and the newest one
+is what it works with.  :func:`superseded` says, for each output, which later
+assistant message superseded it and with what, from the calls alone (never
+the disk), so the plan stays a pure function of the history:
+
+* the same call again (the same tool with the same arguments, whitespace aside);
+* a read of the whole file (``cat f``, ``read_file`` without a range) after any read of that file.
+
+A read of another region of the file (``sed -n 50,80p f`` after ``sed -n 1,40p f``) supersedes nothing: the
+older output is still the only copy of its lines.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from ..chat.messages import call_arguments_text, call_id, call_name, tool_calls_of, tool_result_id
+from .edit_pins import read_path_of
+
+_WHOLE_FILE_READERS = frozenset({"cat", "bat", "less", "more"})
+
+
+@dataclass(frozen=True)
+class Superseded:
+    at: int  # the assistant message whose call superseded the output
+    by: str  # what superseded it, as a stub says it
+
+
+def superseded(messages: Sequence[Any]) -> dict[int, Superseded]:
+    """Output index -> the first later call that superseded it (outputs never superseded are absent)."""
+    newest_run: dict[str, int] = {}  # call key -> the newest output of that call
+    reads: dict[str, list[int]] = {}  # path -> outputs that read (part of) it, not superseded yet
+    pending: dict[str, tuple[str, str | None]] = {}  # call id -> (call key, path it read)
+    found: dict[int, Superseded] = {}
+    for index, message in enumerate(messages):
+        if message.__class__ is not dict:
+            continue
+        role = message.get("role")
+        if role == "tool":
+            key_path = pending.pop(tool_result_id(message), None)
+            if key_path is not None:
+                key, path = key_path
+                newest_run[key] = index
+                if path is not None:
+                    reads.setdefault(path, []).append(index)
+            continue
+        if role != "assistant":
+            continue
+        for call in tool_calls_of(message):
+            name, arguments = call_name(call), call_arguments_text(call)
+            key = _call_key(name, arguments)
+            path = read_path_of(name, arguments)
+            earlier = newest_run.get(key)
+            if earlier is not None and earlier not in found:
+                found[earlier] = Superseded(index, "the same call, run again later")
+            if path is not None and _whole_file(name, arguments):
+                for read in reads.pop(path, []):
+                    found.setdefault(read, Superseded(index, f"a later read of the whole of {path}"))
+            if call_id(call):
+                pending[call_id(call)] = (key, path)
+    return found
+
+
+def _call_key(name: str, arguments: str) -> str:
+    return f"{name}\x00{' '.join(arguments.split())}"
+
+
+def _whole_file(name: str, arguments: str) -> bool:
+    try:
+        value: Any = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return False
+    if not isinstance(value, dict):
+        return False
+    if name == "read_file":
+        return not any(value.get(k) for k in ("offset", "limit", "start_line", "end_line"))
+    command = value.get("command")
+    if not isinstance(command, str):
+        return False
+    words = command.split()
+    return bool(words) and words[0].rsplit("/", 1)[-1] in _WHOLE_FILE_READERS and "|" not in command

@@ -1,0 +1,33 @@
+"""Outputs a later call supersedes: the same call again, or a read of the whole file."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from stowage.context_engine.view.supersede import superseded
+
+
+def step(cid: str, command: str, output: str = "out") -> list[dict[str, Any]]:
+    arguments = json.dumps({"command": command})
+    call = {"id": cid, "type": "function", "function": {"name": "terminal", "arguments": arguments}}
+    return [
+        {"role": "assistant", "content": "", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": cid, "content": output},
+    ]
+
+
+def test_the_same_call_again_and_a_whole_file_read_supersede_but_another_region_does_not():
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "fix it"},
+        *step("a", "python  reproduce.py"),  # 1, 2
+        *step("b", "sed -n 1,40p src/app.py"),  # 3, 4
+        *step("c", "sed -n 50,80p src/app.py"),  # 5, 6: another region, supersedes nothing
+        *step("d", "python reproduce.py"),  # 7, 8: the same call (whitespace aside)
+        *step("e", "cat src/app.py"),  # 9, 10: the whole file
+    ]
+    found = superseded(messages)
+    assert sorted(found) == [2, 4, 6]
+    assert found[2].at == 7 and found[2].by == "the same call, run again later"
+    assert found[4].at == 9 and found[6].at == 9 and "src/app.py" in found[4].by
+    assert superseded(messages[:9]).keys() == {2}  # only what the history so far says
