@@ -6,8 +6,10 @@ flow style and line endings.  Instead the text is composed with PyYAML
 cut or replaced: the ``stowage`` item of ``plugins.enabled`` or
 ``plugins.disabled`` (its whole line in block style, the item and one comma
 in flow style), the ``plugins.entries.stowage`` pair, ``context.engine``'s
-value, and with a purge the top-level ``stowage:`` block.  Every other byte
-is kept.  The result is parsed again and must equal the old data minus those
+value, with a purge the top-level ``stowage:`` block, and each host cap still
+at the value ``stowage setup`` set (under the built-in compressor a 10,000,000-
+character output would go whole into the prompt: the host's default cut comes
+back).  Every other byte is kept.  The result is parsed again and must equal the old data minus those
 keys; when it does not (an anchor shared with other keys, a key on the same
 line as another), nothing is written and the caller names the lines to edit
 by hand.  Pure: text in, text out.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable
 
 import yaml
 
@@ -37,10 +39,39 @@ class _Cut:
     text: str = ""
 
 
-def config_without_stowage(raw: dict[str, Any], purge: bool) -> tuple[dict[str, Any], list[str]]:
+Lifted = Iterable[tuple[str, int]]  # (dotted key, the value `stowage setup` sets) of the host's output caps
+
+
+def _is_lifted(value: Any, lifted: int) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, str)) and str(value).strip() == str(lifted)
+
+
+def _drop_lifted(config: dict[str, Any], lifted: Lifted) -> list[str]:
+    """Take out each cap key still at Stowage's value (and a section it leaves empty); what changed."""
+    changes = []
+    for key, value in lifted:
+        *parents, leaf = key.split(".")
+        chain: list[dict[str, Any]] = [config]
+        for name in parents:
+            child = chain[-1].get(name)
+            if not isinstance(child, dict):
+                break
+            chain.append(child)
+        else:
+            if leaf in chain[-1] and _is_lifted(chain[-1][leaf], value):
+                del chain[-1][leaf]
+                changes.append(f"{key}: back to Hermes's default (was {value:,}, set by `stowage setup`)")
+                for name, holder in zip(reversed(parents), reversed(chain[:-1]), strict=True):
+                    if holder[name]:
+                        break
+                    del holder[name]
+    return changes
+
+
+def config_without_stowage(raw: dict[str, Any], purge: bool, lifted: Lifted = ()) -> tuple[dict[str, Any], list[str]]:
     """The config's data with every setting that names Stowage taken out, and what changed (pure)."""
     config = copy.deepcopy(raw) if raw else {}
-    changes: list[str] = []
+    changes: list[str] = _drop_lifted(config, lifted)
     context = config.get("context")
     if isinstance(context, dict) and str(context.get("engine", "")).strip().lower() == PLUGIN_KEY:
         context["engine"] = COMPRESSOR
@@ -135,8 +166,31 @@ def _empty_list(text: str, key: yaml.Node, value: yaml.Node) -> _Cut:
     return _Cut(colon, _content_end(value), ": []")
 
 
-def _cuts(text: str, root: yaml.Node, purge: bool) -> list[_Cut]:
-    cuts: list[_Cut] = []
+def _lifted_cuts(text: str, root: yaml.Node, lifted: Lifted) -> list[_Cut]:
+    """Cut each cap pair at Stowage's value; the highest section it would leave empty goes instead."""
+    cuts = []
+    for key, value in lifted:
+        chain: list[tuple[int, yaml.Node, yaml.Node]] = []
+        node: yaml.Node | None = root
+        for name in key.split("."):
+            found = _pair(node, name)
+            if found is None:
+                break
+            chain.append(found)
+            node = found[2]
+        else:
+            if not (isinstance(node, yaml.ScalarNode) and _is_lifted(node.value, value)):
+                continue
+            depth = len(chain) - 1  # the pair to cut: the cap's, or the highest section holding nothing else
+            while depth > 0 and len(chain[depth - 1][2].value) == 1:
+                depth -= 1
+            parent = root if depth == 0 else chain[depth - 1][2]
+            cuts.append(_cut_item(text, parent, chain[depth][0]))
+    return cuts
+
+
+def _cuts(text: str, root: yaml.Node, purge: bool, lifted: Lifted = ()) -> list[_Cut]:
+    cuts: list[_Cut] = _lifted_cuts(text, root, lifted)
     context = _pair(root, "context")
     engine = _pair(context[2], "engine") if context else None
     if engine and isinstance(engine[2], yaml.ScalarNode) and engine[2].value.strip().lower() == PLUGIN_KEY:
@@ -173,8 +227,13 @@ def _cuts(text: str, root: yaml.Node, purge: bool) -> list[_Cut]:
     return cuts
 
 
-def edit_out_stowage(text: str, purge: bool) -> tuple[str, list[str]]:
-    """``text`` with Stowage's settings cut out, and what changed; ``ConfigEditError`` if not safely possible."""
+def edit_out_stowage(text: str, purge: bool, lifted: Lifted = ()) -> tuple[str, list[str]]:
+    """``text`` with Stowage's settings cut out, and what changed; ``ConfigEditError`` if not safely possible.
+
+    *lifted* names the host's output caps with the value ``stowage setup`` sets: one still at it goes back to
+    Hermes's default.
+    """
+    lifted = tuple(lifted)
     try:
         data = yaml.safe_load(text)
         root = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -182,11 +241,11 @@ def edit_out_stowage(text: str, purge: bool) -> tuple[str, list[str]]:
         raise ConfigEditError(f"the file does not parse: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(root, yaml.MappingNode):
         return text, []
-    expected, changes = config_without_stowage(data, purge)
+    expected, changes = config_without_stowage(data, purge, lifted)
     if not changes:
         return text, []
     try:
-        cuts = sorted(_cuts(text, root, purge), key=lambda c: c.start, reverse=True)
+        cuts = sorted(_cuts(text, root, purge, lifted), key=lambda c: c.start, reverse=True)
     except ConfigEditError as exc:
         raise ConfigEditError(f"{exc}: " + "; ".join(changes)) from None
     edited, last_start = text, len(text) + 1

@@ -29,6 +29,7 @@ from ..context_engine.records.session_files import STORE_COMPANIONS
 from .config_edit import ConfigEditError, config_without_stowage, edit_out_stowage
 from .dashboard import dashboard
 from .env import CliError, Env, Outcome
+from .host_caps import CAPS
 from .identity import PLUGIN_KEY, entry_point_route, user_plugin_folders
 from .purge import ask_terminal, can_ask
 from .replay.sources import messages_containing
@@ -96,7 +97,7 @@ def plan_config(path: Path, purge: bool) -> ConfigPlan | None:
     except (OSError, UnicodeDecodeError) as exc:
         raise _refuse(f"cannot read {path}: {exc}; fix or restore the file first", "config_unreadable") from None
     try:
-        new, changes = edit_out_stowage(text, purge)
+        new, changes = edit_out_stowage(text, purge, lifted=((cap.key, cap.lifted) for cap in CAPS))
     except ConfigEditError as exc:
         raise _refuse(
             f"cannot edit {target} safely: {exc}. Make these edits by hand, or fix the file first", "config_edit"
