@@ -660,7 +660,7 @@ RULES: tuple[Rule, ...] = (
     # quote of a connectionString="..." attribute.
     Rule(
         re.compile(
-            r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=[ \t]*(?P<secret>"
+            r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=(?![=>])[ \t]*(?P<secret>"
             + _NOT_A_LOOKUP
             + r"(?:\{(?:[^}\r\n]|\}\})*\}|[^;\s'\"=&](?:[^;\r\n'\"=&]*[^;\s'\"=&])?(?=[ \t]*[;'\"])|[^;\s'\"&]+))"
         ),
