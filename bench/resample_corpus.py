@@ -43,6 +43,7 @@ def _similar(value: str, marks: str, rng: random.Random) -> str:
 def resample(entries: list[dict], rules: dict[str, tool.ScannerRule], seed: int) -> tuple[list[dict], dict[str, int]]:
     counts = {"from_pattern": 0, "similar": 0, "kept": 0}
     fresh: dict[tuple[str, int], str] = {}  # (rule, sample) -> its new secret: both lines of a sample share it
+    literal: dict[tuple[str, int], str] = {}  # and its marks: L where the pattern's own text is copied
     out = []
     for entry in entries:
         old = entry["check"]
@@ -63,9 +64,12 @@ def resample(entries: list[dict], rules: dict[str, tool.ScannerRule], seed: int)
                         new = found
                         break
             fresh[key] = new or _similar(old, entry.get("mask") or "g" * len(old), rng)
+            literal[key] = _literal_marks(new, rule.pattern.pattern) if new and rule else ""
             counts["from_pattern" if new else "similar"] += 1
         new = fresh[key]
-        marks = entry.get("mask", "") if len(new) == len(old) else "g" * len(new)
+        marks = literal[key] or entry.get("mask", "")
+        if len(marks) != len(new):
+            marks = _carried_marks(old, entry.get("mask", ""), new)
         out.append({**entry, "text": entry["text"].replace(old, new), "secret": new, "check": new, "mask": marks})
     return out, counts
 
@@ -76,6 +80,32 @@ def trufflehog_rules(folder: Path) -> dict[str, tool.ScannerRule]:
     for detector in sorted(p for p in folder.iterdir() if p.is_dir() and any(p.glob("*/*.go"))):
         rules.update({f"{detector.name}/{r.rule_id}": r for r in tool.load_trufflehog(detector)[0]})
     return rules
+
+
+def _literal_marks(secret: str, pattern: str) -> str:
+    """``L`` on each run of 4+ characters of the secret the pattern spells out (``hooks.slack.com/``), else ``g``."""
+    source = pattern.replace("\\", "")
+    marks = ["g"] * len(secret)
+    at = 0
+    while at < len(secret):
+        end = at
+        while end < len(secret) and secret[at : end + 1] in source:
+            end += 1
+        if end - at >= 4:
+            marks[at:end] = ["L"] * (end - at)
+            at = end
+        else:
+            at += 1
+    return "".join(marks)
+
+
+def _carried_marks(old: str, marks: str, new: str) -> str:
+    """Marks for a new secret of another length: the old literal head and tail (``L``) where the new one keeps them."""
+    head = len(marks) - len(marks.lstrip("L"))
+    tail = len(marks) - len(marks.rstrip("L"))
+    head = next((k for k in range(head) if k >= len(new) or new[k] != old[k]), head)  # the part they share
+    tail = tail if tail and new.endswith(old[len(old) - tail :]) and head + tail <= len(new) else 0
+    return "L" * head + "g" * (len(new) - head - tail) + "L" * tail
 
 
 def _rule_key(entry: dict) -> str:

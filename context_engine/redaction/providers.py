@@ -58,7 +58,8 @@ _WORDS = frozenset(PROVIDER_WORDS) | {"newyorktimes"}
 _SPLIT_WORDS = (
     r"new[_.-]relic", r"new[_.-]?york[_.-]?times", r"ny[_.-]times", r"private[_.-]ai", r"sumo[_.-]logic",
     r"launch[_.-]darkly", r"message[_.-]bird", r"rapid[_.-]api", r"travis[_.-]ci", r"drone[_.-]ci",
-    r"digital[_.-]ocean", r"linked[_.-]in", r"square[_.-]space", r"fresh[_.-]books", r"go[_.-]cardless", r"pager[_.-]duty",
+    r"digital[_.-]ocean", r"square[_.-]space", r"fresh[_.-]books", r"go[_.-]cardless", r"pager[_.-]duty",
+    r"linked[_.-]in",
 )  # fmt: skip
 # Segments after the provider's name that say what else the value is (a place, a person, a version).
 _PLAIN_AFTER_PROVIDER = PLAIN_AFTER | {
@@ -205,7 +206,7 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     # Mailchimp API keys: 32 characters and the data centre (-us21).
     Rule(
-        re.compile(r"(?<![A-Za-z0-9_])[0-9a-z]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])"),
+        re.compile(r"(?<![A-Za-z0-9_])[0-9A-Za-z]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])"),
         mask_if_random,
         in_text("-us"),
         before_mark("-us", (32,), _ALNUM),
