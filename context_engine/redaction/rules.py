@@ -291,7 +291,7 @@ _VENDOR_PREFIXES = (
     r"xkeysib-[A-Za-z0-9_-]{60,}",
     r"dG9rOj[A-Za-z0-9_=-]{40,}",
     r"sl\.[A-Za-z0-9_=-]{130,}",
-    r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}",
+    r"CCIPAT_[A-Za-z0-9]{22}_[A-Fa-f0-9]{40}",
     r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
     r"pcsk_[A-Za-z0-9_-]{50,}",
     r"oy2[a-z0-9]{43}",
@@ -305,7 +305,7 @@ _VENDOR_PREFIXES = (
     r"sq[apu]_[A-Za-z0-9_=-]{40}",
     # from trufflehog's detectors (token prefixes of common providers)
     r"aio_[A-Za-z0-9]{28}",
-    r"ddp_[A-Za-z0-9]{36}",
+    r"dd[pw]_[A-Za-z0-9]{36}",
     r"dp\.(?:ct|st|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}",
     r"CFPAT-[A-Za-z0-9_-]{43}",
     r"shltm_[A-Za-z0-9_-]{40}",
@@ -370,7 +370,7 @@ _VENDOR_KEY_RUNS = runs_of(_ALNUM + "_.=-", 13)
 # Vendor keys with a base64 body ("+" and "/" would join the runs above with every base64 blob): their own rule.
 _BASE64_VENDOR_KEYS = (
     r"glc_[A-Za-z0-9+/=]{32,}",
-    r"ATCTT3xFfG[A-Za-z0-9+/=_-]{20,}",  # Atlassian (Confluence, Jira) API tokens
+    r"ATCTT3xFfG[A-Za-z0-9+/=_-]{8,}",  # Atlassian (Confluence, Jira) API tokens
     r"endr\+[A-Za-z0-9-]{16}",  # Endor Labs
     r"git&[0-9]{12}&[A-Za-z0-9+/]{80,}={0,2}",  # Azure API Management repository keys
     r"FlyV1 fm[0-9]+_[A-Za-z0-9+/=,_-]{50,}",

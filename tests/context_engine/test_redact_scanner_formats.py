@@ -85,6 +85,10 @@ FORMATS: dict[str, list[Part]] = {
     "defined-networking": ["dnkey-", (LOWER_ALNUM + "=_-", 26, 26), "-", (LOWER_ALNUM + "=_-", 52, 52)],
     "huggingface-org": ["api_org_", (LOWER, 34, 34)],
     "facebook-percent": [(DIGITS, 15, 16), "%", (LOWER_ALNUM + "_-", 27, 40)],
+    "deno-deploy": ["ddw_", (ALNUM, 36, 36)],
+    "circleci-pat-mixed-hex": ["CCIPAT_", (ALNUM, 22, 22), "_", ("0123456789abcdefABCDEF", 40, 40)],
+    "atlassian-ctt-short": ["ATCTT3xFfG", (ALNUM + "+/=_-", 4, 12), "=", (ALNUM, 8, 8)],
+    "mailchimp-mixed-case": [("0123456789abcdefABCDEF", 32, 32), "-us", (DIGITS, 2, 2)],
     "mailgun-key": ["key-", (LOWER, 16, 16), (DIGITS, 2, 2), (LOWER_ALNUM, 14, 14)],
     "gemini-master": ["master-", (UPPER, 6, 6), (DIGITS, 2, 2), (ALNUM, 12, 12)],
 }
