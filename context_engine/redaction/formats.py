@@ -48,7 +48,7 @@ _BASE64_LINE = r"[A-Za-z0-9+/=]+(?=[\s\\'\"]|\Z)"
 # Flags naming a secret (--token, --api-key, --client-secret, --db-password); the name must end there,
 # so --token-file, --max-tokens and --password-stdin are other flags.
 _SECRET_FLAG = (
-    r"(?i)(?<![\w-])--(?:[a-z0-9]+[_-])*(?:token|api[_-]?key|apikey|secret|password|passwd|passphrase|pass|pwd|(?:access|secret)[_-]key)"
+    r"(?i)(?<![\w-])--(?:[a-z0-9]+[_-])*(?:token|api[_-]?key|apikey|secret|password|passwd|passphrase|pass|pwd|(?:access|secret|app)[_-]key)"
     r"(?:[ \t]+|=)(['\"])?(?P<secret>(?(1)[^'\"\r\n]+|[^\s'\"<>|&;$`(){}-][^\s'\"]*))(?(1)\1)"
 )
 
@@ -152,7 +152,7 @@ FORMAT_RULES: tuple[Rule, ...] = (
     Rule(_BASE64_PEM, _mask_base64_private_key, in_text("LS0tLS1CRUdJTi"), at_words("LS0tLS1CRUdJTi")),
     Rule(_DISCORD_BOT, mask_if_random, in_text("."), in_runs(_DISCORD_RUNS, ("M", "N", "O"), "")),
     Rule(
-        re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
+        re.compile(r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.\-]{3}[0-9]Q~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])"),
         mask_all,
         in_text("Q~"),
         before_mark("Q~", (4,)),
@@ -170,6 +170,13 @@ FORMAT_RULES: tuple[Rule, ...] = (
         mask_all,
         in_text("_mmk"),
         before_mark("_mmk", (36,)),
+    ),
+    # Freemius secret keys in a PHP array ("secret_key" => 'sk_<29>'), whatever quotes close them.
+    Rule(
+        re.compile(r"(?i)[\"']secret_key[\"'][ \t]*=>[ \t]*[\"'](?P<secret>sk_\S{29})[\"']"),
+        mask_group,
+        in_text("=>", "sk_"),
+        at_lowered_words('"secret_key', "'secret_key"),
     ),
     # openssl's -pass / -passin / -passout pass:<password>.
     Rule(

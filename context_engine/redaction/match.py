@@ -355,9 +355,18 @@ def in_runs_by_head(
     """
     compiled = [(literal_head(alt), re.compile(before + "(?:" + alt + ")" + after)) for alt in alternatives]
     by_two: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    by_one: dict[str, list[tuple[str, re.Pattern[str]]]] = {}  # one-letter heads (Vault's legacy "s.")
     for head, pattern in compiled:
-        by_two.setdefault(head[:2], []).append((head, pattern))
+        (by_one if len(head) == 1 else by_two).setdefault(head[:2], []).append((head, pattern))
+    order = {id(pattern): index for index, (_head, pattern) in enumerate(compiled)}
     boundaries = ".=-"
+
+    def merged(at_two: str) -> list[tuple[str, re.Pattern[str]]]:
+        """The alternatives a place starting with ``at_two`` may begin, in the alternation's order."""
+        tried = [*by_two.get(at_two, ()), *by_one.get(at_two[:1], ())]
+        return sorted(tried, key=lambda item: order[id(item[1])])
+
+    cache: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
 
     def find(pattern: re.Pattern[str], haystack: Haystack) -> Iterator[Match[str]]:
         text = haystack.text
@@ -367,7 +376,11 @@ def in_runs_by_head(
             for at in candidates:
                 if at < matched_to:
                     continue
-                for head, alternative in by_two.get(text[at : at + 2], ()):
+                two = text[at : at + 2]
+                tried = cache.get(two)
+                if tried is None:
+                    tried = cache[two] = merged(two)
+                for head, alternative in tried:
                     if text.startswith(head, at, end):
                         match = alternative.match(text, at, end)
                         if match:

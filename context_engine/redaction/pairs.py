@@ -16,13 +16,15 @@ import re
 from collections.abc import Callable, Iterable
 from re import Match
 
-from .match import Haystack, Rule, at_words, in_text, mask_group, matches_at, occurrences, secret_is_quoted
+from .match import MASK, Haystack, Rule, at_words, in_text, mask_group, matches_at, occurrences, secret_is_quoted
 from .values import is_plain_value, looks_random, name_kind
 
 __all__ = ["PAIR_RULES", "at_pair_names", "line_end_after", "line_start_before", "pair_pattern"]
 
 # The secret words a pair's name must hold (lower case), as name_kind reads them.
-_NAME_WORDS = ("key", "secret", "token", "pass", "pwd", "auth", "cred", "pat", "sig", "sas", "hmac", "dsn", "bearer")
+_NAME_WORDS = (
+    "key", "secret", "token", "pass", "pwd", "auth", "cred", "pat", "sig", "sas", "hmac", "dsn", "bearer", "contrase",
+)  # fmt: skip
 # An unquoted value runs to whitespace or a delimiter of the syntax around it.
 # "=" only ends one, as base64 padding: in key=key=key... no value begins (possessive: no backtracking).
 _BARE_VALUE = r"[^\s'\"`,;()\[\]{}<>=]"
@@ -33,7 +35,7 @@ def pair_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile(
         r"(?<![A-Za-z0-9_.\-$@/\\])(?P<name>(?=[A-Za-z_])[A-Za-z0-9_.\-]{0,60}?(?i:"
         + "|".join(words)
-        + r")[A-Za-z0-9_.\-]{0,40})(?P<nq>['\"]?)\]?[ \t]*(?P<sep>:{1,3}=|\?=|=>|=|:)[ \t]*(?P<q>['\"`])?"
+        + r")[A-Za-z0-9_.\-ñÑ]{0,40})(?P<nq>['\"]?)\]?[ \t]*(?P<sep>:{1,3}=|\?=|=>|=|:)[ \t]*(?P<q>['\"`])?"
         r"(?P<secret>(?(q)[^'\"`\r\n]{1,4096}+|(?![>])"
         + _BARE_VALUE
         + r"{1,4096}+={0,3}+))(?(q)(?P=q)|(?!"
@@ -72,10 +74,22 @@ def _generated(value: str) -> bool:
     return upper >= 3 and lower >= 3 and sum(c.isdigit() for c in value) >= 2 and looks_random(value)
 
 
+def _pair_kind(name: str, value: str, quoted: bool) -> str | None:
+    """:func:`name_kind`, with a bare ``pwd`` a password when its value is a quoted literal and no path.
+
+    Unquoted, ``PWD=/home/x`` is the shell's working directory (every ``env`` dump);
+    ``pwd := "s7ViG+9U@I9gX6"`` in code is a password.
+    """
+    kind = name_kind(name)
+    if kind is None and quoted and name.lower() == "pwd" and not value.startswith(("/", "~", ".", "$", "%")):
+        return "strong"
+    return kind
+
+
 def _mask_pair(match: Match[str]) -> str:
     name, value = match.group("name"), match.group("secret")
-    kind = name_kind(name)
     quoted = secret_is_quoted(match)
+    kind = _pair_kind(name, value, quoted)
     if kind is None and name.lower() == "key" and _generated(value):
         return mask_group(match)  # a bare "key:" with a generated value (stripe:\n  key: <...>)
     if kind is None or is_plain_value(value, quoted):
@@ -94,7 +108,7 @@ def _mask_pair(match: Match[str]) -> str:
 
 
 _LAST_OUTSIDE_NAME = re.compile(r"(?s).*[^A-Za-z0-9_.\-]")
-_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
+_NAME_RUN = re.compile(r"[A-Za-z0-9_.\-ñÑ]*")  # ñ: contraseña
 # What must follow a name for a pair: a closing quote or "]", then a separator.
 _SEPARATOR_NEXT = re.compile(r"['\"]?\]?[ \t]*[?:=]")
 
@@ -178,7 +192,81 @@ def _at_env_lines(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Matc
     return matches_at(pattern, text, starts)
 
 
+# -- secrets in C, C++, Java and Go code ---------------------------------------------------------
+
+# A declaration the pair rule does not read: an array (char passwd[25] = "..."), a constructor
+# (std::string password("...")).  A call (check_password("...")) is no declaration: a type comes first.
+_CODE_DECLARATION = re.compile(
+    r"(?<![A-Za-z0-9_$])(?:(?:std::)?w?string|String|QString|CString|auto|var|const[ \t]+char[ \t]*\*|char[ \t]*\*?)"
+    r"[ \t]+(?P<name>[A-Za-z_][A-Za-z0-9_ñÑ]{0,80})(?:\[[0-9]{0,6}\])?[ \t]*(?:=[ \t]*|\([ \t]*)(?P<q>[\"'`])"
+    r"(?P<secret>[^\"'`\r\n]{1,4096})(?P=q)"
+)
+# A comparison with a literal, either way round: if ("..." == password), if (secret != "...").
+_CODE_COMPARISON = re.compile(
+    r"(?P<q>[\"'])(?P<secret>[^\"'\r\n]{1,4096})(?P=q)[ \t]*[!=]==?[ \t]*(?P<name>[A-Za-z_][A-Za-z0-9_.]{0,80})"
+    r"|(?<![A-Za-z0-9_.$])(?P<name2>[A-Za-z_][A-Za-z0-9_.]{0,80})[ \t]*[!=]==?[ \t]*(?P<q2>[\"'])"
+    r"(?P<secret2>[^\"'\r\n]{1,4096})(?P=q2)"
+)
+
+
+def _mask_declared(match: Match[str]) -> str:
+    """Mask a declared literal as a pair's value is masked (a strong name, or a weak one and a random value)."""
+    value = match.group("secret")
+    kind = _pair_kind(match.group("name"), value, quoted=True)
+    if kind is None or is_plain_value(value, True) or (kind == "weak" and not looks_random(value)):
+        return match.group(0)
+    return mask_group(match)
+
+
+def _mask_compared(match: Match[str]) -> str:
+    """Mask a literal compared with a secret's name when it looks generated (``token == 'COLLATE'`` stays)."""
+    group = "secret" if match.group("secret") is not None else "secret2"
+    name, value = match.group("name") or match.group("name2"), match.group(group)
+    if _pair_kind(name.rsplit(".", 1)[-1], value, quoted=True) is None or not looks_random(value):
+        return match.group(0)
+    start, end = match.span(group)
+    base = match.start()
+    return match.group(0)[: start - base] + MASK + match.group(0)[end - base :]
+
+
+_DECLARATION_TYPES = ("string", "wstring", "String", "auto", "var", "char")
+
+
+def _at_comparisons(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+    """Matches from the opening quote or the name before each ``==`` / ``!=``."""
+    text = haystack.text
+    starts = []
+    for at in occurrences(text, ("==", "!=")):
+        before = at
+        while before > 0 and text[before - 1] in " \t":
+            before -= 1
+        if before and text[before - 1] in "\"'":
+            line_start = text.rfind("\n", 0, before) + 1
+            opening = max(text.rfind('"', line_start, before - 1), text.rfind("'", line_start, before - 1))
+            if opening >= 0:
+                starts.append(opening)
+        else:
+            name_start = before
+            while (
+                name_start > 0
+                and (text[name_start - 1].isalnum() or text[name_start - 1] in "_.")
+                and text[name_start - 1].isascii()
+            ):
+                name_start -= 1
+            if name_start < before:
+                starts.append(name_start)
+    starts.sort()
+    return matches_at(pattern, text, starts)
+
+
 PAIR_RULES: tuple[Rule, ...] = (
+    Rule(
+        _CODE_DECLARATION,
+        _mask_declared,
+        in_text(any_of=('"', "'", "`")),
+        at_words(*_DECLARATION_TYPES, "QString", "CString", "const"),
+    ),
+    Rule(_CODE_COMPARISON, _mask_compared, in_text(any_of=("==", "!=")), _at_comparisons),
     Rule(_NAMED_VALUE, _mask_named_value, in_text("name", "value"), at_words("name")),
     Rule(_DOCKERFILE_ENV, _mask_named_value, in_text("ENV"), _at_env_lines),
     Rule(_PHP_DEFINE, _mask_named_value, in_text("define("), at_words("define(")),

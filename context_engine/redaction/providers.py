@@ -59,6 +59,7 @@ _SPLIT_WORDS = (
     r"new[_.-]relic", r"new[_.-]?york[_.-]?times", r"ny[_.-]times", r"private[_.-]ai", r"sumo[_.-]logic",
     r"launch[_.-]darkly", r"message[_.-]bird", r"rapid[_.-]api", r"travis[_.-]ci", r"drone[_.-]ci",
     r"digital[_.-]ocean", r"square[_.-]space", r"fresh[_.-]books", r"go[_.-]cardless", r"pager[_.-]duty",
+    r"linked[_.-]in",
 )  # fmt: skip
 # Segments after the provider's name that say what else the value is (a place, a person, a version).
 _PLAIN_AFTER_PROVIDER = PLAIN_AFTER | {
@@ -79,11 +80,33 @@ def _provider_at(segments: list[str]) -> int:
     return -1
 
 
+# An OAuth client's or an access key's id (ADOBE_CLIENT_ID, sendbird_access_id): scanners report a generated
+# one with its secret; a number (an account, a guild) or a word stays.
+_CLIENT_ID_SEGMENTS = frozenset({"client", "access", "api", "app", "user", "key", "id"})
+_MIN_CLIENT_ID = 14
+
+
+def _generated_client_id(after_provider: list[str], value: str) -> bool:
+    return (
+        bool(after_provider)
+        and after_provider[-1] == "id"
+        and set(after_provider) <= _CLIENT_ID_SEGMENTS
+        and len(value) >= _MIN_CLIENT_ID
+        and any(c.isdigit() for c in value)
+        and any(c.isalpha() for c in value)
+        and looks_random(value)
+    )
+
+
 def _mask_provider_pair(match: Match[str]) -> str:
     name, value = match.group("name"), match.group("secret")
     segments = [s.lower() for s in _SEGMENT.findall(name)]
     after = _provider_at(segments)
-    if after < 0 or any(segment in _PLAIN_AFTER_PROVIDER for segment in segments[after:]):
+    if after < 0:
+        return match.group(0)
+    if any(segment in _PLAIN_AFTER_PROVIDER for segment in segments[after:]) and not _generated_client_id(
+        segments[after:], value
+    ):
         return match.group(0)
     if len(value) < _MIN_VALUE or not looks_random(value) or is_plain_value(value, secret_is_quoted(match)):
         return match.group(0)
@@ -150,12 +173,12 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     Rule(
         pair_pattern(PROVIDER_WORDS + _SPLIT_WORDS), _mask_provider_pair, in_text(any_of=("=", ":")), _at_provider_names
     ),
-    # Facebook app access tokens: "<app id>|<app secret>" (or the "|" URL-encoded).
+    # Facebook app access tokens: "<app id>|<app secret>" (or the "|" URL-encoded, or "%" as gitleaks reads them).
     Rule(
-        re.compile(r"(?<![0-9])[0-9]{15,16}(?:\||%7C)[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"),
+        re.compile(r"(?<![0-9])[0-9]{15,16}(?:\||%7C|%)[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"),
         mask_all,
-        in_text(any_of=("|", "%7C")),
-        _either(before_mark("|", (15, 16), _DIGITS), before_mark("%7C", (15, 16), _DIGITS)),
+        in_text(any_of=("|", "%")),
+        _either(before_mark("|", (15, 16), _DIGITS), before_mark("%", (15, 16), _DIGITS)),
     ),
     # Terraform Cloud / Enterprise API tokens: <14>.atlasv1.<60-70>.
     Rule(
@@ -183,10 +206,23 @@ PROVIDER_RULES: tuple[Rule, ...] = (
     ),
     # Mailchimp API keys: 32 characters and the data centre (-us21).
     Rule(
-        re.compile(r"(?<![A-Za-z0-9_])[0-9a-z]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])"),
+        re.compile(r"(?<![A-Za-z0-9_])[0-9A-Za-z]{32}-us[0-9]{1,2}(?![A-Za-z0-9_])"),
         mask_if_random,
         in_text("-us"),
         before_mark("-us", (32,), _ALNUM),
+    ),
+    # New Relic license keys (<32 hex>FFFFNRAL, or eu01xx<26 hex>FFFFNRAL) and mobile app tokens (...-NRMA).
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9]{32}FFFFNRAL(?![A-Za-z0-9_])"),
+        mask_if_random,
+        in_text("FFFFNRAL"),
+        before_mark("FFFFNRAL", (32,), _ALNUM),
+    ),
+    Rule(
+        re.compile(r"(?<![A-Za-z0-9_])[A-Za-z0-9]{42}-NRMA(?![A-Za-z0-9_])"),
+        mask_if_random,
+        in_text("-NRMA"),
+        before_mark("-NRMA", (42,), _ALNUM),
     ),
     # Sidekiq Enterprise / Pro credentials in Bundler's environment variable.
     Rule(

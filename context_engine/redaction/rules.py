@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from collections.abc import Iterable
 from re import Match
 
 from .commands import COMMAND_RULES
@@ -41,6 +42,8 @@ from .match import (
     mask_named_unless_plain,
     mask_unless_plain,
     mask_unless_plain_literal,
+    matches_at,
+    occurrences,
     prefiltered,
     runs_of,
     secret_is_quoted,
@@ -125,10 +128,26 @@ def _mask_connection_password(match: Match[str]) -> str:
     return mask_group(match)
 
 
+# Vendor heads that ordinary words and names share (``s.`` of a Python object, ``master-`` of a branch, ``test_``):
+# the key after them must look generated and hold a digit.
+_WEAK_HEADS = ("s.", "master-", "account-", "key-", "live_", "test_", "API_KEY")
+# A segment this long after a short prefix is no word of an identifier (``api_org_<34 letters>``).
+_LONGEST_NAME_SEGMENT = 20
+
+
 def _mask_vendor_key(match: Match[str]) -> str:
     """Mask a vendor key; a lower-case identifier that shares a short prefix (``sk_learn_model``, ``am_pm``) stays."""
     key = match.group(0)
-    if key.lower() == key and "_" in key[3:].strip("_") and not looks_random(key):
+    if key.startswith(_WEAK_HEADS):
+        rest = key[len(next(h for h in _WEAK_HEADS if key.startswith(h))) :]
+        # a digit too: a CamelCase name switches case as often as a key does ("s.RelatedObjectDoesNotExist")
+        return MASK if looks_random(rest) and any(c.isdigit() for c in rest) else key
+    if (
+        key.lower() == key
+        and "_" in key[3:].strip("_")
+        and not looks_random(key)
+        and max(map(len, key.split("_"))) < _LONGEST_NAME_SEGMENT
+    ):
         return key  # snake_case words after the prefix: a name in code
     return MASK
 
@@ -136,6 +155,34 @@ def _mask_vendor_key(match: Match[str]) -> str:
 def _mask_random_group(match: Match[str]) -> str:
     """Mask the ``secret`` group when it looks generated: "Bearer <token>", not "basic troubleshooting."."""
     return mask_group(match) if looks_random(match.group("secret")) else match.group(0)
+
+
+# A rule that masks part of a token leaves the rest: the body of an Airtable token is base64 JSON, masked
+# decoded before the rules run ("oaaXXXX.v1.[REDACTED].<hex>"), a value holding "eyJ" loses only its tail
+# to the JWT rule ("mgezXXXX[REDACTED]").  The run of token characters around a mask goes too when a piece
+# of it looks generated ("hooks.slack.com/services/[REDACTED]" or "name=[REDACTED]" keep their words).
+_GLUED_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-"
+_GLUED_TO_MASK = re.compile(r"(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*\[REDACTED\][A-Za-z0-9_.-]*")
+_GLUED_PIECES = re.compile(r"\.|\[REDACTED\]")
+
+
+def _mask_glued(match: Match[str]) -> str:
+    text = match.group(0)
+    if text != MASK and any(len(p) >= 8 and looks_random(p) for p in _GLUED_PIECES.split(text)):
+        return MASK
+    return text
+
+
+def _at_glued_runs(pattern: re.Pattern[str], haystack: Haystack) -> Iterable[Match[str]]:
+    """Matches from the start of the token run before each mask (no scan of the whole text)."""
+    text = haystack.text
+    starts = []
+    for at in occurrences(text, (MASK,)):
+        start = at
+        while start > 0 and text[start - 1] in _GLUED_CHARS:
+            start -= 1
+        starts.append(start)
+    return matches_at(pattern, text, starts)
 
 
 # -- patterns -------------------------------------------------------------------------------------
@@ -148,16 +195,18 @@ _VENDOR_PREFIXES = (
     r"sk_[A-Za-z0-9_]{10,}",
     r"sk\.eyJ[A-Za-z0-9_-]{20,}\.[A-Za-z0-9_-]{20,}",
     r"gh[pousr]_[A-Za-z0-9]{10,}",
-    r"gh[pousr]_[A-Za-z0-9_]{36}",
+    r"gh[pousr]_[A-Za-z0-9_]{36,255}",
     r"github_pat_[A-Za-z0-9_]{10,}",
-    r"glpat-[A-Za-z0-9_-]{10,}(?:\.[a-z0-9]{9})?",
+    r"glpat-[A-Za-z0-9_=-]{27,300}\.[a-z0-9]{2}\.[a-z0-9]{7,9}",  # routable: <random>.<2>.<base36 9>
+    r"glpat-[A-Za-z0-9_=-]{10,}(?:\.[a-z0-9]{9})?",
     r"gl(?:ptt|dt|rt|rtr|cbt|soat|imt|oas|ft|ffct|agent|wt)-[A-Za-z0-9_-]{20,}(?:\.[a-z0-9]{9})?",
     r"GR1348941[A-Za-z0-9_-]{20,}",
     r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",
+    r"glsa_[A-Za-z0-9_]{41}",
     r"xox[abeoprs]-[A-Za-z0-9-]{10,}",
     r"xapp-[0-9]+-[A-Za-z0-9-]{10,}",
     r"AIza[A-Za-z0-9_-]{30,}",
-    r"ya29\.[A-Za-z0-9_-]{20,}",
+    r"ya29\.[A-Za-z0-9_-]{10,}",
     r"AKIA[A-Z0-9]{16}",
     r"ASIA[A-Z0-9]{16}",
     r"pplx-[A-Za-z0-9]{10,}",
@@ -168,6 +217,7 @@ _VENDOR_PREFIXES = (
     r"SG\.[A-Za-z0-9_=.-]{66}",
     r"SG\.[A-Za-z0-9_-]{10,}(?:\.[A-Za-z0-9_-]{10,})?",
     r"hf_[A-Za-z0-9]{10,}",
+    r"r8_[A-Za-z0-9_-]{37}",
     r"r8_[A-Za-z0-9]{10,}",
     r"npm_[A-Za-z0-9]{10,}",
     r"pypi-[A-Za-z0-9_-]{10,}",
@@ -191,11 +241,12 @@ _VENDOR_PREFIXES = (
     r"sq0(?:atp|csp)-[A-Za-z0-9_-]{20,}",
     r"AC(?:[a-fA-F0-9]{32}|[a-z0-9]{32})",
     r"SK(?:[a-fA-F0-9]{32}|[a-z0-9]{32})",
-    r"hv[sbr]\.[A-Za-z0-9_-]{20,}",
+    r"hv[sbr]\.[A-Za-z0-9_.-]{20,}",
+    r"s\.[A-Za-z0-9_-]{18,40}",  # Vault's legacy service token (looks generated: see _WEAK_HEADS)
     r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}",
     r"_gitlab_session=[a-z0-9]{32}",
     # from the provider rules of public secret scanners (gitleaks, detect-secrets), in their documented shapes
-    r"api_org_[A-Za-z]{30,}",
+    r"api_org_[A-Za-z0-9]{30,}",
     r"CLOJARS_[A-Za-z0-9]{60}",
     r"AKCp[A-Za-z0-9]{69}",
     r"cmVmd[A-Za-z0-9]{59}",
@@ -217,6 +268,7 @@ _VENDOR_PREFIXES = (
     r"4b1d[A-Za-z0-9]{38}",
     r"pat[A-Za-z0-9]{14}\.[a-f0-9]{64}",
     r"tfp_[A-Za-z0-9_.=-]{59}",
+    r"tfp_[A-Za-z0-9_]{40,59}",
     r"fio-u-[A-Za-z0-9_=-]{64}",
     r"figd_[A-Za-z0-9_-]{40}",
     r"AGE-SECRET-KEY-1[0-9A-Z]{58}",
@@ -236,13 +288,14 @@ _VENDOR_PREFIXES = (
     r"access-(?:sandbox|development|production)-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     r"EAA[ACM][A-Za-z0-9_-]{60,}",
     r"xkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}",
+    r"xkeysib-[A-Za-z0-9_-]{60,}",
     r"dG9rOj[A-Za-z0-9_=-]{40,}",
     r"sl\.[A-Za-z0-9_=-]{130,}",
-    r"CCIPAT_[A-Za-z0-9]{22}_[a-f0-9]{40}",
+    r"CCIPAT_[A-Za-z0-9]{22}_[A-Fa-f0-9]{40}",
     r"lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10}",
     r"pcsk_[A-Za-z0-9_-]{50,}",
     r"oy2[a-z0-9]{43}",
-    r"rubygems_[a-f0-9]{48}",
+    r"rubygems_[A-Za-z0-9]{48}",
     r"pul-[a-z0-9]{40}",
     # issue 31, measured with bench/scanner_coverage.py against gitleaks' and detect-secrets' rules
     r"p8e-[A-Za-z0-9]{32}",
@@ -252,7 +305,7 @@ _VENDOR_PREFIXES = (
     r"sq[apu]_[A-Za-z0-9_=-]{40}",
     # from trufflehog's detectors (token prefixes of common providers)
     r"aio_[A-Za-z0-9]{28}",
-    r"ddp_[A-Za-z0-9]{36}",
+    r"dd[pw]_[A-Za-z0-9]{36}",
     r"dp\.(?:ct|st|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?[A-Za-z0-9]{40,44}",
     r"CFPAT-[A-Za-z0-9_-]{43}",
     r"shltm_[A-Za-z0-9_-]{40}",
@@ -261,7 +314,7 @@ _VENDOR_PREFIXES = (
     r"sdk-[a-z0-9]{8}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{12}",
     r"nvapi-[A-Za-z0-9_-]{64}",
     r"ak_(?:live|test)_[A-Za-z0-9]{30}",
-    r"phx_[A-Za-z0-9]{43}",
+    r"phx_[A-Za-z0-9_]{43,48}",
     r"pub-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",
     r"sub-c-[0-9a-z]{8}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{4}-[0-9a-z]{12}",
     r"ramp_(?:id|sec)_[A-Za-z0-9]{40,}",
@@ -275,14 +328,52 @@ _VENDOR_PREFIXES = (
     r"tskey-[a-z]+-[A-Za-z0-9_]{4,}-[A-Za-z0-9_]{8,}",
     r"BBFF-[A-Za-z0-9]{30}",
     r"VF\.(?:(?:DM|WS)\.)?[A-Fa-f0-9]{24}\.[A-Za-z0-9]{16}",
-    r"pat-(?:na|eu)1-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+    r"pat-(?:na|eu)1-[A-Za-z0-9]{8}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{4}-[A-Za-z0-9]{12}",
+    # issue 41, measured with bench/corpus_coverage.py against trufflehog's detectors and gitleaks' rules
+    r"A3T[A-Z0-9][A-Z2-7]{16}",  # AWS key ids with the other documented heads
+    r"ABIA[A-Z2-7]{16}",
+    r"ACCA[A-Z2-7]{16}",
+    r"apify_api_[A-Za-z0-9-]{36}",
+    r"da2-[a-z0-9]{26}",  # AWS AppSync
+    r"bb_(?:pr|ma)_[a-f0-9]{30}",
+    r"ATBB[A-Za-z0-9_=.-]{12,}",  # Bitbucket app passwords
+    r"ATATT3[A-Za-z0-9_=-]{100,}",  # Atlassian API tokens
+    r"bkua_[a-z0-9]{40}",
+    r"cf[uak]t?_[A-Za-z0-9]{40}[a-f0-9]{8}",  # Cloudflare cfat_/cfut_ tokens and cfk_ global keys
+    r"figp_[A-Za-z0-9_=-]{40,54}",
+    r"fig[uo][rh]?_[A-Za-z0-9_-]{40}",
+    r"pgar_[A-Za-z0-9]{27}",
+    r"pk_(?:[0-9a-f]{34}|[A-Za-z0-9]{6}_[0-9a-f]{34})",  # Klaviyo
+    r"salad_cloud_[A-Za-z0-9]{1,7}_[A-Za-z0-9]{7,235}",
+    r"5A[Ee][Pp]861[A-Za-z0-9._=]{80,}",  # Salesforce refresh tokens
+    r"sqco_[A-Za-z0-9]{59}",
+    r"spu-[a-z0-9]{32}",
+    r"thog-(?:key-[0-9a-f]{16}|secret-[0-9a-f]{32})",
+    r"1000\.[a-f0-9]{32}\.[a-f0-9]{32}",  # Zoho
+    r"oaa[A-Za-z0-9]{14}\.v1\.[A-Za-z0-9_-]{20,}(?:\.[a-f0-9]+)?",  # Airtable OAuth
+    r"0\.A[A-Za-z0-9_-]{50,}(?:\.[0-9])?\.Ag[A-Za-z0-9_-]{100,}(?:\.A[A-Za-z0-9_-]{100,})?",  # Entra refresh
+    r"1\.A[A-Za-z0-9_-]{50,}(?:\.[0-9])?\.Ag[A-Za-z0-9_-]{100,}(?:\.A[A-Za-z0-9_-]{100,})?",
+    r"dnkey-[A-Za-z0-9=_-]{26}-[A-Za-z0-9=_-]{52}",  # Defined Networking
+    r"ZXlK[A-Za-z0-9_-]{30,}={0,2}",  # a JWT ("eyJ...") base64-encoded once more
+    r"EAAA[A-Za-z0-9_-]{22,60}",  # Square access tokens
+    # heads that ordinary words share: masked only when the rest looks generated (_WEAK_HEADS)
+    r"master-[A-Za-z0-9]{20}",  # Gemini (the exchange)
+    r"account-[A-Za-z0-9]{20}",
+    r"key-[a-z0-9]{32}",  # Mailgun
+    r"live_[a-f0-9]{35}",  # Lob
+    r"test_[a-f0-9]{35}",
+    r"API_KEY[A-Z0-9]{32}",  # Finage
 )
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 # Every character a vendor key can hold, and the shortest key (13: "sk-" + 10).
 _VENDOR_KEY_RUNS = runs_of(_ALNUM + "_.=-", 13)
 # Vendor keys with a base64 body ("+" and "/" would join the runs above with every base64 blob): their own rule.
 _BASE64_VENDOR_KEYS = (
-    r"glc_[A-Za-z0-9+/]{32,}={0,3}",
+    r"glc_[A-Za-z0-9+/=]{32,}",
+    r"ATCTT3xFfG[A-Za-z0-9+/=_-]{8,}",  # Atlassian (Confluence, Jira) API tokens
+    r"endr\+[A-Za-z0-9-]{16}",  # Endor Labs
+    r"git&[0-9]{12}&[A-Za-z0-9+/]{80,}={0,2}",  # Azure API Management repository keys
+    r"FlyV1 fm[0-9]+_[A-Za-z0-9+/=,_-]{50,}",
     r"fm[12][ar]?_[A-Za-z0-9+/]{100,}={0,3}",
     r"sntrys_eyJ[A-Za-z0-9+/=_]{50,}",
     r"ops_eyJ[A-Za-z0-9+/]{250,}={0,3}",
@@ -297,6 +388,10 @@ _BASE64_VENDOR_HEADS = (
     "ops_eyJ",
     "ABSK",
     "bedrock-api-key-",
+    "ATCTT3xFfG",
+    "endr+",
+    "git&",
+    "FlyV1 fm",
     "sc_",
     "ext_",
     "scauth_",
@@ -350,6 +445,15 @@ RULES: tuple[Rule, ...] = (
         ),
         mask_all,
         in_text("-----BEGIN", "PRIVATE KEY"),
+    ),
+    # SSH2 (RFC 4716, ssh.com and PuTTY exports) private keys: four dashes and spaces around the marker.
+    Rule(
+        re.compile(
+            r"---- BEGIN SSH2[A-Za-z0-9 _-]{0,40}PRIVATE KEY ----[\s\S]*?"
+            r"(?:---- END SSH2[A-Za-z0-9 _-]{0,40}PRIVATE KEY ----|\Z)"
+        ),
+        mask_all,
+        in_text("---- BEGIN SSH2", "PRIVATE KEY"),
     ),
     Rule(
         re.compile(_VENDOR_BEFORE + "(?:" + "|".join(_VENDOR_PREFIXES) + ")" + _VENDOR_AFTER),
@@ -454,11 +558,14 @@ RULES: tuple[Rule, ...] = (
     Rule(
         re.compile(
             r"(?:hooks\.slack\.com/(?:services|workflows|triggers)/|discord(?:app)?\.com/api/webhooks/"
-            r"[0-9]+/|webhook\.office\.com/webhookb2/|hooks\.zapier\.com/hooks/catch/|\.tines\.com/webhook/)"
+            r"[0-9]+/|webhook\.office\.com/webhookb2/|hooks\.zapier\.com/hooks/catch/|\.tines\.com/webhook/"
+            r"|api\.softlayer\.com/soap/v3(?:\.1)?/)"
             r"(?P<secret>[A-Za-z0-9_/@+-]+)"
         ),
         mask_group,
-        in_text(any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/", "hooks.zapier.com/", ".tines.com/")),
+        in_text(
+            any_of=("hooks.slack.com/", "/api/webhooks/", "/webhookb2/", "hooks.zapier.com/", ".tines.com/", "/soap/v3")
+        ),
         at_words(
             "hooks.slack.com/",
             "discord.com/api/webhooks/",
@@ -466,6 +573,7 @@ RULES: tuple[Rule, ...] = (
             "webhook.office.com/",
             "hooks.zapier.com/",
             ".tines.com/",
+            "api.softlayer.com/",
         ),
     ),
     # Azure storage and service-bus connection strings (AccountKey=...;).
@@ -552,7 +660,7 @@ RULES: tuple[Rule, ...] = (
     # quote of a connectionString="..." attribute.
     Rule(
         re.compile(
-            r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=[ \t]*(?P<secret>"
+            r"(?i)(?<![A-Za-z0-9_$])(?P<key>pwd|passw(?:or)?d)[ \t]*=(?![=>])[ \t]*(?P<secret>"
             + _NOT_A_LOOKUP
             + r"(?:\{(?:[^}\r\n]|\}\})*\}|[^;\s'\"=&](?:[^;\r\n'\"=&]*[^;\s'\"=&])?(?=[ \t]*[;'\"])|[^;\s'\"&]+))"
         ),
@@ -640,4 +748,6 @@ RULES: tuple[Rule, ...] = (
     *PAIR_RULES,
     # Keys named only for their provider, and provider shapes without a literal head (redact_providers.py).
     *PROVIDER_RULES,
+    # What a partial mask left of a token: the rest glued to the mask or joined to it by dots.
+    Rule(_GLUED_TO_MASK, _mask_glued, in_text(MASK), _at_glued_runs),
 )

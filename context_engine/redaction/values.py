@@ -160,7 +160,8 @@ def name_kind(name: str) -> str | None:
         return None  # the shell's working directory (PWD=/home/...), in every `env` dump
     for i in range(len(segments) - 1, -1, -1):
         segment = segments[i]
-        strong = segment in _STRONG or segment.startswith("passw") or segment.endswith(_GLUED_STRONG)
+        # "contrase" is Spanish's contraseña / contrasena (the ñ splits the segment)
+        strong = segment in _STRONG or segment.startswith(("passw", "contrase")) or segment.endswith(_GLUED_STRONG)
         if not strong and segment not in _WEAK:
             continue
         if any(after in _PLAIN_AFTER for after in segments[i + 1 :]):
