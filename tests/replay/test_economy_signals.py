@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import importlib.util
 import sys
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
-from economy_signals import SessionIndex, table
+# the bench's module, loaded by path (bench/ is no package, and tests never edit sys.path)
+_spec = importlib.util.spec_from_file_location(
+    "economy_signals", Path(__file__).resolve().parents[2] / "bench" / "economy_signals.py"
+)
+assert _spec and _spec.loader
+_signals = importlib.util.module_from_spec(_spec)
+sys.modules["economy_signals"] = _signals  # dataclasses look their module up by name
+_spec.loader.exec_module(_signals)
+SessionIndex, table = _signals.SessionIndex, _signals.table
 
 
 def call(cid: str, command: str) -> dict[str, Any]:
