@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
@@ -35,6 +35,11 @@ from . import engine_tools
 from .shared_engine import SharedEngine, routed
 
 logger = logging.getLogger(__name__)
+
+
+def no_history() -> list[Any] | None:
+    """No live history at a pressure check (no host on the stack): the last request's own count is the floor."""
+    return None
 
 
 class StowageEngineCore:
@@ -87,6 +92,9 @@ class StowageEngineCore:
         # this agent's session (a copy starts a fresh one) and the sharing of this object (never copied)
         self.state = SessionState.new(self.settings)
         self.sharing: SharedEngine[StowageEngineCore] = SharedEngine()
+        # the host's live history at a pressure check (its calls carry only a rough figure): the request it is
+        # about to send is counted from it (host/calling_agent.calling_history); None where it cannot be had
+        self.live_history: Callable[[], list[Any] | None] = no_history
 
     @property
     def name(self) -> str:
@@ -169,7 +177,7 @@ class StowageEngineCore:
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
         """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
-        return self.state.decide(tokens, self.limits, self.host)
+        return self.state.decide(tokens, self.limits, self.host, self.live_history())
 
     @routed
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
@@ -177,7 +185,9 @@ class StowageEngineCore:
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over: on
         every host, the decision to compact follows what is sent (a turn's preflight on 0.20+ counts the whole
         history, its pre-API gate the request select_context chose)."""
-        return self.state.defer_preflight(as_int(rough_tokens), self.threshold_tokens, self.host.selects_context)
+        return self.state.defer_preflight(
+            as_int(rough_tokens), self.threshold_tokens, self.host.selects_context, self.live_history()
+        )
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         return has_content(self.settings, messages)

@@ -16,11 +16,12 @@ import logging
 from typing import Any
 
 from ..ahead import take_early
-from ..ahead.decide import OverTrigger, await_over_trigger
+from ..ahead.decide import OverTrigger, await_over_trigger, passes_ceiling
 from ..chat.messages import Message, is_real_user_turn, last_index, message_text
 from ..compaction.compactor import CompactionOutcome, compact
 from ..compaction.preview import CompactionPreview, preview_compaction
 from ..config.settings import Settings
+from ..policy.request_count import SentRequest
 from ..policy.thresholds import as_int, compaction_decision
 from ..records.compaction_record import LOG_LIMIT, CompactionRecord
 from ..records.host_contract import HostFacts
@@ -38,25 +39,35 @@ class CompactionRun(SessionParts):
     """The session's compactions, their decision, dry run and status line."""
 
     # -- the decision -----------------------------------------------------------------------
-    def decide(self, tokens: int, limits: Limits, host: HostFacts | None = None) -> tuple[bool, str | None]:
+    def decide(
+        self, tokens: int, limits: Limits, host: HostFacts | None = None, history: Any = None
+    ) -> tuple[bool, str | None]:
         """Whether to compact at ``tokens``, and why not when compaction is blocked (``should_compress_info``).
 
-        ``host`` None (the dry run) only answers: no summary is asked for or awaited.
+        ``host`` None (the dry run) only answers: no summary is asked for or awaited.  ``history`` is the host's
+        live history when the call brings it: the request it makes is counted with the tokenizer, and one that
+        would pass the ceiling compacts first, whatever the host's characters/4 figure says.
         """
+        if host is not None:
+            counted = self.judged_request(history)
+            if counted is not None and passes_ceiling(counted, limits.context_length):
+                tokens = max(tokens, counted)
         if self.prepared_due(tokens, limits):  # its summary is ready: compact now, before the trigger
             tokens = max(tokens, limits.threshold_tokens)
-        elif host is not None and self.awaits_summary(tokens, limits, host):
+        elif host is not None and self.awaits_summary(tokens, limits, host, history):
             return False, None  # its summary is being written: compact once it is ready, not blocking for it
         return compaction_decision(tokens, limits.threshold_tokens, self.governor)
 
-    def awaits_summary(self, tokens: int, limits: Limits, host: HostFacts) -> bool:
+    def awaits_summary(self, tokens: int, limits: Limits, host: HostFacts, history: Any = None) -> bool:
         """Over the trigger: let the requests go on while the compaction's summary is written, instead of waiting.
 
         A single large step (a long tool output, a new task) can take the
         request over the trigger before its summary is ready, or before one was
         started; compacting then blocks the turn for the model's call.  The
-        rule is :func:`..ahead.decide.await_over_trigger`, on the request as
-        sent; the summary is started by a request's ``pre_api_request`` hook
+        rule is :func:`..ahead.decide.await_over_trigger`, on the request as it
+        will be sent, counted with the tokenizer where the real count is missing
+        or stale (:meth:`request_as_sent`, ``history`` the host's live history);
+        the summary is started by a request's ``pre_api_request`` hook
         (``Preparation.prepare_during_turn``): on a host where that hook has not
         reached the engine, nothing is awaited that is not already being written.
         """
@@ -64,7 +75,7 @@ class CompactionRun(SessionParts):
         if limits.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens < threshold:
             return False
         if not await_over_trigger(
-            self.request_as_sent(host, tokens),
+            self.request_as_sent(host, tokens, history),
             limits.context_length,
             self.over_trigger,
             writing=self.ahead.writing(),
@@ -138,6 +149,7 @@ class CompactionRun(SessionParts):
         host.compress_gets_memory = host.compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
         self.over_trigger = OverTrigger()  # the next compaction starts afresh
+        self.sent_request = SentRequest()  # the requests after it are counted afresh
         clock = self.ahead.clock
         started = clock()
         outcome = compact(

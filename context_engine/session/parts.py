@@ -18,6 +18,7 @@ summary call.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import threading
 import time
@@ -36,6 +37,7 @@ from ..compaction.prune import PruneSettings
 from ..config.settings import Settings
 from ..policy.fixed_part import FixedPart
 from ..policy.governor import Governor, GovernorPolicy
+from ..policy.request_count import SentRequest, conversation_of, judged_request
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
 from ..records.host_contract import HostFacts
@@ -97,6 +99,7 @@ class SessionParts:
     # pre-API gate), while the first of a turn is its preflight over the whole history (turn_context.py)
     turn_selected: bool = False
     over_trigger: OverTrigger = field(default_factory=OverTrigger)  # the requests a compaction lets go on
+    sent_request: SentRequest = field(default_factory=SentRequest)  # the newest request as sent, counted
     # one compaction or preparation at a time (held while either reads and writes the session's history figures)
     lock: AbstractContextManager[Any] = field(default_factory=threading.RLock, repr=False, compare=False)
 
@@ -149,8 +152,12 @@ class SessionParts:
         self.store.response_received()  # a new tool batch: the size cap stops sparing the one before the last
         prompt = as_int(usage.get("prompt_tokens"))
         if prompt <= 0:
-            return  # {} after a compaction, or a provider without usage: keep the sentinel
+            # a provider without usage (the host passes {} while it awaits the verdict on a compaction): keep the
+            # host's sentinel, but no real count is coming; latched, the flag would defer every preflight for good
+            self.awaiting_real_usage_after_compression = False
+            return
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
+        self.sent_request = dataclasses.replace(self.sent_request, real=prompt)
         self.rough_basis.usage_arrived()
         self.over_trigger.sent(threshold_tokens > 0 and prompt >= threshold_tokens)
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))
@@ -164,15 +171,23 @@ class SessionParts:
                 self.governor.ineffective_streak,
             )
 
-    def defer_preflight(self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool) -> bool:
+    def defer_preflight(
+        self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool, history: Any = None
+    ) -> bool:
         """Whether the host's rough pre-turn estimate should wait for the real count (``thresholds.defer_preflight``).
 
         Right after a compaction the rough figure can stay over the threshold
         although the real prompt fits; with the view on, it can be over only
         by what the view leaves out.  The figure is remembered as the basis of
-        the next estimate (:class:`~..policy.thresholds.RoughBasis`).
+        the next estimate (:class:`~..policy.thresholds.RoughBasis`).  Never
+        deferred when the request as it will be sent, counted with the
+        tokenizer (:meth:`judged_request`; ``history`` the host's live
+        history), reaches the threshold: a deferred check lets the request go.
         """
         self.rough_basis.ask(rough_tokens)
+        counted = self.judged_request(history)
+        if counted is not None and threshold_tokens > 0 and counted >= threshold_tokens:
+            return False
         return self.awaiting_real_usage_after_compression or defer_preflight(
             rough_tokens,
             threshold_tokens,
@@ -182,8 +197,39 @@ class SessionParts:
             estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
         )
 
-    def request_as_sent(self, host: HostFacts, approx: int) -> int:
+    def judged_request(self, history: Any = None) -> int | None:
+        """The next request as it will be sent, counted with the tokenizer (``request_count.judged_request``).
+
+        ``history`` is the host's live history when the call brings it: the
+        messages since the last request are counted (each once, cached);
+        without it, the last request's own size.  None before any request and
+        right after a compaction.
+        """
+        conversation = conversation_of(history) if isinstance(history, list) else None
+        return judged_request(self.sent_request, conversation, self.counter.count_message)
+
+    def note_sent(self, messages: list[Message], threshold_tokens: int) -> None:
+        """A request goes out as the view shaped it: count it (the tokenizer's figures of the view and the tools).
+
+        The previous request got no usage back (a provider without usage):
+        its own count stands in for the provider's, so the requests over the
+        trigger are still counted (:class:`~..ahead.decide.OverTrigger`) and such
+        a provider still compacts at the trigger.
+        """
+        previous = self.sent_request
+        if previous.tokens > 0 and previous.real <= 0:
+            self.over_trigger.sent(threshold_tokens > 0 and previous.tokens >= threshold_tokens)
+        self.sent_request = SentRequest(
+            tokens=as_int(self.view.stats.last.get("sent_tokens")) + self.tools_tokens.tokens,
+            conversation_messages=len(conversation_of(messages)),
+        )
+
+    def request_as_sent(self, host: HostFacts, approx: int, history: Any = None) -> int:
         """The host's figure ``approx`` for the next request, on the trigger's basis: the request as sent.
+
+        At least the tokenizer's count of it (:meth:`judged_request`; ``history``
+        the host's live history): the host's figure is characters/4, and the
+        real count is missing until usage comes back, or for good.
 
         A host's preflight (and an older host's pre-API check) estimates the
         whole history, while the view sends less: the request is the last real
@@ -194,6 +240,10 @@ class SessionParts:
         already, and the check after a tool batch passes the last real prompt.
         0 right after a compaction (the host's -1) and before any usage.
         """
+        counted = self.judged_request(history) or 0
+        return max(self._rough_request_as_sent(host, approx), counted)
+
+    def _rough_request_as_sent(self, host: HostFacts, approx: int) -> int:
         last = self.last_real_prompt_tokens if self.last_prompt_tokens > 0 else 0
         if approx <= 0 or approx == last:
             return last  # none, or the real figure itself (the host's check after a tool batch passes it)
@@ -294,6 +344,7 @@ class SessionParts:
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False
         self.over_trigger = OverTrigger()
+        self.sent_request = SentRequest()
         self.last_outcome = None
         self.rough_basis = RoughBasis()
         self.turn_end_full = 0
