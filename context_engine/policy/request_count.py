@@ -26,6 +26,12 @@ class SentRequest:
     conversation_messages: int = 0  # its messages other than the system prompt: the history it was shaped from
     real: int = 0  # the provider's count of it, once usage came back (0: not yet, or a provider without usage)
 
+    @classmethod
+    def fixed_part_only(cls, fixed_tokens: int) -> "SentRequest":
+        """The basis right after a compaction: a request of the system prompt and tool schemas alone, so the
+        next request is judged as them plus the whole (compacted) history (none when they are not known)."""
+        return cls(tokens=max(0, fixed_tokens))
+
     def counted_figure(self) -> int:
         """Its size: the provider's count when there is one, else the tokenizer's."""
         return self.real if self.real > 0 else self.tokens

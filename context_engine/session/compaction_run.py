@@ -16,7 +16,7 @@ import logging
 from typing import Any
 
 from ..ahead import take_early
-from ..ahead.decide import OverTrigger, await_over_trigger, passes_ceiling
+from ..ahead.decide import OverTrigger, await_over_trigger
 from ..chat.messages import Message, is_real_user_turn, last_index, message_text
 from ..compaction.compactor import CompactionOutcome, compact
 from ..compaction.preview import CompactionPreview, preview_compaction
@@ -48,15 +48,14 @@ class CompactionRun(SessionParts):
         live history when the call brings it: the request it makes is counted with the tokenizer, and one that
         would pass the ceiling compacts first, whatever the host's characters/4 figure says.
         """
-        if host is not None:
-            counted = self.judged_request(history)
-            if counted is not None and passes_ceiling(counted, limits.context_length):
-                tokens = max(tokens, counted)
+        past_ceiling = host is not None and self.passes_ceiling(history, limits)
+        if past_ceiling:
+            tokens = max(tokens, self.judged_request(history) or 0)
         if self.prepared_due(tokens, limits):  # its summary is ready: compact now, before the trigger
             tokens = max(tokens, limits.threshold_tokens)
         elif host is not None and self.awaits_summary(tokens, limits, host, history):
             return False, None  # its summary is being written: compact once it is ready, not blocking for it
-        return compaction_decision(tokens, limits.threshold_tokens, self.governor)
+        return compaction_decision(tokens, limits.threshold_tokens, self.governor, past_ceiling=past_ceiling)
 
     def awaits_summary(self, tokens: int, limits: Limits, host: HostFacts, history: Any = None) -> bool:
         """Over the trigger: let the requests go on while the compaction's summary is written, instead of waiting.
@@ -136,7 +135,11 @@ class CompactionRun(SessionParts):
         governor = self.governor
         newest = last_index(messages, is_real_user_turn)
         governor.observe_turn_key(message_text(messages[newest]) if newest >= 0 else None)
-        overflowing = bool(current_tokens and limits.context_length and current_tokens >= limits.context_length)
+        # the request this history makes would still pass the ceiling (counted, e.g. a prepared window's longer tail
+        # kept a large paste): compact again, even twice a turn
+        overflowing = self.passes_ceiling(messages, limits) or bool(
+            current_tokens and limits.context_length and current_tokens >= limits.context_length
+        )
         if not force and not overflowing and governor.compacted_this_turn():
             logger.info("stowage: already compacted this turn; skipping (use /compress to force)")
             return messages
@@ -149,7 +152,8 @@ class CompactionRun(SessionParts):
         host.compress_gets_memory = host.compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
         self.over_trigger = OverTrigger()  # the next compaction starts afresh
-        self.sent_request = SentRequest()  # the requests after it are counted afresh
+        # the requests after it are counted afresh: until the next one is sent, the whole history is the growth
+        self.sent_request = SentRequest.fixed_part_only(self.fixed_part.tokens)
         clock = self.ahead.clock
         started = clock()
         outcome = compact(

@@ -28,7 +28,7 @@ from typing import Any, Callable, Self
 
 from ...tool_search.session import ToolSearchSession
 from ..ahead import AheadSummaries
-from ..ahead.decide import OverTrigger
+from ..ahead.decide import OverTrigger, passes_ceiling
 from ..chat.messages import Message
 from ..chat.tokens import TokenCounter
 from ..compaction.compactor import CompactionOutcome, CompactionPlan
@@ -207,6 +207,11 @@ class SessionParts:
         """
         conversation = conversation_of(history) if isinstance(history, list) else None
         return judged_request(self.sent_request, conversation, self.counter.count_message)
+
+    def passes_ceiling(self, messages: Any, limits: Limits) -> bool:
+        """The request ``messages`` (the live history) make would pass the ceiling, counted with the tokenizer."""
+        counted = self.judged_request(messages)
+        return counted is not None and passes_ceiling(counted, limits.context_length)
 
     def note_sent(self, messages: list[Message], threshold_tokens: int) -> None:
         """A request goes out as the view shaped it: count it (the tokenizer's figures of the view and the tools).

@@ -138,4 +138,8 @@ def test_a_compaction_starts_the_count_afresh():
     shaped(engine, msgs)
     assert engine.state.sent_request.tokens > 0
     engine.compress(msgs, engine.threshold_tokens + 1)
-    assert engine.state.sent_request == SentRequest()
+    # until the next request is sent, the next one is the system prompt and tools plus the whole compacted history
+    assert engine.state.sent_request == SentRequest.fixed_part_only(engine.state.fixed_part.tokens)
+    assert engine.state.judged_request(msgs[:3]) == engine.state.fixed_part.tokens + sum(
+        map(engine.state.counter.count_message, msgs[:3])
+    )
