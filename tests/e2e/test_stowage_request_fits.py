@@ -178,7 +178,7 @@ def test_a_provider_without_usage_compacts_at_the_trigger(fake_llm: FakeLLMServe
 
 # -- a hung summary model with a preparation in flight -------------------------------------------------------------
 HUNG_SECONDS = 600.0  # the summary model never answers within the test
-DEADLINE = 20  # stowage.compaction.summary_timeout_seconds: the compaction's deadline and the call's timeout
+DEADLINE = 45  # stowage.compaction.summary_timeout_seconds: the compaction's deadline and the call's timeout
 
 
 def test_a_hung_summary_model_is_called_once(fake_llm: FakeLLMServer, make_home) -> None:
@@ -190,14 +190,17 @@ def test_a_hung_summary_model_is_called_once(fake_llm: FakeLLMServer, make_home)
     # the last warm-up turn reports a request in the band where a summary is prepared at its end
     band = int(128_000 * KEYS_BY_PATH["view.compact_at"].default * 0.93)
     fake_llm.on(Match.user_turn("NEAR "), Reply.say("near", usage={"prompt_tokens": band}))
-    # the next turn outgrows the prepared window and reports a request over the ceiling: it compacts at once
+    # the next turn outgrows the prepared window (a long message, older than the compacting turn's own), and the
+    # one after reports a request over the ceiling: it compacts at once, for another window than the one in flight
+    fake_llm.on(Match.user_turn("LONG "), Reply.say("long noted"))
     fake_llm.on(
         Match.user_turn("JUMP "),
         Reply.tool(ToolCall("harness_echo", {"text": "jump"}, id="call_jump"), usage={"prompt_tokens": 112_000}),
     )
     fake_llm.on(Match.after_tool_result("call_jump"), Reply.say("jump finished"))
     scenario = warm_up(Scenario(), 4).turn("NEAR the trigger", id="near")
-    scenario.turn(f"JUMP with these notes: {english(15_000, seed=5)}", id="jump").turn("after", id="after")
+    scenario.turn(f"LONG notes to keep: {english(15_000, seed=5)}", id="long")
+    scenario.turn("JUMP now", id="jump").turn("after", id="after")
 
     result = run_scenario(home, scenario, check=True, timeout=600)
 
