@@ -42,17 +42,21 @@ def conversation_of(messages: Sequence[Any]) -> list[Any]:
     return [m for m in messages if not (isinstance(m, dict) and m.get("role") in ("system", "developer"))]
 
 
-def judged_request(sent: SentRequest, conversation: Sequence[Any] | None, count: CountMessage) -> int | None:
+def judged_request(
+    sent: SentRequest, conversation: Sequence[Any] | None, count: CountMessage, *, provider_count: bool = True
+) -> int | None:
     """The next request as it will be sent: the last one plus the messages that came since, counted.
 
     ``conversation`` is the live history without its system prompt (None:
     not known, then the last request's own size is the floor).  None when
     nothing was sent yet, or when the history is shorter than the last
     request's (a compaction since): there is no basis then.
+    ``provider_count`` False judges on the tokenizer's count of the last
+    request alone: what the content itself weighs, whatever was reported.
     """
     if sent.tokens <= 0:
         return None
-    basis = sent.counted_figure()
+    basis = sent.counted_figure() if provider_count else sent.tokens
     if conversation is None:
         return basis
     if len(conversation) < sent.conversation_messages:

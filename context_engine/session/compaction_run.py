@@ -137,6 +137,7 @@ class CompactionRun(SessionParts):
         governor.observe_turn_key(message_text(messages[newest]) if newest >= 0 else None)
         # the request this history makes would still pass the ceiling (counted, e.g. a prepared window's longer tail
         # kept a large paste): compact again, even twice a turn
+        to_fit = self.passes_ceiling(messages, limits, provider_count=False)  # the content itself is too large
         overflowing = self.passes_ceiling(messages, limits) or bool(
             current_tokens and limits.context_length and current_tokens >= limits.context_length
         )
@@ -158,7 +159,7 @@ class CompactionRun(SessionParts):
         started = clock()
         outcome = compact(
             messages,
-            self.compaction_plan(limits, force=force),
+            self.compaction_plan(limits, force=force, to_fit=to_fit),
             count=self.counter.estimate_message,
             summarize=summarize,
             focus_topic=focus_topic or None,

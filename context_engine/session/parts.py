@@ -197,7 +197,7 @@ class SessionParts:
             estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
         )
 
-    def judged_request(self, history: Any = None) -> int | None:
+    def judged_request(self, history: Any = None, *, provider_count: bool = True) -> int | None:
         """The next request as it will be sent, counted with the tokenizer (``request_count.judged_request``).
 
         ``history`` is the host's live history when the call brings it: the
@@ -206,11 +206,14 @@ class SessionParts:
         right after a compaction.
         """
         conversation = conversation_of(history) if isinstance(history, list) else None
-        return judged_request(self.sent_request, conversation, self.counter.count_message)
+        return judged_request(
+            self.sent_request, conversation, self.counter.count_message, provider_count=provider_count
+        )
 
-    def passes_ceiling(self, messages: Any, limits: Limits) -> bool:
-        """The request ``messages`` (the live history) make would pass the ceiling, counted with the tokenizer."""
-        counted = self.judged_request(messages)
+    def passes_ceiling(self, messages: Any, limits: Limits, *, provider_count: bool = True) -> bool:
+        """The request ``messages`` (the live history) make would pass the ceiling, counted with the tokenizer
+        (``provider_count`` False: on the tokenizer's count of the last request, not the provider's)."""
+        counted = self.judged_request(messages, provider_count=provider_count)
         return counted is not None and passes_ceiling(counted, limits.context_length)
 
     def note_sent(self, messages: list[Message], threshold_tokens: int) -> None:
@@ -275,12 +278,15 @@ class SessionParts:
         """The tokens of newest history a compaction keeps verbatim (``thresholds.tail_budget_tokens``)."""
         return tail_budget_tokens(limits.settings, self.view.settings, limits.threshold_tokens)
 
-    def compaction_plan(self, limits: Limits, *, force: bool = False) -> CompactionPlan:
+    def compaction_plan(self, limits: Limits, *, force: bool = False, to_fit: bool = False) -> CompactionPlan:
         """The numbers of a compaction now.
 
         A forced compaction (``/compress``) keeps only the tail's message floor:
         the user asked to compact now, and a tail sized by the token budget may
-        already hold everything since the last compaction.
+        already hold everything since the last compaction.  One whose content
+        itself would pass the ceiling (``to_fit``: a large paste) keeps no
+        longer tail for a prepared window: a short prepared prefix would leave
+        the request over the window, and a host that sees no progress gives up.
         """
         c = limits.settings.compaction
         tail = self.tail_budget_tokens(limits)
@@ -296,7 +302,7 @@ class SessionParts:
             profile=c.provider_profile,
             prune=PruneSettings(min_chars=c.prune_min_chars, max_args_chars=c.max_tool_args_chars),
             # a prepared window may leave a longer tail: by what the request grew since it was prepared
-            prepared_tail_tokens=tail + int(limits.threshold_tokens * max(0.0, 1 - c.prepare_at)),
+            prepared_tail_tokens=tail + (0 if to_fit else int(limits.threshold_tokens * max(0.0, 1 - c.prepare_at))),
         )
 
     def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
