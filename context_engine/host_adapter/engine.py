@@ -167,7 +167,7 @@ class StowageEngineCore:
     @routed
     def update_from_response(self, usage: dict[str, Any], **_: Any) -> None:
         """Real usage after an API call (an empty dict keeps the host's sentinel)."""
-        self.state.record_usage(usage, self.threshold_tokens)
+        self.state.record_usage(usage, self.threshold_tokens, self.live_history())
 
     def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""

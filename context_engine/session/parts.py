@@ -145,8 +145,13 @@ class SessionParts:
         if previous is not None and previous != session_id:
             self.reset_for_new_session()
 
-    def record_usage(self, usage: Any, threshold_tokens: int) -> None:
-        """The host's usage after an API call; the first real count after a compaction is the verdict on it."""
+    def record_usage(self, usage: Any, threshold_tokens: int, history: Any = None) -> None:
+        """The host's usage after an API call; the first real count after a compaction is the verdict on it.
+
+        ``history`` is the host's live history at that moment (what the request carried): on a host without
+        request middleware (0.13.0 - 0.16.x) no request was counted as sent, so the provider's count of this one,
+        with the history it carried, is the basis the next request is judged on (:meth:`judged_request`).
+        """
         usage = usage if isinstance(usage, dict) else {}
         self.governor.api_call()
         self.store.response_received()  # a new tool batch: the size cap stops sparing the one before the last
@@ -157,7 +162,10 @@ class SessionParts:
             self.awaiting_real_usage_after_compression = False
             return
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
-        self.sent_request = dataclasses.replace(self.sent_request, real=prompt)
+        if self.sent_request.tokens > 0 and self.sent_request.real <= 0:  # the request the session counted as sent
+            self.sent_request = dataclasses.replace(self.sent_request, real=prompt)
+        elif isinstance(history, list):  # no request was counted since the last usage: no middleware
+            self.sent_request = SentRequest(prompt, len(conversation_of(history)), real=prompt)
         self.rough_basis.usage_arrived()
         self.over_trigger.sent(threshold_tokens > 0 and prompt >= threshold_tokens)
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))

@@ -143,3 +143,16 @@ def test_a_compaction_starts_the_count_afresh():
     assert engine.state.judged_request(msgs[:3]) == engine.state.fixed_part.tokens + sum(
         map(engine.state.counter.count_message, msgs[:3])
     )
+
+
+def test_without_request_middleware_the_providers_count_and_the_history_it_carried_are_the_basis():
+    """0.13.0 - 0.16.x send the whole history with no middleware: the usage, with the live history at that
+    moment, is what the next request is judged on."""
+    engine = make_engine(model=RecordingModel())
+    msgs = history(turns=4)
+    engine.live_history = lambda: msgs
+    engine.update_from_response({"prompt_tokens": 9_000})
+    assert engine.state.sent_request == SentRequest(9_000, len(msgs), real=9_000)
+    pasted = msgs + [{"role": "user", "content": chinese(2_000)}]
+    grown = engine.state.judged_request(pasted)
+    assert grown == 9_000 + engine.state.counter.count_message(pasted[-1])
