@@ -8,6 +8,10 @@ counted with the tokenizer, stays under the ceiling (0.85 of the window): a
 Chinese paste (characters/4 undercounts it about 2.5-fold here) compacts
 first, and a provider that never reports usage still compacts at the trigger.
 A hung summary model with a preparation in flight gets exactly one call.
+
+Before the fix (9579bc0) these failed on 0.19.0 (4 of 4) and 0.22.2 (3 of 4: its own estimate counts a Chinese
+character as one token, so it compacted that paste itself); on 0.13.0 all four passed already: without request
+middleware there is no lean view and no summary started during a turn, so it compacts at the trigger.
 """
 
 from __future__ import annotations
