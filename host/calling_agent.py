@@ -37,3 +37,30 @@ def calling_agent() -> Any:
                     return local[name]
         frame = frame.f_back
     return None
+
+
+HOST_MODULES = ("run_agent", "agent.")  # where Hermes's agent loop lives (0.13.0: run_agent; 0.17.0+: agent/)
+HISTORY_NAME = "messages"  # the loop's live history, the list compress() receives
+
+
+def calling_history() -> list[Any] | None:
+    """The live history of the Hermes loop that made this call (its ``messages``), or None.
+
+    The host's pressure checks (``should_compress``, the preflight deferral)
+    carry only a characters/4 figure of the request it is about to send; the
+    loop making the call holds the history itself, which the engine counts
+    with the tokenizer.  Only Hermes's own frames are read, nearest first.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    for _ in range(MAX_FRAMES):
+        if frame is None:
+            return None
+        module = frame.f_globals.get("__name__", "")
+        if isinstance(module, str) and (module == HOST_MODULES[0] or module.startswith(HOST_MODULES[1])):
+            code = frame.f_code
+            if HISTORY_NAME in code.co_varnames or HISTORY_NAME in code.co_cellvars:
+                history = frame.f_locals.get(HISTORY_NAME)
+                if isinstance(history, list):
+                    return history
+        frame = frame.f_back
+    return None

@@ -17,7 +17,7 @@ from ..context_engine.host_adapter.engine import StowageEngineCore
 from ..context_engine.summary.deadline import TIMEOUT_KEY
 from . import sessions
 from .aux_summary import summarize_with_aux
-from .calling_agent import calling_agent
+from .calling_agent import calling_agent, calling_history
 from .host_config import hermes_home
 from .tool_search_glue import dispatch_with_hermes
 
@@ -37,6 +37,7 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
         self.summary_model = _summarize_with_deadline
         self.config_error = config_error
         self.sharing.identify = calling_agent  # one engine object for every agent (0.13-0.17): tell them apart
+        self.live_history = calling_history  # the loop's history at a pressure check: the request is counted
         if config_error is None:
             self.attach_store_home(hermes_home())
 

@@ -70,12 +70,24 @@ class OverTrigger:
         return self.requests >= AWAIT_REQUESTS and not self.started
 
 
+def passes_ceiling(sent_tokens: int, window: int) -> bool:
+    """The request as it will be sent would pass :data:`AWAIT_CEILING` of the ``window``: it compacts first.
+
+    Whatever the host's own figure says (characters/4 undercounts dense
+    scripts about four-fold): no turn goes on into a request the provider
+    would refuse, or one the next large step could not follow.
+    """
+    return window > 0 and sent_tokens > AWAIT_CEILING * window
+
+
 def await_over_trigger(
     sent_tokens: int, window: int, over: OverTrigger, *, writing: bool, prepared: bool, can_start: bool = True
 ) -> bool:
     """Over the trigger: let this request go on, uncompacted, instead of blocking the turn for the summary model?
 
-    ``sent_tokens`` is the request as sent.  Yes while the summary is being
+    ``sent_tokens`` is the request as it will be sent, counted with the
+    tokenizer where the real count is missing or stale
+    (``SessionParts.request_as_sent``).  Yes while the summary is being
     written (``writing``), up to :data:`AWAIT_CEILING` of the ``window``, where
     a next large step still fits.  With nothing written: the first
     :data:`AWAIT_REQUESTS` go on and start nothing (a large newest output is
@@ -87,7 +99,7 @@ def await_over_trigger(
     attached, no backoff).  A reply that is ready, or one for another window
     (``prepared``), is compacted with now.
     """
-    if window <= 0 or sent_tokens > AWAIT_CEILING * window:
+    if window <= 0 or passes_ceiling(sent_tokens, window):
         return False
     if writing:
         return True

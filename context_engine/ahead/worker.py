@@ -5,7 +5,11 @@ writing its reply.  The compaction asks it (through the compactor's
 ``PreparedSummaries`` protocol) for the window to summarize and for the
 reply to a prompt; only a reply whose key matches is ever returned, and a
 running one is waited for, within the compaction's one deadline, rather
-than calling the model a second time.  Whatever is not used is discarded
+than calling the model a second time.  One summary call is in flight at a
+time: a call made ahead that has not returned (for another window, or
+dropped as outgrown) blocks a new preparation, and the compaction waits for
+it before calling the model itself; a hung model costs one call and one
+timeout.  Whatever is not used is discarded
 and counted: it was a wasted call.
 
 A failed call is counted once, by whoever holds the job when it fails:
@@ -95,6 +99,8 @@ class AheadSummaries:
     def _init_state(self) -> None:
         self._lock = threading.Lock()
         self._run: _Run | None = None
+        # the newest summary call made ahead, until it returns: dropped or claimed, it is still the model's one call
+        self._calling: _Run | None = None
         self.counts = {"prepared": 0, "used": 0, "discarded": 0, "failed": 0, "wasted_tokens": 0}
         self.pace = Pace()  # recent requests and the model's latency: when to start (pace.due)
         self.clock: Clock = time.monotonic
@@ -123,9 +129,17 @@ class AheadSummaries:
 
     @property
     def running(self) -> bool:
-        """A preparation is still waiting for its reply (never start a second one)."""
-        run = self._run
-        return run is not None and not run.done.is_set()
+        """A summary call made ahead has not returned yet, even one dropped since: never start a second one.
+
+        A hung model then costs one call, however often the history outgrows
+        the window it was asked for.
+        """
+        return self.call_in_flight() is not None
+
+    def call_in_flight(self) -> _Run | None:
+        """The summary call made ahead that has not returned yet (pending, claimed or dropped), or None."""
+        run = self._calling
+        return run if run is not None and not run.done.is_set() else None
 
     def start(
         self, job: SummaryJob, summarize: Summarizer, on_failure: FailureHook | None = None, *, prompt_tokens: int = 0
@@ -139,7 +153,7 @@ class AheadSummaries:
         run = _Run(job, self.clock, prompt_tokens)
         with self._lock:
             self._drop_locked("replaced by a newer window")
-            self._run = run
+            self._run = self._calling = run
             self.counts["prepared"] += 1
             self._since.append("started")
 
@@ -244,6 +258,7 @@ class AheadSummaries:
         started = time.monotonic()
         if run is None:
             self.last_use = PreparedUse(outcome="none", why=self._why_none(since))
+            self._await_call_in_flight(deadline)
             return None
         if run.job.key != job_key(prompt, window):
             self._count("discarded", "another window or prompt at compaction", run)
@@ -253,6 +268,7 @@ class AheadSummaries:
                 else "another prompt for the same window"
             )
             self.last_use = PreparedUse(outcome="stale", why=why)
+            self._await_call_in_flight(deadline)
             return None
         if run.done.is_set() and run.counted:
             self._count("failed", None, run)
@@ -279,6 +295,34 @@ class AheadSummaries:
             outcome="used", prepared=True, wait_s=round(waited / 1000, 4), lead_s=round(self.clock() - run.started, 4)
         )
         return run.reply
+
+    def _await_call_in_flight(self, deadline: SummaryDeadline) -> None:
+        """Before the compaction calls the model itself: a call made ahead that has not returned is waited for.
+
+        The compaction calls only once that call came back with a reply within
+        its deadline (the model answers; the reply was for another window).
+        If it did not come back, or came back failed, the model is hung or
+        failing: that is the compaction's failed summary, with no second call
+        (raises :class:`SummaryFailure`; the fallback summary is written).
+        """
+        flight = self.call_in_flight()
+        if flight is None:
+            return
+        started = time.monotonic()
+        returned = deadline.wait(flight.done)
+        if returned and flight.reply is not None:
+            return
+        if returned and isinstance(flight.failure, SummaryFailure):
+            raise flight.failure  # its own kind: an auth or quota failure aborts the compaction, as the call would
+        waited = round(time.monotonic() - started, 4)
+        reason = (
+            f"the summary call made ahead failed ({flight.error})"
+            if returned
+            else f"the summary call made ahead did not return within the compaction's {deadline.describe()} deadline"
+        )
+        logger.info("stowage: %s; the model is not called again, writing the fallback summary", reason)
+        self.last_use = PreparedUse(outcome="failed", wait_s=waited, error=reason)
+        raise SummaryFailure("timeout" if not returned else "error", f"the summary model failed ({reason})")
 
     def _why_none(self, since: list[str]) -> str:
         """Why a compaction found nothing prepared (what happened since the last one)."""
@@ -349,7 +393,7 @@ def _forget_after_fork() -> None:
     """A forked child has none of the parent's threads: a pending job would never finish."""
     for ahead in list(_LIVE):
         ahead._lock = threading.Lock()
-        ahead._run = None
+        ahead._run = ahead._calling = None
 
 
 if hasattr(os, "register_at_fork"):

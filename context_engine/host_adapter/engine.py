@@ -16,7 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-from typing import Any
+from typing import Any, Callable
 
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
@@ -37,6 +37,11 @@ from .shared_engine import SharedEngine, routed
 
 logger = logging.getLogger(__name__)
 _PACKAGE = __name__.rsplit(".context_engine.", 1)[0]  # stowage, or the name the host loaded it under
+
+
+def no_history() -> list[Any] | None:
+    """No live history at a pressure check (no host on the stack): the last request's own count is the floor."""
+    return None
 
 
 class StowageEngineCore:
@@ -90,6 +95,9 @@ class StowageEngineCore:
         self.state = SessionState.new(self.settings)
         self.sharing: SharedEngine[StowageEngineCore] = SharedEngine()
         mask_logs(_PACKAGE)  # Stowage's log lines quote errors: masked like everything else shown
+        # the host's live history at a pressure check (its calls carry only a rough figure): the request it is
+        # about to send is counted from it (host/calling_agent.calling_history); None where it cannot be had
+        self.live_history: Callable[[], list[Any] | None] = no_history
 
     @property
     def name(self) -> str:
@@ -162,7 +170,7 @@ class StowageEngineCore:
     @routed
     def update_from_response(self, usage: dict[str, Any], **_: Any) -> None:
         """Real usage after an API call (an empty dict keeps the host's sentinel)."""
-        self.state.record_usage(usage, self.threshold_tokens)
+        self.state.record_usage(usage, self.threshold_tokens, self.live_history())
 
     def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""
@@ -172,7 +180,7 @@ class StowageEngineCore:
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
         """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
-        return self.state.decide(tokens, self.limits, self.host)
+        return self.state.decide(tokens, self.limits, self.host, self.live_history())
 
     @routed
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
@@ -180,7 +188,9 @@ class StowageEngineCore:
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over: on
         every host, the decision to compact follows what is sent (a turn's preflight on 0.20+ counts the whole
         history, its pre-API gate the request select_context chose)."""
-        return self.state.defer_preflight(as_int(rough_tokens), self.threshold_tokens, self.host.selects_context)
+        return self.state.defer_preflight(
+            as_int(rough_tokens), self.threshold_tokens, self.host.selects_context, self.live_history()
+        )
 
     def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
         return has_content(self.settings, messages)

@@ -51,16 +51,19 @@ def trigger_for(
     return Trigger(key, share, threshold_tokens(context_length, share))
 
 
-def compaction_decision(tokens: int, threshold: int, governor: Governor) -> tuple[bool, str | None]:
+def compaction_decision(
+    tokens: int, threshold: int, governor: Governor, *, past_ceiling: bool = False
+) -> tuple[bool, str | None]:
     """Compact at ``tokens``?  ``(False, None)`` below the threshold; a reason when the governor blocks it.
 
     The reasons are the host's (0.20+ ``should_compress_info``): ``once_per_turn``,
     ``backoff:<why>``.  The summary model's cooldown blocks nothing (the fallback
-    summary is used).
+    summary is used).  A request that would still pass the ceiling after this
+    turn's compaction (``past_ceiling``) compacts again: it must not go out.
     """
     if tokens <= 0 or not threshold or tokens < threshold:
         return False, None
-    if governor.hook_driven and governor.compacted_this_turn():
+    if governor.hook_driven and governor.compacted_this_turn() and not past_ceiling:
         return False, "once_per_turn"
     backoff = governor.backoff_reason()
     return (False, f"backoff:{backoff}") if backoff is not None else (True, None)

@@ -21,6 +21,7 @@ from ..chat.messages import Message, is_real_user_turn, last_index, message_text
 from ..compaction.compactor import CompactionOutcome, compact
 from ..compaction.preview import CompactionPreview, preview_compaction
 from ..config.settings import Settings
+from ..policy.request_count import SentRequest
 from ..policy.thresholds import as_int, compaction_decision
 from ..records.compaction_record import LOG_LIMIT, CompactionRecord
 from ..records.host_contract import HostFacts
@@ -38,25 +39,34 @@ class CompactionRun(SessionParts):
     """The session's compactions, their decision, dry run and status line."""
 
     # -- the decision -----------------------------------------------------------------------
-    def decide(self, tokens: int, limits: Limits, host: HostFacts | None = None) -> tuple[bool, str | None]:
+    def decide(
+        self, tokens: int, limits: Limits, host: HostFacts | None = None, history: Any = None
+    ) -> tuple[bool, str | None]:
         """Whether to compact at ``tokens``, and why not when compaction is blocked (``should_compress_info``).
 
-        ``host`` None (the dry run) only answers: no summary is asked for or awaited.
+        ``host`` None (the dry run) only answers: no summary is asked for or awaited.  ``history`` is the host's
+        live history when the call brings it: the request it makes is counted with the tokenizer, and one that
+        would pass the ceiling compacts first, whatever the host's characters/4 figure says.
         """
+        past_ceiling = host is not None and self.passes_ceiling(history, limits)
+        if past_ceiling:
+            tokens = max(tokens, self.judged_request(history) or 0)
         if self.prepared_due(tokens, limits):  # its summary is ready: compact now, before the trigger
             tokens = max(tokens, limits.threshold_tokens)
-        elif host is not None and self.awaits_summary(tokens, limits, host):
+        elif host is not None and self.awaits_summary(tokens, limits, host, history):
             return False, None  # its summary is being written: compact once it is ready, not blocking for it
-        return compaction_decision(tokens, limits.threshold_tokens, self.governor)
+        return compaction_decision(tokens, limits.threshold_tokens, self.governor, past_ceiling=past_ceiling)
 
-    def awaits_summary(self, tokens: int, limits: Limits, host: HostFacts) -> bool:
+    def awaits_summary(self, tokens: int, limits: Limits, host: HostFacts, history: Any = None) -> bool:
         """Over the trigger: let the requests go on while the compaction's summary is written, instead of waiting.
 
         A single large step (a long tool output, a new task) can take the
         request over the trigger before its summary is ready, or before one was
         started; compacting then blocks the turn for the model's call.  The
-        rule is :func:`..ahead.decide.await_over_trigger`, on the request as
-        sent; the summary is started by a request's ``pre_api_request`` hook
+        rule is :func:`..ahead.decide.await_over_trigger`, on the request as it
+        will be sent, counted with the tokenizer where the real count is missing
+        or stale (:meth:`request_as_sent`, ``history`` the host's live history);
+        the summary is started by a request's ``pre_api_request`` hook
         (``Preparation.prepare_during_turn``): on a host where that hook has not
         reached the engine, nothing is awaited that is not already being written.
         """
@@ -64,7 +74,7 @@ class CompactionRun(SessionParts):
         if limits.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens < threshold:
             return False
         if not await_over_trigger(
-            self.request_as_sent(host, tokens),
+            self.request_as_sent(host, tokens, history),
             limits.context_length,
             self.over_trigger,
             writing=self.ahead.writing(),
@@ -125,7 +135,12 @@ class CompactionRun(SessionParts):
         governor = self.governor
         newest = last_index(messages, is_real_user_turn)
         governor.observe_turn_key(message_text(messages[newest]) if newest >= 0 else None)
-        overflowing = bool(current_tokens and limits.context_length and current_tokens >= limits.context_length)
+        # the request this history makes would still pass the ceiling (counted, e.g. a prepared window's longer tail
+        # kept a large paste): compact again, even twice a turn
+        to_fit = self.passes_ceiling(messages, limits, provider_count=False)  # the content itself is too large
+        overflowing = self.passes_ceiling(messages, limits) or bool(
+            current_tokens and limits.context_length and current_tokens >= limits.context_length
+        )
         if not force and not overflowing and governor.compacted_this_turn():
             logger.info("stowage: already compacted this turn; skipping (use /compress to force)")
             return messages
@@ -138,11 +153,13 @@ class CompactionRun(SessionParts):
         host.compress_gets_memory = host.compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
         self.over_trigger = OverTrigger()  # the next compaction starts afresh
+        # the requests after it are counted afresh: until the next one is sent, the whole history is the growth
+        self.sent_request = SentRequest.fixed_part_only(self.fixed_part.tokens)
         clock = self.ahead.clock
         started = clock()
         outcome = compact(
             messages,
-            self.compaction_plan(limits, force=force),
+            self.compaction_plan(limits, force=force, to_fit=to_fit),
             count=self.counter.estimate_message,
             summarize=summarize,
             focus_topic=focus_topic or None,

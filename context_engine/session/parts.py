@@ -18,6 +18,7 @@ summary call.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import threading
 import time
@@ -27,7 +28,7 @@ from typing import Any, Callable, Self
 
 from ...tool_search.session import ToolSearchSession
 from ..ahead import AheadSummaries
-from ..ahead.decide import OverTrigger
+from ..ahead.decide import OverTrigger, passes_ceiling
 from ..chat.messages import Message
 from ..chat.tokens import TokenCounter
 from ..compaction.compactor import CompactionOutcome, CompactionPlan
@@ -36,6 +37,7 @@ from ..compaction.prune import PruneSettings
 from ..config.settings import Settings
 from ..policy.fixed_part import FixedPart
 from ..policy.governor import Governor, GovernorPolicy
+from ..policy.request_count import SentRequest, conversation_of, judged_request
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
 from ..records.host_contract import HostFacts
@@ -101,6 +103,7 @@ class SessionParts:
     over_trigger: OverTrigger = field(default_factory=OverTrigger)  # the requests a compaction lets go on
     # the session's earlier runs (a resumed session: its status file as they left it), None for a first run
     earlier: SessionStatus | None = None
+    sent_request: SentRequest = field(default_factory=SentRequest)  # the newest request as sent, counted
     # one compaction or preparation at a time (held while either reads and writes the session's history figures)
     lock: AbstractContextManager[Any] = field(default_factory=threading.RLock, repr=False, compare=False)
 
@@ -174,15 +177,27 @@ class SessionParts:
                 earlier.store.spills,
             )
 
-    def record_usage(self, usage: Any, threshold_tokens: int) -> None:
-        """The host's usage after an API call; the first real count after a compaction is the verdict on it."""
+    def record_usage(self, usage: Any, threshold_tokens: int, history: Any = None) -> None:
+        """The host's usage after an API call; the first real count after a compaction is the verdict on it.
+
+        ``history`` is the host's live history at that moment (what the request carried): on a host without
+        request middleware (0.13.0 - 0.16.x) no request was counted as sent, so the provider's count of this one,
+        with the history it carried, is the basis the next request is judged on (:meth:`judged_request`).
+        """
         usage = usage if isinstance(usage, dict) else {}
         self.governor.api_call()
         self.store.response_received()  # a new tool batch: the size cap stops sparing the one before the last
         prompt = as_int(usage.get("prompt_tokens"))
         if prompt <= 0:
-            return  # {} after a compaction, or a provider without usage: keep the sentinel
+            # a provider without usage (the host passes {} while it awaits the verdict on a compaction): keep the
+            # host's sentinel, but no real count is coming; latched, the flag would defer every preflight for good
+            self.awaiting_real_usage_after_compression = False
+            return
         self.last_prompt_tokens = self.last_real_prompt_tokens = prompt
+        if self.sent_request.tokens > 0 and self.sent_request.real <= 0:  # the request the session counted as sent
+            self.sent_request = dataclasses.replace(self.sent_request, real=prompt)
+        elif isinstance(history, list):  # no request was counted since the last usage: no middleware
+            self.sent_request = SentRequest(prompt, len(conversation_of(history)), real=prompt)
         self.rough_basis.usage_arrived()
         self.over_trigger.sent(threshold_tokens > 0 and prompt >= threshold_tokens)
         self.last_completion_tokens = as_int(usage.get("completion_tokens"))
@@ -196,15 +211,23 @@ class SessionParts:
                 self.governor.ineffective_streak,
             )
 
-    def defer_preflight(self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool) -> bool:
+    def defer_preflight(
+        self, rough_tokens: int, threshold_tokens: int, host_selects_context: bool, history: Any = None
+    ) -> bool:
         """Whether the host's rough pre-turn estimate should wait for the real count (``thresholds.defer_preflight``).
 
         Right after a compaction the rough figure can stay over the threshold
         although the real prompt fits; with the view on, it can be over only
         by what the view leaves out.  The figure is remembered as the basis of
-        the next estimate (:class:`~..policy.thresholds.RoughBasis`).
+        the next estimate (:class:`~..policy.thresholds.RoughBasis`).  Never
+        deferred when the request as it will be sent, counted with the
+        tokenizer (:meth:`judged_request`; ``history`` the host's live
+        history), reaches the threshold: a deferred check lets the request go.
         """
         self.rough_basis.ask(rough_tokens)
+        counted = self.judged_request(history)
+        if counted is not None and threshold_tokens > 0 and counted >= threshold_tokens:
+            return False
         return self.awaiting_real_usage_after_compression or defer_preflight(
             rough_tokens,
             threshold_tokens,
@@ -214,8 +237,47 @@ class SessionParts:
             estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
         )
 
-    def request_as_sent(self, host: HostFacts, approx: int) -> int:
+    def judged_request(self, history: Any = None, *, provider_count: bool = True) -> int | None:
+        """The next request as it will be sent, counted with the tokenizer (``request_count.judged_request``).
+
+        ``history`` is the host's live history when the call brings it: the
+        messages since the last request are counted (each once, cached);
+        without it, the last request's own size.  None before any request and
+        right after a compaction.
+        """
+        conversation = conversation_of(history) if isinstance(history, list) else None
+        return judged_request(
+            self.sent_request, conversation, self.counter.count_message, provider_count=provider_count
+        )
+
+    def passes_ceiling(self, messages: Any, limits: Limits, *, provider_count: bool = True) -> bool:
+        """The request ``messages`` (the live history) make would pass the ceiling, counted with the tokenizer
+        (``provider_count`` False: on the tokenizer's count of the last request, not the provider's)."""
+        counted = self.judged_request(messages, provider_count=provider_count)
+        return counted is not None and passes_ceiling(counted, limits.context_length)
+
+    def note_sent(self, messages: list[Message], threshold_tokens: int) -> None:
+        """A request goes out as the view shaped it: count it (the tokenizer's figures of the view and the tools).
+
+        The previous request got no usage back (a provider without usage):
+        its own count stands in for the provider's, so the requests over the
+        trigger are still counted (:class:`~..ahead.decide.OverTrigger`) and such
+        a provider still compacts at the trigger.
+        """
+        previous = self.sent_request
+        if previous.tokens > 0 and previous.real <= 0:
+            self.over_trigger.sent(threshold_tokens > 0 and previous.tokens >= threshold_tokens)
+        self.sent_request = SentRequest(
+            tokens=as_int(self.view.stats.last.get("sent_tokens")) + self.tools_tokens.tokens,
+            conversation_messages=len(conversation_of(messages)),
+        )
+
+    def request_as_sent(self, host: HostFacts, approx: int, history: Any = None) -> int:
         """The host's figure ``approx`` for the next request, on the trigger's basis: the request as sent.
+
+        At least the tokenizer's count of it (:meth:`judged_request`; ``history``
+        the host's live history): the host's figure is characters/4, and the
+        real count is missing until usage comes back, or for good.
 
         A host's preflight (and an older host's pre-API check) estimates the
         whole history, while the view sends less: the request is the last real
@@ -226,6 +288,10 @@ class SessionParts:
         already, and the check after a tool batch passes the last real prompt.
         0 right after a compaction (the host's -1) and before any usage.
         """
+        counted = self.judged_request(history) or 0
+        return max(self._rough_request_as_sent(host, approx), counted)
+
+    def _rough_request_as_sent(self, host: HostFacts, approx: int) -> int:
         last = self.last_real_prompt_tokens if self.last_prompt_tokens > 0 else 0
         if approx <= 0 or approx == last:
             return last  # none, or the real figure itself (the host's check after a tool batch passes it)
@@ -252,12 +318,15 @@ class SessionParts:
         """The tokens of newest history a compaction keeps verbatim (``thresholds.tail_budget_tokens``)."""
         return tail_budget_tokens(limits.settings, self.view.settings, limits.threshold_tokens)
 
-    def compaction_plan(self, limits: Limits, *, force: bool = False) -> CompactionPlan:
+    def compaction_plan(self, limits: Limits, *, force: bool = False, to_fit: bool = False) -> CompactionPlan:
         """The numbers of a compaction now.
 
         A forced compaction (``/compress``) keeps only the tail's message floor:
         the user asked to compact now, and a tail sized by the token budget may
-        already hold everything since the last compaction.
+        already hold everything since the last compaction.  One whose content
+        itself would pass the ceiling (``to_fit``: a large paste) keeps no
+        longer tail for a prepared window: a short prepared prefix would leave
+        the request over the window, and a host that sees no progress gives up.
         """
         c = limits.settings.compaction
         tail = self.tail_budget_tokens(limits)
@@ -273,7 +342,7 @@ class SessionParts:
             profile=c.provider_profile,
             prune=PruneSettings(min_chars=c.prune_min_chars, max_args_chars=c.max_tool_args_chars),
             # a prepared window may leave a longer tail: by what the request grew since it was prepared
-            prepared_tail_tokens=tail + int(limits.threshold_tokens * max(0.0, 1 - c.prepare_at)),
+            prepared_tail_tokens=tail + (0 if to_fit else int(limits.threshold_tokens * max(0.0, 1 - c.prepare_at))),
         )
 
     def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
@@ -330,6 +399,7 @@ class SessionParts:
         self.flags = CompactionFlags()
         self.awaiting_real_usage_after_compression = False
         self.over_trigger = OverTrigger()
+        self.sent_request = SentRequest()
         self.last_outcome = None
         self.rough_basis = RoughBasis()
         self.turn_end_full = 0

@@ -49,8 +49,11 @@ class RequestShaping(SessionParts):
             return shaped
         if self.view.settings.enabled:
             deep_at = deep_view_at(limits.threshold_tokens, tools_tokens)
-            return dataclasses.replace(shaped, messages=self.lean(shaped.messages, deep_at))
+            lean = self.lean(shaped.messages, deep_at)
+            self.note_sent(shaped.messages, limits.threshold_tokens)
+            return dataclasses.replace(shaped, messages=lean)
         self.send_unshaped(shaped.messages)
+        self.note_sent(shaped.messages, limits.threshold_tokens)
         return shaped
 
     def select_context(self, limits: Limits, host: HostFacts, request_messages: Any) -> list[Message] | None:
@@ -64,12 +67,14 @@ class RequestShaping(SessionParts):
         self.fixed_part.measure(request_messages, self.tools_tokens.tokens, self.counter.count_text)
         if not self.view.settings.enabled:
             self.send_unshaped(request_messages)
+            self.note_sent(request_messages, limits.threshold_tokens)
             return None
         try:
             lean = self.lean(request_messages, deep_view_at(limits.threshold_tokens, self.tools_tokens.tokens))
         except Exception:  # the host would log it; say why ourselves and send unchanged
             logger.exception("stowage: the lean view failed; the request goes unchanged")
             return None
+        self.note_sent(request_messages, limits.threshold_tokens)
         return lean if lean != request_messages else None
 
     def lean(self, messages: list[Message], deep_at: int = 0) -> list[Message]:

@@ -93,6 +93,8 @@ class RecordedRequest:
     time: float
     raw_body: bytes = b""
     rule: str | None = None  # name of the rule that answered, None = default
+    # the prompt's tokens as a tokenizer-counting provider counts them (``FakeLLMServer(window=...)``), else None
+    prompt_tokens: int | None = None
 
     # -- classification -----------------------------------------------------
     @property
@@ -503,10 +505,12 @@ def _rough_tokens(value: Any) -> int:
 
 
 def build_usage(request: RecordedRequest, reply: Reply) -> dict[str, Any]:
-    """The ``usage`` object: rough defaults overridden by ``reply.usage``."""
+    """The ``usage`` object: rough defaults (the tokenizer's count where the server counts) overridden by
+    ``reply.usage``."""
     completion = _rough_tokens([reply.text or "", [(c.name, c.arguments_json()) for c in reply.tool_calls]])
+    rough_prompt = _rough_tokens(request.messages) + _rough_tokens(request.tools) - 1
     usage: dict[str, Any] = {
-        "prompt_tokens": _rough_tokens(request.messages) + _rough_tokens(request.tools) - 1,
+        "prompt_tokens": request.prompt_tokens if request.prompt_tokens is not None else rough_prompt,
         "completion_tokens": completion,
     }
     overrides = dict(reply.usage or {})
@@ -540,9 +544,9 @@ class _Ids:
 
 
 def completion_json(
-    reply: Reply, model: str, completion_id: str, call_ids: list[str], usage: dict[str, Any]
+    reply: Reply, model: str, completion_id: str, call_ids: list[str], usage: dict[str, Any] | None
 ) -> dict[str, Any]:
-    """A non-streaming ``chat.completion`` object."""
+    """A non-streaming ``chat.completion`` object (without ``usage`` where the server reports none)."""
     message: dict[str, Any] = {"role": "assistant", "content": reply.text, "refusal": None}
     if reply.reasoning:
         message["reasoning_content"] = reply.reasoning
@@ -551,7 +555,7 @@ def completion_json(
             {"id": cid, "type": "function", "function": {"name": call.name, "arguments": call.arguments_json()}}
             for cid, call in zip(call_ids, reply.tool_calls)
         ]
-    return {
+    completion: dict[str, Any] = {
         "id": completion_id,
         "object": "chat.completion",
         "created": int(time.time()),
@@ -560,8 +564,10 @@ def completion_json(
         "choices": [
             {"index": 0, "message": message, "logprobs": None, "finish_reason": reply.resolved_finish_reason()}
         ],
-        "usage": usage,
     }
+    if usage is not None:
+        completion["usage"] = usage
+    return completion
 
 
 def stream_events(
@@ -630,6 +636,42 @@ def stream_events(
 # --------------------------------------------------------------------------
 # HTTP server
 # --------------------------------------------------------------------------
+
+
+MESSAGE_TOKENS = 4  # a provider's per-message framing, as OpenAI counts it
+
+
+def prompt_tokens(request: RecordedRequest) -> int:
+    """The prompt's tokens as a provider counts them: o200k over every text it carries, plus per-message framing.
+
+    Every content text, tool call and the tool schemas, exactly (no sampling): the provider's count the window
+    is judged by, whatever script or language the text is in.
+    """
+    from stowage.context_engine.chat.tokenizer_loader import load_encoding
+
+    encoding = load_encoding("o200k_base").encoding
+    if encoding is None:
+        raise RuntimeError("the scripted provider counts with tiktoken, which is not available offline here")
+    total = 0
+    for message in request.messages:
+        total += MESSAGE_TOKENS + len(encoding.encode_ordinary(message_text(message)))
+        for call in message.get("tool_calls") or []:
+            function = call.get("function") or {} if isinstance(call, dict) else {}
+            total += len(encoding.encode_ordinary(f"{function.get('name', '')}{function.get('arguments', '')}"))
+    if request.tools:
+        total += len(encoding.encode_ordinary(json.dumps(request.tools, ensure_ascii=False)))
+    return total
+
+
+def over_window_error(window: int, tokens: int) -> dict[str, Any]:
+    """The error object OpenAI-compatible providers send for a prompt over the model's window (HTTP 400)."""
+    return {
+        "message": f"This model's maximum context length is {window} tokens. However, your messages resulted in "
+        f"{tokens} tokens. Please reduce the length of the messages.",
+        "type": "invalid_request_error",
+        "param": "messages",
+        "code": "context_length_exceeded",
+    }
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -702,7 +744,14 @@ class _Handler(BaseHTTPRequestHandler):
                 },
             )
             return
-        rule, reply = self.server.owner.script.choose(request)
+        owner = self.server.owner
+        if owner.window is not None:
+            request.prompt_tokens = prompt_tokens(request)
+            if request.prompt_tokens > owner.window:  # a real provider refuses it, whatever the script says
+                request.rule = "over the window"
+                self._send_json(400, {"error": over_window_error(owner.window, request.prompt_tokens)})
+                return
+        rule, reply = owner.script.choose(request)
         request.rule = rule.name if rule else None
         try:
             self._answer(request, reply)
@@ -744,13 +793,13 @@ class _Handler(BaseHTTPRequestHandler):
 
         completion_id = owner._ids.completion()
         call_ids = [call.id or owner._ids.call() for call in reply.tool_calls]
-        usage = build_usage(request, reply)
+        usage = build_usage(request, reply) if owner.reports_usage else None
         model = request.model or owner.model
         if not request.stream:
             self._send_json(reply.status, completion_json(reply, model, completion_id, call_ids, usage), reply.headers)
             return
 
-        include_usage = bool((request.body.get("stream_options") or {}).get("include_usage"))
+        include_usage = usage is not None and bool((request.body.get("stream_options") or {}).get("include_usage"))
         self.send_response(reply.status)
         self.send_header("Content-Type", "text/event-stream; charset=utf-8")
         self.send_header("Cache-Control", "no-cache")
@@ -798,11 +847,18 @@ class FakeLLMServer:
         model: str = MODEL_ID,
         context_length: int = 128_000,
         chunk_chars: int = 24,
+        window: int | None = None,
+        reports_usage: bool = True,
     ) -> None:
+        """``window``: count every prompt with the tokenizer (:func:`prompt_tokens`), report that count as its
+        usage and refuse a prompt over ``window`` tokens with the HTTP 400 real providers give
+        (``context_length_exceeded``).  ``reports_usage`` False: no usage at all, as many local servers."""
         self.script = script or Script()
         self.model = model
         self.context_length = context_length
         self.chunk_chars = chunk_chars
+        self.window = window
+        self.reports_usage = reports_usage
         self._ids = _Ids()
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Condition()
@@ -904,6 +960,10 @@ class FakeLLMServer:
     def summary_requests(self, contains: str | None = None) -> list[RecordedRequest]:
         matcher = Match.summary_request(contains)
         return [r for r in self.requests() if matcher(r)]
+
+    def refused_requests(self) -> list[RecordedRequest]:
+        """Requests refused as over the window (``window`` set)."""
+        return [r for r in self.requests() if r.rule == "over the window"]
 
     def last_main_request(self) -> RecordedRequest:
         main = self.main_requests()

@@ -414,3 +414,86 @@ def test_a_compaction_says_why_it_found_nothing_prepared():
     engine.compress(msgs)
     assert engine.state.ahead.last_use.outcome == "none" and not engine.state.ahead.last_use.prepared
     assert engine.state.ahead.last_use.why.startswith("nothing started")
+
+
+# -- one summary call in flight (issue 40: a hung model is called once) ----------------------------------------------
+
+
+def hanging_model(entered: threading.Event, gate: threading.Event, calls: list[str]):
+    def hanging(prompt, runtime):
+        calls.append(prompt)
+        entered.set()
+        gate.wait(30)
+        raise SummaryFailure("timeout", "the host's own timeout, long after the compaction gave up")
+
+    return hanging
+
+
+def test_a_dropped_call_in_flight_blocks_a_new_one_and_the_compaction_waits_for_it():
+    """The history outgrew the window being summarized (dropped), the model hangs: one call, one timeout."""
+    gate, entered, calls = threading.Event(), threading.Event(), []
+    engine = make_engine(
+        model=hanging_model(entered, gate, calls), stowage={"compaction": {"summary_timeout_seconds": 0.2}}
+    )
+    msgs = history()
+    near_trigger(engine)
+    engine.prepare_ahead(msgs)
+    assert entered.wait(30)
+    engine.state.ahead.discard("outgrown before its compaction came")
+    assert engine.state.ahead.pending is None and engine.state.ahead.running  # its call has not returned
+    later = later_turn(msgs)
+    engine.prepare_ahead(later)  # never a second call while one is in flight
+    out = engine.compress(later)
+    last = engine.get_status()["last_compaction"]
+    assert last["result"] == "fallback" and last["summary_error"].startswith("timeout"), last
+    assert "did not return" in engine.state.ahead.last_use.error
+    assert NEWEST in json.dumps(out) and len(calls) == 1
+    assert engine.get_status()["governor"]["summary_failures"] == 1  # the compaction's own timeout
+    gate.set()
+
+
+def test_a_call_in_flight_for_another_window_is_waited_for_then_the_compaction_calls():
+    """The model answers, but for a window the compaction no longer uses: it waits, then makes its own call."""
+    gate, entered = threading.Event(), threading.Event()
+    inner = RecordingModel()
+    opened_before: list[bool] = []  # per call: had the first call returned when it was made?
+
+    def slow(prompt, runtime):
+        opened_before.append(gate.is_set())
+        entered.set()
+        gate.wait(30)
+        return inner(prompt, runtime)
+
+    engine = make_engine(model=slow, stowage={"compaction": {"prepare_at": 0.99, "summary_timeout_seconds": 60}})
+    msgs = history()
+    near_trigger(engine, 1.0)
+    engine.prepare_ahead(msgs)
+    assert entered.wait(30)
+    later = later_turn(msgs, calls=8, chars=8000)  # far more growth than 1% of the trigger: another window
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(engine.compress(later)))
+    worker.start()
+    worker.join(0.3)  # a compaction that did not wait would have made its call by now
+    gate.set()
+    worker.join(30)
+    # the stale reply, then the compaction's own call, made only once the call in flight had returned
+    assert result and len(inner.prompts) == 2 and opened_before == [False, True]
+    last = engine.get_status()["last_compaction"]
+    assert last["result"] == "compacted" and last["summary_source"] == "model", last
+
+
+def test_a_call_in_flight_for_another_window_that_hangs_costs_one_timeout():
+    gate, entered, calls = threading.Event(), threading.Event(), []
+    engine = make_engine(
+        model=hanging_model(entered, gate, calls),
+        stowage={"compaction": {"prepare_at": 0.99, "summary_timeout_seconds": 0.2}},
+    )
+    msgs = history()
+    near_trigger(engine, 1.0)
+    engine.prepare_ahead(msgs)
+    assert entered.wait(30)
+    engine.compress(later_turn(msgs, calls=8, chars=8000))
+    last = engine.get_status()["last_compaction"]
+    assert last["result"] == "fallback" and last["summary_error"].startswith("timeout"), last
+    assert len(calls) == 1 and engine.state.ahead.last_use.outcome == "failed"
+    gate.set()

@@ -23,6 +23,8 @@ def test_the_governor_blocks_with_the_reason_the_host_shows():
     governor.end_turn()  # the turn clock: once per turn applies
     governor.record_compaction()
     assert compaction_decision(2000, 1000, governor) == (False, "once_per_turn")
+    # a request that would still pass the ceiling after this turn's compaction compacts again
+    assert compaction_decision(2000, 1000, governor, past_ceiling=True) == (True, None)
     governor.end_turn()
     assert compaction_decision(2000, 1000, governor) == (True, None)
     governor.record_compaction()
