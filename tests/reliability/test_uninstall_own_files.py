@@ -136,10 +136,16 @@ def test_a_new_store_carries_its_marker_and_purge_removes_the_folder_it_made(hom
     engine = engine_on(home, store_dir)
     assert engine.spill_tool_result("terminal", '{"command": "make"}', BIG).text != BIG
     assert read_marker(store_dir)["created_folder"] is True
+    # Hermes has exited before the user uninstalls: the session is over and its background writes are done
+    # (under load a status or index write still in flight left a temporary file that purge rightly refused)
+    engine.on_session_end("s-new", [])
+    engine.state.store.drain()
     hermes_config(home, store_dir)
-    assert main(["uninstall", "--purge", "--yes"]) == 0
+    code = main(["uninstall", "--purge", "--yes"])
+    out = capsys.readouterr().out
+    assert code == 0, out
     assert not store_dir.exists() and (home / "elsewhere").is_dir()  # its parent was never Stowage's
-    assert f"the store folder {store_dir} removed" in capsys.readouterr().out
+    assert f"the store folder {store_dir} removed" in out
 
 
 # -- links: followed or refused, decided before anything changes ------------------------------------------
