@@ -27,6 +27,7 @@ from stowage.context_engine.config.settings import load_settings
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.records.session_status import SessionStatus
 from stowage.context_engine.records.status_file import write_session_status
+from stowage.context_engine.store_session.session import writer_for
 
 pytestmark = pytest.mark.reliability
 
@@ -139,7 +140,9 @@ def test_a_new_store_carries_its_marker_and_purge_removes_the_folder_it_made(hom
     # Hermes has exited before the user uninstalls: the session is over and its background writes are done
     # (under load a status or index write still in flight left a temporary file that purge rightly refused)
     engine.on_session_end("s-new", [])
-    engine.state.store.drain()
+    root = engine.state.store.root
+    assert root is not None
+    writer_for(root).drain()
     hermes_config(home, store_dir)
     code = main(["uninstall", "--purge", "--yes"])
     out = capsys.readouterr().out
