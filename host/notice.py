@@ -57,8 +57,12 @@ def announce_if_not_selected() -> None:
         message = not_selected_notice(read_raw_config())
     except Exception:  # noqa: BLE001 - an unreadable config is reported when the engine starts
         return
-    if message is None:
-        return
+    if message is not None:
+        _say(message)
+
+
+def _say(message: str) -> None:
+    """One line in the log and in the user's terminal (stderr, while Hermes loads its plugins)."""
     logger.warning("%s", message)
     try:
         print(message, file=sys.stderr, flush=True)
@@ -99,10 +103,5 @@ def announce_if_degraded() -> None:
     except Exception:  # noqa: BLE001 - a notice must never cost the session anything
         return
     message = degraded_notice(missing, sys.executable)
-    if message is None:
-        return
-    logger.warning("%s", message)
-    try:
-        print(message, file=sys.stderr, flush=True)
-    except (OSError, ValueError):  # a closed stderr (daemonised gateway): the log line remains
-        pass
+    if message is not None:
+        _say(message)

@@ -342,6 +342,21 @@ def run_cli(
     return CliResult(list(args), proc.returncode, proc.stdout, proc.stderr, duration, probe)
 
 
+def run_stowage(
+    home: HermesHome, *argv: str, env: Mapping[str, str] | None = None, timeout: float = 180.0
+) -> subprocess.CompletedProcess[str]:
+    """The ``stowage`` console script of this venv in *home* (stdin closed), as a user runs it beside Hermes."""
+    return subprocess.run(
+        [str(VENV_BIN / "stowage"), *argv],
+        env=home.env(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        cwd=home.work_dir,
+    )
+
+
 def plugins_list(home: HermesHome, *flags: str) -> list[dict[str, Any]]:
     """``hermes plugins list --json`` parsed."""
     result = run_cli(home, "plugins", "list", "--json", *flags).check()

@@ -11,19 +11,14 @@ speaks only of what each test breaks.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
-from stowage_dev.hermes_home import HermesHome
-from stowage_dev.runner import chat_once
+from stowage_dev.runner import chat_once, run_stowage
 
 pytestmark = pytest.mark.e2e
-
-STOWAGE = Path(sys.executable).with_name("stowage")
 
 
 def shadowed(module: str) -> dict[str, str]:
@@ -31,18 +26,6 @@ def shadowed(module: str) -> dict[str, str]:
     ``sitecustomize`` hides the distribution and refuses its imports, in Hermes and in every ``stowage`` command;
     a package shadowing it on ``PYTHONPATH`` would not do: Hermes puts site-packages first on ``sys.path``)."""
     return {"STOWAGE_HARNESS_HIDE_DISTS": module}
-
-
-def stowage(home: HermesHome, *argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(STOWAGE), *argv],
-        env=home.env(env),
-        capture_output=True,
-        text=True,
-        timeout=180,
-        stdin=subprocess.DEVNULL,
-        cwd=home.work_dir,
-    )
 
 
 def test_without_tiktoken_the_session_runs_and_doctor_names_the_degraded_count(
@@ -57,19 +40,19 @@ def test_without_tiktoken_the_session_runs_and_doctor_names_the_degraded_count(
     assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe  # it loads: no "does not load"
     assert chat.output.count("stowage: Stowage runs degraded: without tiktoken>=0.7, token counts fall back") == 1
 
-    doctor = stowage(home, "--json", "doctor", "--no-verify", env=without)
+    doctor = run_stowage(home, "--json", "doctor", "--no-verify", env=without)
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     issues = {issue["kind"]: issue for issue in json.loads(doctor.stdout)["issues"]}
     missing = issues["requirement-missing"]
     assert missing["subject"] == "tiktoken" and "does not load" not in missing["detail"]
     assert "token counts fall back to characters/4" in missing["detail"] and "3x on Chinese" in missing["detail"]
     assert "tokenizer-offline" in issues
-    status = stowage(home, "--json", "status", env=without)
+    status = run_stowage(home, "--json", "status", env=without)
     assert status.returncode == 0, status.stderr
     (session,) = json.loads(status.stdout)["sessions"]
     assert session["tokenizer"] == "estimate"  # what the session really counted with, in its status file
 
-    mended = stowage(home, "--json", "doctor", "--no-verify")  # tiktoken back: the old session is a note
+    mended = run_stowage(home, "--json", "doctor", "--no-verify")  # tiktoken back: the old session is a note
     issues = {issue["kind"]: issue for issue in json.loads(mended.stdout)["issues"]}
     assert mended.returncode == 0, mended.stdout
     assert set(issues) == {"session-counted-estimates"} and issues["session-counted-estimates"]["advisory"]
@@ -87,13 +70,13 @@ def test_a_load_failure_is_rechecked_not_replayed_from_the_log(
     assert chat.probe["engine"]["class"] == "ContextCompressor", chat.probe  # the host fell back
     assert "Failed to load plugin 'stowage': No module named 'regex'" in (home.path / "logs" / "agent.log").read_text()
 
-    broken = stowage(home, "doctor", "--no-verify", env=without)
+    broken = run_stowage(home, "doctor", "--no-verify", env=without)
     assert broken.returncode == 1 and "Traceback" not in broken.stdout + broken.stderr, broken.stdout + broken.stderr
     assert "plugin-load-failed" in broken.stdout and "No module named 'regex'" in broken.stdout
     assert "(re-checked now; agent.log:" in broken.stdout
 
     # regex is back; Hermes has not started since, so agent.log still ends on the failure
-    mended = stowage(home, "--json", "doctor", "--no-verify")
+    mended = run_stowage(home, "--json", "doctor", "--no-verify")
     data = json.loads(mended.stdout)
     assert mended.returncode == 0, mended.stdout
     assert [issue["kind"] for issue in data["issues"]] == ["plugin-load-fixed"]
@@ -102,6 +85,6 @@ def test_a_load_failure_is_rechecked_not_replayed_from_the_log(
 
 def test_a_misspelt_section_fails_doctor(make_home) -> None:
     home = make_home(engine="stowage", plugins=["stowage"], whole_outputs=True, config={"stowge": {"view": {}}})
-    doctor = stowage(home, "doctor", "--no-verify")
+    doctor = run_stowage(home, "doctor", "--no-verify")
     assert doctor.returncode == 1, doctor.stdout
     assert "config-section-typo" in doctor.stdout and "rename 'stowge' to 'stowage'" in doctor.stdout

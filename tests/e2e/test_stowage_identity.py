@@ -9,31 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply
-from stowage_dev.hermes_home import HermesHome
-from stowage_dev.runner import chat_once, run_cli
+from stowage_dev.runner import chat_once, run_cli, run_stowage
 
 pytestmark = pytest.mark.e2e
-
-STOWAGE = Path(sys.executable).with_name("stowage")
-
-
-def stowage(home: HermesHome, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(STOWAGE), *argv],
-        env=home.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        cwd=home.work_dir,
-    )
 
 
 @pytest.mark.parametrize(
@@ -65,7 +47,7 @@ def test_each_fallback_cause_fails_doctor_with_its_fix(
     if cause == "case":  # the host's one line, which doctor also reads
         assert "Context engine 'Stowage' not found" in (home.path / "logs" / "agent.log").read_text()
 
-    doctor = stowage(home, "doctor", "--no-verify")
+    doctor = run_stowage(home, "doctor", "--no-verify")
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert kind in doctor.stdout and fix in doctor.stdout, doctor.stdout
     assert "Traceback" not in doctor.stdout + doctor.stderr
@@ -74,7 +56,7 @@ def test_each_fallback_cause_fails_doctor_with_its_fix(
     if cause in ("case", "not-selected"):  # the plugin loads, so `hermes stowage` answers too
         via_hermes = run_cli(home, "stowage", "doctor", "--no-verify")
         assert via_hermes.returncode == 1 and kind in via_hermes.stdout, via_hermes.output
-    status = stowage(home, "status")
+    status = run_stowage(home, "status")
     assert status.returncode == 0 and "run `stowage doctor`" in status.stdout
 
 
@@ -85,7 +67,7 @@ def test_a_right_install_passes_doctor_after_a_session(fake_llm: FakeLLMServer, 
     assert chat.probe["engine"]["class"] == "StowageContextEngine", chat.probe
     assert "not selected" not in chat.output
 
-    doctor = stowage(home, "doctor", "--no-verify")
+    doctor = run_stowage(home, "doctor", "--no-verify")
     assert doctor.returncode == 0, doctor.stdout
     assert "stowage (via the entry point)" in doctor.stdout
 
@@ -129,14 +111,14 @@ def test_a_trigger_below_what_every_request_carries_is_a_warning(fake_llm: FakeL
     request = next(r for r in fake_llm.requests() if r.tools)  # the session's request (not a title call)
     assert request.messages[0]["role"] == "system"  # with the tools: what the fixed part is made of
 
-    doctor = stowage(home, "doctor", "--no-verify")
+    doctor = run_stowage(home, "doctor", "--no-verify")
     assert doctor.returncode == 1, doctor.stdout + doctor.stderr
     assert "trigger-below-fixed-part" in doctor.stdout, doctor.stdout
-    detail = json.loads(stowage(home, "--json", "doctor", "--no-verify").stdout)
+    detail = json.loads(run_stowage(home, "--json", "doctor", "--no-verify").stdout)
     (issue,) = [i for i in detail["issues"] if i["kind"] == "trigger-below-fixed-part"]
     assert "compaction trigger (6,400 tokens)" in issue["detail"], issue
     assert "Fix: set view.compact_at to at least" in issue["detail"], issue
-    status = stowage(home, "status")
+    status = run_stowage(home, "status")
     assert "every request carries" in status.stdout and "WARNING" in status.stdout, status.stdout
     assert "stowage: the compaction trigger (6,400 tokens)" in (home.path / "logs" / "agent.log").read_text()
 
@@ -153,7 +135,7 @@ def test_the_documented_uninstall_leaves_hermes_on_its_compressor_without_a_fall
     for name in ("kept", "uninstalled"):
         homes[name] = make_home(engine="stowage", plugins=["stowage"])
         assert chat_once(homes[name], "HELLO", "-Q").probe["engine"]["class"] == "StowageContextEngine"
-    done = stowage(homes["uninstalled"], "uninstall", "--yes")
+    done = run_stowage(homes["uninstalled"], "uninstall", "--yes")
     assert done.returncode == 0 and "pip uninstall hermes-stowage" in done.stdout, done.stdout + done.stderr
     for name, home in homes.items():
         chat = chat_once(home, "HELLO", "-Q", env=removed)
@@ -184,5 +166,5 @@ def test_the_capability_prompt_of_plugins_enable_answered_as_documented(fake_llm
         chat = chat_once(home, "HELLO", "-Q")
         assert chat.probe["engine"]["class"] == "StowageContextEngine", (name, chat.output)
         assert "override" not in chat.output.lower(), chat.output  # nothing asked for the grant
-        doctor = stowage(home, "doctor", "--no-verify")
+        doctor = run_stowage(home, "doctor", "--no-verify")
         assert doctor.returncode == 0, doctor.stdout

@@ -13,34 +13,18 @@ from __future__ import annotations
 
 import difflib
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
 
 from stowage_dev.fake_llm import FakeLLMServer, Match
-from stowage_dev.hermes_home import STOWAGE_DIST, HermesHome
-from stowage_dev.runner import chat_once
+from stowage_dev.hermes_home import STOWAGE_DIST
+from stowage_dev.runner import chat_once, run_stowage
 
 from .stowage_session import script_warm_up, stowage_home
 
 pytestmark = pytest.mark.e2e
-
-STOWAGE = Path(sys.executable).with_name("stowage")
-
-
-def stowage(home: HermesHome, *argv: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(STOWAGE), *argv],
-        env=home.env(),
-        capture_output=True,
-        text=True,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-        cwd=home.work_dir,
-    )
 
 
 def test_purge_keeps_the_users_config_lines_and_follows_a_symlinked_store(
@@ -64,7 +48,7 @@ def test_purge_keeps_the_users_config_lines_and_follows_a_symlinked_store(
     assert chat.returncode == 0 and chat.probe["engine"]["class"] == "StowageContextEngine", chat.output
     assert (disk / "stowage-store.json").is_file() and any((disk / "blobs").rglob("*.prov")), sorted(disk.iterdir())
 
-    done = stowage(home, "uninstall", "--purge", "--yes")
+    done = run_stowage(home, "uninstall", "--purge", "--yes")
     assert done.returncode == 0 and "Traceback" not in done.stdout + done.stderr, done.stdout + done.stderr
 
     after = home.config_path.read_text(encoding="utf-8")
@@ -112,5 +96,5 @@ def test_a_store_path_at_a_folder_of_the_users_files_is_refused_and_the_chat_goe
     assert "[stowage:" not in output  # passed through whole, not a preview of a blob that was never stored
     log = (home.path / "logs" / "agent.log").read_text(encoding="utf-8")
     assert f"the store folder {data} already holds files Stowage did not write" in log
-    status = stowage(home, "status")
+    status = run_stowage(home, "status")
     assert "holds files Stowage did not write (notes.txt, thesis)" in status.stdout, status.stdout
