@@ -248,12 +248,14 @@ def section_typos(raw: Mapping[str, Any]) -> list[str]:
     return found
 
 
-def _load_recheck(active: str | None, ep: Mapping[str, Any], folders: list[dict[str, Any]]) -> ImportCheck:
-    """Import the plugin now by the route Hermes takes (the entry point wins over a folder)."""
+def _load_recheck(active: str | None, ep: Mapping[str, Any], folders: list[dict[str, Any]], cause: str) -> ImportCheck:
+    """Import the plugin now by the route the logged failure came from: a user-plugin folder when its cause names
+    the folder's package (``hermes_plugins.stowage...``), else the route Hermes takes (the entry point wins)."""
     python = ep.get("python") or sys.executable
-    if active == "entry point":
-        return import_now(python, active, PLUGIN_KEY, ENTRY_POINT_GROUP)
     folder = next((f["path"] for f in folders if f["complete"]), None)
+    from_folder = f"hermes_plugins.{PLUGIN_KEY}" in cause and folder is not None
+    if active == "entry point" and not from_folder:
+        return import_now(python, active, PLUGIN_KEY, ENTRY_POINT_GROUP)
     return import_now(python, "user plugin folder", PLUGIN_KEY, ENTRY_POINT_GROUP, folder)
 
 
@@ -386,7 +388,7 @@ def check_identity(
         python = ep.get("python") or sys.executable
         now = ImportCheck(False, last_failure["cause"], checked=False)
         if active is not None:
-            now = recheck() if recheck is not None else _load_recheck(active, ep, folders)
+            now = recheck() if recheck is not None else _load_recheck(active, ep, folders, last_failure["cause"])
         if now.ok:
             # the log is history: the install was fixed after Hermes last tried, and the fallbacks went with it
             current = 0
@@ -394,7 +396,7 @@ def check_identity(
                 "plugin-load-fixed",
                 str(log["path"]),
                 f"agent.log records a failed import of the plugin ({last_failure['cause']}), but it imports now by "
-                f"the {active} in {python}: Hermes loads Stowage at its next start",
+                f"the {now.route or active} in {python}: Hermes loads Stowage at its next start",
                 severity="note",
             )
             problem["advisory"] = True

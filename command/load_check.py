@@ -58,6 +58,7 @@ class ImportCheck:
     ok: bool
     cause: str = ""
     checked: bool = True  # False: the check itself could not run (no interpreter, a timeout)
+    route: str = ""  # the route imported by ("entry point", "user plugin folder")
 
 
 def import_now(python: str, route: str, key: str, group: str, folder: str | None = None) -> ImportCheck:
@@ -72,7 +73,7 @@ def import_now(python: str, route: str, key: str, group: str, folder: str | None
             stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.SubprocessError) as exc:
-        return ImportCheck(False, f"could not run {python}: {exc}", checked=False)
+        return ImportCheck(False, f"could not run {python}: {exc}", checked=False, route=route)
     lines = proc.stdout.strip().splitlines()
     try:
         answer = json.loads(lines[-1]) if lines else None
@@ -80,5 +81,7 @@ def import_now(python: str, route: str, key: str, group: str, folder: str | None
         answer = None
     if not isinstance(answer, dict):
         tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-        return ImportCheck(False, f"the import check in {python} gave no answer ({tail[:200]})", checked=False)
-    return ImportCheck(bool(answer.get("ok")), str(answer.get("cause") or ""))
+        return ImportCheck(
+            False, f"the import check in {python} gave no answer ({tail[:200]})", checked=False, route=route
+        )
+    return ImportCheck(bool(answer.get("ok")), str(answer.get("cause") or ""), route=route)

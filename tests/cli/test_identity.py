@@ -225,7 +225,9 @@ def test_the_recheck_imports_a_user_plugin_folder_as_hermes_does(tmp_path):
     spec.loader.exec_module(installer)
     folder = installer.build_tree(tmp_path / "plugins" / "stowage", link=False)
     group = "hermes_agent.plugins"
-    assert import_now(sys.executable, "user plugin folder", "stowage", group, str(folder)) == ImportCheck(True)
+    assert import_now(sys.executable, "user plugin folder", "stowage", group, str(folder)) == ImportCheck(
+        True, route="user plugin folder"
+    )
     hooks = folder / "host" / "registration.py"
     kept = hooks.read_text(encoding="utf-8")
     hooks.write_text(kept + "\nfrom .no_such_module import x\n", encoding="utf-8")
