@@ -322,27 +322,45 @@ def _request_over(turn: Turn, tokens: int, *, hook: bool = True) -> None:
     turn.engine.update_from_response({"prompt_tokens": tokens})
 
 
+class GatedModel:
+    """A summary model that writes until the test releases it: "still being written" holds as long as the test
+    needs, whatever the threads' timing (a model that returns at once let the job finish between the test's
+    ``writing()`` and ``should_compress`` on a loaded machine)."""
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+        self.release = threading.Event()
+
+    def __call__(self, prompt: str, runtime: dict[str, Any]) -> str:
+        self.prompts.append(prompt)
+        self.release.wait(30)
+        return GOOD_SUMMARY
+
+
 def test_over_the_trigger_with_nothing_written_the_requests_go_on_then_one_starts_it():
     """A jump the band never saw: no 10 s wait; the summary is started a few requests later, the compaction then."""
-    turn = Turn(stowage={"compaction": {"prepare_at": 0.85}})
+    model = GatedModel()
+    turn = Turn(stowage={"compaction": {"prepare_at": 0.85}}, model=model)
     engine = turn.engine
-    tokens = _jump_over_the_trigger(turn, 1.1)
-    for _ in range(AWAIT_REQUESTS):  # the newest output may be stubbed by the view once it is no longer hot
+    try:
+        tokens = _jump_over_the_trigger(turn, 1.1)
+        for _ in range(AWAIT_REQUESTS):  # the newest output may be stubbed by the view once it is no longer hot
+            assert not engine.should_compress(tokens)
+            _request_over(turn, tokens)
+            assert engine.state.ahead.pending is None and model.prompts == []
         assert not engine.should_compress(tokens)
-        _request_over(turn, tokens)
-        assert engine.state.ahead.pending is None and turn.model.prompts == []
-    assert not engine.should_compress(tokens)
-    engine.prepare_during_turn(turn.msgs, tokens)  # still over: this request starts the summary
-    # (its model call runs on the job's thread: counted once it is done, below, never at once)
-    assert engine.state.ahead.writing()
-    while engine.state.ahead.writing():
-        assert not engine.should_compress(tokens)
-        turn.clock.advance(STEP)
-        engine.update_from_response({"prompt_tokens": tokens})
-    assert engine.should_compress(tokens)
+        engine.prepare_during_turn(turn.msgs, tokens)  # still over: this request starts the summary
+        for _ in range(3):  # while it is being written, the requests go on
+            assert engine.state.ahead.writing() and not engine.should_compress(tokens)
+            turn.clock.advance(STEP)
+            engine.update_from_response({"prompt_tokens": tokens})
+    finally:
+        model.release.set()
+    engine.state.ahead.settle()
+    assert not engine.state.ahead.writing() and engine.should_compress(tokens)
     engine.compress(turn.msgs, tokens)
     record = engine.state.compaction_log[-1]
-    assert record.summary_source == "prepared" and record.wait_s == 0.0 and len(turn.model.prompts) == 1
+    assert record.summary_source == "prepared" and record.wait_s == 0.0 and len(model.prompts) == 1
 
 
 def test_a_host_that_never_starts_it_compacts_after_the_requests_over():
