@@ -17,52 +17,27 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import sqlite3
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from stowage.context_engine.config.schema import KEYS_BY_PATH
-from stowage_dev.browser import Browser, chromium_path, count_color
+from stowage_dev.browser import Browser, count_color
 from stowage_dev.fake_llm import FakeLLMServer, Match, Reply, ToolCall
-from stowage_dev.runner import HERMES, Scenario, run_scenario
+from stowage_dev.runner import Scenario, run_scenario
 
+from .dashboard_served import ARTIFACTS, CHROMIUM, dashboard_served
+from .dashboard_served import get as _get
 from .stowage_session import script_warm_up, stowage_home, warm_up
 
 pytestmark = pytest.mark.e2e
 
-CHROMIUM = chromium_path() or "/usr/bin/chromium"
 STOWAGE = Path(sys.executable).with_name("stowage")
-ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-TOKEN = "stowage-dashboard-test-token-0123456789"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _get(url: str, token: str | None = TOKEN, method: str = "GET") -> tuple[int, Any]:
-    request = urllib.request.Request(url, method=method)
-    if token:
-        request.add_header("Authorization", f"Bearer {token}")
-    try:
-        with urllib.request.urlopen(request, timeout=30) as response:
-            return response.status, json.loads(response.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        body = exc.read()
-        try:
-            return exc.code, json.loads(body)
-        except ValueError:
-            return exc.code, body.decode("utf-8", "replace")
 
 
 @pytest.fixture(params=["copy", "symlink"])
@@ -91,40 +66,8 @@ def dashboard(request, fake_llm: FakeLLMServer, make_home, tmp_path: Path):
         )
     )  # /stowage, dispatched the way the CLI does
     slash = run_scenario(home, scenario, check=True).step("slash")["result"]
-    port = _free_port()
-    log = (tmp_path / "dashboard.log").open("w")
-    proc = subprocess.Popen(
-        [HERMES, "dashboard", "--host", "127.0.0.1", "--port", str(port), "--no-open", "--skip-build"],
-        env=home.env({"HERMES_DASHBOARD_SESSION_TOKEN": TOKEN}),
-        cwd=home.work_dir,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        stdin=subprocess.DEVNULL,
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(240):  # until it answers (or dies)
-            if proc.poll() is not None:
-                break
-            try:
-                if _get(f"{base}/api/plugins/stowage/sessions")[0] == 200:
-                    break
-            except (urllib.error.URLError, OSError):
-                pass
-            time.sleep(0.5)
-        if proc.poll() is not None or _get(f"{base}/api/plugins/stowage/sessions")[0] != 200:
-            log.flush()
-            pytest.fail(
-                "the dashboard did not serve the Stowage API:\n" + (tmp_path / "dashboard.log").read_text()[-4000:]
-            )
+    with dashboard_served(home, tmp_path / "dashboard.log") as base:
         yield home, base, request.param, slash
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
 
 
 LAYOUT = r"""(() => {
