@@ -8,10 +8,7 @@ fetch counter's write fails) runs everywhere.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import subprocess
 
 import pytest
 
@@ -20,6 +17,8 @@ from stowage.context_engine.config.settings import load_settings
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.fetch_tools import FETCH, GREP, FetchLimits, FetchTools
 from stowage.context_engine.store_session.session import SPILL_FAILED_NOTE
+
+from .tmpfs import small_tmpfs
 
 pytestmark = pytest.mark.reliability
 MODES = [
@@ -73,22 +72,6 @@ def test_fetch_answers_when_the_fetch_counter_cannot_be_written(tmp_path, monkey
     assert not failures, failures
 
 
-@contextlib.contextmanager
-def small_tmpfs(path, size="6m"):
-    if os.geteuid() != 0:
-        pytest.skip("the full-disk test mounts a tmpfs and needs root (CI runs as root)")
-    path.mkdir()
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, text=True
-    )
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
 def fill(path) -> int:
     written = 0
     with open(path / "filler", "wb") as fh:
@@ -110,7 +93,7 @@ def fill(path) -> int:
 
 
 def test_full_disk_on_a_real_tmpfs(tmp_path, figures):
-    with small_tmpfs(tmp_path / "mnt") as mnt:
+    with small_tmpfs(tmp_path / "mnt", "6m") as mnt:
         settings = load_settings(
             {"stowage": {"spill": {"threshold_tokens": 300}, "store": {"path": str(mnt / "store")}}}
         )

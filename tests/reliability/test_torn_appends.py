@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -26,25 +25,11 @@ from stowage.context_engine.config.settings import load_settings
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.records.summary_log import read_summaries, summaries_path
 
+from .tmpfs import small_tmpfs
+
 pytestmark = pytest.mark.reliability
 PAGE = 4096
 SHORT_OF_EDGE = 12  # the torn write keeps this many bytes of the record
-
-
-@contextlib.contextmanager
-def small_tmpfs(path: Path, size: str = "4m"):
-    if os.geteuid() != 0:
-        pytest.skip("the torn-append tests mount a tmpfs and need root (CI runs as root)")
-    path.mkdir()
-    result = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True, text=True
-    )
-    if result.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {result.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
 
 
 def fill(mount: Path) -> None:
@@ -93,7 +78,7 @@ def whole_lines(path: Path) -> list[dict]:
 
 
 def test_provenance_records_survive_a_torn_append(tmp_path, figures):
-    with small_tmpfs(tmp_path / "mnt") as mnt:
+    with small_tmpfs(tmp_path / "mnt", "4m") as mnt:
         store = BlobStore(mnt / "store")
         text = "a small output\n" * 3
         sha = store.put(text, session_id="first", tool_name="t", kind="spill").sha256
@@ -115,7 +100,7 @@ def test_provenance_records_survive_a_torn_append(tmp_path, figures):
 
 
 def test_grants_survive_a_torn_append(tmp_path, figures):
-    with small_tmpfs(tmp_path / "mnt") as mnt:
+    with small_tmpfs(tmp_path / "mnt", "4m") as mnt:
         store = BlobStore(mnt / "store")
         sha = store.put("granted output\n" * 3, session_id="owner", tool_name="t", kind="spill").sha256
         store.grant(sha[:16], "early")
@@ -152,7 +137,7 @@ def compaction_messages(turn: int) -> list[dict]:
 
 
 def test_summary_log_survives_a_torn_append(tmp_path, figures):
-    with small_tmpfs(tmp_path / "mnt") as mnt:
+    with small_tmpfs(tmp_path / "mnt", "4m") as mnt:
         settings = load_settings({"stowage": {"store": {"path": str(mnt / "store")}}})
         count = iter(range(1, 100))
         engine = StowageEngineCore(
