@@ -10,8 +10,8 @@ the replay report and log lines.  Each of those passes here:
   ``Type: message`` (masked before any cut);
 * :func:`shown_record` masks every string of a JSON-like record in one batch
   (identifiers readers match on, such as ``session_id``, stay as written);
-* :func:`mask_logs` puts :class:`MaskingFilter` on Stowage's loggers, so a
-  log line or traceback that quotes an error is masked too.
+* :func:`mask_logs` masks every record of Stowage's loggers (those made later
+  too), so a log line or traceback that quotes an error is masked as well.
 
 Masking is idempotent, so a text masked where it was born and again where
 it is written or shown is unchanged by the second pass.
@@ -107,13 +107,30 @@ class MaskingFilter(logging.Filter):
 _FILTER = MaskingFilter()
 
 
+class _MaskingHandler(logging.NullHandler):
+    """Emits nothing: its filter masks each record in place as the record passes up the package's logger.
+
+    A logger's own filters see only records logged on that logger, so a filter
+    put on the package's loggers misses every module logger created later (a
+    module imported lazily).  Handlers see the records of every logger below
+    theirs, and ``callHandlers`` walks from the record's logger upwards, so
+    this handler masks the record before any handler above the package
+    (Hermes's, the root's) formats it, however late its logger was made.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.NOTSET)
+        self.addFilter(_FILTER)
+
+    def handle(self, record: logging.LogRecord) -> bool:
+        # NullHandler.handle skips filters; the filter is the point here
+        return bool(self.filter(record))
+
+
 def mask_logs(package: str) -> int:
-    """Put the mask on ``package``'s logger and every logger below it created so far; how many got it."""
-    added = 0
-    names = [package, *(name for name in logging.Logger.manager.loggerDict if name.startswith(package + "."))]
-    for name in names:
-        logger = logging.getLogger(name)
-        if _FILTER not in logger.filters:
-            logger.addFilter(_FILTER)
-            added += 1
-    return added
+    """Mask every log record of ``package`` and its loggers, now and later made; 1 if this call put the mask on."""
+    logger = logging.getLogger(package)
+    if any(isinstance(handler, _MaskingHandler) for handler in logger.handlers):
+        return 0
+    logger.addHandler(_MaskingHandler())
+    return 1

@@ -7,7 +7,7 @@ import random
 
 from stowage.context_engine.redaction.invisible import visible_copy
 from stowage.context_engine.redaction.redact import redact
-from stowage.context_engine.redaction.shown import MaskingFilter, shown_error, shown_record
+from stowage.context_engine.redaction.shown import MaskingFilter, mask_logs, shown_error, shown_record
 
 KEY = "sk-proj-" + "Qx7Lm2Vb9Tc4Rz8Wd1Hf6Jk3Np5Sg0Ya2Ue7Io9Pl4Mn"
 
@@ -49,6 +49,24 @@ def test_the_log_filter_masks_the_message_and_the_traceback():
     assert MaskingFilter().filter(record)
     assert KEY not in record.getMessage() and KEY not in (record.exc_text or "")
     assert "[REDACTED]" in record.getMessage() and "RuntimeError" in (record.exc_text or "")
+
+
+def test_log_records_are_masked_on_loggers_made_before_and_after_the_mask(caplog):
+    package = "stowage_masking_probe"
+    early = logging.getLogger(package + ".early")
+    assert mask_logs(package) == 1 and mask_logs(package) == 0  # once, however often the engine starts
+    late = logging.getLogger(package + ".made.later")  # a module imported lazily, after the engine started
+    with caplog.at_level(logging.INFO):
+        early.warning("summary failed: %s", f"Authorization: Bearer {KEY}")
+        try:
+            raise RuntimeError(f"url https://x.example/v1?key={KEY}")
+        except RuntimeError:
+            late.exception("prepared summary failed")
+        logging.getLogger(package).info("token=%s", KEY)
+    assert [r.name for r in caplog.records] == [package + ".early", package + ".made.later", package]
+    shown = caplog.text
+    assert KEY not in shown and shown.count("[REDACTED]") >= 4  # message, traceback line, exception text, info
+    assert "RuntimeError" in shown and "prepared summary failed" in shown
 
 
 def test_invisible_characters_around_secrets_and_in_plain_text_stay_where_they_were():
