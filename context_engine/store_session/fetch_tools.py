@@ -27,6 +27,7 @@ from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, se
 from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
 from ..chat.markers import GREP_KINDS, HISTORY_KINDS, BlobKind
 from .grep_pages import CursorError, cursor_after, page, parse_cursor
+from .line_views import line_views_note, stored_line_views
 from .parts import data_url
 
 FETCH = "stowage_fetch"
@@ -184,11 +185,20 @@ class FetchTools:
             reply = {**head, **self._json(sha, info, args)}
         else:
             reply = {**head, **self._full(sha, info)}
+        if mode in ("grep", "range") and args.get("unit") != "chars":
+            self._name_line_views(reply, sha, info)
         try:  # after the read, and never in its way: a full disk must not cost the model its answer
             self.store.record_fetch(sha)
         except (StoreError, OSError) as exc:
             log.warning("stowage: could not count a fetch of %s: %s", info.handle, exc)
         return reply
+
+    def _name_line_views(self, reply: dict[str, Any], sha: str, info: Any) -> None:
+        """A one-line JSON result read by line: the reply names its strings stored unescaped, by handle."""
+        views = stored_line_views(self.store, sha, info.size, info.line_count, self._session_id())
+        if views:
+            reply["line_views"] = [{"handle": v.handle, "path": v.path, "lines": v.lines} for v in views]
+            reply["note"] = " ".join(filter(None, (reply.get("note"), line_views_note(views))))
 
     def _range(self, sha: str, info: Any, args: dict[str, Any]) -> dict[str, Any]:
         unit = args.get("unit") or "lines"

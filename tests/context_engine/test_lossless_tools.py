@@ -184,6 +184,23 @@ def test_json_envelope_is_stored_with_an_unescaped_line_view(store):
     assert json.loads(store.read_bytes(store.resolve(spilled.handle, "s"))) == json.loads(envelope)
 
 
+def test_a_line_read_of_the_one_line_json_names_the_unescaped_output(engine):
+    """The model greps the tool's JSON (one line) instead of its output: the reply names the output's handle."""
+    spilled = engine.spill_tool_result(
+        "terminal", {"command": "make"}, json.dumps({"output": big_log(), "exit_code": 2})
+    )
+    original, output = HANDLE.findall(spilled.text or "")[:2]
+    grep = call(engine, "stowage_fetch", handle=original, mode="grep", pattern="^ERROR")
+    assert grep["matches"] == 0 and grep["scanned_lines"] == 1  # the one line starts with {"output"
+    assert grep["line_views"] == [{"handle": output, "path": "output", "lines": 5000}]
+    assert f"handle {output} = the string at 'output' (5,000 lines)" in grep["note"]
+    paged = call(engine, "stowage_fetch", handle=original, mode="range", start=1, count=5)
+    assert paged["line_views"] == grep["line_views"]
+    assert "line_views" not in call(engine, "stowage_fetch", handle=original, mode="range", unit="chars", count=9)
+    found = call(engine, "stowage_fetch", handle=output, mode="grep", pattern="^ERROR")
+    assert found["matches"] == 1 and "line_views" not in found  # the view itself has its lines
+
+
 def spill_header(store, text: str) -> str:
     spilled = spill_result(
         store,
