@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 from . import (
@@ -37,6 +38,8 @@ from . import (
 from .activation import schema_name
 from .calls import call_batch
 from .dense_leg import DenseLeg
+from .inline import render_block, user_keys
+from .inline_picks import Pick, PickStore, store_for
 from .listing import count_in_pieces, session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 from .semantic import semantic_leg
@@ -48,6 +51,7 @@ logger = logging.getLogger(__name__)
 HOST_BRIDGE_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
 Dispatcher = Callable[[str, dict[str, Any]], str]
 DenseSource = Callable[[], "DenseLeg | None"]
+PicksFolder = Callable[[], "Path | None"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,11 @@ class ShapedRequest:
 
 class ToolSearchSession:
     def __init__(
-        self, ts: ToolSearchSection, count_tokens: Callable[[str], int], dense: DenseSource | None = None
+        self,
+        ts: ToolSearchSection,
+        count_tokens: Callable[[str], int],
+        dense: DenseSource | None = None,
+        picks_folder: PicksFolder | None = None,
     ) -> None:
         # The library's "preselect" mode follows the auto threshold, so it only
         # stands in for "auto"; with "on", deferral stays unconditional and
@@ -75,6 +83,13 @@ class ToolSearchSession:
         self.search_limit = ts.search_limit
         self.settings_ts = ts
         self.pinned = tuple(ts.preselect_pinned)
+        # inline pre-selection: the tool list stays fixed, the picks travel as text in their user message
+        self.inline = ts.enabled != "off" and (
+            ts.inline == "on" or (ts.inline == "auto" and bool(ts.embedding_endpoint.strip()))
+        )
+        self.inline_k = ts.inline_k
+        self._picks_folder = picks_folder
+        self.inlined: tuple[str, ...] = ()  # the tools the newest request's newest block names
         # the host's semantic leg (an embedding endpoint, cached vectors); None: the offline extra as before
         self._dense_source = dense
         self._keep_memo: tuple[tuple[str, str, int], tuple[str, ...]] | None = None
@@ -130,7 +145,7 @@ class ToolSearchSession:
         deferred = set(decision.deferrable_names)
         self._refresh_catalog([t for t in tools if schema_name(t) in deferred], toolset_of)
         keep: tuple[str, ...] = ()
-        if self.preselect and self.catalog is not None:
+        if self.preselect and not self.inline and self.catalog is not None:
             keep = self._preselect(self.catalog, _latest_user_text(messages))
         self.listing = session_listing(self.catalog, self.settings_ts, context_length, self._count_tokens)
         new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools), listing=self.listing[0]))
@@ -150,17 +165,68 @@ class ToolSearchSession:
         key = (catalog.checksum, message, self.preselect_k)
         if self._keep_memo is not None and self._keep_memo[0] == key:
             return self._keep_memo[1]
-        leg = self._dense_source() if self._dense_source is not None else None
-        if leg is not None:
-            picks = preselect(catalog, message, k=self.preselect_k, dense=leg)
-        else:
-            # hybrid without a host leg: the offline model of the `embeddings` extra, if installed
-            embedder = load_default_embedder() if self.hybrid and self._dense_source is None else None
-            picks = preselect(catalog, message, k=self.preselect_k, embedder=embedder)
+        picks = self._rank(catalog, message, self.preselect_k)
         pinned = [n for n in self.pinned if n in catalog and n not in picks]
         keep = tuple(pinned + picks)
         self._keep_memo = (key, keep)
         return keep
+
+    def _rank(self, catalog: Catalog, message: str, k: int) -> list[str]:
+        leg = self._dense_source() if self._dense_source is not None else None
+        if leg is not None:
+            return preselect(catalog, message, k=k, dense=leg)
+        # hybrid without a host leg: the offline model of the `embeddings` extra, if installed
+        embedder = load_default_embedder() if self.hybrid and self._dense_source is None else None
+        return preselect(catalog, message, k=k, embedder=embedder)
+
+    # -- inline pre-selection ----------------------------------------------------------
+    def inline_blocks(self, messages: list[dict[str, Any]]) -> dict[int, str]:
+        """The blocks for this request's user messages (index -> text), after the lean view shaped them.
+
+        Each user message's block is decided once, at the first request of
+        that message (the newest), and kept (:class:`PickStore`): later
+        requests, a restarted process and a resumed session re-send the same
+        bytes.  An earlier message with no kept block gets none (ranking it
+        now would change the request's settled part).  A tool whose schema an
+        earlier block of this request shows in full is named only (see
+        docs/tool-search.md for the cache arithmetic).
+        """
+        self.inlined = ()
+        decision = self.last.decision if self.last is not None else None
+        if not self.inline or decision is None or not decision.active or self.catalog is None:
+            return {}
+        keys = user_keys(messages)
+        store = self._pick_store()
+        blocks: dict[int, str] = {}
+        shown: list[str] = []
+        for n, (index, key) in enumerate(keys):
+            pick = store.get(key)
+            if pick is None and n == len(keys) - 1:
+                pick = self._new_pick(self.catalog, message_text(messages[index]), shown)
+                store.put(key, pick)
+            if pick is None:
+                continue
+            if pick.block:
+                blocks[index] = pick.block
+            shown.extend(name for name in pick.full if name not in shown)
+            if n == len(keys) - 1:
+                self.inlined = pick.names
+        return blocks
+
+    def _new_pick(self, catalog: Catalog, text: str, shown: list[str]) -> Pick:
+        names = tuple(self._rank(catalog, text, self.inline_k)) if text.strip() else ()
+        full = tuple(n for n in names if n not in shown)
+        again = [n for n in names if n in shown]
+        schemas = []
+        for name in full:
+            entry = catalog.get(name)
+            if entry is not None:
+                schemas.append({"name": name, "description": entry.description, "parameters": entry.parameters})
+        return Pick(names, full, render_block(schemas, again) if names else "")
+
+    def _pick_store(self) -> PickStore:
+        folder = self._picks_folder() if self._picks_folder is not None else None
+        return store_for(folder)
 
     def semantic_status(self) -> str:
         """One line: how preselect and search rank now (empty when no semantic leg is configured)."""
@@ -252,6 +318,8 @@ class ToolSearchSession:
             listing_level=self.listing[1],
             listing_tokens=count_in_pieces(self._count_tokens, self.listing[0]),
             semantic=self.semantic_status(),
+            inline=self.inline,
+            inlined=list(self.inlined),
         )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":

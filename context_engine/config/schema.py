@@ -445,6 +445,15 @@ KEYS: tuple[Key, ...] = (
         0.1,
         120,
     ),
+    Key(
+        "tool_search.inline",
+        CHOICE,
+        "auto",
+        "Inline pre-selection: the inline_k likeliest deferred schemas travel as text in their user message, "
+        "the tool list stays fixed (the prompt cache holds); auto: when embedding_endpoint is set.",
+        choices=("auto", "on", "off"),
+    ),
+    Key("tool_search.inline_k", INTEGER, 5, "How many deferred tools each user message's inline block names.", 1, 32),
     Key("tool_search.search_limit", INTEGER, 5, "Default number of hits of stowage_tool_search.", 1, 50),
     Key(
         "tool_search.semantic",

@@ -1,4 +1,4 @@
-"""The session's provider requests as sent: tools deferred, then the lean view (the history itself never changes).
+"""The session's provider requests as sent: tools deferred, the lean view, then inline tool schemas (history unchanged).
 
 Two routes reach it.  Every host with plugin middleware sends each request
 through the ``llm_request`` middleware, which shapes tools and messages
@@ -6,6 +6,12 @@ together (:meth:`RequestShaping.shape_request`).  Hosts 0.20+ also call the engi
 ``select_context`` per request (:meth:`RequestShaping.select_context`); once one has, the
 middleware only defers tools, so the view is applied exactly once.  With the
 view off the request goes as the host built it and is only measured.
+
+Inline pre-selection (``tool_search/inline.py``) renders last, on both
+routes: the lean view never sees the inlined schema blocks (so never stubs
+them), and they are inserted into their user messages of the request the
+view made (on 0.20+ the middleware receives ``select_context``'s lean
+messages and inserts there).  The request's count includes them.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import logging
 import time
 from typing import Any, Sequence
 
+from ...tool_search.inline import insert_blocks
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
 from ..policy.thresholds import as_int, deep_view_at
@@ -45,16 +52,32 @@ class RequestShaping(SessionParts):
         # counted on every route: select_context reads the newest tool list's size from here
         tools_tokens = self.tools_tokens.of(shaped.tools, self.counter.count_text)
         self.fixed_part.measure(messages, tools_tokens, self.counter.count_text)
-        if host.selects_context:
-            return shaped
+        if host.selects_context:  # the messages are select_context's lean ones, already counted there
+            sent, inlined = self.with_inline_schemas(shaped.messages)
+            if inlined:
+                self.sent_request = dataclasses.replace(self.sent_request, tokens=self.sent_request.tokens + inlined)
+            return dataclasses.replace(shaped, messages=sent) if inlined else shaped
         if self.view.settings.enabled:
             deep_at = deep_view_at(limits.threshold_tokens, tools_tokens)
             lean = self.lean(shaped.messages, deep_at)
-            self.note_sent(shaped.messages, limits.threshold_tokens)
-            return dataclasses.replace(shaped, messages=lean)
+            sent, inlined = self.with_inline_schemas(lean)
+            self.note_sent(shaped.messages, limits.threshold_tokens, inlined)
+            return dataclasses.replace(shaped, messages=sent)
         self.send_unshaped(shaped.messages)
-        self.note_sent(shaped.messages, limits.threshold_tokens)
-        return shaped
+        sent, inlined = self.with_inline_schemas(shaped.messages)
+        self.note_sent(shaped.messages, limits.threshold_tokens, inlined)
+        return dataclasses.replace(shaped, messages=sent) if inlined else shaped
+
+    def with_inline_schemas(self, messages: list[Message]) -> tuple[list[Message], int]:
+        """The request with tool search's inline blocks in their user messages, and the blocks' tokens."""
+        try:
+            blocks = self.tool_search.inline_blocks(messages)
+        except Exception:  # a ranking problem must never cost the request
+            logger.exception("stowage: could not pick inline tool schemas; the request goes without them")
+            return messages, 0
+        if not blocks:
+            return messages, 0
+        return insert_blocks(messages, blocks), sum(self.counter.count_text(b) for b in blocks.values())
 
     def select_context(self, limits: Limits, host: HostFacts, request_messages: Any) -> list[Message] | None:
         """The host's ``select_context`` (0.20+): the lean messages, or None to send the request unchanged."""
