@@ -139,6 +139,85 @@ def churn(catalog: Catalog, queries: Sequence[tuple[str, str]], k: int, dense: D
     return sum(a != b for a, b in zip(sets, sets[1:], strict=False)) / max(1, len(sets) - 1)
 
 
+# -- one session, three ways: the prompt cache's bill -------------------------------------------------------
+# A provider caches the request's prefix; tool definitions come first (before the system prompt). Per user
+# message, the first request is billed: the part after the longest prefix it shares with the previous request is
+# written to the cache (1.25x the input price), the prefix is read (0.1x): a write costs 12.5 reads. The session
+# is the bench's paraphrased requests in order, each followed by a fixed exchange (the model's call, the tool's
+# result and its answer). When the needed tool is not among the schemas the model sees, it searches first: one
+# round trip more, a request that reads the whole prefix and writes the search's answer.
+SYSTEM_TOKENS = 3_000
+EXCHANGE_TOKENS = 600  # the call, its result and the answer after each user message
+SEARCH_ANSWER_TOKENS = 300
+WRITE, READ = 1.25, 0.1
+
+
+def session_costs(
+    schemas: list[dict[str, Any]], queries: Sequence[tuple[str, str]], k: int, dense: DenseLeg | None
+) -> dict[str, dict[str, float]]:
+    """Per policy: tool-list changes, tokens written per user message, schema tokens per request, and the bill."""
+    from stowage.tool_search.inline import render_block
+
+    counter = TokenCounter()
+    catalog = Catalog.from_schemas(schemas)
+    by_name = {s["function"]["name"]: s for s in schemas}
+
+    def tokens(value: Any) -> int:
+        text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        return len(counter.loaded.encoding.encode_ordinary(text))
+
+    bridges = tokens(bridge_schemas())
+    out: dict[str, dict[str, float]] = {}
+    for policy in ("none", "list", "inline"):
+        history = SYSTEM_TOKENS
+        previous_tools: Any = None
+        changes = written = billed = schema_total = 0.0
+        shown: list[str] = []
+        for text, answer in queries:
+            picks = preselect(catalog, text, k=k, dense=dense) if policy != "none" else []
+            tools = bridge_schemas() + ([by_name[n] for n in sorted(picks)] if policy == "list" else [])
+            tools_tokens = tokens(tools)
+            message = tokens(text)
+            if policy == "inline":
+                full = [n for n in picks if n not in shown]
+                fn = [by_name[n]["function"] for n in full]
+                message += tokens(render_block(fn, [n for n in picks if n in shown]))
+                shown.extend(full)
+            changed = previous_tools is not None and tools != previous_tools
+            changes += changed
+            request = tools_tokens + history + message
+            fresh = request if (changed or previous_tools is None) else message
+            written += fresh
+            billed += fresh * WRITE + (request - fresh) * READ
+            if answer not in picks:  # a search round trip: the prefix read, the answer written
+                billed += (request + EXCHANGE_TOKENS) * READ + SEARCH_ANSWER_TOKENS * WRITE
+            schema_total += tools_tokens + (message - tokens(text))
+            history += message + EXCHANGE_TOKENS
+            previous_tools = tools
+        n = len(queries)
+        out[policy] = {
+            "list_changes": changes,
+            "written_per_message": written / n,
+            "billed_per_message": billed / n,
+            "schema_tokens_per_request": (schema_total / n) if policy != "inline" else bridges + schema_total / n,
+        }
+    return out
+
+
+def print_sessions(sessions: dict[int, dict[str, dict[str, float]]]) -> None:
+    print(
+        f"\n  one session of the paraphrased requests in order (system {SYSTEM_TOKENS:,} tokens, "
+        f"{EXCHANGE_TOKENS} per exchange; write {WRITE}x, read {READ}x):"
+    )
+    print("    K  policy   list changes  written/msg  billed/msg (token-eq.)  schema tokens/request")
+    for k, policies in sessions.items():
+        for name, f in policies.items():
+            print(
+                f"    {k:<2} {name:<8} {f['list_changes']:>12.0f} {f['written_per_message']:>12,.0f} "
+                f"{f['billed_per_message']:>22,.0f} {f['schema_tokens_per_request']:>22,.0f}"
+            )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", default="3,5,8")
@@ -154,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"MiniLM loaded in {time.perf_counter() - t0:.1f} s; served by a stand-in /v1/embeddings on 127.0.0.1")
     with EmbeddingServer(model.embed, model="all-MiniLM-L6-v2") as server:
         client = HttpEmbedder(server.base_url, "all-MiniLM-L6-v2", timeout_s=600, batch_size=64)
-        leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM", index_budget_s=float("inf"))
+        leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM", wait_s=3600, batch=64)
 
         ds = data.load_bfcl()
         queries = [(q.text, q.answer) for q in ds.queries]
@@ -205,6 +284,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("  visible set changed between consecutive user messages (share of messages):")
             for k, c in ch.items():
                 print(f"    K={k}: BM25 {c['bm25']:.2f}, hybrid {c['hybrid']:.2f}")
+            sessions = {k: session_costs(schemas, qs, k, leg) for k in ks}
+            print_sessions(sessions)
+            results["mcp_sessions"] = sessions
             results["mcp"] = {"tools": len(mcp), "queries": len(qs), "bm25": bm25, "hybrid": hybrid}
             results["mcp_tokens"] = tokens
             results["mcp_churn"] = ch

@@ -93,6 +93,9 @@ class ToolSearchSession:
         # the host's semantic leg (an embedding endpoint, cached vectors); None: the offline extra as before
         self._dense_source = dense
         self._keep_memo: tuple[tuple[str, str, int], tuple[str, ...]] | None = None
+        # a child agent's copy (review agent, subagent) keeps the parent's list-mode pick: its own prompt
+        # would otherwise pick another list and re-bill the prefix it shares with the parent
+        self._parent_keep: tuple[str, ...] | None = None
         self.listing: tuple[str, str] = ("", "")
         self._count_tokens = count_tokens
         self._catalog_key: tuple | None = None
@@ -162,6 +165,8 @@ class ToolSearchSession:
         per user message and the prompt-cache prefix holds within it, even
         when the embedding endpoint fails or comes back mid-message.
         """
+        if self._parent_keep is not None:
+            return tuple(n for n in self._parent_keep if n in catalog)
         key = (catalog.checksum, message, self.preselect_k)
         if self._keep_memo is not None and self._keep_memo[0] == key:
             return self._keep_memo[1]
@@ -325,6 +330,8 @@ class ToolSearchSession:
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
         clone = ToolSearchSession.__new__(ToolSearchSession)
         clone.__dict__.update(self.__dict__)  # catalogs are immutable; share them
+        if self._keep_memo is not None:  # a copy made after requests: another agent of this conversation
+            clone._parent_keep = self._keep_memo[1]
         return clone
 
 

@@ -441,9 +441,18 @@ KEYS: tuple[Key, ...] = (
         "tool_search.embedding_timeout_s",
         NUMBER,
         3,
-        "Seconds to wait for the endpoint; slower or failing, BM25 alone ranks and the endpoint rests 60 s.",
+        "One deadline per call to the endpoint (connect, send and the whole answer), and the longest a request "
+        "waits for its ranking (made in the background); slower or failing, BM25 alone ranks.",
         0.1,
         120,
+    ),
+    Key(
+        "tool_search.embedding_retry_s",
+        NUMBER,
+        60,
+        "After a failed call the endpoint is left alone this long (BM25 alone meanwhile).",
+        0,
+        3600,
     ),
     Key(
         "tool_search.inline",

@@ -99,7 +99,14 @@ def _shared_leg(ts: ToolSearchSection, folder: Path | None) -> DenseLeg | None:
     with _lock:
         leg = _legs.get(key)
         if leg is None:
-            leg = _legs[key] = DenseLeg(make(), identity, folder=folder, label=label, wait_s=ts.embedding_timeout_s)
+            leg = _legs[key] = DenseLeg(
+                make(),
+                identity,
+                folder=folder,
+                label=label,
+                wait_s=ts.embedding_timeout_s,
+                retry_after_s=ts.embedding_retry_s,
+            )
         return leg
 
 

@@ -35,6 +35,7 @@ class EmbeddingServer:
         self.model = model
         self.mode = "ok"
         self.fail_when: Callable[[list[str]], bool] | None = None  # a request's texts -> answer HTTP 500
+        self.mode_when: Callable[[list[str]], str | None] | None = None  # a request's texts -> its mode (None: mode)
         self.slow_s = slow_s
         self.drip_s = 0.2
         self.dimensions: int | None = None
@@ -63,9 +64,13 @@ class EmbeddingServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def answer(self, texts: list[str]) -> tuple[int, bytes]:
+    def mode_of(self, texts: list[str]) -> str:
+        chosen = self.mode_when(texts) if self.mode_when is not None else None
+        return chosen or self.mode
+
+    def answer(self, texts: list[str], mode: str | None = None) -> tuple[int, bytes]:
         self.requests.append(texts)
-        mode = self.mode
+        mode = mode or self.mode_of(texts)
         if self.fail_when is not None and self.fail_when(texts):
             mode = "500"
         if mode == "500":
@@ -104,8 +109,8 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, b'{"error": "bad request"}')
                 return
             server.auth_headers.append(self.headers.get("Authorization"))
-            mode = server.mode
-            status, body = server.answer(texts)
+            mode = server.mode_of(texts)
+            status, body = server.answer(texts, mode)
             if mode == "drip" and status == 200:
                 self._drip(body)
                 return

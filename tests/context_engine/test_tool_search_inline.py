@@ -201,3 +201,18 @@ def test_the_engine_inserts_after_the_lean_view_and_counts_the_blocks(
     block = user[len(ASK) + 2 :]
     # the request is counted as sent: the blocks' tokens on top of the same request without them
     assert eng.state.sent_request.tokens - off.state.sent_request.tokens == eng.state.counter.count_text(block)
+
+
+# -- child agents: the review agent and subagents keep the parent's tool list ---------------------
+def test_a_child_copy_keeps_the_parents_tool_list_in_both_modes(server: EmbeddingServer, tmp_path: Path) -> None:
+    parent_history = conversation("check what is running")
+    review = [*parent_history, {"role": "assistant", "content": "done"}]
+    review.append({"role": "user", "content": "Review the conversation and save anything worth remembering."})
+    for mode in ("auto", "off"):  # inline (the list never varies), and list mode (the parent's pick is kept)
+        parent = session(settings(server, preselect=True, inline=mode, preselect_k=1), tmp_path / mode)
+        parent_names, parent_sent = request(parent, parent_history)
+        child = copy.deepcopy(parent)  # how a host makes a review agent's or subagent's engine
+        child_names, child_sent = request(child, review)
+        assert child_names == parent_names, mode
+        assert child_sent[: len(parent_sent)] == parent_sent  # the parent's prefix, byte for byte
+    assert "proc_ls" in parent_names  # list mode: the parent's pick, not one for the review prompt
