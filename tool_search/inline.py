@@ -32,7 +32,10 @@ HEADER = (
 
 
 def user_keys(messages: Sequence[Mapping[str, Any]]) -> list[tuple[int, str]]:
-    """(index, key) of each user message: a hash of its ordinal, its text and the previous user message's key."""
+    """(index, key) of each user message: a hash of its ordinal, its text and the previous user message's key.
+
+    A block already in a message is not part of its text: the key is the same before and after insertion.
+    """
     out: list[tuple[int, str]] = []
     chain = ""
     for index, message in enumerate(messages):
@@ -71,10 +74,10 @@ def insert_blocks(messages: Sequence[Mapping[str, Any]], blocks: Mapping[int, st
     out: list[dict[str, Any]] = []
     for index, message in enumerate(messages):
         block = blocks.get(index)
-        if not block or message.get("role") != "user":
+        content = message.get("content")
+        if not block or message.get("role") != "user" or _holds(content, block):
             out.append(message)  # type: ignore[arg-type]
             continue
-        content = message.get("content")
         if isinstance(content, list):
             new_content: Any = [*content, {"type": "text", "text": block}]
         else:
@@ -84,13 +87,39 @@ def insert_blocks(messages: Sequence[Mapping[str, Any]], blocks: Mapping[int, st
     return out
 
 
-def _content_text(content: Any) -> str:
+def inserted(
+    before: Sequence[Mapping[str, Any]], after: Sequence[Mapping[str, Any]], blocks: Mapping[int, str]
+) -> list[str]:
+    """The blocks :func:`insert_blocks` actually added (not already there), for the request's count."""
+    return [b for i, b in blocks.items() if i < len(after) and after[i] is not before[i]]
+
+
+def own_text(message: Mapping[str, Any]) -> str:
+    """A user message's text without any inline block (what it is ranked on)."""
+    return _content_text(message.get("content"))
+
+
+def _holds(content: Any, block: str) -> bool:
     if isinstance(content, str):
-        return content
+        return content.endswith(block)
+    if isinstance(content, list) and content:
+        last = content[-1]
+        return isinstance(last, Mapping) and last.get("text") == block
+    return False
+
+
+def _content_text(content: Any) -> str:
+    """The message's own text: an inline block it carries is left out."""
+    if isinstance(content, str):
+        return content.split("\n\n" + BLOCK_OPEN, 1)[0] if not content.startswith(BLOCK_OPEN) else ""
     if isinstance(content, list):
         return "\n".join(
             str(part.get("text", "")) if isinstance(part, Mapping) else str(part)
             for part in content
-            if not isinstance(part, Mapping) or part.get("type") in (None, "text", "input_text")
+            if not isinstance(part, Mapping)
+            or (
+                part.get("type") in (None, "text", "input_text")
+                and not str(part.get("text", "")).startswith(BLOCK_OPEN)
+            )
         )
     return "" if content is None else str(content)

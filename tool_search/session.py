@@ -38,7 +38,7 @@ from . import (
 from .activation import schema_name
 from .calls import call_batch
 from .dense_leg import DenseLeg
-from .inline import render_block, user_keys
+from .inline import own_text, render_block, user_keys
 from .inline_picks import Pick, PickStore, store_for
 from .listing import count_in_pieces, session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
@@ -207,7 +207,7 @@ class ToolSearchSession:
         for n, (index, key) in enumerate(keys):
             pick = store.get(key)
             if pick is None and n == len(keys) - 1:
-                pick = self._new_pick(self.catalog, message_text(messages[index]), shown)
+                pick = self._new_pick(self.catalog, own_text(messages[index]), shown)
                 store.put(key, pick)
             if pick is None:
                 continue

@@ -216,3 +216,18 @@ def test_a_child_copy_keeps_the_parents_tool_list_in_both_modes(server: Embeddin
         assert child_names == parent_names, mode
         assert child_sent[: len(parent_sent)] == parent_sent  # the parent's prefix, byte for byte
     assert "proc_ls" in parent_names  # list mode: the parent's pick, not one for the review prompt
+
+
+def test_on_newer_hosts_select_context_inserts_and_the_middleware_adds_nothing_twice(
+    server: EmbeddingServer, tmp_path: Path
+) -> None:
+    first, eng = shaped_by_engine(tmp_path, settings(server), selects_context=True)
+    block = first.messages[1]["content"][len(ASK) + 2 :]
+    history = [*long_history(ASK), {"role": "assistant", "content": "done"}, {"role": "user", "content": "read it"}]
+    selected = eng.select_context(copy.deepcopy(history))
+    assert selected is not None and selected[1]["content"] == f"{ASK}\n\n{block}"  # what the host measures
+    assert BLOCK_OPEN in selected[-1]["content"]
+    counted = eng.state.sent_request.tokens
+    shaped = eng.shape_request(copy.deepcopy(TOOLS), selected, **HOST)
+    assert shaped.messages == selected and eng.state.sent_request.tokens == counted  # nothing added twice
+    assert user_keys(selected) == user_keys(history)  # a block is not part of its message's key
