@@ -166,22 +166,26 @@ def session_costs(
         text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
         return len(counter.loaded.encoding.encode_ordinary(text))
 
-    bridges = tokens(bridge_schemas())
     out: dict[str, dict[str, float]] = {}
-    for policy in ("none", "list", "inline"):
+    for policy in ("none", "list", "inline", "inline_bm25"):
         history = SYSTEM_TOKENS
         previous_tools: Any = None
         changes = written = billed = schema_total = 0.0
+        hits = 0  # messages whose needed schema the model could see without searching
+        blocks = 0  # the inline blocks' tokens in the history so far (they stay in every later request)
         shown: list[str] = []
         for text, answer in queries:
-            picks = preselect(catalog, text, k=k, dense=dense) if policy != "none" else []
+            ranker = None if policy == "inline_bm25" else dense
+            picks = preselect(catalog, text, k=k, dense=ranker) if policy != "none" else []
             tools = bridge_schemas() + ([by_name[n] for n in sorted(picks)] if policy == "list" else [])
             tools_tokens = tokens(tools)
             message = tokens(text)
-            if policy == "inline":
+            if policy.startswith("inline"):
                 full = [n for n in picks if n not in shown]
                 fn = [by_name[n]["function"] for n in full]
-                message += tokens(render_block(fn, [n for n in picks if n in shown]))
+                block = tokens(render_block(fn, [n for n in picks if n in shown]))
+                message += block
+                blocks += block
                 shown.extend(full)
             changed = previous_tools is not None and tools != previous_tools
             changes += changed
@@ -189,17 +193,21 @@ def session_costs(
             fresh = request if (changed or previous_tools is None) else message
             written += fresh
             billed += fresh * WRITE + (request - fresh) * READ
-            if answer not in picks:  # a search round trip: the prefix read, the answer written
+            # inline: a schema shown in any earlier block is still in the request, byte-identical
+            seen = answer in (shown if policy.startswith("inline") else picks)
+            hits += seen
+            if not seen:  # a search round trip: the prefix read, the answer written
                 billed += (request + EXCHANGE_TOKENS) * READ + SEARCH_ANSWER_TOKENS * WRITE
-            schema_total += tools_tokens + (message - tokens(text))
+            schema_total += tools_tokens + blocks
             history += message + EXCHANGE_TOKENS
             previous_tools = tools
         n = len(queries)
         out[policy] = {
             "list_changes": changes,
+            "no_search_share": hits / n,
             "written_per_message": written / n,
             "billed_per_message": billed / n,
-            "schema_tokens_per_request": (schema_total / n) if policy != "inline" else bridges + schema_total / n,
+            "schema_tokens_per_request": schema_total / n,  # the tool list, plus the blocks in the request
         }
     return out
 
@@ -209,11 +217,12 @@ def print_sessions(sessions: dict[int, dict[str, dict[str, float]]]) -> None:
         f"\n  one session of the paraphrased requests in order (system {SYSTEM_TOKENS:,} tokens, "
         f"{EXCHANGE_TOKENS} per exchange; write {WRITE}x, read {READ}x):"
     )
-    print("    K  policy   list changes  written/msg  billed/msg (token-eq.)  schema tokens/request")
+    print("    K  policy       list changes  schema seen  written/msg  billed/msg (token-eq.)  schema tokens/request")
     for k, policies in sessions.items():
         for name, f in policies.items():
             print(
-                f"    {k:<2} {name:<8} {f['list_changes']:>12.0f} {f['written_per_message']:>12,.0f} "
+                f"    {k:<2} {name:<12} {f['list_changes']:>12.0f} {f['no_search_share']:>12.3f} "
+                f"{f['written_per_message']:>12,.0f} "
                 f"{f['billed_per_message']:>22,.0f} {f['schema_tokens_per_request']:>22,.0f}"
             )
 
@@ -222,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", default="3,5,8")
     ap.add_argument("--limit", type=int, default=0, help="use only the first N BFCL questions")
+    ap.add_argument("--skip-bfcl", action="store_true", help="the MCP catalog only")
     ap.add_argument("--json", default=str(HERE / "results" / "preselect.json"))
     args = ap.parse_args(argv)
     ks = [int(k) for k in args.k.split(",") if k]
@@ -235,24 +245,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         client = HttpEmbedder(server.base_url, "all-MiniLM-L6-v2", timeout_s=600, batch_size=64)
         leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM", wait_s=3600, batch=64)
 
-        ds = data.load_bfcl()
-        queries = [(q.text, q.answer) for q in ds.queries]
-        if args.limit:
-            queries = queries[: args.limit]
-        catalog = Catalog.from_schemas(ds.functions)
-        t0 = time.perf_counter()
-        leg.rank(catalog, "warm up", 1)
-        tools_s = time.perf_counter() - t0
-        q_s = warm_queries(leg, client, [q for q, _ in queries])
-        print(
-            f"BFCL: {len(catalog)} tools ({leg.tools_embedded} embedded now, {tools_s:.1f} s; vector file "
-            f"{leg.file_bytes or (leg.path.stat().st_size if leg.path and leg.path.exists() else 0):,} bytes), "
-            f"{len(queries)} questions embedded in {q_s:.1f} s"
-        )
-        bm25 = recall(catalog, queries, ks, None)
-        hybrid = recall(catalog, queries, ks, leg)
-        results["bfcl"] = {"tools": len(catalog), "queries": len(queries), "bm25": bm25, "hybrid": hybrid}
-        print_rows("BFCL union catalog", bm25, hybrid)
+        if not args.skip_bfcl:
+            ds = data.load_bfcl()
+            queries = [(q.text, q.answer) for q in ds.queries]
+            if args.limit:
+                queries = queries[: args.limit]
+            catalog = Catalog.from_schemas(ds.functions)
+            t0 = time.perf_counter()
+            leg.rank(catalog, "warm up", 1)
+            tools_s = time.perf_counter() - t0
+            q_s = warm_queries(leg, client, [q for q, _ in queries])
+            print(
+                f"BFCL: {len(catalog)} tools ({leg.tools_embedded} embedded now, {tools_s:.1f} s; vector file "
+                f"{leg.file_bytes or (leg.path.stat().st_size if leg.path and leg.path.exists() else 0):,} bytes), "
+                f"{len(queries)} questions embedded in {q_s:.1f} s"
+            )
+            bm25 = recall(catalog, queries, ks, None)
+            hybrid = recall(catalog, queries, ks, leg)
+            results["bfcl"] = {"tools": len(catalog), "queries": len(queries), "bm25": bm25, "hybrid": hybrid}
+            print_rows("BFCL union catalog", bm25, hybrid)
 
         schemas = mcp_catalog()
         if schemas is None:
