@@ -90,6 +90,9 @@ class DenseLeg:
             return []
         deadline = time.monotonic() + (self.wait_s if wait_s is None else wait_s)
         with self._cond:
+            # a catalog already being indexed is not waited for again: only its first request may wait
+            # (a small catalog is done within the deadline), the next ones rank with BM25 alone meanwhile
+            indexing = self._want is not None and self._want[0] == catalog.checksum
             while True:
                 if self._resting():
                     return None
@@ -98,7 +101,7 @@ class DenseLeg:
                 if built is not None and qvec is not None:
                     break
                 left = deadline - time.monotonic()
-                if left <= 0:
+                if left <= 0 or (built is None and indexing):
                     self.fallback = (
                         f"the tools are still being embedded ({self.pending} to go)"
                         if built is None

@@ -201,3 +201,17 @@ def test_the_vector_file_is_the_models_not_the_urls(server: EmbeddingServer, tmp
         moved = DenseLeg(embedder, embedder.identity, folder=tmp_path)
         assert moved.rank(catalog, "q", 1) is not None
         assert other.requests == [["q"]]  # only the query: the tools' vectors were found by model
+
+
+def test_only_the_first_request_of_a_catalog_being_indexed_waits(server: EmbeddingServer, tmp_path: Path) -> None:
+    schemas = [{"name": f"tool_{i}", "description": f"Tool number {i}.", "parameters": {}} for i in range(64)]
+    catalog = Catalog.from_schemas(schemas)
+    server.mode = "slow"  # each batch takes 1 s: the catalog takes 4 s
+    embedder = HttpEmbedder(server.base_url, "concepts", timeout_s=5)
+    dense = DenseLeg(embedder, embedder.identity, folder=tmp_path, batch=16, wait_s=30)
+    assert dense.rank(catalog, "q", 3, wait_s=0) is None
+    calls = len(server.requests)
+    assert dense.rank(catalog, "q", 3) is None  # does not wait its 30 s: BM25 alone while indexing
+    assert len(server.requests) <= calls + 1 and dense.pending > 0
+    server.mode = "ok"
+    assert dense.idle(30)
