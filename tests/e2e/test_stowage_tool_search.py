@@ -944,6 +944,7 @@ class InlineSession:
     llm: FakeLLMServer
     home: HermesHome
     endpoint: EmbeddingServer
+    resumed: DriverResult
 
     def requests(self, step: str | None = None) -> list[RecordedRequest]:
         steps = [step] if step else [s for s, _ in INLINE_TURNS]
@@ -986,8 +987,11 @@ def inline_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[I
         scenario = Scenario()
         for step, text in INLINE_TURNS:
             scenario = scenario.turn(text, id=step)
-        result = run_catalog(home, scenario, mcp_catalog)
-        yield InlineSession(result, llm, home, endpoint)
+        result = run_catalog(home, scenario.end_session(), mcp_catalog)
+        # a new process resumes the session with the endpoint failing: the kept blocks are sent, nothing re-ranked
+        endpoint.mode_when, endpoint.mode = None, "500"
+        resumed = Scenario(resume_session=result.agents[0]["session_id"]).turn("RESUMED: one more thing", id="resumed")
+        yield InlineSession(result, llm, home, endpoint, run_catalog(home, resumed, mcp_catalog))
 
 
 def test_inline_the_tool_list_is_byte_identical_across_twenty_user_messages(
@@ -1019,6 +1023,21 @@ def test_inline_blocks_are_resent_byte_identical_and_the_history_is_unchanged(in
     with sqlite3.connect(inline_session.home.path / "state.db") as db:
         contents = [str(c) for (c,) in db.execute("SELECT content FROM messages WHERE role = 'user'")]
     assert len(contents) >= 20 and not any(BLOCK_OPEN in c for c in contents)
+
+
+def test_inline_a_resumed_session_in_a_new_process_sends_the_same_bytes(inline_session: InlineSession) -> None:
+    before = inline_session.requests()[-1]
+    after = [r for r in inline_session.resumed.step_requests(inline_session.llm, "resumed") if r.is_main][0]
+    assert json.dumps(after.tools) == json.dumps(before.tools)  # the same tool list after the restart
+
+    def users(request: RecordedRequest) -> list[str]:
+        return [message_text(m) for m in request.messages if m.get("role") == "user"]
+
+    assert users(after)[:20] == users(before)[:20]  # every kept block, byte for byte, with the endpoint down
+    assert sum(BLOCK_OPEN in u for u in users(after)[:20]) == 20
+    assert BLOCK_OPEN in users(after)[-1]  # the new message: BM25 alone, the endpoint failing
+    semantic = inline_session.resumed.step("resumed")["engine"]["status"]["tool_search"]["semantic"]
+    assert semantic.startswith("BM25 alone") and "HTTP 500" in semantic
 
 
 def test_inline_a_paraphrase_calls_the_inlined_tool_with_no_search(
