@@ -1,4 +1,4 @@
-"""The rendered inline blocks, kept per user message so every later request re-sends the same bytes.
+"""A request's inline blocks, each decided once and kept per user message: later requests re-send the same bytes.
 
 A block is decided once, at the first request of its user message, and
 kept under the message's key (``inline.user_keys``): in memory for the
@@ -20,6 +20,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from .catalog import Catalog
+from .inline import own_text, render_block, user_keys
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +96,49 @@ def _read(path: Path) -> OrderedDict[str, Pick]:
             names = tuple(str(n) for n in value.get("names") or ())
             out[str(key)] = Pick(names, tuple(str(n) for n in value.get("full") or ()), value["block"])
     return out
+
+
+def blocks_for(
+    messages: Sequence[dict[str, Any]], catalog: Catalog, store: PickStore, rank: Callable[[str], list[str]]
+) -> tuple[dict[int, str], tuple[str, ...]]:
+    """The blocks of a request's user messages (index -> text), and the tools the newest one names.
+
+    Each user message's block is decided once, at the first request of that
+    message (then the newest), and kept: later requests, a restarted process
+    and a resumed session re-send the same bytes.  An earlier message with
+    no kept block gets none (ranking it now would change the request's
+    settled part).  A tool whose schema an earlier block of this request
+    shows in full is named only (docs/tool-search.md has the arithmetic).
+    """
+    keys = user_keys(messages)
+    blocks: dict[int, str] = {}
+    shown: list[str] = []
+    newest: tuple[str, ...] = ()
+    for n, (index, key) in enumerate(keys):
+        pick = store.get(key)
+        if pick is None and n == len(keys) - 1:
+            pick = new_pick(catalog, rank(text) if (text := own_text(messages[index])).strip() else [], shown)
+            store.put(key, pick)
+        if pick is None:
+            continue
+        if pick.block:
+            blocks[index] = pick.block
+        shown.extend(name for name in pick.full if name not in shown)
+        if n == len(keys) - 1:
+            newest = pick.names
+    return blocks, newest
+
+
+def new_pick(catalog: Catalog, ranked: Sequence[str], shown: Sequence[str]) -> Pick:
+    """A block for ``ranked`` (best first): new schemas in full, those ``shown`` earlier by name."""
+    names = tuple(ranked)
+    full = tuple(n for n in names if n not in shown)
+    schemas = []
+    for name in full:
+        entry = catalog.get(name)
+        if entry is not None:
+            schemas.append({"name": name, "description": entry.description, "parameters": entry.parameters})
+    return Pick(names, full, render_block(schemas, [n for n in names if n in shown]) if names else "")
 
 
 _stores: dict[str, PickStore] = {}

@@ -38,8 +38,7 @@ from . import (
 from .activation import schema_name
 from .calls import call_batch
 from .dense_leg import DenseLeg
-from .inline import own_text, render_block, user_keys
-from .inline_picks import Pick, PickStore, store_for
+from .inline_picks import PickStore, blocks_for, store_for
 from .listing import count_in_pieces, session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 from .semantic import semantic_leg
@@ -186,48 +185,17 @@ class ToolSearchSession:
 
     # -- inline pre-selection ----------------------------------------------------------
     def inline_blocks(self, messages: list[dict[str, Any]]) -> dict[int, str]:
-        """The blocks for this request's user messages (index -> text), after the lean view shaped them.
-
-        Each user message's block is decided once, at the first request of
-        that message (the newest), and kept (:class:`PickStore`): later
-        requests, a restarted process and a resumed session re-send the same
-        bytes.  An earlier message with no kept block gets none (ranking it
-        now would change the request's settled part).  A tool whose schema an
-        earlier block of this request shows in full is named only (see
-        docs/tool-search.md for the cache arithmetic).
-        """
+        """The inline blocks of this request's user messages (index -> text), after the lean view shaped them
+        (``inline_picks.blocks_for``); none unless inline pre-selection is on and deferral active."""
         self.inlined = ()
         decision = self.last.decision if self.last is not None else None
         if not self.inline or decision is None or not decision.active or self.catalog is None:
             return {}
-        keys = user_keys(messages)
-        store = self._pick_store()
-        blocks: dict[int, str] = {}
-        shown: list[str] = []
-        for n, (index, key) in enumerate(keys):
-            pick = store.get(key)
-            if pick is None and n == len(keys) - 1:
-                pick = self._new_pick(self.catalog, own_text(messages[index]), shown)
-                store.put(key, pick)
-            if pick is None:
-                continue
-            if pick.block:
-                blocks[index] = pick.block
-            shown.extend(name for name in pick.full if name not in shown)
-            if n == len(keys) - 1:
-                self.inlined = pick.names
+        catalog = self.catalog
+        blocks, self.inlined = blocks_for(
+            messages, catalog, self._pick_store(), lambda text: self._rank(catalog, text, self.inline_k)
+        )
         return blocks
-
-    def _new_pick(self, catalog: Catalog, text: str, shown: list[str]) -> Pick:
-        names = tuple(self._rank(catalog, text, self.inline_k)) if text.strip() else ()
-        full = tuple(n for n in names if n not in shown)
-        again = [n for n in names if n in shown]
-        schemas = []
-        for name in full:
-            entry = catalog.get(name)
-            if entry is not None:
-                schemas.append({"name": name, "description": entry.description, "parameters": entry.parameters})
-        return Pick(names, full, render_block(schemas, again) if names else "")
 
     def _pick_store(self) -> PickStore:
         folder = self._picks_folder() if self._picks_folder is not None else None
