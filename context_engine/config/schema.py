@@ -406,8 +406,8 @@ KEYS: tuple[Key, ...] = (
         "tool_search.preselect",
         BOOLEAN,
         False,
-        "Before each request, keep the top preselect_k tools for the latest user message visible "
-        "(no extra round trip).",
+        "List mode: keep the top preselect_k tools for the latest user message in the tool list (the list then "
+        "changes per message, which re-bills the prompt cache; not applied while inline is on).",
     ),
     Key("tool_search.preselect_k", INTEGER, 8, "How many schemas preselect keeps visible.", 1, 64),
     Key(
