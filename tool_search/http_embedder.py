@@ -14,6 +14,7 @@ BM25 alone and say why.  The API key is passed in, never stored on disk.
 
 from __future__ import annotations
 
+import base64
 import http.client
 import json
 import math
@@ -21,6 +22,7 @@ import socket
 import threading
 import time
 import urllib.parse
+import urllib.request
 from typing import Any, Sequence
 
 DEFAULT_BATCH = 16  # small: each call must finish within one deadline on a CPU endpoint
@@ -112,8 +114,7 @@ def post_within(url: str, body: bytes, headers: dict[str, str], timeout_s: float
     """
     parts = urllib.parse.urlsplit(url)
     deadline = time.monotonic() + timeout_s
-    connection_class = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-    connection = connection_class(parts.hostname or "", parts.port, timeout=timeout_s)
+    connection, path = _connection(parts, timeout_s, headers)
     expired = threading.Event()
 
     def cut() -> None:
@@ -128,9 +129,8 @@ def post_within(url: str, body: bytes, headers: dict[str, str], timeout_s: float
     watchdog = threading.Timer(timeout_s, cut)
     watchdog.daemon = True
     watchdog.start()
-    path = parts.path + (f"?{parts.query}" if parts.query else "")
     try:
-        connection.request("POST", path or "/", body=body, headers=headers)
+        connection.request("POST", path, body=body, headers=headers)
         response = connection.getresponse()
         chunks: list[bytes] = []
         size = 0
@@ -165,6 +165,29 @@ def post_within(url: str, body: bytes, headers: dict[str, str], timeout_s: float
     finally:
         watchdog.cancel()
         connection.close()
+
+
+def _connection(
+    parts: urllib.parse.SplitResult, timeout_s: float, headers: dict[str, str]
+) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to the endpoint, through the environment's proxy (``HTTPS_PROXY``...) as urllib would."""
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host, port, https = parts.hostname or "", parts.port, parts.scheme == "https"
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(host):
+        via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        auth = {}
+        if via.username:
+            token = base64.b64encode(f"{via.username}:{via.password or ''}".encode()).decode("ascii")
+            auth = {"Proxy-Authorization": f"Basic {token}"}
+        if https:  # a CONNECT tunnel to the endpoint through the proxy
+            tunnel = http.client.HTTPSConnection(via.hostname or "", via.port or 80, timeout=timeout_s)
+            tunnel.set_tunnel(host, port, headers=auth)
+            return tunnel, path
+        headers.update(auth)  # plain http: the proxy is asked for the absolute URL
+        return http.client.HTTPConnection(via.hostname or "", via.port or 80, timeout=timeout_s), parts.geturl()
+    connection_class = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    return connection_class(host, port, timeout=timeout_s), path
 
 
 def parse_embeddings(raw: bytes, expected: int) -> list[list[float]]:

@@ -124,3 +124,12 @@ def test_bad_configuration_is_a_clear_error() -> None:
         HttpEmbedder("localhost:11434", "m")
     with pytest.raises(ValueError, match="model"):
         HttpEmbedder("http://127.0.0.1:1/v1", "")
+
+
+def test_the_environments_http_proxy_is_used(server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As urllib did: a plain-http endpoint is asked through ``HTTP_PROXY`` with the absolute URL."""
+    for name in ("no_proxy", "NO_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.base_url.rsplit("/v1", 1)[0])  # the stand-in plays the proxy
+    vectors = HttpEmbedder("http://embeddings.invalid/v1", "m", timeout_s=2).embed(["a"])
+    assert len(vectors) == 1 and server.requests == [["a"]]
