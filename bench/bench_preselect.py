@@ -139,10 +139,99 @@ def churn(catalog: Catalog, queries: Sequence[tuple[str, str]], k: int, dense: D
     return sum(a != b for a, b in zip(sets, sets[1:], strict=False)) / max(1, len(sets) - 1)
 
 
+# -- one session, three ways: the prompt cache's bill -------------------------------------------------------
+# A provider caches the request's prefix; tool definitions come first (before the system prompt). Per user
+# message, the first request is billed: the part after the longest prefix it shares with the previous request is
+# written to the cache (1.25x the input price), the prefix is read (0.1x): a write costs 12.5 reads. The session
+# is the bench's paraphrased requests in order, each followed by a fixed exchange (the model's call, the tool's
+# result and its answer). When the needed tool is not among the schemas the model sees, it searches first: one
+# round trip more, a request that reads the whole prefix and writes the search's answer.
+SYSTEM_TOKENS = 3_000
+EXCHANGE_TOKENS = 600  # the call, its result and the answer after each user message
+SEARCH_ANSWER_TOKENS = 300
+WRITE, READ = 1.25, 0.1
+
+
+def session_costs(
+    schemas: list[dict[str, Any]], queries: Sequence[tuple[str, str]], k: int, dense: DenseLeg | None
+) -> dict[str, dict[str, float]]:
+    """Per policy: tool-list changes, tokens written per user message, schema tokens per request, and the bill."""
+    from stowage.tool_search.inline import render_block
+
+    counter = TokenCounter()
+    catalog = Catalog.from_schemas(schemas)
+    by_name = {s["function"]["name"]: s for s in schemas}
+
+    def tokens(value: Any) -> int:
+        text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+        return len(counter.loaded.encoding.encode_ordinary(text))
+
+    out: dict[str, dict[str, float]] = {}
+    for policy in ("none", "list", "inline", "inline_bm25"):
+        history = SYSTEM_TOKENS
+        previous_tools: Any = None
+        changes = written = billed = schema_total = 0.0
+        hits = 0  # messages whose needed schema the model could see without searching
+        blocks = 0  # the inline blocks' tokens in the history so far (they stay in every later request)
+        shown: list[str] = []
+        for text, answer in queries:
+            ranker = None if policy == "inline_bm25" else dense
+            picks = preselect(catalog, text, k=k, dense=ranker) if policy != "none" else []
+            tools = bridge_schemas() + ([by_name[n] for n in sorted(picks)] if policy == "list" else [])
+            tools_tokens = tokens(tools)
+            message = tokens(text)
+            if policy.startswith("inline"):
+                full = [n for n in picks if n not in shown]
+                fn = [by_name[n]["function"] for n in full]
+                block = tokens(render_block(fn, [n for n in picks if n in shown]))
+                message += block
+                blocks += block
+                shown.extend(full)
+            changed = previous_tools is not None and tools != previous_tools
+            changes += changed
+            request = tools_tokens + history + message
+            fresh = request if (changed or previous_tools is None) else message
+            written += fresh
+            billed += fresh * WRITE + (request - fresh) * READ
+            # inline: a schema shown in any earlier block is still in the request, byte-identical
+            seen = answer in (shown if policy.startswith("inline") else picks)
+            hits += seen
+            if not seen:  # a search round trip: the prefix read, the answer written
+                billed += (request + EXCHANGE_TOKENS) * READ + SEARCH_ANSWER_TOKENS * WRITE
+            schema_total += tools_tokens + blocks
+            history += message + EXCHANGE_TOKENS
+            previous_tools = tools
+        n = len(queries)
+        out[policy] = {
+            "list_changes": changes,
+            "no_search_share": hits / n,
+            "written_per_message": written / n,
+            "billed_per_message": billed / n,
+            "schema_tokens_per_request": schema_total / n,  # the tool list, plus the blocks in the request
+        }
+    return out
+
+
+def print_sessions(sessions: dict[int, dict[str, dict[str, float]]]) -> None:
+    print(
+        f"\n  one session of the paraphrased requests in order (system {SYSTEM_TOKENS:,} tokens, "
+        f"{EXCHANGE_TOKENS} per exchange; write {WRITE}x, read {READ}x):"
+    )
+    print("    K  policy       list changes  schema seen  written/msg  billed/msg (token-eq.)  schema tokens/request")
+    for k, policies in sessions.items():
+        for name, f in policies.items():
+            print(
+                f"    {k:<2} {name:<12} {f['list_changes']:>12.0f} {f['no_search_share']:>12.3f} "
+                f"{f['written_per_message']:>12,.0f} "
+                f"{f['billed_per_message']:>22,.0f} {f['schema_tokens_per_request']:>22,.0f}"
+            )
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", default="3,5,8")
     ap.add_argument("--limit", type=int, default=0, help="use only the first N BFCL questions")
+    ap.add_argument("--skip-bfcl", action="store_true", help="the MCP catalog only")
     ap.add_argument("--json", default=str(HERE / "results" / "preselect.json"))
     args = ap.parse_args(argv)
     ks = [int(k) for k in args.k.split(",") if k]
@@ -154,26 +243,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"MiniLM loaded in {time.perf_counter() - t0:.1f} s; served by a stand-in /v1/embeddings on 127.0.0.1")
     with EmbeddingServer(model.embed, model="all-MiniLM-L6-v2") as server:
         client = HttpEmbedder(server.base_url, "all-MiniLM-L6-v2", timeout_s=600, batch_size=64)
-        leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM", index_budget_s=float("inf"))
+        leg = DenseLeg(client, client.identity, folder=vectors, label="stand-in MiniLM", wait_s=3600, batch=64)
 
-        ds = data.load_bfcl()
-        queries = [(q.text, q.answer) for q in ds.queries]
-        if args.limit:
-            queries = queries[: args.limit]
-        catalog = Catalog.from_schemas(ds.functions)
-        t0 = time.perf_counter()
-        leg.rank(catalog, "warm up", 1)
-        tools_s = time.perf_counter() - t0
-        q_s = warm_queries(leg, client, [q for q, _ in queries])
-        print(
-            f"BFCL: {len(catalog)} tools ({leg.tools_embedded} embedded now, {tools_s:.1f} s; vector file "
-            f"{leg.file_bytes or (leg.path.stat().st_size if leg.path and leg.path.exists() else 0):,} bytes), "
-            f"{len(queries)} questions embedded in {q_s:.1f} s"
-        )
-        bm25 = recall(catalog, queries, ks, None)
-        hybrid = recall(catalog, queries, ks, leg)
-        results["bfcl"] = {"tools": len(catalog), "queries": len(queries), "bm25": bm25, "hybrid": hybrid}
-        print_rows("BFCL union catalog", bm25, hybrid)
+        if not args.skip_bfcl:
+            ds = data.load_bfcl()
+            queries = [(q.text, q.answer) for q in ds.queries]
+            if args.limit:
+                queries = queries[: args.limit]
+            catalog = Catalog.from_schemas(ds.functions)
+            t0 = time.perf_counter()
+            leg.rank(catalog, "warm up", 1)
+            tools_s = time.perf_counter() - t0
+            q_s = warm_queries(leg, client, [q for q, _ in queries])
+            print(
+                f"BFCL: {len(catalog)} tools ({leg.tools_embedded} embedded now, {tools_s:.1f} s; vector file "
+                f"{leg.file_bytes or (leg.path.stat().st_size if leg.path and leg.path.exists() else 0):,} bytes), "
+                f"{len(queries)} questions embedded in {q_s:.1f} s"
+            )
+            bm25 = recall(catalog, queries, ks, None)
+            hybrid = recall(catalog, queries, ks, leg)
+            results["bfcl"] = {"tools": len(catalog), "queries": len(queries), "bm25": bm25, "hybrid": hybrid}
+            print_rows("BFCL union catalog", bm25, hybrid)
 
         schemas = mcp_catalog()
         if schemas is None:
@@ -205,6 +295,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("  visible set changed between consecutive user messages (share of messages):")
             for k, c in ch.items():
                 print(f"    K={k}: BM25 {c['bm25']:.2f}, hybrid {c['hybrid']:.2f}")
+            sessions = {k: session_costs(schemas, qs, k, leg) for k in ks}
+            print_sessions(sessions)
+            results["mcp_sessions"] = sessions
             results["mcp"] = {"tools": len(mcp), "queries": len(qs), "bm25": bm25, "hybrid": hybrid}
             results["mcp_tokens"] = tokens
             results["mcp_churn"] = ch

@@ -159,6 +159,9 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         rows.append(("tool search", f"{state}; {_n(search.searches)} search(es), {_n(search.calls)} bridged call(s)"))
         if search.semantic:
             rows.append(("tool ranking", search.semantic))
+        if search.inline and search.active:
+            shown = ", ".join(search.inlined) if search.inlined else "none"
+            rows.append(("inline schemas", f"the tool list stays fixed; the newest message's block names: {shown}"))
     if status.threshold_tokens:
         gov = status.governor
         why = trigger_text(to_plain(status.trigger)) if status.trigger is not None else ""

@@ -3,7 +3,10 @@
 The semantic leg of tool search needs vectors, and most users already run a
 server that makes them (Ollama, vLLM, llama.cpp, their provider): asking it
 costs no new dependency, where the offline model costs about 1.2 GB of
-torch.  Every failure (network, timeout, HTTP status, a body that is not
+torch.  Each call has one total deadline (``timeout_s``) covering connect,
+send and every read: a server that drips its answer a byte at a time is cut
+off at the deadline like one that never answers (a per-read socket timeout
+alone would wait forever on a drip).  Every failure (network, timeout, HTTP status, a body that is not
 the expected JSON, vectors of the wrong count or size) is one
 ``EmbeddingError`` with a one-line reason, so the caller can fall back to
 BM25 alone and say why.  The API key is passed in, never stored on disk.
@@ -11,15 +14,20 @@ BM25 alone and say why.  The API key is passed in, never stored on disk.
 
 from __future__ import annotations
 
+import base64
+import http.client
 import json
 import math
 import socket
-import urllib.error
+import threading
+import time
+import urllib.parse
 import urllib.request
 from typing import Any, Sequence
 
-DEFAULT_BATCH = 64
+DEFAULT_BATCH = 16  # small: each call must finish within one deadline on a CPU endpoint
 DEFAULT_TIMEOUT_S = 5.0
+READ_CHUNK = 65536
 MAX_RESPONSE_BYTES = 64 * 1024 * 1024
 
 
@@ -30,9 +38,10 @@ class EmbeddingError(Exception):
 class HttpEmbedder:
     """Embeds texts with one request per ``batch_size`` texts; returns unit-length vectors.
 
-    ``dimensions``, when known, is checked on every answer; otherwise the
-    first answer fixes it, so a server that switches models mid-session is
-    caught instead of mixing vector spaces.
+    ``dimensions``, when configured, is checked on every answer; otherwise
+    ``dimensions`` tells the newest answer's size, and ``DenseLeg`` notices a
+    server that switched models mid-session (re-indexing instead of mixing
+    vector spaces).
     """
 
     def __init__(
@@ -54,13 +63,16 @@ class HttpEmbedder:
         self.timeout_s = timeout_s
         self.batch_size = max(1, batch_size)
         self.dimensions = dimensions
+        self._expected = dimensions  # configured: every answer must have it
         self._api_key = api_key
         self.requests = 0
 
     @property
     def identity(self) -> str:
-        """What the vectors depend on (endpoint and model), for cache keys; no secret in it."""
-        return f"{self.url}|{self.model}"
+        """What the vectors depend on, for cache keys: the model, not the URL (the same model served on another
+        port or host reuses its vectors; a server that answers another size under the same name is caught by
+        the dimension check of ``DenseLeg``). No secret in it."""
+        return f"model|{self.model}"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         out: list[list[float]] = []
@@ -73,22 +85,8 @@ class HttpEmbedder:
         headers = {"Content-Type": "application/json", "Accept": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        request = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
         self.requests += 1
-        try:
-            with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # http(s) checked in __init__
-                raw = response.read(MAX_RESPONSE_BYTES + 1)
-        except urllib.error.HTTPError as exc:
-            raise EmbeddingError(f"HTTP {exc.code} from {self.url}{_error_detail(exc)}") from None
-        except (TimeoutError, socket.timeout):
-            raise EmbeddingError(f"no answer from {self.url} within {self.timeout_s:g} s") from None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, (TimeoutError, socket.timeout)):
-                raise EmbeddingError(f"no answer from {self.url} within {self.timeout_s:g} s") from None
-            raise EmbeddingError(f"cannot reach {self.url}: {reason}") from None
-        except (OSError, ValueError) as exc:  # connection reset, bad status line, ...
-            raise EmbeddingError(f"cannot read {self.url}: {exc}") from None
+        raw = post_within(self.url, body, headers, self.timeout_s)
         if len(raw) > MAX_RESPONSE_BYTES:
             raise EmbeddingError(f"answer from {self.url} is larger than {MAX_RESPONSE_BYTES} bytes")
         vectors = parse_embeddings(raw, len(texts))
@@ -102,10 +100,94 @@ class HttpEmbedder:
         if not sizes:
             return
         size = sizes.pop()
-        if self.dimensions is None:
-            self.dimensions = size
-        elif size != self.dimensions:
-            raise EmbeddingError(f"vectors have {size} dimensions, expected {self.dimensions} (model changed?)")
+        if self._expected is not None and size != self._expected:
+            raise EmbeddingError(f"vectors have {size} dimensions, expected {self._expected} (model changed?)")
+        self.dimensions = size  # the newest answer's size: ``DenseLeg`` notices a change and re-indexes
+
+
+def post_within(url: str, body: bytes, headers: dict[str, str], timeout_s: float) -> bytes:
+    """POST ``body`` and read the whole answer within ``timeout_s`` in all; ``EmbeddingError`` otherwise.
+
+    The socket's own timeout is set to what is left before each step, and a
+    watchdog shuts the socket down at the deadline, which wakes a read that
+    is stuck on a server sending one byte at a time.
+    """
+    parts = urllib.parse.urlsplit(url)
+    deadline = time.monotonic() + timeout_s
+    connection, path = _connection(parts, timeout_s, headers)
+    expired = threading.Event()
+
+    def cut() -> None:
+        expired.set()
+        sock = connection.sock
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    watchdog = threading.Timer(timeout_s, cut)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        connection.request("POST", path, body=body, headers=headers)
+        response = connection.getresponse()
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError
+            if connection.sock is not None:
+                connection.sock.settimeout(left)
+            chunk = response.read1(READ_CHUNK) if hasattr(response, "read1") else response.read(READ_CHUNK)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > MAX_RESPONSE_BYTES:
+                raise EmbeddingError(f"answer from {url} is larger than {MAX_RESPONSE_BYTES} bytes")
+        if expired.is_set():
+            raise TimeoutError
+        raw = b"".join(chunks)
+        if response.status >= 400:
+            detail = " ".join(raw[:300].decode("utf-8", "replace").split())[:160]
+            raise EmbeddingError(f"HTTP {response.status} from {url}" + (f": {detail}" if detail else ""))
+        return raw
+    except EmbeddingError:
+        raise
+    except (TimeoutError, socket.timeout):
+        raise EmbeddingError(f"no whole answer from {url} within {timeout_s:g} s") from None
+    except (OSError, http.client.HTTPException, ValueError) as exc:
+        if expired.is_set():
+            raise EmbeddingError(f"no whole answer from {url} within {timeout_s:g} s") from None
+        raise EmbeddingError(f"cannot reach or read {url}: {exc}") from None
+    finally:
+        watchdog.cancel()
+        connection.close()
+
+
+def _connection(
+    parts: urllib.parse.SplitResult, timeout_s: float, headers: dict[str, str]
+) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to the endpoint, through the environment's proxy (``HTTPS_PROXY``...) as urllib would."""
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host, port, https = parts.hostname or "", parts.port, parts.scheme == "https"
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(host):
+        via = urllib.parse.urlsplit(proxy if "://" in proxy else f"http://{proxy}")
+        auth = {}
+        if via.username:
+            token = base64.b64encode(f"{via.username}:{via.password or ''}".encode()).decode("ascii")
+            auth = {"Proxy-Authorization": f"Basic {token}"}
+        if https:  # a CONNECT tunnel to the endpoint through the proxy
+            tunnel = http.client.HTTPSConnection(via.hostname or "", via.port or 80, timeout=timeout_s)
+            tunnel.set_tunnel(host, port, headers=auth)
+            return tunnel, path
+        headers.update(auth)  # plain http: the proxy is asked for the absolute URL
+        return http.client.HTTPConnection(via.hostname or "", via.port or 80, timeout=timeout_s), parts.geturl()
+    connection_class = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    return connection_class(host, port, timeout=timeout_s), path
 
 
 def parse_embeddings(raw: bytes, expected: int) -> list[list[float]]:
@@ -146,12 +228,3 @@ def normalized(vector: Sequence[float]) -> list[float]:
     """Unit length, so cosine similarity is a dot product; a zero vector stays zero."""
     norm = math.sqrt(sum(x * x for x in vector))
     return [x / norm for x in vector] if norm > 0 else [0.0 for _ in vector]
-
-
-def _error_detail(exc: urllib.error.HTTPError) -> str:
-    try:
-        text = exc.read(300).decode("utf-8", "replace")
-    except Exception:  # noqa: BLE001 - the status is the message; the body is a courtesy
-        return ""
-    text = " ".join(text.split())[:160]
-    return f": {text}" if text else ""

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
 
 from . import (
@@ -37,6 +38,7 @@ from . import (
 from .activation import schema_name
 from .calls import call_batch
 from .dense_leg import DenseLeg
+from .inline_picks import PickStore, blocks_for, store_for
 from .listing import count_in_pieces, session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
 from .semantic import semantic_leg
@@ -48,6 +50,7 @@ logger = logging.getLogger(__name__)
 HOST_BRIDGE_NAMES = frozenset({"tool_search", "tool_describe", "tool_call"})
 Dispatcher = Callable[[str, dict[str, Any]], str]
 DenseSource = Callable[[], "DenseLeg | None"]
+PicksFolder = Callable[[], "Path | None"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +64,11 @@ class ShapedRequest:
 
 class ToolSearchSession:
     def __init__(
-        self, ts: ToolSearchSection, count_tokens: Callable[[str], int], dense: DenseSource | None = None
+        self,
+        ts: ToolSearchSection,
+        count_tokens: Callable[[str], int],
+        dense: DenseSource | None = None,
+        picks_folder: PicksFolder | None = None,
     ) -> None:
         # The library's "preselect" mode follows the auto threshold, so it only
         # stands in for "auto"; with "on", deferral stays unconditional and
@@ -75,9 +82,19 @@ class ToolSearchSession:
         self.search_limit = ts.search_limit
         self.settings_ts = ts
         self.pinned = tuple(ts.preselect_pinned)
+        # inline pre-selection: the tool list stays fixed, the picks travel as text in their user message
+        self.inline = ts.enabled != "off" and (
+            ts.inline == "on" or (ts.inline == "auto" and bool(ts.embedding_endpoint.strip()))
+        )
+        self.inline_k = ts.inline_k
+        self._picks_folder = picks_folder
+        self.inlined: tuple[str, ...] = ()  # the tools the newest request's newest block names
         # the host's semantic leg (an embedding endpoint, cached vectors); None: the offline extra as before
         self._dense_source = dense
         self._keep_memo: tuple[tuple[str, str, int], tuple[str, ...]] | None = None
+        # a child agent's copy (review agent, subagent) keeps the parent's list-mode pick: its own prompt
+        # would otherwise pick another list and re-bill the prefix it shares with the parent
+        self._parent_keep: tuple[str, ...] | None = None
         self.listing: tuple[str, str] = ("", "")
         self._count_tokens = count_tokens
         self._catalog_key: tuple | None = None
@@ -130,7 +147,7 @@ class ToolSearchSession:
         deferred = set(decision.deferrable_names)
         self._refresh_catalog([t for t in tools if schema_name(t) in deferred], toolset_of)
         keep: tuple[str, ...] = ()
-        if self.preselect and self.catalog is not None:
+        if self.preselect and not self.inline and self.catalog is not None:
             keep = self._preselect(self.catalog, _latest_user_text(messages))
         self.listing = session_listing(self.catalog, self.settings_ts, context_length, self._count_tokens)
         new_tools = list(assemble_tools(tools, decision, keep, wrapped=_is_wrapped(tools), listing=self.listing[0]))
@@ -147,20 +164,42 @@ class ToolSearchSession:
         per user message and the prompt-cache prefix holds within it, even
         when the embedding endpoint fails or comes back mid-message.
         """
+        if self._parent_keep is not None:
+            return tuple(n for n in self._parent_keep if n in catalog)
         key = (catalog.checksum, message, self.preselect_k)
         if self._keep_memo is not None and self._keep_memo[0] == key:
             return self._keep_memo[1]
-        leg = self._dense_source() if self._dense_source is not None else None
-        if leg is not None:
-            picks = preselect(catalog, message, k=self.preselect_k, dense=leg)
-        else:
-            # hybrid without a host leg: the offline model of the `embeddings` extra, if installed
-            embedder = load_default_embedder() if self.hybrid and self._dense_source is None else None
-            picks = preselect(catalog, message, k=self.preselect_k, embedder=embedder)
+        picks = self._rank(catalog, message, self.preselect_k)
         pinned = [n for n in self.pinned if n in catalog and n not in picks]
         keep = tuple(pinned + picks)
         self._keep_memo = (key, keep)
         return keep
+
+    def _rank(self, catalog: Catalog, message: str, k: int) -> list[str]:
+        leg = self._dense_source() if self._dense_source is not None else None
+        if leg is not None:
+            return preselect(catalog, message, k=k, dense=leg)
+        # hybrid without a host leg: the offline model of the `embeddings` extra, if installed
+        embedder = load_default_embedder() if self.hybrid and self._dense_source is None else None
+        return preselect(catalog, message, k=k, embedder=embedder)
+
+    # -- inline pre-selection ----------------------------------------------------------
+    def inline_blocks(self, messages: list[dict[str, Any]]) -> dict[int, str]:
+        """The inline blocks of this request's user messages (index -> text), after the lean view shaped them
+        (``inline_picks.blocks_for``); none unless inline pre-selection is on and deferral active."""
+        self.inlined = ()
+        decision = self.last.decision if self.last is not None else None
+        if not self.inline or decision is None or not decision.active or self.catalog is None:
+            return {}
+        catalog = self.catalog
+        blocks, self.inlined = blocks_for(
+            messages, catalog, self._pick_store(), lambda text: self._rank(catalog, text, self.inline_k)
+        )
+        return blocks
+
+    def _pick_store(self) -> PickStore:
+        folder = self._picks_folder() if self._picks_folder is not None else None
+        return store_for(folder)
 
     def semantic_status(self) -> str:
         """One line: how preselect and search rank now (empty when no semantic leg is configured)."""
@@ -252,11 +291,15 @@ class ToolSearchSession:
             listing_level=self.listing[1],
             listing_tokens=count_in_pieces(self._count_tokens, self.listing[0]),
             semantic=self.semantic_status(),
+            inline=self.inline,
+            inlined=list(self.inlined),
         )
 
     def __deepcopy__(self, memo: dict[int, Any]) -> "ToolSearchSession":
         clone = ToolSearchSession.__new__(ToolSearchSession)
         clone.__dict__.update(self.__dict__)  # catalogs are immutable; share them
+        if self._keep_memo is not None:  # a copy made after requests: another agent of this conversation
+            clone._parent_keep = self._keep_memo[1]
         return clone
 
 

@@ -28,3 +28,6 @@ class ToolSearchSection:
     embedding_model: str = ""
     embedding_api_key_env: str = ""
     embedding_timeout_s: float = 3.0
+    embedding_retry_s: float = 60.0
+    inline: str = "auto"
+    inline_k: int = 5

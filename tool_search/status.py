@@ -25,4 +25,6 @@ class ToolSearchStatus:
     listing_level: str = ""
     listing_tokens: int = 0
     semantic: str = ""  # how preselect ranks: with the embedding endpoint, or BM25 alone and why
+    inline: bool = False  # inline pre-selection: the picks travel as text in their user message, the list stays
+    inlined: list[str] = field(default_factory=list)  # the tools the newest user message's block names
     extra: dict[str, Any] = field(default_factory=dict)

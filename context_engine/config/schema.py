@@ -406,8 +406,8 @@ KEYS: tuple[Key, ...] = (
         "tool_search.preselect",
         BOOLEAN,
         False,
-        "Before each request, keep the top preselect_k tools for the latest user message visible "
-        "(no extra round trip).",
+        "List mode: keep the top preselect_k tools for the latest user message in the tool list (the list then "
+        "changes per message, which re-bills the prompt cache; not applied while inline is on).",
     ),
     Key("tool_search.preselect_k", INTEGER, 8, "How many schemas preselect keeps visible.", 1, 64),
     Key(
@@ -441,10 +441,28 @@ KEYS: tuple[Key, ...] = (
         "tool_search.embedding_timeout_s",
         NUMBER,
         3,
-        "Seconds to wait for the endpoint; slower or failing, BM25 alone ranks and the endpoint rests 60 s.",
+        "One deadline per call to the endpoint (connect, send and the whole answer), and the longest a request "
+        "waits for its ranking (made in the background); slower or failing, BM25 alone ranks.",
         0.1,
         120,
     ),
+    Key(
+        "tool_search.embedding_retry_s",
+        NUMBER,
+        60,
+        "After a failed call the endpoint is left alone this long (BM25 alone meanwhile).",
+        0,
+        3600,
+    ),
+    Key(
+        "tool_search.inline",
+        CHOICE,
+        "auto",
+        "Inline pre-selection: the inline_k likeliest deferred schemas travel as text in their user message, "
+        "the tool list stays fixed (the prompt cache holds); auto: when embedding_endpoint is set.",
+        choices=("auto", "on", "off"),
+    ),
+    Key("tool_search.inline_k", INTEGER, 5, "How many deferred tools each user message's inline block names.", 1, 32),
     Key("tool_search.search_limit", INTEGER, 5, "Default number of hits of stowage_tool_search.", 1, 50),
     Key(
         "tool_search.semantic",

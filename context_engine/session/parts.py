@@ -41,6 +41,7 @@ from ..policy.request_count import SentRequest, conversation_of, judged_request
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
 from ..records.host_contract import HostFacts
+from ..records.session_files import VECTOR_FOLDER
 from ..records.session_status import RequestFigures, SessionStatus
 from ..records.status_file import read_session_status
 from ..records.summary_log import carry_summaries
@@ -117,7 +118,10 @@ class SessionParts:
             store=store,
             counter=counter,
             tool_search=ToolSearchSession(
-                settings.tool_search, counter.count_text, dense=DenseLegSource(settings.tool_search, lambda: store.root)
+                settings.tool_search,
+                counter.count_text,
+                dense=DenseLegSource(settings.tool_search, lambda: store.root),
+                picks_folder=lambda: store.root / VECTOR_FOLDER if store.root is not None else None,
             ),
             view=LeanView(ViewSettings.from_settings(settings), counter.count_message),
             governor=Governor(GovernorPolicy(c.max_ineffective, c.backoff_turns, c.failure_cooldown_seconds)),
@@ -256,7 +260,7 @@ class SessionParts:
         counted = self.judged_request(messages, provider_count=provider_count)
         return counted is not None and passes_ceiling(counted, limits.context_length)
 
-    def note_sent(self, messages: list[Message], threshold_tokens: int) -> None:
+    def note_sent(self, messages: list[Message], threshold_tokens: int, inlined_tokens: int = 0) -> None:
         """A request goes out as the view shaped it: count it (the tokenizer's figures of the view and the tools).
 
         The previous request got no usage back (a provider without usage):
@@ -268,7 +272,7 @@ class SessionParts:
         if previous.tokens > 0 and previous.real <= 0:
             self.over_trigger.sent(threshold_tokens > 0 and previous.tokens >= threshold_tokens)
         self.sent_request = SentRequest(
-            tokens=as_int(self.view.stats.last.get("sent_tokens")) + self.tools_tokens.tokens,
+            tokens=as_int(self.view.stats.last.get("sent_tokens")) + self.tools_tokens.tokens + inlined_tokens,
             conversation_messages=len(conversation_of(messages)),
         )
 

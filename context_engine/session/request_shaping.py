@@ -1,4 +1,4 @@
-"""The session's provider requests as sent: tools deferred, then the lean view (the history itself never changes).
+"""The session's provider requests as sent: tools deferred, the lean view, then inline tool schemas (history unchanged).
 
 Two routes reach it.  Every host with plugin middleware sends each request
 through the ``llm_request`` middleware, which shapes tools and messages
@@ -6,6 +6,14 @@ together (:meth:`RequestShaping.shape_request`).  Hosts 0.20+ also call the engi
 ``select_context`` per request (:meth:`RequestShaping.select_context`); once one has, the
 middleware only defers tools, so the view is applied exactly once.  With the
 view off the request goes as the host built it and is only measured.
+
+Inline pre-selection (``tool_search/inline.py``) renders last, on both
+routes: the lean view never sees the inlined schema blocks (so never stubs
+them), and they are inserted into their user messages of the request the
+view made: in ``select_context`` on 0.20+ (the host measures pressure and
+plans its prompt cache on what it returns), and in the middleware, which
+adds only what is missing (the first request of a session, before any
+catalog).  The request's count includes them.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import logging
 import time
 from typing import Any, Sequence
 
+from ...tool_search.inline import insert_blocks, inserted
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
 from ..policy.thresholds import as_int, deep_view_at
@@ -45,16 +54,33 @@ class RequestShaping(SessionParts):
         # counted on every route: select_context reads the newest tool list's size from here
         tools_tokens = self.tools_tokens.of(shaped.tools, self.counter.count_text)
         self.fixed_part.measure(messages, tools_tokens, self.counter.count_text)
-        if host.selects_context:
-            return shaped
+        if host.selects_context:  # select_context's lean messages (blocks in already, unless it had no catalog yet)
+            sent, inlined = self.with_inline_schemas(shaped.messages)
+            if inlined:
+                self.sent_request = dataclasses.replace(self.sent_request, tokens=self.sent_request.tokens + inlined)
+            return dataclasses.replace(shaped, messages=sent) if inlined else shaped
         if self.view.settings.enabled:
             deep_at = deep_view_at(limits.threshold_tokens, tools_tokens)
             lean = self.lean(shaped.messages, deep_at)
-            self.note_sent(shaped.messages, limits.threshold_tokens)
-            return dataclasses.replace(shaped, messages=lean)
+            sent, inlined = self.with_inline_schemas(lean)
+            self.note_sent(shaped.messages, limits.threshold_tokens, inlined)
+            return dataclasses.replace(shaped, messages=sent)
         self.send_unshaped(shaped.messages)
-        self.note_sent(shaped.messages, limits.threshold_tokens)
-        return shaped
+        sent, inlined = self.with_inline_schemas(shaped.messages)
+        self.note_sent(shaped.messages, limits.threshold_tokens, inlined)
+        return dataclasses.replace(shaped, messages=sent) if inlined else shaped
+
+    def with_inline_schemas(self, messages: list[Message]) -> tuple[list[Message], int]:
+        """The request with tool search's inline blocks in their user messages, and the blocks' tokens."""
+        try:
+            blocks = self.tool_search.inline_blocks(messages)
+        except Exception:  # a ranking problem must never cost the request
+            logger.exception("stowage: could not pick inline tool schemas; the request goes without them")
+            return messages, 0
+        if not blocks:
+            return messages, 0
+        sent = insert_blocks(messages, blocks)
+        return sent, sum(self.counter.count_text(b) for b in inserted(messages, sent, blocks))
 
     def select_context(self, limits: Limits, host: HostFacts, request_messages: Any) -> list[Message] | None:
         """The host's ``select_context`` (0.20+): the lean messages, or None to send the request unchanged."""
@@ -67,15 +93,18 @@ class RequestShaping(SessionParts):
         self.fixed_part.measure(request_messages, self.tools_tokens.tokens, self.counter.count_text)
         if not self.view.settings.enabled:
             self.send_unshaped(request_messages)
-            self.note_sent(request_messages, limits.threshold_tokens)
-            return None
+            sent, inlined = self.with_inline_schemas(request_messages)
+            self.note_sent(request_messages, limits.threshold_tokens, inlined)
+            return sent if inlined else None
         try:
             lean = self.lean(request_messages, deep_view_at(limits.threshold_tokens, self.tools_tokens.tokens))
         except Exception:  # the host would log it; say why ourselves and send unchanged
             logger.exception("stowage: the lean view failed; the request goes unchanged")
             return None
-        self.note_sent(request_messages, limits.threshold_tokens)
-        return lean if lean != request_messages else None
+        # the blocks after the view, here too: the host measures pressure and plans its cache on what this returns
+        sent, inlined = self.with_inline_schemas(lean)
+        self.note_sent(request_messages, limits.threshold_tokens, inlined)
+        return sent if sent != request_messages else None
 
     def lean(self, messages: list[Message], deep_at: int = 0) -> list[Message]:
         """One request as the lean view sends it; its figures go to the request log."""

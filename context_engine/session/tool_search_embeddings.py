@@ -12,7 +12,8 @@
 
 One leg per backend and vector folder is shared by the process's sessions,
 so the catalog's vectors and the query cache serve every agent.  Vectors
-are kept in ``<store>/tool-vectors/``.
+are kept in ``<store>/tool-vectors/``, in one file per model (not per URL:
+the same model on another port reuses them).
 """
 
 from __future__ import annotations
@@ -94,11 +95,18 @@ def _shared_leg(ts: ToolSearchSection, folder: Path | None) -> DenseLeg | None:
         base_url, api_key = _endpoint(ts)
         client = HttpEmbedder(base_url, ts.embedding_model.strip(), api_key=api_key, timeout_s=ts.embedding_timeout_s)
         identity, label, make = client.identity, f"{base_url} ({client.model})", lambda: client
-    key = (identity, str(folder))
+    key = (f"{label}|{identity}", str(folder))  # one leg per endpoint and model; its vector file is the model's
     with _lock:
         leg = _legs.get(key)
         if leg is None:
-            leg = _legs[key] = DenseLeg(make(), identity, folder=folder, label=label)
+            leg = _legs[key] = DenseLeg(
+                make(),
+                identity,
+                folder=folder,
+                label=label,
+                wait_s=ts.embedding_timeout_s,
+                retry_after_s=ts.embedding_retry_s,
+            )
         return leg
 
 

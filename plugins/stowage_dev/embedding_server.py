@@ -2,8 +2,11 @@
 
 It answers with whatever ``embed`` (a function of the input texts) returns,
 and can be told to misbehave the ways a real endpoint does: an HTTP 500,
-a body that is not JSON, vectors of another size, too few vectors, or a
-slow answer (to hit the client's timeout).  Every request's input texts are
+a body that is not JSON, vectors of another size, too few vectors, a
+slow answer (to hit the client's timeout), an answer dripped one byte every
+``drip_s`` (each read is quick, the whole is not), or no answer at all until
+the server stops (``hang``).  ``dimensions`` (when set) pads or cuts every
+vector to that size: a model swapped behind the same name.  Every request's input texts are
 recorded, so a test can count the embedding calls a session made.
 
 ``ConceptEmbedder`` is a tiny deterministic "model" for end-to-end tests:
@@ -23,7 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable, Sequence
 
 Embed = Callable[[Sequence[str]], Sequence[Sequence[float]]]
-MODES = ("ok", "500", "bad_json", "wrong_dims", "wrong_count", "slow")
+MODES = ("ok", "500", "bad_json", "wrong_dims", "wrong_count", "slow", "drip", "hang")
 
 
 class EmbeddingServer:
@@ -32,7 +35,11 @@ class EmbeddingServer:
         self.model = model
         self.mode = "ok"
         self.fail_when: Callable[[list[str]], bool] | None = None  # a request's texts -> answer HTTP 500
+        self.mode_when: Callable[[list[str]], str | None] | None = None  # a request's texts -> its mode (None: mode)
         self.slow_s = slow_s
+        self.drip_s = 0.2
+        self.dimensions: int | None = None
+        self._stopping = threading.Event()
         self.requests: list[list[str]] = []
         self.auth_headers: list[str | None] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
@@ -53,12 +60,17 @@ class EmbeddingServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
 
-    def answer(self, texts: list[str]) -> tuple[int, bytes]:
+    def mode_of(self, texts: list[str]) -> str:
+        chosen = self.mode_when(texts) if self.mode_when is not None else None
+        return chosen or self.mode
+
+    def answer(self, texts: list[str], mode: str | None = None) -> tuple[int, bytes]:
         self.requests.append(texts)
-        mode = self.mode
+        mode = mode or self.mode_of(texts)
         if self.fail_when is not None and self.fail_when(texts):
             mode = "500"
         if mode == "500":
@@ -67,7 +79,12 @@ class EmbeddingServer:
             return 200, b"<html>not json</html>"
         if mode == "slow":
             time.sleep(self.slow_s)
+        if mode == "hang":
+            self._stopping.wait()
+            return 500, b'{"error": "stopped"}'
         vectors = [list(map(float, v)) for v in self.embed(texts)]
+        if self.dimensions is not None:
+            vectors = [(v + [0.0] * self.dimensions)[: self.dimensions] for v in vectors]
         if mode == "wrong_dims":
             vectors = [v + [0.0] for v in vectors]
         if mode == "wrong_count":
@@ -92,8 +109,27 @@ def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
                 self._send(400, b'{"error": "bad request"}')
                 return
             server.auth_headers.append(self.headers.get("Authorization"))
-            status, body = server.answer(texts)
+            mode = server.mode_of(texts)
+            status, body = server.answer(texts, mode)
+            if mode == "drip" and status == 200:
+                self._drip(body)
+                return
             self._send(status, body)
+
+        def _drip(self, body: bytes) -> None:
+            try:
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.flush()
+                for i in range(len(body)):
+                    if server._stopping.wait(server.drip_s):
+                        return
+                    self.wfile.write(body[i : i + 1])
+                    self.wfile.flush()
+            except OSError:  # the client gave up (its deadline)
+                pass
 
         def _send(self, status: int, body: bytes) -> None:
             try:

@@ -207,3 +207,18 @@ def test_the_totals_as_labelled_figures_hold_the_numbers_of_the_sentence():
     assert all(value.split(" of ")[0] in sentence for _, value in saved_figures(status)[:5])
     old = SessionStatus.from_dict({"view": {"tokens_saved": 500, "requests": 1}})
     assert [label for label, _ in saved_figures(old)] == ["tokens saved", "requests", "compactions", "spills"]
+
+
+def test_inline_pre_selection_and_a_fallback_ranking_are_shown():
+    search = {
+        "active": True,
+        "deferred": 92,
+        "searches": 0,
+        "calls": 1,
+        "inline": True,
+        "inlined": ["slack_post_message", "slack_reply"],
+        "semantic": "BM25 alone: embeddings from http://127.0.0.1:9/v1 (m) failed (HTTP 500)",
+    }
+    text = "\n".join(session_text("s1", SessionStatus.from_dict({"tool_search": search})))
+    assert "the newest message's block names: slack_post_message, slack_reply" in text
+    assert "BM25 alone: embeddings from http://127.0.0.1:9/v1 (m) failed (HTTP 500)" in text

@@ -42,7 +42,9 @@ def server() -> Iterator[EmbeddingServer]:
 
 
 def session(tool_search: dict[str, Any], store: Path | None) -> ToolSearchSession:
-    ts = load_settings({"stowage": {"tool_search": {"enabled": "on", "preselect": True, **tool_search}}}).tool_search
+    """List-mode pre-selection (``inline: off``); the inline mode is tested in test_tool_search_inline.py."""
+    settings = {"enabled": "on", "preselect": True, "inline": "off", **tool_search}
+    ts = load_settings({"stowage": {"tool_search": settings}}).tool_search
     return ToolSearchSession(ts, estimate_tokens, dense=DenseLegSource(ts, lambda: store))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,6 +28,8 @@ import pytest
 
 from stowage.context_engine.chat.tokens import TokenCounter
 from stowage.tool_search import BRIDGE_NAMES, CALL_NAME, DESCRIBE_NAME, SEARCH_NAME, Catalog, preselect
+from stowage.tool_search.inline import BLOCK_CLOSE, BLOCK_OPEN
+from stowage.tool_search.messages import message_text
 from stowage_dev.embedding_server import ConceptEmbedder, EmbeddingServer
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
 from stowage_dev.hermes_home import HARNESS_DIR, HermesHome
@@ -885,78 +888,202 @@ def test_the_listing_at_least_halves_round_trips_per_deferred_call(
     assert with_listing["requests_per_call"] <= without["requests_per_call"] / 2
 
 
-# ----------------------------------------------------------------------------- preselect with an embedding endpoint
+# ----------------------------------------------------------------------------- inline pre-selection
 # The endpoint (plugins/stowage_dev/embedding_server.py) runs in the test process on 127.0.0.1 and serves a
-# deterministic synonym-hashing "model". First message: a paraphrase BM25 cannot match keeps the right tool
-# visible and the scripted model calls it directly, with no search round trip. Then the endpoint fails: the
-# next message is ranked by BM25 alone, the turn completes, and the status says why.
+# deterministic synonym-hashing "model". One session of 20 user messages, each answered in one step but the
+# paraphrase: an endpoint set turns inline pre-selection on (the default), so the tool list is the same on every
+# request, and each user message carries its picked schemas as text. The paraphrase ("tell #deploys ...", which
+# BM25 alone misses) is answered by calling the tool the inlined block names, through the call bridge, with no
+# search. Then the endpoint drips, hangs, fails with HTTP 500, and changes its dimension: each of those turns
+# still ends (the client's one deadline, the ranking waited for off the request's locks) and status says why.
+# A scripted model proves the plumbing only (see docs/tool-search.md for what would show real models use it).
 PARAPHRASE = "tell #deploys the release went out"
 TARGET = "slack_slack_post_message"
-K = 4
+DEADLINE_S = 2
+FAULTS = {"DRIP": "drip", "HANG": "hang", "FAIL": "500"}
+INLINE_TURNS = [
+    ("warm", "hello, we start with the release today"),
+    ("post", PARAPHRASE),
+    *[(f"note{n}", f"note {n}: nothing to do yet") for n in range(1, 6)],
+    ("drip", "DRIP: read the text file notes.txt"),
+    ("after_drip", "note 6: the file can wait"),
+    ("hang", "HANG: which directories are you allowed to access"),
+    ("fail", "FAIL: search the web for stowage"),
+    ("dims", "DIMS: open an issue about the login page"),
+    *[(f"late{n}", f"note {n}: still nothing") for n in range(7, 14)],
+    ("last", "list the open issues of octo/demo"),
+]
 
 
-def test_a_paraphrase_keeps_its_tool_visible_and_a_failing_endpoint_falls_back_to_bm25(
-    fake_llm: FakeLLMServer, e2e_tmp: Path, mcp_catalog: CapturedCatalog
+def inlined_names(text: str) -> list[str]:
+    """The tools the inline block of a user message shows in full (``- name: {...}`` lines)."""
+    if BLOCK_OPEN not in text:
+        return []
+    block = text[text.index(BLOCK_OPEN) : text.index(BLOCK_CLOSE)]
+    return [line[2:].split(":", 1)[0] for line in block.splitlines() if line.startswith("- ")]
+
+
+def inline_model(request: RecordedRequest) -> Reply:
+    """Answers each message in one step; the paraphrase by calling, through the bridge, the block's post tool."""
+    text = request.last_user_text
+    if not text.startswith(PARAPHRASE):
+        return Reply.say("ok")
+    last_user = max(i for i, m in enumerate(request.messages) if m.get("role") == "user")
+    if any(m.get("tool_calls") for m in request.messages[last_user + 1 :]):
+        return Reply.say("told them")
+    target = next((n for n in inlined_names(text) if n.endswith("post_message")), None)
+    if target is None:
+        return Reply.say("no such tool shown")
+    args = {"channel_id": "C0123", "text": "release went out"}
+    return Reply.tool(ToolCall(CALL_NAME, {"name": target, "arguments": args}, id="call_post"))
+
+
+@dataclass
+class InlineSession:
+    result: DriverResult
+    llm: FakeLLMServer
+    home: HermesHome
+    endpoint: EmbeddingServer
+    resumed: DriverResult
+
+    def requests(self, step: str | None = None) -> list[RecordedRequest]:
+        steps = [step] if step else [s for s, _ in INLINE_TURNS]
+        return [r for s in steps for r in self.result.step_requests(self.llm, s) if r.is_main]
+
+    def semantic(self, step: str) -> str:
+        return str(self.result.step(step)["engine"]["status"]["tool_search"]["semantic"])
+
+
+@pytest.fixture(scope="module")
+def inline_session(mcp_catalog: CapturedCatalog, module_tmp: Path) -> Iterator[InlineSession]:
+    changed = {"dims": False}
+
+    def mode_when(texts: list[str]) -> str | None:
+        if len(texts) == 1:
+            if texts[0].startswith("DIMS"):
+                changed["dims"] = True
+            for marker, mode in FAULTS.items():
+                if texts[0].startswith(marker):
+                    return mode
+        if changed["dims"]:
+            endpoint.dimensions = 128  # the model behind the name changed: every answer is 128 wide from now on
+        return None
+
+    with FakeLLMServer() as llm, EmbeddingServer(ConceptEmbedder()) as endpoint:
+        endpoint.mode_when = mode_when
+        endpoint.drip_s = 0.3  # each byte within any per-read timeout; the whole answer far past the deadline
+        home = catalog_home(
+            module_tmp / "inline",
+            llm.base_url,
+            {
+                "enabled": "on",
+                "embedding_endpoint": endpoint.base_url,
+                "embedding_model": "stand-in",
+                "embedding_timeout_s": DEADLINE_S,
+                "embedding_retry_s": 0,  # ask again on the next message, so each fault is met
+            },
+        )
+        llm.on(Match.main(), inline_model, times=None)
+        scenario = Scenario()
+        for step, text in INLINE_TURNS:
+            scenario = scenario.turn(text, id=step)
+        result = run_catalog(home, scenario.end_session(), mcp_catalog)
+        # a new process resumes the session with the endpoint failing: the kept blocks are sent, nothing re-ranked
+        endpoint.mode_when, endpoint.mode = None, "500"
+        resumed = Scenario(resume_session=result.agents[0]["session_id"]).turn("RESUMED: one more thing", id="resumed")
+        yield InlineSession(result, llm, home, endpoint, run_catalog(home, resumed, mcp_catalog))
+
+
+def test_inline_the_tool_list_is_byte_identical_across_twenty_user_messages(
+    inline_session: InlineSession, mcp_catalog: CapturedCatalog
+) -> None:
+    assert len(INLINE_TURNS) == 20
+    requests = inline_session.requests()
+    assert len(requests) >= 20
+    lists = {json.dumps(r.tools, sort_keys=False) for r in requests}
+    assert len(lists) == 1, f"{len(lists)} different tool lists"
+    names = requests[0].tool_names
+    assert set(BRIDGE_NAMES) <= set(names) and not mcp_catalog.names & set(names)  # no catalog schema in the list
+    for request in requests:
+        assert_consistent(request)
+        assert BLOCK_OPEN in request.last_user_text  # every message got its block (BM25 alone while faulty)
+
+
+def test_inline_blocks_are_resent_byte_identical_and_the_history_is_unchanged(inline_session: InlineSession) -> None:
+    requests = inline_session.requests()
+    first = {}
+    for request in requests:
+        for message in request.messages:
+            text = message_text(message) if message.get("role") == "user" else ""
+            head = text.split("\n\n" + BLOCK_OPEN)[0]
+            if BLOCK_OPEN in text:
+                assert first.setdefault(head, text) == text, f"the block of {head!r} changed"
+    assert len(first) == 20  # one block per user message, each re-sent unchanged on every later request
+    # the blocks live in the requests only: the session's history in state.db has none
+    with sqlite3.connect(inline_session.home.path / "state.db") as db:
+        contents = [str(c) for (c,) in db.execute("SELECT content FROM messages WHERE role = 'user'")]
+    assert len(contents) >= 20 and not any(BLOCK_OPEN in c for c in contents)
+
+
+def test_inline_a_resumed_session_in_a_new_process_sends_the_same_bytes(inline_session: InlineSession) -> None:
+    before = inline_session.requests()[-1]
+    after = [r for r in inline_session.resumed.step_requests(inline_session.llm, "resumed") if r.is_main][0]
+    assert json.dumps(after.tools) == json.dumps(before.tools)  # the same tool list after the restart
+
+    def users(request: RecordedRequest) -> list[str]:
+        return [message_text(m) for m in request.messages if m.get("role") == "user"]
+
+    assert users(after)[:20] == users(before)[:20]  # every kept block, byte for byte, with the endpoint down
+    assert sum(BLOCK_OPEN in u for u in users(after)[:20]) == 20
+    assert BLOCK_OPEN in users(after)[-1]  # the new message: BM25 alone, the endpoint failing
+    semantic = inline_session.resumed.step("resumed")["engine"]["status"]["tool_search"]["semantic"]
+    assert semantic.startswith("BM25 alone") and "HTTP 500" in semantic
+
+
+def test_inline_a_paraphrase_calls_the_inlined_tool_with_no_search(
+    inline_session: InlineSession, mcp_catalog: CapturedCatalog
 ) -> None:
     schemas = [
         {"name": f"{server}_{t['name']}", "description": t.get("description", ""), "parameters": t["inputSchema"]}
         for server, info in mcp_catalog.data["servers"].items()
         for t in info["tools"]
     ]
-    assert TARGET not in preselect(Catalog.from_schemas(schemas), PARAPHRASE, k=K)  # BM25 alone misses it
+    assert TARGET not in preselect(Catalog.from_schemas(schemas), PARAPHRASE, k=5)  # BM25 alone misses it
+    post = inline_session.requests("post")
+    assert len(post) == 2  # the call and the answer: no search, no describe
+    assert TARGET in inlined_names(post[0].last_user_text)
+    called = [c["function"]["name"] for r in post for c in r.tool_calls]
+    assert SEARCH_NAME not in called and DESCRIBE_NAME not in called
+    assert [r["tool"] for r in catalog_records(inline_session.home, "call")] == [TARGET]
+    assert inline_session.result.final_responses()[1] == "told them"
+    status = inline_session.result.step("post")["engine"]["status"]["tool_search"]
+    assert status["inline"] and TARGET in status["inlined"] and status["semantic"].startswith("BM25 + embeddings")
 
-    with EmbeddingServer(ConceptEmbedder()) as endpoint:
-        home = catalog_home(
-            e2e_tmp / "embed",
-            fake_llm.base_url,
-            {
-                "enabled": "on",
-                "preselect": True,
-                "preselect_k": K,
-                "embedding_endpoint": endpoint.base_url,
-                "embedding_model": "stand-in",
-                "embedding_timeout_s": 2,
-            },
-        )
-        args = {"channel_id": "C0123", "text": "release went out"}
-        fake_llm.on(Match.user_turn("tell #deploys"), Reply.tool(ToolCall(TARGET, args, id="call_post")))
-        fake_llm.on(Match.after_tool_result("call_post"), Reply.say("told them"))
-        fake_llm.on(Match.user_turn("read the text file"), Reply.say("it says hello"))
-        # the endpoint answers until the paraphrase was embedded, then fails with HTTP 500
-        seen = {"paraphrase": False}
 
-        def failing(texts: list[str]) -> bool:
-            failed = seen["paraphrase"]
-            seen["paraphrase"] = seen["paraphrase"] or texts == [PARAPHRASE]
-            return failed
+@pytest.mark.parametrize("step, reason", [("drip", "within"), ("hang", "within"), ("fail", "HTTP 500")])
+def test_inline_a_faulty_endpoint_costs_a_turn_one_deadline_and_status_says_why(
+    inline_session: InlineSession, step: str, reason: str
+) -> None:
+    record = inline_session.result.step(step)
+    assert record["duration_s"] < 60  # a generous bound: without the one deadline a drip or hang never ends
+    semantic = inline_session.semantic(step)
+    assert semantic.startswith("BM25 alone") and reason in semantic, semantic
+    assert inlined_names(inline_session.requests(step)[0].last_user_text)  # BM25 alone still picked
+    assert any(len(r) == 1 and r[0].startswith(step.upper()) for r in inline_session.endpoint.requests)
 
-        endpoint.fail_when = failing
-        scenario = Scenario().turn(PARAPHRASE, id="post").turn("read the text file notes.txt", id="read")
-        result = run_catalog(home, scenario, mcp_catalog)
 
-        post = [r for r in result.step_requests(fake_llm, "post") if r.is_main]
-        assert len(post) == 2  # the direct call and the answer: no search round trip
-        for request in post:
-            assert TARGET in request.tool_names and set(BRIDGE_NAMES) <= set(request.tool_names)
-            assert_consistent(request)
-        assert post[0].tool_names == post[1].tool_names  # one tool list per user message: the cache prefix holds
-        assert [r["tool"] for r in catalog_records(home, "call")] == [TARGET]
-        assert result.step("post")["engine"]["status"]["tool_search"]["semantic"].startswith("BM25 + embeddings")
-
-        # one query call per message: the paraphrase once (both requests of its turn), the next message once
-        queries = [r for r in endpoint.requests if len(r) == 1]
-        assert queries == [[PARAPHRASE], ["read the text file notes.txt"]]
-        assert sum(len(r) for r in endpoint.requests[: endpoint.requests.index([PARAPHRASE])]) >= len(
-            mcp_catalog.names
-        )  # the catalog's tools, embedded before the first query
-
-        read = [r for r in result.step_requests(fake_llm, "read") if r.is_main]
-        assert read and result.final_responses()[-1] == "it says hello"
-        assert "filesystem_read_text_file" in read[0].tool_names and TARGET not in read[0].tool_names
-        status = result.step("read")["engine"]["status"]["tool_search"]
-        assert status["semantic"].startswith("BM25 alone") and "HTTP 500" in status["semantic"]
-
-    vector_files = list((home.path / "stowage" / "tool-vectors").glob("tool-vectors-*.json"))
-    assert len(vector_files) == 1
+def test_inline_a_dimension_change_is_reindexed_and_shown(inline_session: InlineSession) -> None:
+    # the turn of the change either waited for the (quick) re-embedding within its one deadline or went on with
+    # BM25 alone; either way status names the change and never claims embeddings from the stale vectors
+    dims = inline_session.semantic("dims")
+    assert "now answers 128 dimensions, the stored vectors have 256" in dims, dims
+    assert dims.startswith("BM25 alone") or "re-embedded" in dims, dims
+    last = inline_session.semantic("last")
+    assert last.startswith("BM25 + embeddings") and "re-embedded" in last and "128 dimensions" in last, last
+    vector_files = list((inline_session.home.path / "stowage" / "tool-vectors").glob("tool-vectors-*.json"))
+    assert len(vector_files) == 1  # keyed by the model, not the endpoint's URL
     stored = json.loads(vector_files[0].read_text())
-    assert len(stored["vectors"]) >= len(mcp_catalog.names) and "stand-in" in stored["identity"]
+    assert stored["dimensions"] == 128 and stored["identity"] == "model|stand-in"
+    assert len(stored["vectors"]) >= len(
+        inline_session.result.step("last")["engine"]["status"]["tool_search"]["inlined"]
+    )

@@ -93,7 +93,7 @@ def test_a_repeated_message_makes_no_call(server: EmbeddingServer) -> None:
     assert dense.query_calls == 1
 
 
-@pytest.mark.parametrize("mode", ["500", "bad_json", "wrong_dims", "slow"])
+@pytest.mark.parametrize("mode", ["500", "bad_json", "slow", "drip", "hang"])
 def test_failure_means_bm25_alone_one_log_line_and_a_pause(
     server: EmbeddingServer, mode: str, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -102,6 +102,7 @@ def test_failure_means_bm25_alone_one_log_line_and_a_pause(
     dense = leg(server, None, clock)
     dense.rank(catalog, "warm", 2)  # fixes the dimensions
     server.mode = mode
+    server.drip_s = 0.05
     calls = len(server.requests)
     with caplog.at_level(logging.WARNING):
         assert dense.rank(catalog, "show open tickets", 2) is None
@@ -142,26 +143,75 @@ def test_a_file_from_a_model_of_another_size_is_started_afresh(server: Embedding
     assert "stale" not in load(dense.path, dense.identity)
 
 
-class TickingClock(Clock):
-    """Each reading advances one second: a request's indexing budget runs out after a few calls."""
-
-    def __call__(self) -> float:
-        self.now += 1.0
-        return self.now
-
-
-def test_a_large_catalog_is_embedded_over_several_messages_with_bm25_meanwhile(
+def test_a_large_catalog_is_embedded_in_small_batches_in_the_background_with_bm25_meanwhile(
     server: EmbeddingServer, tmp_path: Path
 ) -> None:
     schemas = [{"name": f"tool_{i}", "description": f"Tool number {i}.", "parameters": {}} for i in range(200)]
     schemas.append({"name": "proc_ls", "description": "Show processes on the host.", "parameters": {}})
     catalog = Catalog.from_schemas(schemas)
     embedder = HttpEmbedder(server.base_url, "concepts", timeout_s=2)
-    dense = DenseLeg(embedder, embedder.identity, folder=tmp_path, clock=TickingClock(), index_budget_s=0.5)
-    assert dense.rank(catalog, "check what is running", 3) is None  # budget spent after the first chunk
-    assert dense.pending == len(schemas) - 64 and "to go" in dense.status_line()
-    assert len(load(file_for(tmp_path, dense.identity), dense.identity)) == 64  # progress saved
-    results = [dense.rank(catalog, "check what is running", 3) for _ in range(3)]
-    assert results[:2] == [None, None] and results[2] is not None and results[2][0] == "proc_ls"
+    dense = DenseLeg(embedder, embedder.identity, folder=tmp_path, batch=16)
+    assert dense.rank(catalog, "check what is running", 3, wait_s=0) is None  # the request does not wait
+    assert dense.pending > 0 and "to go" in dense.status_line()
+    assert dense.idle()
     assert dense.pending == 0 and dense.tools_embedded == len(schemas)
-    assert all(len(r) <= 64 for r in server.requests)
+    assert len(load(file_for(tmp_path, dense.identity), dense.identity)) == len(schemas)
+    assert dense.rank(catalog, "check what is running", 3)[0] == "proc_ls"
+    assert all(len(r) <= 16 for r in server.requests)
+
+
+def test_indexing_resumes_where_it_stopped(server: EmbeddingServer, tmp_path: Path) -> None:
+    schemas = [{"name": f"tool_{i}", "description": f"Tool number {i}.", "parameters": {}} for i in range(100)]
+    catalog = Catalog.from_schemas(schemas)
+    embedder = HttpEmbedder(server.base_url, "concepts", timeout_s=2)
+    server.fail_when = lambda texts: len(server.requests) > 3  # three batches go through, then HTTP 500
+    first = DenseLeg(embedder, embedder.identity, folder=tmp_path, batch=16)
+    assert first.rank(catalog, "q", 3, wait_s=0) is None
+    assert first.idle() and first.error is not None and "HTTP 500" in first.status_line()
+    assert len(load(file_for(tmp_path, first.identity), first.identity)) == 48  # progress kept on disk
+    server.fail_when = None
+    server.requests.clear()
+    second = DenseLeg(embedder, embedder.identity, folder=tmp_path, batch=16)  # a restarted process
+    assert second.rank(catalog, "q", 3) is not None
+    assert sum(len(r) for r in server.requests) == 100 - 48 + 1  # the rest, and the query
+
+
+def test_a_model_answering_another_size_is_detected_reindexed_and_shown(
+    server: EmbeddingServer, tmp_path: Path
+) -> None:
+    catalog = Catalog.from_schemas(SCHEMAS)
+    dense = leg(server, tmp_path)
+    assert dense.rank(catalog, "check what is running", 1) == ["proc_ls"]
+    server.dimensions = 128  # the model behind the name changed (384 -> 128 in the field)
+    assert dense.rank(catalog, "show open tickets", 1, wait_s=0) is None
+    dense.idle()
+    status = dense.status_line()
+    assert status.startswith("BM25 alone") and "128 dimensions" in status, status
+    assert dense.rank(catalog, "show open tickets", 1) == ["gh_new_issue"]
+    assert dense.status_line().startswith("BM25 + embeddings") and "re-embedded" in dense.status_line()
+    stored = json.loads(file_for(tmp_path, dense.identity).read_text())
+    assert stored["dimensions"] == 128 and len(stored["vectors"]) == len(SCHEMAS)
+
+
+def test_the_vector_file_is_the_models_not_the_urls(server: EmbeddingServer, tmp_path: Path) -> None:
+    catalog = Catalog.from_schemas(SCHEMAS)
+    leg(server, tmp_path).rank(catalog, "q", 1)
+    with EmbeddingServer(ConceptEmbedder()) as other:  # the same model on another port
+        embedder = HttpEmbedder(other.base_url, "concepts", timeout_s=2)
+        moved = DenseLeg(embedder, embedder.identity, folder=tmp_path)
+        assert moved.rank(catalog, "q", 1) is not None
+        assert other.requests == [["q"]]  # only the query: the tools' vectors were found by model
+
+
+def test_only_the_first_request_of_a_catalog_being_indexed_waits(server: EmbeddingServer, tmp_path: Path) -> None:
+    schemas = [{"name": f"tool_{i}", "description": f"Tool number {i}.", "parameters": {}} for i in range(64)]
+    catalog = Catalog.from_schemas(schemas)
+    server.mode = "slow"  # each batch takes 1 s: the catalog takes 4 s
+    embedder = HttpEmbedder(server.base_url, "concepts", timeout_s=5)
+    dense = DenseLeg(embedder, embedder.identity, folder=tmp_path, batch=16, wait_s=30)
+    assert dense.rank(catalog, "q", 3, wait_s=0) is None
+    calls = len(server.requests)
+    assert dense.rank(catalog, "q", 3) is None  # does not wait its 30 s: BM25 alone while indexing
+    assert len(server.requests) <= calls + 1 and dense.pending > 0
+    server.mode = "ok"
+    assert dense.idle(30)

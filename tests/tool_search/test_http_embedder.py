@@ -54,13 +54,21 @@ def test_a_bad_answer_is_one_embedding_error(server: EmbeddingServer, mode: str,
         client(server).embed(["a", "b"])
 
 
-def test_vectors_of_another_size_than_before_are_refused(server: EmbeddingServer) -> None:
+def test_a_change_of_size_is_reported_for_the_leg_to_reindex(server: EmbeddingServer) -> None:
     embedder = client(server)
     embedder.embed(["a"])
     assert embedder.dimensions == 3
     server.mode = "wrong_dims"
-    with pytest.raises(EmbeddingError, match="4 dimensions, expected 3"):
-        embedder.embed(["a"])
+    assert len(embedder.embed(["a"])[0]) == 4 and embedder.dimensions == 4
+
+
+@pytest.mark.parametrize("mode", ["drip", "hang"])
+def test_one_deadline_covers_the_whole_answer(server: EmbeddingServer, mode: str) -> None:
+    """A drip (every read quick) and a hang are both cut at the one deadline; the error says so."""
+    server.mode = mode
+    server.drip_s = 0.05  # a read every 50 ms: a per-read timeout of 0.3 s would never fire
+    with pytest.raises(EmbeddingError, match="no whole answer .* within 0.3 s"):
+        client(server, timeout_s=0.3).embed(["a", "b", "c"])
 
 
 def test_configured_dimensions_are_checked_on_the_first_answer(server: EmbeddingServer) -> None:
@@ -116,3 +124,12 @@ def test_bad_configuration_is_a_clear_error() -> None:
         HttpEmbedder("localhost:11434", "m")
     with pytest.raises(ValueError, match="model"):
         HttpEmbedder("http://127.0.0.1:1/v1", "")
+
+
+def test_the_environments_http_proxy_is_used(server: EmbeddingServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """As urllib did: a plain-http endpoint is asked through ``HTTP_PROXY`` with the absolute URL."""
+    for name in ("no_proxy", "NO_PROXY", "http_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", server.base_url.rsplit("/v1", 1)[0])  # the stand-in plays the proxy
+    vectors = HttpEmbedder("http://embeddings.invalid/v1", "m", timeout_s=2).embed(["a"])
+    assert len(vectors) == 1 and server.requests == [["a"]]
