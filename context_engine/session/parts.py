@@ -28,16 +28,17 @@ from typing import Any, Callable, Self
 
 from ...tool_search.session import ToolSearchSession
 from ..ahead import AheadSummaries
-from ..ahead.decide import OverTrigger, passes_ceiling
 from ..chat.messages import Message
 from ..chat.tokens import TokenCounter
 from ..compaction.compactor import CompactionOutcome, CompactionPlan
 from ..compaction.preview import SeenMessages
 from ..compaction.prune import PruneSettings
 from ..config.settings import Settings
+from ..policy.decision import Asked, Pressure
 from ..policy.fixed_part import FixedPart
 from ..policy.governor import Governor, GovernorPolicy
 from ..policy.request_count import SentRequest, conversation_of, judged_request
+from ..policy.rules import OverTrigger, passes_ceiling
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
 from ..records.host_contract import HostFacts
@@ -261,7 +262,7 @@ class SessionParts:
 
         The previous request got no usage back (a provider without usage):
         its own count stands in for the provider's, so the requests over the
-        trigger are still counted (:class:`~..ahead.decide.OverTrigger`) and such
+        trigger are still counted (:class:`~..policy.rules.OverTrigger`) and such
         a provider still compacts at the trigger.
         """
         previous = self.sent_request
@@ -300,13 +301,33 @@ class SessionParts:
             return estimate if estimate is not None else last
         return max(approx, last)
 
-    def may_prepare(self, limits: Limits, host: HostFacts) -> bool:
-        """A summary can be written ahead now: a model attached, the host's prompt can match, no backoff or cooldown."""
-        return (
-            limits.summary_model is not None
-            and not host.compress_gets_memory
-            and self.governor.backoff_reason() is None
-            and self.governor.cooldown_remaining() <= 0
+    def pressure(self, asked: Asked, limits: Limits, host: HostFacts | None, tokens: int, **figures: Any) -> Pressure:
+        """What :func:`..policy.decision.decide` reads, gathered from the session now (``figures``: the asker's own).
+
+        ``host`` None: the dry run, where no host is around.  Reads only: the
+        governor's back-off reason clears an expired back-off, as any read of it does.
+        """
+        governor, ahead, over = self.governor, self.ahead, self.over_trigger
+        return Pressure(
+            asked,
+            tokens,
+            threshold=limits.threshold_tokens,
+            window=limits.context_length,
+            prepare_at=limits.settings.compaction.prepare_at,
+            hook_driven=governor.hook_driven,
+            compacted_this_turn=governor.compacted_this_turn(),
+            backoff=governor.backoff_reason(),
+            cooldown_s=governor.cooldown_remaining(),
+            model_attached=limits.summary_model is not None,
+            memory_in_prompt=host is not None and host.compress_gets_memory,
+            hook_brings_history=host is not None and host.history_before_requests,
+            ready=ahead.ready(),
+            writing=ahead.writing(),
+            pending=ahead.pending is not None,
+            over_requests=over.requests,
+            over_started=over.started,
+            awaiting=over.awaiting,
+            **figures,
         )
 
     def saw(self, messages: list[Message], source: str) -> None:
@@ -345,16 +366,14 @@ class SessionParts:
             prepared_tail_tokens=tail + (0 if to_fit else int(limits.threshold_tokens * max(0.0, 1 - c.prepare_at))),
         )
 
-    def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
-        """The summary call for this session now; None while the model cools down (the fallback is used).
+    def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str]:
+        """The summary call for this session (whether to call it at all is the decision's: not while it cools down).
 
         A compaction passes its deadline on: the call gets what is left of it
         (``runtime[TIMEOUT_KEY]``); a preparation ahead gets the configured timeout.
         Every route to the model (the compaction, a summary prepared ahead, the
         replay's stand-in) calls it here, so the prompt is sealed here as it leaves.
         """
-        if self.governor.cooldown_remaining() > 0:
-            return None
         model = limits.summary_model
         if model is None:
 

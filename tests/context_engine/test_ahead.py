@@ -11,11 +11,12 @@ import json
 import random
 import threading
 
-from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare, take_early
+from stowage.context_engine.ahead import build_job, clean_cut
 from stowage.context_engine.ahead.job import arrived_since, prefix_miss
 from stowage.context_engine.chat.validate import validate_messages
 from stowage.context_engine.compaction.boundaries import Window
 from stowage.context_engine.compaction.compactor import compact, prepared_slack
+from stowage.context_engine.policy.rules import likely_used, should_prepare, take_early
 from stowage.context_engine.records.session_status import SessionStatus
 from stowage.context_engine.summary.reply import SummaryFailure
 

@@ -1,4 +1,7 @@
-"""When to start the next summary, when a compaction takes it before the trigger, and when it is awaited over it."""
+"""The small rules of "compact now?": near the trigger, taken before it, awaited over it, past the ceiling.
+
+Pure functions of plain figures; :func:`.decision.decide` puts them together into the one decision.
+"""
 
 from __future__ import annotations
 
