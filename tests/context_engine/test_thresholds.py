@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from stowage.context_engine.policy.governor import Governor, GovernorPolicy
 from stowage.context_engine.policy.decision import Asked, Pressure, decide
+from stowage.context_engine.policy.governor import Governor, GovernorPolicy
 from stowage.context_engine.policy.thresholds import trigger_for
 
 
