@@ -12,6 +12,7 @@ from typing import Any
 
 from ..config.schema import COMPACT_TAIL_SHARE
 from ..config.settings import Settings
+from ..records.part_status import LastRequest
 from ..view import ViewSettings
 from .trigger import trigger_key
 
@@ -148,7 +149,7 @@ def deep_view_at(threshold: int, tools_tokens: int) -> int:
 def defer_preflight(
     rough_tokens: int,
     threshold: int,
-    last_request: dict[str, Any],
+    last_request: LastRequest | None,
     *,
     view_enabled: bool,
     host_selects_context: bool,
@@ -166,11 +167,11 @@ def defer_preflight(
     turn-start preflight (0.20.1 ``agent/turn_context.py``) estimates the
     whole history, like the older hosts.
     """
-    if not view_enabled or not last_request or not threshold or host_selects_context:
+    if not view_enabled or last_request is None or not threshold or host_selects_context:
         return False
     if estimate is not None and estimate < threshold:
         return True
-    return rough_tokens - int(last_request.get("saved_tokens") or 0) < threshold
+    return rough_tokens - last_request.saved_tokens < threshold
 
 
 def as_int(value: Any) -> int:

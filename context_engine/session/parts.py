@@ -232,7 +232,7 @@ class SessionParts:
         return self.awaiting_real_usage_after_compression or defer_preflight(
             rough_tokens,
             threshold_tokens,
-            self.view.stats.last,
+            self.view.stats.last_request,
             view_enabled=self.view.settings.enabled,
             host_selects_context=host_selects_context and self.turn_selected,
             estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
@@ -268,8 +268,9 @@ class SessionParts:
         previous = self.sent_request
         if previous.tokens > 0 and previous.real <= 0:
             self.over_trigger.sent(threshold_tokens > 0 and previous.tokens >= threshold_tokens)
+        last = self.view.stats.last_request
         self.sent_request = SentRequest(
-            tokens=as_int(self.view.stats.last.get("sent_tokens")) + self.tools_tokens.tokens,
+            tokens=(last.sent_tokens if last is not None else 0) + self.tools_tokens.tokens,
             conversation_messages=len(conversation_of(messages)),
         )
 
