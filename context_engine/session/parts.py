@@ -46,7 +46,7 @@ from ..records.session_status import RequestFigures, SessionStatus
 from ..records.status_file import read_session_status
 from ..records.summary_log import carry_summaries
 from ..store_session.session import StoreSession
-from ..summary.deadline import TIMEOUT_KEY, SummaryDeadline
+from ..summary.deadline import SummaryDeadline
 from ..summary.egress import gated
 from ..summary.reply import SummaryFailure
 from ..view import LeanView, ViewSettings
@@ -370,8 +370,8 @@ class SessionParts:
     def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str]:
         """The summary call for this session (whether to call it at all is the decision's: not while it cools down).
 
-        A compaction passes its deadline on: the call gets what is left of it
-        (``runtime[TIMEOUT_KEY]``); a preparation ahead gets the configured timeout.
+        A compaction passes its deadline on: the call's ``timeout`` is what is
+        left of it; a preparation ahead gets the configured timeout.
         Every route to the model (the compaction, a summary prepared ahead, the
         replay's stand-in) calls it here, so the prompt is sealed here as it leaves.
         """
@@ -386,7 +386,7 @@ class SessionParts:
         configured = limits.settings.compaction.summary_timeout_seconds or None
 
         def call(prompt: str) -> str:
-            return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+            return model(prompt, runtime, timeout=deadline.call_timeout() if deadline else configured)
 
         return gated(call)
 

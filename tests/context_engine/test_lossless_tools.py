@@ -37,7 +37,7 @@ def store(tmp_path):
 def engine(tmp_path):
     eng = StowageEngineCore(
         load_settings({"stowage": {"spill": {"threshold_tokens": 500}}}),
-        summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- go",
+        summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG\n\n## Next Steps\n- go",
     )
     eng.update_model("m", 128_000)
     eng.on_session_start("session-a", hermes_home=str(tmp_path))
