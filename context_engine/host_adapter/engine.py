@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
-from ..compaction.compactor import Archive
+from ..compaction.inputs import Archive
 from ..compaction.preview import CompactionPreview
 from ..config.settings import Settings, default_settings
 from ..policy.thresholds import as_int, default_share, trigger_for

@@ -17,7 +17,8 @@ import logging
 from typing import Any
 
 from ..chat.messages import Message, is_real_user_turn, last_index, message_text
-from ..compaction.compactor import CompactionOutcome, compact
+from ..compaction.compactor import compact
+from ..compaction.inputs import CompactionInputs, CompactionOutcome
 from ..compaction.preview import CompactionPreview, preview_compaction
 from ..config.settings import Settings
 from ..policy.decision import ONCE_PER_TURN, Action, Asked, Decision, decide
@@ -129,8 +130,7 @@ class CompactionRun(SessionParts):
         self.sent_request = SentRequest.fixed_part_only(self.fixed_part.tokens)
         clock = self.ahead.clock
         started = clock()
-        outcome = compact(
-            messages,
+        inputs = CompactionInputs(
             self.compaction_plan(limits, force=force, to_fit=to_fit),
             count=self.counter.estimate_message,
             summarize=summarize,
@@ -141,6 +141,7 @@ class CompactionRun(SessionParts):
             prepared=self.ahead if decision.use_prepared else None,
             deadline=deadline,
         )
+        outcome = compact(messages, inputs)
         blocked_s = max(0.0, clock() - started)  # the turn waited this long (the host's compress() call)
         if outcome.stats.summary_source == "model" and not outcome.summary_error:
             self.ahead.pace.observe_latency(blocked_s)  # the summary call was most of it

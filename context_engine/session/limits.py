@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Protocol
 
-from ..compaction.compactor import Archive
+from ..compaction.inputs import Archive
 from ..config.settings import Settings
 
 

@@ -30,7 +30,7 @@ from ...tool_search.session import ToolSearchSession
 from ..ahead import AheadSummaries
 from ..chat.messages import Message
 from ..chat.tokens import TokenCounter
-from ..compaction.compactor import CompactionOutcome, CompactionPlan
+from ..compaction.inputs import CompactionOutcome, CompactionPlan
 from ..compaction.preview import SeenMessages
 from ..compaction.prune import PruneSettings
 from ..config.settings import Settings

@@ -79,7 +79,7 @@ class EmbeddingServer:
 
 def _handler(server: EmbeddingServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
             if not self.path.rstrip("/").endswith("/embeddings"):
                 self._send(404, b'{"error": "not found"}')
                 return

@@ -678,7 +678,7 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: "_HTTPServer"
 
-    def log_message(self, format: str, *args: Any) -> None:
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
         return  # keep pytest output clean
 
     # -- plumbing -------------------------------------------------------------
@@ -713,7 +713,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
     # -- routes ---------------------------------------------------------------
-    def do_GET(self) -> None:
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
         self._record(b"")
         owner = self.server.owner
         path = self.path.split("?", 1)[0].rstrip("/")
@@ -725,7 +725,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._not_found()
 
-    def do_POST(self) -> None:
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
         raw = self._read_body()
         request = self._record(raw)
         if not request.is_chat:

@@ -141,7 +141,7 @@ async def _capture_all(root: Path, specs: tuple[ServerSpec, ...], workdir: Path,
             tools = await _list_tools(root, spec, scratch, timeout)
         except NpmServersMissing:
             raise
-        except BaseException as exc:
+        except BaseException as exc:  # noqa: BLE001 - name the server that failed
             raise RuntimeError(f"MCP server {spec.name} ({spec.package}) did not list its tools: {exc!r}") from exc
         return spec.name, {"package": spec.package, "version": package_version(root, spec), "tools": tools}
 

@@ -15,7 +15,9 @@ from stowage.context_engine.ahead import build_job, clean_cut
 from stowage.context_engine.ahead.job import arrived_since, prefix_miss
 from stowage.context_engine.chat.validate import validate_messages
 from stowage.context_engine.compaction.boundaries import Window
-from stowage.context_engine.compaction.compactor import compact, prepared_slack
+from stowage.context_engine.compaction.compactor import compact
+from stowage.context_engine.compaction.inputs import CompactionInputs
+from stowage.context_engine.compaction.window_choice import prepared_slack
 from stowage.context_engine.policy.rules import likely_used, should_prepare, take_early
 from stowage.context_engine.records.session_status import SessionStatus
 from stowage.context_engine.summary.reply import SummaryFailure
@@ -327,7 +329,10 @@ def test_job_prompt_is_the_compactors():
     plan = engine.state.compaction_plan(engine.limits)
     job = build_job(msgs, plan, engine.state.counter.estimate_message, today="2026-01-02")
     compact(
-        msgs, plan, count=engine.state.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02"
+        msgs,
+        CompactionInputs(
+            plan, count=engine.state.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02"
+        ),
     )
     assert job is not None and model.prompts == [job.prompt]
 

@@ -15,7 +15,7 @@ from typing import Any
 from stowage.command.replay.offline.clock import SimClock
 from stowage.context_engine.ahead.job import arrived_since
 from stowage.context_engine.ahead.pace import MARGIN_REQUESTS, Pace, due
-from stowage.context_engine.compaction.compactor import PREPARED_OVERRUN
+from stowage.context_engine.compaction.window_choice import PREPARED_OVERRUN
 from stowage.context_engine.policy.rules import AWAIT_CEILING, AWAIT_REQUESTS, OverTrigger, await_over_trigger
 
 from .helpers import GOOD_SUMMARY, history, make_engine, tool_turn

@@ -120,7 +120,7 @@ class _BlockImports:
     def __init__(self, names: set[str]) -> None:
         self.names = names
 
-    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001
+    def find_spec(self, fullname, path=None, target=None):  # noqa: ANN001, ANN201
         if fullname.partition(".")[0] in self.names:
             raise ModuleNotFoundError(f"No module named {fullname!r} (hidden by the test harness)", name=fullname)
         return None

@@ -111,7 +111,7 @@ def _make_engine():  # noqa: ANN202 - imports the host lazily
         def should_compress(self, prompt_tokens: int | None = None) -> bool:
             return bool(prompt_tokens and self.threshold_tokens and prompt_tokens >= self.threshold_tokens)
 
-        def compress(self, messages, current_tokens=None, focus_topic=None, force=False):  # noqa: ANN001
+        def compress(self, messages, current_tokens=None, focus_topic=None, force=False):  # noqa: ANN001, ANN201
             _record("engine.compress", {}, {"focus_topic": focus_topic, "messages": len(messages), "force": force})
             return messages
 
