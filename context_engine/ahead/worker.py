@@ -196,7 +196,7 @@ class AheadSummaries:
         (:meth:`_requests_until_ready`) is taken as soon as it is ready, so the
         compactor's own limit applies (``PREPARED_OVERRUN`` times the slack) to
         what arrived since plus k requests' growth.  ``due_now``: the
-        compaction only waits for this reply (``CompactionRun.awaits_summary``):
+        compaction only waits for this reply (``policy.decision``: await):
         that limit, with no growth to come.
         """
         run = self._run

@@ -56,7 +56,7 @@ AWAIT_REQUESTS = 2  # over the trigger with no summary being written, requests t
 
 @dataclass
 class OverTrigger:
-    """The requests a compaction lets go on over the trigger (``CompactionRun.awaits_summary``); new per compaction."""
+    """The requests a compaction lets go on over the trigger (``policy.decision``: await); new per compaction."""
 
     requests: int = 0  # sent over the trigger in a row since the last compaction
     started: bool = False  # one of them started the compaction's summary (once: a dropped one is not started again)

@@ -2,7 +2,7 @@
 
 :class:`Preparation` (a base of ``SessionState``) decides when to start a
 summary on a background thread (``.ahead`` holds the job, ``.ahead.pace``
-and ``.ahead.decide`` the timing); the compaction then finds it ready
+the timing; ``policy.decision`` whether to start); the compaction then finds it ready
 (``policy.decision``: ``prepared_ready``) and the turn does not wait for the model.
 Preparing ahead must never cost the turn anything: any failure is logged
 and the compaction calls the model itself.
