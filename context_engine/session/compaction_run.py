@@ -52,7 +52,9 @@ class CompactionRun(SessionParts):
         figures: dict[str, Any] = {}
         if host is not None:
             figures = {"counted": self.judged_request(history), "sent": self.request_as_sent(host, tokens, history)}
-        decision = decide(self.pressure(Asked.CHECK if host else Asked.DRY_RUN, limits, host, tokens, **figures))
+        decision = decide(
+            self.pressure(Asked.CHECK if host is not None else Asked.DRY_RUN, limits, host, tokens, **figures)
+        )
         if decision.action is Action.AWAIT:
             # its summary is being written: compact once it is ready; until then the compactor's own limit judges
             # that summary (ahead.review), even once the view took a request back under the trigger
