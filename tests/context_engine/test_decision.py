@@ -110,3 +110,31 @@ def test_before_a_request_the_pace_starts_one_under_the_trigger_and_the_third_re
     assert decide(pressure(Asked.REQUEST, 45_000, sent=45_000, awaiting=True)).awaited
     assert decide(pressure(Asked.REQUEST, 45_000, sent=45_000, compacted_this_turn=True)).reason == "once_per_turn"
     assert decide(replace(over, prepare_at=0)).reason == "prepare_off"
+
+
+def test_every_asker_of_the_engine_goes_through_the_one_decision(monkeypatch):
+    """should_compress_info, the dry run, the status line, both preparations and compress() all ask decide()."""
+    import stowage.context_engine.policy.decision as decision_module
+    from stowage.context_engine.session import compaction_run, preparation
+
+    from .helpers import history, make_engine
+
+    asked: list[Asked] = []
+
+    def recording(p: Pressure) -> Decision:
+        asked.append(p.asked)
+        return decision_module.decide(p)
+
+    monkeypatch.setattr(compaction_run, "decide", recording)
+    monkeypatch.setattr(preparation, "decide", recording)
+    engine = make_engine()
+    msgs = history()
+    engine.shape_request([], msgs)  # the session sees the history (the dry run previews it)
+    engine.update_from_response({"prompt_tokens": engine.threshold_tokens + 1})
+    assert engine.should_compress_info(engine.threshold_tokens + 1) == (True, None)
+    assert engine.preview() is not None
+    engine.get_automatic_compaction_status_message(phase="compress", approx_tokens=1)
+    engine.prepare_ahead(msgs)
+    engine.prepare_during_turn(msgs, approx_tokens=engine.threshold_tokens + 1)
+    engine.compress(msgs)
+    assert asked == [Asked.CHECK, Asked.DRY_RUN, Asked.STATUS, Asked.TURN_END, Asked.REQUEST, Asked.COMPRESS]
