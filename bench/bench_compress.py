@@ -85,7 +85,7 @@ def stowage_factory(store: str = "") -> Callable[[], Any]:
     from stowage.context_engine.host_adapter.engine import StowageEngineCore
 
     def make() -> Any:
-        engine = StowageEngineCore(summary_model=lambda prompt, runtime: (_model_call(), STUB_SUMMARY)[1])
+        engine = StowageEngineCore(summary_model=lambda prompt, runtime, timeout=None: (_model_call(), STUB_SUMMARY)[1])
         engine.update_model("bench-model", 128_000)
         if store:
             engine.on_session_start("bench-session", hermes_home=tempfile.mkdtemp(prefix="stowage-bench-store-"))

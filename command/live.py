@@ -13,7 +13,7 @@ from ..context_engine.policy.fixed_part import below_fixed_part
 from ..context_engine.policy.trigger import trigger_text
 from ..context_engine.records.compaction_record import CompactionRecord
 from ..context_engine.records.plain_data import to_plain
-from ..context_engine.records.session_status import AheadStatus, SessionStatus
+from ..context_engine.records.session_status import AheadStatus, LastRequest, SessionStatus
 from ..context_engine.records.summary_log import window_handle
 from .formatting import fields, human_size
 
@@ -109,13 +109,12 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         if view.requests:
             rows.append(("saved", saved_text(status)))
     elif view is not None:
-        req = view.last_request
+        req = view.last_request or LastRequest()
         rows.append(("saved", saved_text(status)))
-        unshaped = req.get("unshaped_tokens", req.get("full_tokens"))
         rows.append(
             (
                 "newest request",
-                f"{_n(req.get('sent_tokens'))} message tokens sent of {_n(unshaped)} "
+                f"{_n(req.sent_tokens)} message tokens sent of {_n(req.unshaped_base)} "
                 f"({_n(view.steps)} view step(s) so far)",
             )
         )
@@ -140,12 +139,12 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
         fail_text += f"; last error: {store.last_store_error}"
     rows.append(("store failures", fail_text))
     evicted = store.cap_evicted
-    if evicted.get("blobs"):
+    if evicted.blobs:
         rows.append(
             (
                 "size cap",
-                f"{_n(evicted.get('blobs'))} of this session's stored output(s) "
-                f"({human_size(int(evicted.get('bytes') or 0))}) tombstoned to keep the store under "
+                f"{_n(evicted.blobs)} of this session's stored output(s) "
+                f"({human_size(evicted.bytes)}) tombstoned to keep the store under "
                 "its cap (store.max_store_mb); their handles answer with tombstones",
             )
         )
@@ -171,8 +170,8 @@ def session_rows(status: SessionStatus) -> list[tuple[str, Any]]:
             + f"; the newest request counted {_n(status.last_prompt_tokens)} in all"
         )
         fixed = status.fixed_part
-        if fixed.get("tokens"):
-            trigger += f"; every request carries {_n(fixed['tokens'])} (system prompt and tool schemas)"
+        if fixed is not None and fixed.tokens:
+            trigger += f"; every request carries {_n(fixed.tokens)} (system prompt and tool schemas)"
         if gov.backoff:
             trigger += f"; backing off: {gov.backoff}"
         if gov.summary_cooldown_seconds:

@@ -276,7 +276,11 @@ def _trigger_problems(env: Env) -> list[dict[str, Any]]:
     """The newest session's trigger against what its requests carry before any history (fixed_part.py)."""
     if not env.store_exists():
         return []
-    sessions = [s for s in read_session_statuses(env.store_root) if s.fixed_part and s.threshold_tokens]
+    sessions = [
+        s
+        for s in read_session_statuses(env.store_root)
+        if s.fixed_part is not None and s.fixed_part.tokens and s.threshold_tokens
+    ]
     if not sessions:
         return []
     newest = max(sessions, key=lambda s: s.updated_at or 0.0)

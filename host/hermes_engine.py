@@ -8,13 +8,12 @@ the session registry for hooks, and the start-time config check.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Mapping
 
 from agent.context_engine import ContextEngine
 
 from ..context_engine.config.settings import Settings, StowageConfigError
 from ..context_engine.host_adapter.engine import StowageEngineCore
-from ..context_engine.summary.deadline import TIMEOUT_KEY
 from . import sessions
 from .aux_summary import summarize_with_aux
 from .calling_agent import calling_agent, calling_history
@@ -22,11 +21,10 @@ from .host_config import hermes_home
 from .tool_search_glue import dispatch_with_hermes
 
 
-def _summarize_with_deadline(prompt: str, runtime: dict[str, Any]) -> str:
-    """The aux summary call with the timeout the engine passed in the runtime (what is left of the
-    compaction's deadline; None keeps Hermes's own), never sent on to the host as part of the runtime."""
-    host_runtime = {key: value for key, value in runtime.items() if key != TIMEOUT_KEY}
-    return summarize_with_aux(prompt, host_runtime, timeout=runtime.get(TIMEOUT_KEY))
+def summarize(prompt: str, runtime: Mapping[str, Any], timeout: float | None = None) -> str:
+    """The engine's summary call (``SummaryModel``): Hermes's auxiliary model with the bound runtime and the
+    call's timeout (what is left of the compaction's deadline; None keeps Hermes's own)."""
+    return summarize_with_aux(prompt, dict(runtime), timeout=timeout)
 
 
 class StowageContextEngine(StowageEngineCore, ContextEngine):
@@ -34,7 +32,7 @@ class StowageContextEngine(StowageEngineCore, ContextEngine):
 
     def __init__(self, settings: Settings | None = None, *, config_error: StowageConfigError | None = None) -> None:
         super().__init__(settings)
-        self.summary_model = _summarize_with_deadline
+        self.summary_model = summarize
         self.config_error = config_error
         self.sharing.identify = calling_agent  # one engine object for every agent (0.13-0.17): tell them apart
         self.live_history = calling_history  # the loop's history at a pressure check: the request is counted

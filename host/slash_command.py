@@ -133,7 +133,7 @@ def _previews() -> str:
             texts.append(f"session {sid}: preview failed: {type(exc).__name__}: {exc}")
             continue
         texts.append(
-            preview_text(sid, preview.as_dict())
+            preview_text(sid, preview)
             if preview is not None
             else f"session {sid}: nothing to preview yet (the engine has not seen this session's history)"
         )

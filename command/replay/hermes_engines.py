@@ -295,7 +295,7 @@ class StowageHost:
 
     def target(self, summarizer: StandInSummarizer, session_id: str) -> ReplayTarget:
         engine = copy.deepcopy(self.singleton)  # agent_init: a plugin engine is a deep copy of the singleton
-        engine.summary_model = lambda prompt, runtime: summarizer(prompt)
+        engine.summary_model = lambda prompt, runtime, timeout=None: summarizer(prompt)
         engine.update_model(
             model=MODEL,
             context_length=self.window,

@@ -16,8 +16,10 @@ from typing import Callable
 
 from ..chat.messages import Message, call_id, message_text, role_of, tool_calls_of, tool_result_id
 from ..compaction.boundaries import Window, align_backward, align_forward
-from ..compaction.compactor import CompactionPlan, choose, since_prepared, window_prompt
+from ..compaction.inputs import CompactionPlan
 from ..compaction.prune import prune
+from ..compaction.summarize import window_prompt
+from ..compaction.window_choice import choose, since_prepared
 
 CountFn = Callable[[Message], int]
 STUB_TOKENS = 60  # about what a pruned output's stub costs (tool, argument gist, outcome, size)
@@ -119,7 +121,7 @@ def arrived_since(messages: list[Message], plan: CompactionPlan, count: CountFn,
     The compactor's own rule (:func:`..compaction.compactor.compact`): the prepared
     window must be a clean prefix of the window it chooses, and what arrived
     after it is kept, older tool outputs stubbed, in a tail at most
-    :func:`..compaction.compactor.prepared_slack` longer than its own.  None: the
+    :func:`..compaction.window_choice.prepared_slack` longer than its own.  None: the
     compaction could not use the window at all.  Plain stubs here (the
     store's also name a handle: a few tokens more each).
     """

@@ -41,7 +41,8 @@ from typing import Any, Callable
 
 from ..chat.messages import Message
 from ..compaction.boundaries import Window
-from ..compaction.compactor import PREPARED_OVERRUN, CompactionPlan, prepared_slack
+from ..compaction.inputs import CompactionPlan
+from ..compaction.window_choice import PREPARED_OVERRUN, prepared_slack
 from ..records.part_status import AheadStatus, PreparedUse
 from ..redaction.shown import shown_error
 from ..summary.deadline import SummaryDeadline
@@ -190,12 +191,12 @@ class AheadSummaries:
         prepared window is a clean prefix of the window it would choose and
         what arrived since, plus one request's measured growth (the next
         compaction check sees one more request), fits
-        :func:`..compaction.compactor.prepared_slack`.  Dropped now, a new one can start
+        :func:`..compaction.window_choice.prepared_slack`.  Dropped now, a new one can start
         in time (at most one runs at a time).  A reply due within k requests
         (:meth:`_requests_until_ready`) is taken as soon as it is ready, so the
         compactor's own limit applies (``PREPARED_OVERRUN`` times the slack) to
         what arrived since plus k requests' growth.  ``due_now``: the
-        compaction only waits for this reply (``CompactionRun.awaits_summary``):
+        compaction only waits for this reply (``policy.decision``: await):
         that limit, with no growth to come.
         """
         run = self._run

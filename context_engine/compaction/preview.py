@@ -14,8 +14,9 @@ from typing import Any, Callable
 
 from ..chat.messages import Message, is_real_user_turn, last_index, leading_system_count, role_of
 from ..summary.prompt import summary_budget_tokens
-from .compactor import CompactionPlan, choose
+from .inputs import CompactionPlan
 from .prune import prune
+from .window_choice import choose
 
 CountFn = Callable[[Message], int]
 

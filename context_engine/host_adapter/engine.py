@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
-from ..compaction.compactor import Archive
+from ..compaction.inputs import Archive
 from ..compaction.preview import CompactionPreview
 from ..config.settings import Settings, default_settings
 from ..policy.thresholds import as_int, default_share, trigger_for
@@ -180,7 +180,7 @@ class StowageEngineCore:
     def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
         """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
-        return self.state.decide(tokens, self.limits, self.host, self.live_history())
+        return self.state.decide(tokens, self.limits, self.host, self.live_history()).host_answer()
 
     @routed
     def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Sequence
 
+from ..records.part_status import FixedPartFigures
+
 # a trigger this far above the fixed part still leaves room for a summary and the kept tail
 ROOM_SHARE = 0.1
 
@@ -36,8 +38,11 @@ class FixedPart:
         self.tools_tokens = max(0, int(tools_tokens))
         return self.tokens
 
-    def figures(self) -> dict[str, int]:
-        return {"system_tokens": self.system_tokens, "tools_tokens": self.tools_tokens, "tokens": self.tokens}
+    def figures(self) -> FixedPartFigures | None:
+        """The figures status reports; None before a request was measured."""
+        if not self.tokens:
+            return None
+        return FixedPartFigures(system_tokens=self.system_tokens, tools_tokens=self.tools_tokens, tokens=self.tokens)
 
 
 def _system_text(messages: Sequence[Any]) -> str:
@@ -53,18 +58,18 @@ def _system_text(messages: Sequence[Any]) -> str:
 
 
 def below_fixed_part(
-    fixed: dict[str, Any] | None, threshold_tokens: int, context_length: int, key: str = "view.compact_at"
+    fixed: FixedPartFigures | None, threshold_tokens: int, context_length: int, key: str = "view.compact_at"
 ) -> str | None:
     """The warning when the trigger is at or below what every request carries; None when it is above."""
-    if not fixed or threshold_tokens <= 0:
+    if fixed is None or threshold_tokens <= 0:
         return None
-    tokens = int(fixed.get("tokens") or 0)
-    if tokens < threshold_tokens:
+    tokens = fixed.tokens
+    if not tokens or tokens < threshold_tokens:
         return None
     text = (
         f"the compaction trigger ({threshold_tokens:,} tokens) is below what every request carries before any "
-        f"history: {tokens:,} tokens (system prompt {int(fixed.get('system_tokens') or 0):,}, tool schemas "
-        f"{int(fixed.get('tools_tokens') or 0):,}), so each compaction can only fail and back off"
+        f"history: {tokens:,} tokens (system prompt {fixed.system_tokens:,}, tool schemas "
+        f"{fixed.tools_tokens:,}), so each compaction can only fail and back off"
     )
     if context_length > 0:
         share = min(0.95, math.ceil((tokens / context_length + ROOM_SHARE) * 20) / 20)

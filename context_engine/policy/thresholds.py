@@ -1,4 +1,7 @@
-"""When a session compacts and how much a compaction keeps: the engine's numbers, as functions of what they read."""
+"""The engine's numbers, as functions of what they read: the trigger, how much a compaction keeps, the preflight.
+
+Whether to compact now is :func:`.decision.decide`'s.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,8 @@ from typing import Any
 
 from ..config.schema import COMPACT_TAIL_SHARE
 from ..config.settings import Settings
+from ..records.part_status import LastRequest
 from ..view import ViewSettings
-from .governor import Governor
 from .trigger import trigger_key
 
 logger = logging.getLogger(__name__)
@@ -49,24 +52,6 @@ def trigger_for(
     key = trigger_key(view_enabled, model_threshold=share is not None)
     share = share if share is not None else default
     return Trigger(key, share, threshold_tokens(context_length, share))
-
-
-def compaction_decision(
-    tokens: int, threshold: int, governor: Governor, *, past_ceiling: bool = False
-) -> tuple[bool, str | None]:
-    """Compact at ``tokens``?  ``(False, None)`` below the threshold; a reason when the governor blocks it.
-
-    The reasons are the host's (0.20+ ``should_compress_info``): ``once_per_turn``,
-    ``backoff:<why>``.  The summary model's cooldown blocks nothing (the fallback
-    summary is used).  A request that would still pass the ceiling after this
-    turn's compaction (``past_ceiling``) compacts again: it must not go out.
-    """
-    if tokens <= 0 or not threshold or tokens < threshold:
-        return False, None
-    if governor.hook_driven and governor.compacted_this_turn() and not past_ceiling:
-        return False, "once_per_turn"
-    backoff = governor.backoff_reason()
-    return (False, f"backoff:{backoff}") if backoff is not None else (True, None)
 
 
 def tail_budget_tokens(settings: Settings, view: ViewSettings, threshold: int) -> int:
@@ -164,7 +149,7 @@ def deep_view_at(threshold: int, tools_tokens: int) -> int:
 def defer_preflight(
     rough_tokens: int,
     threshold: int,
-    last_request: dict[str, Any],
+    last_request: LastRequest | None,
     *,
     view_enabled: bool,
     host_selects_context: bool,
@@ -182,11 +167,11 @@ def defer_preflight(
     turn-start preflight (0.20.1 ``agent/turn_context.py``) estimates the
     whole history, like the older hosts.
     """
-    if not view_enabled or not last_request or not threshold or host_selects_context:
+    if not view_enabled or last_request is None or not threshold or host_selects_context:
         return False
     if estimate is not None and estimate < threshold:
         return True
-    return rough_tokens - int(last_request.get("saved_tokens") or 0) < threshold
+    return rough_tokens - last_request.saved_tokens < threshold
 
 
 def as_int(value: Any) -> int:

@@ -8,10 +8,10 @@ three read one shape.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any
 
-from ..compaction.compactor import CompactionOutcome, CompactionStats
+from ..compaction.inputs import CompactionOutcome, CompactionStats
 from .plain_data import to_plain
 
 LOG_LIMIT = 50  # records an engine keeps (oldest dropped)
@@ -66,10 +66,19 @@ class CompactionRecord(CompactionStats):
         forced: bool,
         tokens_after: int | None,
     ) -> "CompactionRecord":
-        stats = {f.name: getattr(outcome.stats, f.name) for f in fields(CompactionStats)}
-        stats["phase_ms"] = dict(outcome.stats.phase_ms)
+        stats = outcome.stats
         return cls(
-            **stats,
+            messages_before=stats.messages_before,
+            messages_after=stats.messages_after,
+            pruned_outputs=stats.pruned_outputs,
+            images_removed=stats.images_removed,
+            arguments_shrunk=stats.arguments_shrunk,
+            window_messages=stats.window_messages,
+            window_tool_outputs=stats.window_tool_outputs,
+            summary_chars=stats.summary_chars,
+            summary_source=stats.summary_source,
+            summary_calls=stats.summary_calls,
+            phase_ms=dict(stats.phase_ms),
             result=result,
             at=round(time.time(), 3),
             focus_topic=focus_topic,

@@ -37,6 +37,15 @@ class SpillRecord:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class CapEvictions:
+    """This session's blobs the store's size cap tombstoned (their handles answer with tombstones)."""
+
+    blobs: int = 0
+    bytes: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class StoreStatus:
     root: str | None = None
@@ -47,12 +56,46 @@ class StoreStatus:
     last_store_error: str | None = None
     tool_calls: int = 0
     recent_spills: list[SpillRecord] = field(default_factory=list)  # newest last
-    cap_evicted: dict[str, int] = field(default_factory=dict)  # blobs, bytes the size cap tombstoned
+    cap_evicted: CapEvictions = field(default_factory=CapEvictions)
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LastRequest:
+    """The newest request the lean view shaped: the history's tokens as held and as sent, and what changed.
+
+    ``unshaped_tokens`` is that history with nothing shaped by Stowage (spilled outputs whole), the base of
+    "saved"; None in a file from before spills were counted (then ``full_tokens`` is the base).
+    """
+
+    full_tokens: int = 0
+    sent_tokens: int = 0
+    saved_tokens: int = 0
+    unshaped_tokens: int | None = None
+    spill_tokens: int = 0
+    stubbed_outputs: int = 0
+    cut_arguments: int = 0
+    condensed_reasoning: int = 0
+    collapsed_steps: int = 0
+    pinned: int = 0
+    deep_steps: int = 0
+    hot_start: int = 0
+    unstored: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def unshaped_base(self) -> int:
+        """The tokens "saved" is measured against: the unshaped history, or in an older file the full one."""
+        return self.unshaped_tokens if self.unshaped_tokens is not None else self.full_tokens
 
 
 @dataclass
 class ViewStatus:
+    """The lean view's figures: its settings, sums over the session's requests, and its newest request.
+
+    The view keeps one as it goes (``LeanView.stats``) and hands out a copy as its status.
+    """
+
     enabled: bool | None = None  # None: a file that does not say
     hot_tokens: int = 0
     step_tokens: int = 0
@@ -66,7 +109,7 @@ class ViewStatus:
     steps: int = 0
     unstored_outputs: int = 0
     last_error: str | None = None
-    last_request: dict[str, Any] = field(default_factory=dict)  # full_tokens, sent_tokens, saved_tokens, ...
+    last_request: LastRequest | None = None  # None: no request yet
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -143,6 +186,16 @@ class RequestFigures:
     at: float = 0.0
     full: int = 0
     sent: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FixedPartFigures:
+    """What every request carries before any history: the system prompt's and the tool schemas' tokens."""
+
+    system_tokens: int = 0
+    tools_tokens: int = 0
+    tokens: int = 0  # both
     extra: dict[str, Any] = field(default_factory=dict)
 
 

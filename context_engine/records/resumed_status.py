@@ -46,7 +46,7 @@ def continued(
         tool_search=_tool_search(earlier.tool_search, run.tool_search),
         view=_view(earlier.view, run.view),
         ahead=_ahead(earlier.ahead, run.ahead),
-        fixed_part=run.fixed_part or earlier.fixed_part,
+        fixed_part=run.fixed_part if run.fixed_part is not None and run.fixed_part.tokens else earlier.fixed_part,
         extra={**earlier.extra, **run.extra},
     )
 

@@ -17,8 +17,11 @@ from ...tool_search.status import ToolSearchStatus
 from .compaction_record import CompactionRecord
 from .part_status import (
     AheadStatus,
+    CapEvictions,
+    FixedPartFigures,
     GovernorStatus,
     HostStatus,
+    LastRequest,
     RequestFigures,
     SpillRecord,
     StoreStatus,
@@ -30,8 +33,11 @@ from .plain_data import from_plain, to_plain
 
 __all__ = [
     "AheadStatus",
+    "CapEvictions",
+    "FixedPartFigures",
     "GovernorStatus",
     "HostStatus",
+    "LastRequest",
     "RequestFigures",
     "SessionStatus",
     "SpillRecord",
@@ -68,8 +74,8 @@ class SessionStatus:
     summary: SummaryState = field(default_factory=SummaryState)
     requests: list[RequestFigures] = field(default_factory=list)
     host: HostStatus | None = None
-    # what every request carries before any history: system_tokens, tools_tokens, tokens (fixed_part.py)
-    fixed_part: dict[str, int] = field(default_factory=dict)
+    # what every request carries before any history (fixed_part.py); None: not measured yet
+    fixed_part: FixedPartFigures | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -7,7 +7,8 @@ summary prepared ahead, and what the outcome changes (the host-read flags,
 ``compression_count``, the governor, the typed :class:`CompactionRecord` in
 the log, the summary log on disk).  It also answers the two questions about
 a compaction that does not run: the dry run (``/stowage preview``) and the
-status line before one.
+status line before one.  Whether to compact is :func:`..policy.decision.decide`'s,
+for every one of them: this module gathers the figures and carries the answer out.
 """
 
 from __future__ import annotations
@@ -15,14 +16,15 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..ahead import take_early
-from ..ahead.decide import OverTrigger, await_over_trigger
 from ..chat.messages import Message, is_real_user_turn, last_index, message_text
-from ..compaction.compactor import CompactionOutcome, compact
+from ..compaction.compactor import compact
+from ..compaction.inputs import CompactionInputs, CompactionOutcome
 from ..compaction.preview import CompactionPreview, preview_compaction
 from ..config.settings import Settings
+from ..policy.decision import ONCE_PER_TURN, Action, Asked, Decision, decide
 from ..policy.request_count import SentRequest
-from ..policy.thresholds import as_int, compaction_decision
+from ..policy.rules import OverTrigger
+from ..policy.thresholds import as_int
 from ..records.compaction_record import LOG_LIMIT, CompactionRecord
 from ..records.host_contract import HostFacts
 from ..records.summary_log import append_summary, window_handle
@@ -39,64 +41,25 @@ class CompactionRun(SessionParts):
     """The session's compactions, their decision, dry run and status line."""
 
     # -- the decision -----------------------------------------------------------------------
-    def decide(
-        self, tokens: int, limits: Limits, host: HostFacts | None = None, history: Any = None
-    ) -> tuple[bool, str | None]:
-        """Whether to compact at ``tokens``, and why not when compaction is blocked (``should_compress_info``).
+    def decide(self, tokens: int, limits: Limits, host: HostFacts | None = None, history: Any = None) -> Decision:
+        """Compact at ``tokens``?  (``should_compress_info``: :meth:`Decision.host_answer`.)
 
         ``host`` None (the dry run) only answers: no summary is asked for or awaited.  ``history`` is the host's
-        live history when the call brings it: the request it makes is counted with the tokenizer, and one that
-        would pass the ceiling compacts first, whatever the host's characters/4 figure says.
+        live history when the call brings it: the request it makes is counted with the tokenizer
+        (``policy.decision.decide`` compacts first where it would pass the ceiling, whatever the host's
+        characters/4 figure says, and lets requests go on over the trigger while the summary is written).
         """
-        past_ceiling = host is not None and self.passes_ceiling(history, limits)
-        if past_ceiling:
-            tokens = max(tokens, self.judged_request(history) or 0)
-        if self.prepared_due(tokens, limits):  # its summary is ready: compact now, before the trigger
-            tokens = max(tokens, limits.threshold_tokens)
-        elif host is not None and self.awaits_summary(tokens, limits, host, history):
-            return False, None  # its summary is being written: compact once it is ready, not blocking for it
-        return compaction_decision(tokens, limits.threshold_tokens, self.governor, past_ceiling=past_ceiling)
-
-    def awaits_summary(self, tokens: int, limits: Limits, host: HostFacts, history: Any = None) -> bool:
-        """Over the trigger: let the requests go on while the compaction's summary is written, instead of waiting.
-
-        A single large step (a long tool output, a new task) can take the
-        request over the trigger before its summary is ready, or before one was
-        started; compacting then blocks the turn for the model's call.  The
-        rule is :func:`..ahead.decide.await_over_trigger`, on the request as it
-        will be sent, counted with the tokenizer where the real count is missing
-        or stale (:meth:`request_as_sent`, ``history`` the host's live history);
-        the summary is started by a request's ``pre_api_request`` hook
-        (``Preparation.prepare_during_turn``): on a host where that hook has not
-        reached the engine, nothing is awaited that is not already being written.
-        """
-        threshold = limits.threshold_tokens
-        if limits.settings.compaction.prepare_at <= 0 or threshold <= 0 or tokens < threshold:
-            return False
-        if not await_over_trigger(
-            self.request_as_sent(host, tokens, history),
-            limits.context_length,
-            self.over_trigger,
-            writing=self.ahead.writing(),
-            prepared=self.ahead.pending is not None,
-            can_start=host.history_before_requests and self.may_prepare(limits, host),
-        ):
-            return False
-        self.over_trigger.awaiting = True
-        return True
-
-    def prepared_due(self, tokens: int, limits: Limits) -> bool:
-        """Compact now although ``tokens`` is under the trigger: the summary written for it is ready.
-
-        A summary is only started within the band where summaries are prepared
-        (``prepare_at`` of the trigger and above, ``ahead.pace.due``); once it is
-        ready the compaction takes it at once and keeps what came since
-        verbatim, instead of the history growing on until the prepared window is
-        outgrown (``ahead.take_early``).
-        """
-        if limits.settings.compaction.prepare_at <= 0:
-            return False
-        return take_early(tokens, limits.threshold_tokens, ready=self.ahead.ready())
+        figures: dict[str, Any] = {}
+        if host is not None:
+            figures = {"counted": self.judged_request(history), "sent": self.request_as_sent(host, tokens, history)}
+        decision = decide(
+            self.pressure(Asked.CHECK if host is not None else Asked.DRY_RUN, limits, host, tokens, **figures)
+        )
+        if decision.action is Action.AWAIT:
+            # its summary is being written: compact once it is ready; until then the compactor's own limit judges
+            # that summary (ahead.review), even once the view took a request back under the trigger
+            self.over_trigger.awaiting = True
+        return decision
 
     # -- one compaction ---------------------------------------------------------------------
     def compact(
@@ -141,14 +104,26 @@ class CompactionRun(SessionParts):
         overflowing = self.passes_ceiling(messages, limits) or bool(
             current_tokens and limits.context_length and current_tokens >= limits.context_length
         )
-        if not force and not overflowing and governor.compacted_this_turn():
+        decision = decide(
+            self.pressure(
+                Asked.COMPRESS,
+                limits,
+                host,
+                current_tokens or 0,
+                forced=force,
+                bypass_cooldown=bypass_cooldown,
+                overflowing=overflowing,
+            )
+        )
+        if not decision.compact:
             logger.info("stowage: already compacted this turn; skipping (use /compress to force)")
             return messages
-        if force or bypass_cooldown:
+        if decision.clear_cooldown:
             governor.clear_cooldown()
         compaction = limits.settings.compaction
         deadline = SummaryDeadline(compaction.summary_timeout_seconds)
-        summarize = self.summarizer(limits, deadline)
+        # cooling down: the fallback summary, and so no shorter prepared window either
+        summarize = self.summarizer(limits, deadline) if decision.model_summary else None
         self.calibrate(messages)
         host.compress_gets_memory = host.compress_gets_memory or bool(memory_context)
         self.ahead.begin_compaction()
@@ -157,8 +132,7 @@ class CompactionRun(SessionParts):
         self.sent_request = SentRequest.fixed_part_only(self.fixed_part.tokens)
         clock = self.ahead.clock
         started = clock()
-        outcome = compact(
-            messages,
+        inputs = CompactionInputs(
             self.compaction_plan(limits, force=force, to_fit=to_fit),
             count=self.counter.estimate_message,
             summarize=summarize,
@@ -166,10 +140,10 @@ class CompactionRun(SessionParts):
             memory_context=memory_context or "",
             archive=limits.archive or self.store.archive(),
             cooldown_reason=COOLDOWN_REASON,
-            # on cooldown no model summary is used at all, so neither is the shorter prepared window
-            prepared=self.ahead if compaction.prepare_at > 0 and summarize is not None else None,
+            prepared=self.ahead if decision.use_prepared else None,
             deadline=deadline,
         )
+        outcome = compact(messages, inputs)
         blocked_s = max(0.0, clock() - started)  # the turn waited this long (the host's compress() call)
         if outcome.stats.summary_source == "model" and not outcome.summary_error:
             self.ahead.pace.observe_latency(blocked_s)  # the summary call was most of it
@@ -199,17 +173,15 @@ class CompactionRun(SessionParts):
             return None
         conversation = [m for m in seen.messages if isinstance(m, dict)]
         self.calibrate(conversation)  # as compress() does: the same estimates
-        would, reason = self.decide(self.last_prompt_tokens, limits)
-        if not would and reason is None:
-            reason = f"below_threshold:{max(self.last_prompt_tokens, 0)}<{limits.threshold_tokens}"
+        decision = self.decide(self.last_prompt_tokens, limits)
         return preview_compaction(
             seen,
             self.compaction_plan(limits),
             count=self.counter.estimate_message,
             last_prompt_tokens=max(self.last_prompt_tokens, 0),
             threshold_tokens=limits.threshold_tokens,
-            would_compact=would,
-            reason=reason,
+            would_compact=decision.compact,
+            reason=None if decision.compact else decision.reason,
             compactions_so_far=self.compression_count,
         )
 
@@ -228,17 +200,16 @@ class CompactionRun(SessionParts):
         approx = as_int(context.get("approx_tokens"))
         threshold = as_int(context.get("threshold_tokens")) or limits.threshold_tokens
         size = f" ({approx:,} of {threshold:,} tokens)" if approx and threshold else ""
-        governor = self.governor
-        if governor.compacted_this_turn():
+        pressure = self.pressure(Asked.STATUS, limits, None, approx)
+        decision = decide(pressure)
+        if decision.reason == ONCE_PER_TURN:
             return f"Stowage: already compacted this turn; nothing to do{size}"
-        backoff = governor.backoff_reason()
-        if backoff is not None:
-            return f"Stowage: not compacting, {backoff}{size}"
-        cooldown = governor.cooldown_remaining()
-        if cooldown > 0:
+        if not decision.compact:
+            return f"Stowage: not compacting, {pressure.backoff}{size}"
+        if not decision.model_summary:
             return (
                 f"Stowage: compacting{size}: storing old tool outputs and writing the fallback summary "
-                f"(the summary model is cooling down, {int(cooldown)} s left)"
+                f"(the summary model is cooling down, {int(pressure.cooldown_s)} s left)"
             )
         model = limits.model or "the summary model"
         return f"Stowage: compacting{size}: storing old tool outputs and summarizing older turns with {model}"

@@ -10,14 +10,21 @@ binding of the moment and cannot change it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Mapping, Protocol
 
-from ..compaction.compactor import Archive
+from ..compaction.inputs import Archive
 from ..config.settings import Settings
 
-# (prompt, runtime) -> reply text; raises SummaryFailure.  runtime[TIMEOUT_KEY] (deadline.py) is the call's
-# timeout in seconds (what is left of the compaction's deadline), or None for the host's own.
-SummaryModel = Callable[[str, dict[str, Any]], str]
+
+class SummaryModel(Protocol):
+    """The summary call the host glue attaches: the reply text, or SummaryFailure.
+
+    ``runtime`` is the bound model's (model, provider, base_url, api_key,
+    api_mode), passed on to the host as it is; ``timeout`` the call's own, in
+    seconds (what is left of the compaction's deadline), or None for the host's.
+    """
+
+    def __call__(self, prompt: str, runtime: Mapping[str, Any], timeout: float | None = None) -> str: ...
 
 
 @dataclass(frozen=True)

@@ -28,16 +28,17 @@ from typing import Any, Callable, Self
 
 from ...tool_search.session import ToolSearchSession
 from ..ahead import AheadSummaries
-from ..ahead.decide import OverTrigger, passes_ceiling
 from ..chat.messages import Message
 from ..chat.tokens import TokenCounter
-from ..compaction.compactor import CompactionOutcome, CompactionPlan
+from ..compaction.inputs import CompactionOutcome, CompactionPlan
 from ..compaction.preview import SeenMessages
 from ..compaction.prune import PruneSettings
 from ..config.settings import Settings
+from ..policy.decision import Asked, Pressure
 from ..policy.fixed_part import FixedPart
 from ..policy.governor import Governor, GovernorPolicy
 from ..policy.request_count import SentRequest, conversation_of, judged_request
+from ..policy.rules import OverTrigger, passes_ceiling
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
 from ..records.host_contract import HostFacts
@@ -46,7 +47,7 @@ from ..records.session_status import RequestFigures, SessionStatus
 from ..records.status_file import read_session_status
 from ..records.summary_log import carry_summaries
 from ..store_session.session import StoreSession
-from ..summary.deadline import TIMEOUT_KEY, SummaryDeadline
+from ..summary.deadline import SummaryDeadline
 from ..summary.egress import gated
 from ..summary.reply import SummaryFailure
 from ..view import LeanView, ViewSettings
@@ -235,7 +236,7 @@ class SessionParts:
         return self.awaiting_real_usage_after_compression or defer_preflight(
             rough_tokens,
             threshold_tokens,
-            self.view.stats.last,
+            self.view.stats.last_request,
             view_enabled=self.view.settings.enabled,
             host_selects_context=host_selects_context and self.turn_selected,
             estimate=self.rough_basis.estimate(rough_tokens, self.last_prompt_tokens),
@@ -265,14 +266,15 @@ class SessionParts:
 
         The previous request got no usage back (a provider without usage):
         its own count stands in for the provider's, so the requests over the
-        trigger are still counted (:class:`~..ahead.decide.OverTrigger`) and such
+        trigger are still counted (:class:`~..policy.rules.OverTrigger`) and such
         a provider still compacts at the trigger.
         """
         previous = self.sent_request
         if previous.tokens > 0 and previous.real <= 0:
             self.over_trigger.sent(threshold_tokens > 0 and previous.tokens >= threshold_tokens)
+        last = self.view.stats.last_request
         self.sent_request = SentRequest(
-            tokens=as_int(self.view.stats.last.get("sent_tokens")) + self.tools_tokens.tokens + inlined_tokens,
+            tokens=(last.sent_tokens if last is not None else 0) + self.tools_tokens.tokens + inlined_tokens,
             conversation_messages=len(conversation_of(messages)),
         )
 
@@ -304,13 +306,33 @@ class SessionParts:
             return estimate if estimate is not None else last
         return max(approx, last)
 
-    def may_prepare(self, limits: Limits, host: HostFacts) -> bool:
-        """A summary can be written ahead now: a model attached, the host's prompt can match, no backoff or cooldown."""
-        return (
-            limits.summary_model is not None
-            and not host.compress_gets_memory
-            and self.governor.backoff_reason() is None
-            and self.governor.cooldown_remaining() <= 0
+    def pressure(self, asked: Asked, limits: Limits, host: HostFacts | None, tokens: int, **figures: Any) -> Pressure:
+        """What :func:`..policy.decision.decide` reads, gathered from the session now (``figures``: the asker's own).
+
+        ``host`` None: the dry run, where no host is around.  Reads only: the
+        governor's back-off reason clears an expired back-off, as any read of it does.
+        """
+        governor, ahead, over = self.governor, self.ahead, self.over_trigger
+        return Pressure(
+            asked,
+            tokens,
+            threshold=limits.threshold_tokens,
+            window=limits.context_length,
+            prepare_at=limits.settings.compaction.prepare_at,
+            hook_driven=governor.hook_driven,
+            compacted_this_turn=governor.compacted_this_turn(),
+            backoff=governor.backoff_reason(),
+            cooldown_s=governor.cooldown_remaining(),
+            model_attached=limits.summary_model is not None,
+            memory_in_prompt=host is not None and host.compress_gets_memory,
+            hook_brings_history=host is not None and host.history_before_requests,
+            ready=ahead.ready(),
+            writing=ahead.writing(),
+            pending=ahead.pending is not None,
+            over_requests=over.requests,
+            over_started=over.started,
+            awaiting=over.awaiting,
+            **figures,
         )
 
     def saw(self, messages: list[Message], source: str) -> None:
@@ -349,16 +371,14 @@ class SessionParts:
             prepared_tail_tokens=tail + (0 if to_fit else int(limits.threshold_tokens * max(0.0, 1 - c.prepare_at))),
         )
 
-    def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str] | None:
-        """The summary call for this session now; None while the model cools down (the fallback is used).
+    def summarizer(self, limits: Limits, deadline: SummaryDeadline | None = None) -> Callable[[str], str]:
+        """The summary call for this session (whether to call it at all is the decision's: not while it cools down).
 
-        A compaction passes its deadline on: the call gets what is left of it
-        (``runtime[TIMEOUT_KEY]``); a preparation ahead gets the configured timeout.
+        A compaction passes its deadline on: the call's ``timeout`` is what is
+        left of it; a preparation ahead gets the configured timeout.
         Every route to the model (the compaction, a summary prepared ahead, the
         replay's stand-in) calls it here, so the prompt is sealed here as it leaves.
         """
-        if self.governor.cooldown_remaining() > 0:
-            return None
         model = limits.summary_model
         if model is None:
 
@@ -370,7 +390,7 @@ class SessionParts:
         configured = limits.settings.compaction.summary_timeout_seconds or None
 
         def call(prompt: str) -> str:
-            return model(prompt, {**runtime, TIMEOUT_KEY: deadline.call_timeout() if deadline else configured})
+            return model(prompt, runtime, timeout=deadline.call_timeout() if deadline else configured)
 
         return gated(call)
 

@@ -2,8 +2,8 @@
 
 :class:`Preparation` (a base of ``SessionState``) decides when to start a
 summary on a background thread (``.ahead`` holds the job, ``.ahead.pace``
-and ``.ahead.decide`` the timing); the compaction then finds it ready
-(``CompactionRun.prepared_due``) and the turn does not wait for the model.
+the timing; ``policy.decision`` whether to start); the compaction then finds it ready
+(``policy.decision``: ``prepared_ready``) and the turn does not wait for the model.
 Preparing ahead must never cost the turn anything: any failure is logged
 and the compaction calls the model itself.
 """
@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..ahead import build_job, likely_used, should_prepare
+from ..ahead import build_job
 from ..ahead.job import kept_size
 from ..ahead.pace import due
+from ..policy.decision import OVER_TRIGGER, Action, Asked, decide
 from ..policy.thresholds import as_int
 from ..records.host_contract import HostFacts
 from .limits import Limits
@@ -32,20 +33,16 @@ class Preparation(SessionParts):
 
         ``messages`` is the live history, the list ``compress()`` will later
         receive.  A pending preparation that is still a prefix of it is kept.
+        Whether to start is :func:`..policy.decision.decide`'s (``Asked.TURN_END``).
         """
-        c = limits.settings.compaction
         full = self.request_log[-1].full if self.request_log else 0
         previous, self.turn_end_full = self.turn_end_full, full
-        if not isinstance(messages, list) or not should_prepare(
-            self.last_prompt_tokens, limits.threshold_tokens, c.prepare_at
-        ):
-            return
-        if not self.may_prepare(limits, host):
+        if not isinstance(messages, list):
             return
         turn_growth = full - previous if previous and full >= previous else None  # None: first turn, or compacted
-        if not likely_used(turn_growth, limits.threshold_tokens, c.prepare_at):
-            return  # the next turn would outgrow the prepared window before its compaction: a wasted call
-        self._start(limits, messages, "ahead")
+        decision = decide(self.pressure(Asked.TURN_END, limits, host, self.last_prompt_tokens, turn_growth=turn_growth))
+        if decision.start:
+            self._start(limits, messages, "ahead")
 
     def prepare_during_turn(self, limits: Limits, host: HostFacts, messages: Any, approx_tokens: Any = None) -> None:
         """Before each request: start the coming compaction's summary once :func:`.ahead.pace.due` says it is time.
@@ -55,41 +52,37 @@ class Preparation(SessionParts):
         check compares with the trigger).  At most one preparation runs at a
         time, and a pending one that is still a prefix of the history is kept:
         within a turn the history only grows, so the compaction uses it and keeps
-        what came since in its verbatim tail.
+        what came since in its verbatim tail.  Whether preparing applies, and
+        whether to start one now, is :func:`..policy.decision.decide`'s
+        (``Asked.REQUEST``); the pace is measured on every request.
         """
         c = limits.settings.compaction
         ahead = self.ahead
-        if c.prepare_at <= 0 or not isinstance(messages, list) or not messages:
+        if not isinstance(messages, list) or not messages:
             return
         tokens = self.request_as_sent(host, as_int(approx_tokens))
         history_tokens = kept_size(messages, self.counter.estimate_message, c.prune_min_chars)
         ahead.pace.observe_request(ahead.clock(), tokens, history_tokens)
-        if not self.may_prepare(limits, host):
-            return
-        if self.governor.compacted_this_turn():
-            return  # this turn compacts no more (the next one starts from another history)
         slack = int(limits.threshold_tokens * (1 - c.prepare_at))
-        # over the trigger the compaction waits for this summary, not for the model (CompactionRun.awaits_summary),
-        # and takes it as soon as it is ready: judged by the compactor's own limit, also once the view's step took
-        # this request back under the trigger
-        over = tokens >= limits.threshold_tokens > 0
-        if ahead.pending is not None:  # drop one the compaction could no longer use (ahead.review)
-            awaited = over or self.over_trigger.awaiting
-            ahead.review(messages, self.compaction_plan(limits), self.counter.estimate_message, due_now=awaited)
-        if ahead.running:
+        is_due = due(tokens, limits.threshold_tokens, slack, ahead.pace)
+        decision = decide(self.pressure(Asked.REQUEST, limits, host, tokens, sent=tokens, due=is_due))
+        if decision.action is not Action.PREPARE:
             return
-        if not over:
-            if due(tokens, limits.threshold_tokens, slack, ahead.pace):
-                self._start(limits, messages, "during the turn")
-        elif self.over_trigger.may_start():
+        if ahead.pending is not None:  # drop one the compaction could no longer use (ahead.review)
+            ahead.review(
+                messages, self.compaction_plan(limits), self.counter.estimate_message, due_now=decision.awaited
+            )
+        if ahead.running or not decision.start:
+            return
+        if decision.reason == OVER_TRIGGER:
             self.over_trigger.started = True  # once per compaction
             self._start(limits, messages, "over the trigger")
+        else:
+            self._start(limits, messages, "during the turn")
 
     def _start(self, limits: Limits, messages: list[Any], when: str) -> None:
         """Start the summary of the window ``compress()`` would choose now, unless one is kept or being written."""
-        summarize = self.summarizer(limits)
-        if summarize is None:
-            return  # cooling down: the compaction will use the fallback summary anyway
+        summarize = self.summarizer(limits)  # never while it cools down: the decision said so
         with self.lock:
             try:
                 if self.ahead.keeps(messages) or self.ahead.running:

@@ -26,9 +26,9 @@ from typing import Any, Sequence
 from ...tool_search.inline import insert_blocks, inserted
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
-from ..policy.thresholds import as_int, deep_view_at
+from ..policy.thresholds import deep_view_at
 from ..records.host_contract import HostFacts
-from ..records.session_status import RequestFigures
+from ..records.session_status import LastRequest, RequestFigures
 from .limits import Limits
 from .parts import SessionParts
 
@@ -134,11 +134,9 @@ class RequestShaping(SessionParts):
         self._log_request()
 
     def _log_request(self) -> None:
-        last = self.view.stats.last
+        last = self.view.stats.last_request or LastRequest()
         # "full": the same history unshaped (spilled outputs whole), the base of every "saved" figure
         self.request_log.append(
-            RequestFigures(
-                at=round(time.time(), 3), full=as_int(last.get("unshaped_tokens")), sent=as_int(last.get("sent_tokens"))
-            )
+            RequestFigures(at=round(time.time(), 3), full=last.unshaped_tokens or 0, sent=last.sent_tokens)
         )
         del self.request_log[:-REQUEST_LOG]

@@ -54,7 +54,7 @@ class StatusReport(SessionParts):
             summary=SummaryState(last_error=self.flags.summary_error, fallback_used=self.flags.fallback_used),
             requests=list(self.request_log),
             host=host.support,
-            fixed_part=self.fixed_part.figures() if self.fixed_part.tokens else {},
+            fixed_part=self.fixed_part.figures(),
         )
         return continued(self.earlier, run, max_requests=REQUEST_LOG, max_spills=RECENT_SPILLS)
 

@@ -29,7 +29,7 @@ from ...blobstore.ownership import ForeignFolderError, check, claim
 from ..chat.markers import BlobKind
 from ..chat.stubs import StubHandle
 from ..config.settings import Settings
-from ..records.part_status import SpillRecord, StoreStatus
+from ..records.part_status import CapEvictions, SpillRecord, StoreStatus
 from ..records.session_files import STORE_COMPANIONS
 from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
@@ -431,15 +431,15 @@ class StoreSession:
             cap_evicted=self._cap_evicted(),
         )
 
-    def _cap_evicted(self) -> dict[str, int]:
+    def _cap_evicted(self) -> CapEvictions:
         """This session's blobs the size cap tombstoned (their handles now answer with tombstones)."""
         if self._store is None or self.session_id is None:
-            return {"blobs": 0, "bytes": 0}
+            return CapEvictions()
         try:
             blobs, size = self._store.tombstoned_for(self.session_id)
         except (StoreError, OSError):
-            return {"blobs": 0, "bytes": 0}
-        return {"blobs": blobs, "bytes": size}
+            return CapEvictions()
+        return CapEvictions(blobs=blobs, bytes=size)
 
 
 class ToolBatches:

@@ -16,8 +16,6 @@ from typing import Callable
 # Hermes's own floor for the compression call's timeout (auxiliary.compression.timeout): the budget of a
 # compaction when stowage.compaction.summary_timeout_seconds is 0.
 HOST_SUMMARY_TIMEOUT_SECONDS = 300.0
-# The key of the summary model's runtime dict that carries the call's timeout (seconds, or None: the host's own).
-TIMEOUT_KEY = "timeout"
 MIN_CALL_SECONDS = 0.01
 
 

@@ -14,14 +14,15 @@ confirm or write stays verbatim, and the reason is counted.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Protocol
 
 from ..chat.markers import SPILL_HEADER, BlobKind
 from ..chat.messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
 from ..chat.stubs import StubHandle, cut_arguments, view_stub
-from ..records.part_status import ViewStatus
+from ..records.part_status import LastRequest, ViewStatus
 from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
 from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
 from .plan import ViewItem, ViewPlan, plan_view
@@ -78,29 +79,19 @@ class ViewOutcome:
         return self.full_tokens + self.spill_tokens
 
 
-@dataclass
-class ViewStats:
-    """Sums over the session's requests; ``tokens_saved`` is unshaped minus sent (the one "saved" figure)."""
-
-    requests: int = 0
-    tokens_saved: int = 0
-    sent_tokens: int = 0
-    unshaped_tokens: int = 0
-    view_tokens_saved: int = 0  # by stubs, condensed reasoning and cut arguments
-    spill_tokens_saved: int = 0  # by spill previews standing for whole outputs
-    steps: int = 0  # boundary moves seen (each one prompt-cache break)
-    unstored: int = 0  # outputs the last request kept verbatim because their bytes were not safely stored
-    last_error: str | None = None
-    last: dict[str, Any] = field(default_factory=dict)
-
-
 class LeanView:
     """One session's lean view (per engine copy; nothing shared between agents)."""
 
     def __init__(self, settings: ViewSettings, count: Callable[[Message], int]) -> None:
         self.settings = settings
         self._count = count
-        self.stats = ViewStats()
+        self.stats = ViewStatus(  # sums over the session's requests, and its newest request
+            enabled=settings.enabled,
+            hot_tokens=settings.hot_tokens,
+            step_tokens=settings.step_tokens,
+            pin_turns=settings.pin_turns,
+            unshaped_tokens=0,
+        )
         self._memo: dict[tuple[str, str, str], str] = {}
         self._measurer = ViewMeasure(settings, count)
         self._last_steps = 0
@@ -325,45 +316,30 @@ class LeanView:
         stats.spill_tokens_saved += outcome.spill_tokens
         stats.tokens_saved += view_saved + outcome.spill_tokens
         stats.sent_tokens += outcome.lean_tokens
-        stats.unshaped_tokens += outcome.lean_tokens + view_saved + outcome.spill_tokens
-        stats.unstored = outcome.unstored
+        stats.unshaped_tokens = (stats.unshaped_tokens or 0) + outcome.lean_tokens + view_saved + outcome.spill_tokens
+        stats.unstored_outputs = outcome.unstored
         if outcome.plan.steps > self._last_steps and stats.requests > 1:
             stats.steps += outcome.plan.steps - self._last_steps  # the first request caches nothing yet
         self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
-        stats.last = {
-            "full_tokens": outcome.full_tokens,
-            "sent_tokens": outcome.lean_tokens,
-            "saved_tokens": outcome.saved_tokens,
-            "unshaped_tokens": outcome.unshaped_tokens,
-            "spill_tokens": outcome.spill_tokens,
-            "stubbed_outputs": outcome.stubbed_outputs,
-            "cut_arguments": outcome.cut_arguments,
-            "condensed_reasoning": outcome.condensed,
-            "collapsed_steps": outcome.collapsed_steps,
-            "pinned": len(outcome.plan.pinned),
-            "deep_steps": outcome.plan.deep_steps,
-            "hot_start": outcome.plan.hot_start,
-            "unstored": outcome.unstored,
-        }
+        stats.last_request = LastRequest(
+            full_tokens=outcome.full_tokens,
+            sent_tokens=outcome.lean_tokens,
+            saved_tokens=outcome.saved_tokens,
+            unshaped_tokens=outcome.unshaped_tokens,
+            spill_tokens=outcome.spill_tokens,
+            stubbed_outputs=outcome.stubbed_outputs,
+            cut_arguments=outcome.cut_arguments,
+            condensed_reasoning=outcome.condensed,
+            collapsed_steps=outcome.collapsed_steps,
+            pinned=len(outcome.plan.pinned),
+            deep_steps=outcome.plan.deep_steps,
+            hot_start=outcome.plan.hot_start,
+            unstored=outcome.unstored,
+        )
 
     def status(self) -> ViewStatus:
-        s = self.stats
-        return ViewStatus(
-            enabled=self.settings.enabled,
-            hot_tokens=self.settings.hot_tokens,
-            step_tokens=self.settings.step_tokens,
-            pin_turns=self.settings.pin_turns,
-            requests=s.requests,
-            tokens_saved=s.tokens_saved,
-            sent_tokens=s.sent_tokens,
-            unshaped_tokens=s.unshaped_tokens,
-            view_tokens_saved=s.view_tokens_saved,
-            spill_tokens_saved=s.spill_tokens_saved,
-            steps=s.steps,
-            unstored_outputs=s.unstored,
-            last_error=s.last_error,
-            last_request=dict(s.last),
-        )
+        """A copy of the figures (the newest request's record is frozen)."""
+        return dataclasses.replace(self.stats)
 
 
 def _stale_note(item: ViewItem, stubbed_at: int | None) -> str:

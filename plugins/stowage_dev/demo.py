@@ -42,7 +42,7 @@ from .runner import Scenario, run_scenario
 LOG_FILES = 5
 WINDOW = 128_000  # the scripted model's context window (the harness's Hermes home)
 # What the provider reports for the FIX turn's request: a long real session gets there. Over the trigger and over
-# ahead.decide.AWAIT_CEILING (0.85) of the window, so Stowage compacts at once: under that ceiling, a request over
+# policy.rules.AWAIT_CEILING (0.85) of the window, so Stowage compacts at once: under that ceiling, a request over
 # the trigger may go on while the summary is written ahead, and the compaction comes later.
 FIX_PROMPT_TOKENS = 112_000
 SUMMARY_REPLY = """## Goal
@@ -184,7 +184,7 @@ def script(fake_llm: FakeLLMServer, *, stowage: bool = True) -> None:
 
 def why_compacted(entry: dict[str, Any], threshold: int) -> str:
     """Why this compaction happened, in the terms of the session's figures."""
-    from stowage.context_engine.ahead.decide import AWAIT_CEILING
+    from stowage.context_engine.policy.rules import AWAIT_CEILING
 
     if entry.get("forced"):
         focus = f" with focus {entry['focus_topic']!r}" if entry.get("focus_topic") else ""

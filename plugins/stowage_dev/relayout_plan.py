@@ -110,6 +110,8 @@ MODULES: dict[str, str] = {
     f"{CE}.engine": f"{CE}.host_adapter.engine",
     f"{CE}.shared_engine": f"{CE}.host_adapter.shared_engine",
     f"{CE}.engine_tools": f"{CE}.host_adapter.engine_tools",
+    # issue 44: the rules of "compact now?" join the one decision in policy/
+    f"{CE}.ahead.decide": f"{CE}.policy.rules",
     # replay: one package, command/replay/ (the command, its Hermes engines, its host-agnostic driver)
     "stowage.host.replay_host": "stowage.command.replay.hermes_engines",
 }

@@ -76,6 +76,26 @@ def test_a_status_file_from_before_spills_were_counted_says_what_it_counts():
     )
 
 
+def test_older_files_newest_request_cap_and_fixed_part_read_as_records():
+    status = SessionStatus.from_dict(
+        {
+            "threshold_tokens": 10_000,
+            # before spills were counted: no unshaped_tokens, the full history is the base
+            "view": {"enabled": True, "requests": 1, "last_request": {"sent_tokens": 900, "full_tokens": 3_000}},
+            "store": {"cap_evicted": {"blobs": 2, "bytes": 4096}},
+            "fixed_part": {"system_tokens": 100, "tools_tokens": 200, "tokens": 300},
+        }
+    )
+    assert status.view is not None and status.view.last_request is not None
+    assert status.view.last_request.unshaped_base == 3_000 and status.store.cap_evicted.blobs == 2
+    text = "\n".join(session_text("s1", status))
+    assert re.search(r"newest request +900 message tokens sent of 3,000", text)
+    assert "2 of this session's stored output(s) (4.0 KB) tombstoned" in text
+    assert "every request carries 300 (system prompt and tool schemas)" in text
+    empty = "\n".join(session_text("s2", SessionStatus.from_dict({"view": {"enabled": True}})))
+    assert re.search(r"newest request +0 message tokens sent of 0", empty) and "size cap" not in empty
+
+
 def test_summaries_prepared_ahead_are_shown():
     ahead = {
         "prepare_at": 0.9,

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
 from stowage.command import main
 from stowage.command.preview import preview_text
 from stowage.command.summary import summary_header, summary_text
+from stowage.context_engine.compaction.preview import CompactionPreview
 from stowage.context_engine.records.session_status import SessionStatus
 from stowage.context_engine.records.status_file import write_session_status
 from stowage.context_engine.records.summary_log import append_summary, summaries_path
@@ -102,33 +104,35 @@ def test_cli_a_damaged_summary_file_is_not_a_traceback(home, capsys):
     assert code == 0 and "1 unreadable line(s)" in out
 
 
-PREVIEW = {
-    "seen_at": 1000.0,
-    "source": "request",
-    "system_messages": 1,
-    "messages": 40,
-    "tokens": 52_000,
-    "last_prompt_tokens": 50_000,
-    "threshold_tokens": 48_000,
-    "would_compact": True,
-    "reason": None,
-    "compactions_so_far": 0,
-    "head_messages": 3,
-    "head_tokens": 400,
-    "window_messages": 29,
-    "window_tokens": 45_000,
-    "window_tool_outputs": 12,
-    "window_first": 4,
-    "window_last": 32,
-    "pruned_outputs": 2,
-    "pruned_tokens_saved": 3_000,
-    "arguments_shrunk": 0,
-    "images_removed": 0,
-    "tail_messages": 8,
-    "tail_tokens": 2_500,
-    "summary_budget_tokens": 3_200,
-    "estimated_after_tokens": 6_100,
-}
+PREVIEW = CompactionPreview(
+    **{
+        "seen_at": 1000.0,
+        "source": "request",
+        "system_messages": 1,
+        "messages": 40,
+        "tokens": 52_000,
+        "last_prompt_tokens": 50_000,
+        "threshold_tokens": 48_000,
+        "would_compact": True,
+        "reason": None,
+        "compactions_so_far": 0,
+        "head_messages": 3,
+        "head_tokens": 400,
+        "window_messages": 29,
+        "window_tokens": 45_000,
+        "window_tool_outputs": 12,
+        "window_first": 4,
+        "window_last": 32,
+        "pruned_outputs": 2,
+        "pruned_tokens_saved": 3_000,
+        "arguments_shrunk": 0,
+        "images_removed": 0,
+        "tail_messages": 8,
+        "tail_tokens": 2_500,
+        "summary_budget_tokens": 3_200,
+        "estimated_after_tokens": 6_100,
+    }
+)
 
 
 def test_preview_text():
@@ -140,17 +144,14 @@ def test_preview_text():
     assert "8 message(s), 2,500 tokens" in text and "about 6,100 tokens or less" in text
     quiet = preview_text(
         "s1",
-        {
-            **PREVIEW,
-            "would_compact": False,
-            "reason": "below_threshold:9<48000",
-            "window_messages": 0,
-            "last_prompt_tokens": 9,
-        },
+        replace(
+            PREVIEW, would_compact=False, reason="below_threshold:9<48000", window_messages=0, last_prompt_tokens=9
+        ),
     )
     assert "below the threshold of 48,000" in quiet and "/compress forces one anyway" in quiet
     assert re.search(r"summarized +nothing", quiet)
-    assert "backoff:x" in preview_text("s", {"reason": "backoff:x"})  # a bare dict still formats
+    blocked = preview_text("s", replace(PREVIEW, would_compact=False, reason="backoff:x"))
+    assert "would not compact on its own now (backoff:x)" in blocked
 
 
 def test_slash_summary_and_preview_without_a_live_session(home):
@@ -185,12 +186,7 @@ def live(monkeypatch):
 
 
 def test_slash_summary_and_preview_of_the_live_session(home, live):
-
-    class P:
-        def as_dict(self):
-            return PREVIEW
-
-    live["s1"] = _Engine(store_of(home), P())
+    live["s1"] = _Engine(store_of(home), PREVIEW)
     assert "session s1: no compaction yet" in stowage_command("summary", hermes_home=lambda: home)
     append_summary(store_of(home), "s1", RECORD)
     assert BODY in stowage_command("summary", hermes_home=lambda: home)

@@ -32,10 +32,12 @@ class RecordingModel:
         self.default = default
         self.prompts: list[str] = []
         self.runtimes: list[dict[str, Any]] = []
+        self.timeouts: list[float | None] = []  # the timeout each call was given (None: the host's own)
 
-    def __call__(self, prompt: str, runtime: dict[str, Any]) -> str:
+    def __call__(self, prompt: str, runtime: dict[str, Any], timeout: float | None = None) -> str:
         self.prompts.append(prompt)
         self.runtimes.append(runtime)
+        self.timeouts.append(timeout)
         if self.script:
             item = self.script.pop(0)
             if isinstance(item, BaseException):

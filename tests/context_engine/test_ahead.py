@@ -11,11 +11,14 @@ import json
 import random
 import threading
 
-from stowage.context_engine.ahead import build_job, clean_cut, likely_used, should_prepare, take_early
+from stowage.context_engine.ahead import build_job, clean_cut
 from stowage.context_engine.ahead.job import arrived_since, prefix_miss
 from stowage.context_engine.chat.validate import validate_messages
 from stowage.context_engine.compaction.boundaries import Window
-from stowage.context_engine.compaction.compactor import compact, prepared_slack
+from stowage.context_engine.compaction.compactor import compact
+from stowage.context_engine.compaction.inputs import CompactionInputs
+from stowage.context_engine.compaction.window_choice import prepared_slack
+from stowage.context_engine.policy.rules import likely_used, should_prepare, take_early
 from stowage.context_engine.records.session_status import SessionStatus
 from stowage.context_engine.summary.reply import SummaryFailure
 
@@ -201,16 +204,18 @@ def test_a_preparation_that_failed_before_the_cooldown_ended_is_retried_within_t
     assert len(model.prompts) == 2 and model.prompts[0] == model.prompts[1]
     assert not engine._last_summary_fallback_used and "Fix the failing parser tests" in json.dumps(out)
     assert ahead(engine)["failed"] == 1 and ahead(engine)["used"] == 0
-    assert 0 < model.runtimes[1]["timeout"] <= 40  # the call got what was left of the compaction's deadline
+    assert (
+        0 < (model.timeouts[1] or 0) <= 40 and "timeout" not in model.runtimes[1]
+    )  # the call got what was left of the compaction's deadline
 
 
 def test_a_hung_preparation_costs_one_deadline_and_one_call():
     """The model hangs: the compaction waits within its deadline, writes the fallback, never calls twice."""
     gate, entered = threading.Event(), threading.Event()
-    runtimes: list[dict] = []
+    timeouts: list[float | None] = []
 
-    def hanging(prompt, runtime):
-        runtimes.append(runtime)
+    def hanging(prompt, runtime, timeout=None):
+        timeouts.append(timeout)
         entered.set()
         gate.wait(30)
         raise SummaryFailure("timeout", "the host's own timeout, long after the compaction gave up")
@@ -228,7 +233,7 @@ def test_a_hung_preparation_costs_one_deadline_and_one_call():
     assert engine.state.ahead.last_use.outcome == "failed" and ahead(engine)["failed"] == 1
     governor = engine.get_status()["governor"]
     assert governor["summary_failures"] == 1 and governor["summary_cooldown_seconds"] > 0
-    assert len(runtimes) == 1 and runtimes[0]["timeout"] == 0.2  # one call, given the configured deadline
+    assert timeouts == [0.2]  # one call, given the configured deadline
     gate.set()  # the hung call fails at last: the compaction already reported it, it is not counted again
     assert run.done.wait(30) and run.failure is not None
     assert engine.get_status()["governor"]["summary_failures"] == 1
@@ -238,7 +243,7 @@ def test_a_preparation_failing_while_the_compaction_waits_is_that_compactions_fa
     gate, entered = threading.Event(), threading.Event()
     calls: list[str] = []
 
-    def failing_later(prompt, runtime):
+    def failing_later(prompt, runtime, timeout=None):
         calls.append(prompt)
         entered.set()
         gate.wait(30)
@@ -266,10 +271,10 @@ def test_a_running_preparation_is_waited_for_not_called_twice():
     gate, entered = threading.Event(), threading.Event()
     inner = RecordingModel()
 
-    def slow(prompt, runtime):
+    def slow(prompt, runtime, timeout=None):
         entered.set()
         gate.wait(30)
-        return inner(prompt, runtime)
+        return inner(prompt, runtime, timeout)
 
     engine = make_engine(model=slow)
     msgs = history()
@@ -324,7 +329,10 @@ def test_job_prompt_is_the_compactors():
     plan = engine.state.compaction_plan(engine.limits)
     job = build_job(msgs, plan, engine.state.counter.estimate_message, today="2026-01-02")
     compact(
-        msgs, plan, count=engine.state.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02"
+        msgs,
+        CompactionInputs(
+            plan, count=engine.state.counter.estimate_message, summarize=lambda p: model(p, {}), today="2026-01-02"
+        ),
     )
     assert job is not None and model.prompts == [job.prompt]
 
@@ -332,7 +340,7 @@ def test_job_prompt_is_the_compactors():
 def test_a_dropped_preparation_that_fails_later_is_not_counted():
     gate, entered = threading.Event(), threading.Event()
 
-    def hanging(prompt, runtime):
+    def hanging(prompt, runtime, timeout=None):
         entered.set()
         gate.wait(30)
         raise SummaryFailure("timeout", "late")
@@ -420,7 +428,7 @@ def test_a_compaction_says_why_it_found_nothing_prepared():
 
 
 def hanging_model(entered: threading.Event, gate: threading.Event, calls: list[str]):
-    def hanging(prompt, runtime):
+    def hanging(prompt, runtime, timeout=None):
         calls.append(prompt)
         entered.set()
         gate.wait(30)
@@ -458,11 +466,11 @@ def test_a_call_in_flight_for_another_window_is_waited_for_then_the_compaction_c
     inner = RecordingModel()
     opened_before: list[bool] = []  # per call: had the first call returned when it was made?
 
-    def slow(prompt, runtime):
+    def slow(prompt, runtime, timeout=None):
         opened_before.append(gate.is_set())
         entered.set()
         gate.wait(30)
-        return inner(prompt, runtime)
+        return inner(prompt, runtime, timeout)
 
     engine = make_engine(model=slow, stowage={"compaction": {"prepare_at": 0.99, "summary_timeout_seconds": 60}})
     msgs = history()

@@ -13,10 +13,10 @@ from functools import partial
 from typing import Any
 
 from stowage.command.replay.offline.clock import SimClock
-from stowage.context_engine.ahead.decide import AWAIT_CEILING, AWAIT_REQUESTS, OverTrigger, await_over_trigger
 from stowage.context_engine.ahead.job import arrived_since
 from stowage.context_engine.ahead.pace import MARGIN_REQUESTS, Pace, due
-from stowage.context_engine.compaction.compactor import PREPARED_OVERRUN
+from stowage.context_engine.compaction.window_choice import PREPARED_OVERRUN
+from stowage.context_engine.policy.rules import AWAIT_CEILING, AWAIT_REQUESTS, OverTrigger, await_over_trigger
 
 from .helpers import GOOD_SUMMARY, history, make_engine, tool_turn
 
@@ -31,7 +31,7 @@ class SlowModel:
         self.clock = clock
         self.prompts: list[str] = []
 
-    def __call__(self, prompt: str, runtime: dict[str, Any]) -> str:
+    def __call__(self, prompt: str, runtime: dict[str, Any], timeout: float | None = None) -> str:
         self.prompts.append(prompt)
         self.clock.advance(LATENCY)
         return GOOD_SUMMARY
@@ -163,7 +163,7 @@ def test_at_most_one_preparation_runs_at_a_time():
 
     called = threading.Event()
 
-    def blocking(prompt: str, runtime: dict[str, Any]) -> str:
+    def blocking(prompt: str, runtime: dict[str, Any], timeout: float | None = None) -> str:
         calls.append(prompt)
         called.set()
         release.wait(30)
@@ -331,7 +331,7 @@ class GatedModel:
         self.prompts: list[str] = []
         self.release = threading.Event()
 
-    def __call__(self, prompt: str, runtime: dict[str, Any]) -> str:
+    def __call__(self, prompt: str, runtime: dict[str, Any], timeout: float | None = None) -> str:
         self.prompts.append(prompt)
         self.release.wait(30)
         return GOOD_SUMMARY

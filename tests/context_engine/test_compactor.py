@@ -10,7 +10,8 @@ from stowage.context_engine.chat.messages import SUMMARY_MARKER, is_summary, mes
 from stowage.context_engine.chat.stubs import PrunedOutput
 from stowage.context_engine.chat.tokens import TokenCounter
 from stowage.context_engine.chat.validate import validate_messages
-from stowage.context_engine.compaction.compactor import CompactionPlan, compact
+from stowage.context_engine.compaction.compactor import compact
+from stowage.context_engine.compaction.inputs import CompactionInputs, CompactionPlan
 from stowage.context_engine.summary.deadline import HOST_SUMMARY_TIMEOUT_SECONDS, MIN_CALL_SECONDS, SummaryDeadline
 from stowage.context_engine.summary.reply import SummaryFailure
 from stowage_dev.transcripts import make_transcript
@@ -21,7 +22,9 @@ PLAN = CompactionPlan(protect_first_n=3, tail_budget_tokens=4000, tail_min_messa
 
 
 def run(messages, summarize=lambda prompt: GOOD, plan=PLAN, **kwargs):
-    return compact(messages, plan, count=COUNTER.count_message, summarize=summarize, today="2026-11-22", **kwargs)
+    return compact(
+        messages, CompactionInputs(plan, count=COUNTER.count_message, summarize=summarize, today="2026-11-22", **kwargs)
+    )
 
 
 def test_compaction_shrinks_and_is_valid_and_does_not_mutate():
@@ -236,3 +239,16 @@ def test_a_spent_deadline_writes_the_fallback_without_calling_the_model():
     outcome = run(make_transcript(20, seed=2), summarize=lambda p: called.append(p) or GOOD, deadline=deadline)
     assert called == [] and outcome.changed and outcome.fallback_used
     assert outcome.summary_error.startswith("timeout") and outcome.failure is FailureKind.MODEL_FAILED
+
+
+def test_the_record_carries_every_figure_of_the_compactor():
+    from dataclasses import fields
+
+    from stowage.context_engine.compaction.inputs import CompactionStats
+    from stowage.context_engine.records.compaction_record import CompactionRecord
+
+    outcome = run(make_transcript(20, seed=2))
+    record = CompactionRecord.of(outcome, "compacted", current_tokens=1, focus_topic=None, forced=False, tokens_after=2)
+    assert outcome.stats.window_messages > 0 and outcome.stats.phase_ms
+    for figure in fields(CompactionStats):
+        assert getattr(record, figure.name) == getattr(outcome.stats, figure.name), figure.name

@@ -137,7 +137,7 @@ def plant(placement: str, fmt: str, text: str, before: str, after: str, error_li
 def compaction(messages: list[dict], fails: bool) -> tuple[list[str], str]:
     prompts: list[str] = []
 
-    def model(prompt: str, runtime: dict) -> str:
+    def model(prompt: str, runtime: dict, timeout: float | None = None) -> str:
         prompts.append(prompt)
         if fails:
             raise SummaryFailure("http", "HTTP 500")

@@ -506,7 +506,7 @@ def test_update_model_sets_threshold_and_status():
 
 
 def test_preflight_defers_to_real_usage_right_after_a_compaction():
-    engine = StowageEngineCore(summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine = StowageEngineCore(summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     engine.update_model("m", 128_000)
     assert engine.should_defer_preflight_to_real_usage(200_000) is False
     engine.awaiting_real_usage_after_compression = True  # what the host sets after a boundary
@@ -525,8 +525,9 @@ def test_the_summary_call_gets_the_compactions_deadline():
     timed, unconfigured = RecordingModel(), RecordingModel()
     make_engine(model=timed, stowage={"compaction": {"summary_timeout_seconds": 45}}).compress(msgs, force=True)
     make_engine(model=unconfigured).compress(msgs, force=True)
-    assert len(timed.prompts) == 1 and 0 < timed.runtimes[0]["timeout"] <= 45  # what is left of 45 s
-    assert len(unconfigured.prompts) == 1 and unconfigured.runtimes[0]["timeout"] is None  # Hermes's own
+    assert len(timed.prompts) == 1 and 0 < (timed.timeouts[0] or 0) <= 45  # what is left of 45 s
+    assert len(unconfigured.prompts) == 1 and unconfigured.timeouts == [None]  # Hermes's own
+    assert "timeout" not in timed.runtimes[0]  # a parameter of the call, not a key of the host's runtime
 
 
 def test_compaction_sizes_are_both_on_the_hosts_basis():

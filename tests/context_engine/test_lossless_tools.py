@@ -12,7 +12,8 @@ import pytest
 from stowage.blobstore import BlobStore, StoreWriteError
 from stowage.context_engine.chat.markers import STORED_PREFIX
 from stowage.context_engine.chat.validate import validate_messages
-from stowage.context_engine.compaction.compactor import CompactionPlan, compact
+from stowage.context_engine.compaction.compactor import compact
+from stowage.context_engine.compaction.inputs import CompactionInputs, CompactionPlan
 from stowage.context_engine.config.settings import load_settings
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import StoreArchive, decode_window, encode_window
@@ -37,7 +38,7 @@ def store(tmp_path):
 def engine(tmp_path):
     eng = StowageEngineCore(
         load_settings({"stowage": {"spill": {"threshold_tokens": 500}}}),
-        summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- go",
+        summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG\n\n## Next Steps\n- go",
     )
     eng.update_model("m", 128_000)
     eng.on_session_start("session-a", hermes_home=str(tmp_path))
@@ -377,7 +378,10 @@ def test_compaction_keeps_every_pruned_output_and_the_window(store):
     archive = StoreArchive(store, lambda: "s")
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
     outcome = compact(
-        messages, plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+        messages,
+        CompactionInputs(
+            plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+        ),
     )
     assert outcome.changed and validate_messages(outcome.messages) == []
     originals = {m["tool_call_id"]: m["content"] for m in messages if m.get("role") == "tool"}
@@ -418,10 +422,9 @@ def test_compaction_without_a_writable_store_still_compacts(store, monkeypatch):
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
     outcome = compact(
         make_transcript(30, seed=4),
-        plan,
-        count=lambda m: len(json.dumps(m)) // 4,
-        summarize=lambda prompt: "## Goal\nG",
-        archive=archive,
+        CompactionInputs(
+            plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+        ),
     )
     assert outcome.changed and validate_messages(outcome.messages) == []
     assert archive.failures > 0 and outcome.window_reference is None
@@ -443,7 +446,10 @@ def test_oversized_arguments_cut_by_compaction_are_stored_whole_under_a_handle(s
         messages += [{"role": "assistant", "content": f"step {n}"}, {"role": "user", "content": f"go on {n} " * 80}]
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=300, tail_min_messages=4, context_length=128_000)
     outcome = compact(
-        messages, plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+        messages,
+        CompactionInputs(
+            plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+        ),
     )
     assert outcome.changed and outcome.stats.arguments_shrunk == 1
     cut = outcome.messages[1]["tool_calls"][0]["function"]["arguments"]
@@ -557,10 +563,7 @@ def test_window_is_put_during_the_summary_call_and_named_only_once_resolvable(st
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
     outcome = compact(
         make_transcript(40, seed=11),
-        plan,
-        count=lambda m: len(json.dumps(m)) // 4,
-        summarize=summarize,
-        archive=archive,
+        CompactionInputs(plan, count=lambda m: len(json.dumps(m)) // 4, summarize=summarize, archive=archive),
     )
     assert seen == [False] and futures[0].done()
     (handle,) = HANDLE.findall(outcome.window_reference)
@@ -586,10 +589,7 @@ def test_aborted_compaction_waits_for_its_window_put(store):
     )
     outcome = compact(
         make_transcript(40, seed=11),
-        plan,
-        count=lambda m: len(json.dumps(m)) // 4,
-        summarize=summarize,
-        archive=archive,
+        CompactionInputs(plan, count=lambda m: len(json.dumps(m)) // 4, summarize=summarize, archive=archive),
     )
     assert outcome.aborted and futures[0].done()
 
@@ -602,10 +602,9 @@ def test_failed_window_put_names_no_handle(store, monkeypatch):
     plan = CompactionPlan(protect_first_n=3, tail_budget_tokens=3000, tail_min_messages=4, context_length=128_000)
     outcome = compact(
         make_transcript(40, seed=11),
-        plan,
-        count=lambda m: len(json.dumps(m)) // 4,
-        summarize=lambda prompt: "## Goal\nG",
-        archive=archive,
+        CompactionInputs(
+            plan, count=lambda m: len(json.dumps(m)) // 4, summarize=lambda prompt: "## Goal\nG", archive=archive
+        ),
     )
     assert outcome.changed and outcome.window_reference is None and archive.failures >= 1
     assert not HANDLE.findall(outcome.summary_body)

@@ -319,7 +319,7 @@ def test_the_turn_preflight_over_the_whole_history_follows_what_is_sent(tmp_path
     eng = engine(tmp_path)
     history = session(40)
     host_select_context(eng, history, history)
-    saved = eng.state.view.stats.last["saved_tokens"]
+    saved = eng.state.view.stats.last_request.saved_tokens
     assert saved > 1000
     host_turn_complete(eng, history, 1)
     budget = eng.threshold_tokens
@@ -336,7 +336,7 @@ def test_without_a_turn_end_every_figure_after_select_context_is_the_selected_re
     eng = engine(tmp_path)
     history = session(40)
     host_select_context(eng, history, history)
-    saved = eng.state.view.stats.last["saved_tokens"]
+    saved = eng.state.view.stats.last_request.saved_tokens
     assert not eng.should_defer_preflight_to_real_usage(eng.threshold_tokens + saved - 1)
     eng.on_session_start("s2", hermes_home=str(tmp_path))  # a new conversation: its first figure is a preflight's
     assert eng.state.turn_selected is False

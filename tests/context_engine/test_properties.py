@@ -129,7 +129,7 @@ class ScriptedModel:
         self.script = script
         self.calls = 0
 
-    def __call__(self, prompt: str, runtime: dict) -> str:
+    def __call__(self, prompt: str, runtime: dict, timeout: float | None = None) -> str:
         item = self.script[self.calls % len(self.script)]
         self.calls += 1
         if isinstance(item, BaseException):

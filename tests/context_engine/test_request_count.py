@@ -1,6 +1,6 @@
 """The request as it will be sent, counted with the tokenizer: what lets a turn go on over the trigger judges.
 
-The pure figure (``policy.request_count``), the ceiling rule (``ahead.decide.passes_ceiling``) and the session's
+The pure figure (``policy.request_count``), the ceiling rule (``policy.rules.passes_ceiling``) and the session's
 decisions that use it: a dense paste over the ceiling compacts first, a deferral never lets a counted request over
 the trigger go, a provider without usage still counts its requests over the trigger.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import random
 
-from stowage.context_engine.ahead.decide import AWAIT_CEILING, AWAIT_REQUESTS, passes_ceiling
 from stowage.context_engine.policy.request_count import SentRequest, conversation_of, judged_request
+from stowage.context_engine.policy.rules import AWAIT_CEILING, AWAIT_REQUESTS, passes_ceiling
 
 from .helpers import RecordingModel, history, make_engine
 

@@ -36,7 +36,7 @@ HISTORY: list[dict[str, Any]] = [
 
 
 def engine(home: Path) -> StowageEngineCore:
-    eng = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: "## Goal\nG")
+    eng = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     eng.update_model("m", 128_000)
     return eng
 

@@ -42,7 +42,7 @@ def test_tool_batches_keep_the_current_and_the_previous_one():
 def test_a_response_releases_what_two_batches_ago_stored_unless_the_last_request_points_to_it(tmp_path):
     engine = StowageEngineCore(
         load_settings({"stowage": {"spill": {"threshold_tokens": 500}}}),
-        summary_model=lambda prompt, runtime: "## Goal\nG",
+        summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG",
     )
     engine.update_model("m", 128_000)
     engine.on_session_start("s", hermes_home=str(tmp_path))
@@ -71,7 +71,7 @@ def _spilling_engine(tmp_path) -> StowageEngineCore:
     settings = load_settings(
         {"stowage": {"store": {"max_store_mb": 1}, "view": {"hot_tokens": 1000, "step_tokens": 1000}}}
     )
-    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     engine.update_model("m", 200_000)
     engine.on_session_start("s", hermes_home=str(tmp_path))
     return engine

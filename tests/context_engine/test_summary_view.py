@@ -7,6 +7,7 @@ import json
 
 from stowage.context_engine.chat.messages import is_summary, message_text
 from stowage.context_engine.compaction.compactor import compact
+from stowage.context_engine.compaction.inputs import CompactionInputs
 from stowage.context_engine.compaction.preview import SeenMessages, preview_compaction
 from stowage.context_engine.records.summary_log import (
     append_summary,
@@ -81,9 +82,11 @@ def test_preview_chooses_the_window_compaction_chooses():
     conversation = msgs[1:]
     outcome = compact(
         conversation,
-        engine.state.compaction_plan(engine.limits),
-        count=engine.state.counter.estimate_message,
-        summarize=lambda prompt: "## Goal\nx\n\n## Next Steps\n- y",
+        CompactionInputs(
+            engine.state.compaction_plan(engine.limits),
+            count=engine.state.counter.estimate_message,
+            summarize=lambda prompt: "## Goal\nx\n\n## Next Steps\n- y",
+        ),
     )
     assert preview.messages == len(conversation) == outcome.stats.messages_before
     assert preview.window_messages == outcome.stats.window_messages > 0

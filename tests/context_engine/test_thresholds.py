@@ -1,9 +1,28 @@
-"""The engine's numbers and the compact-now decision (context_engine/policy/thresholds.py), without an engine."""
+"""The engine's numbers (policy/thresholds.py) and the host's answer of the one decision (policy/decision.py)."""
 
 from __future__ import annotations
 
+from stowage.context_engine.policy.decision import Asked, Pressure, decide
 from stowage.context_engine.policy.governor import Governor, GovernorPolicy
-from stowage.context_engine.policy.thresholds import compaction_decision, trigger_for
+from stowage.context_engine.policy.thresholds import trigger_for
+
+
+def compaction_decision(
+    tokens: int, threshold: int, governor: Governor, *, past_ceiling: bool = False
+) -> tuple[bool, str | None]:
+    """The host's answer at ``tokens`` with ``governor`` (a request counted past the ceiling: ``past_ceiling``)."""
+    pressure = Pressure(
+        Asked.CHECK,
+        tokens,
+        threshold,
+        window=1000 if past_ceiling else 0,
+        prepare_at=0,
+        counted=tokens if past_ceiling else None,
+        hook_driven=governor.hook_driven,
+        compacted_this_turn=governor.compacted_this_turn(),
+        backoff=governor.backoff_reason(),
+    )
+    return decide(pressure).host_answer()
 
 
 def _governor() -> Governor:

@@ -190,7 +190,7 @@ def test_the_host_preflight_is_deferred_while_the_sent_request_is_under_the_budg
     engine = make(tmp_path)
     messages = history(40, output_chars=6000)
     shape(engine, messages)
-    saved = engine.state.view.stats.last["saved_tokens"]
+    saved = engine.state.view.stats.last_request.saved_tokens
     assert saved > 0
     budget = engine.threshold_tokens
     assert engine.should_defer_preflight_to_real_usage(budget + saved - 1)
@@ -202,7 +202,7 @@ def test_a_host_that_selects_context_estimates_the_lean_request_so_savings_count
     engine = make(tmp_path)
     messages = history(40, output_chars=6000)
     assert engine.select_context(messages, conversation_messages=messages, budget_tokens=0) is not None
-    saved = engine.state.view.stats.last["saved_tokens"]
+    saved = engine.state.view.stats.last_request.saved_tokens
     assert saved > 0
     budget = engine.threshold_tokens
     assert not engine.should_defer_preflight_to_real_usage(budget + saved - 1)
@@ -318,7 +318,7 @@ def test_the_preflight_compares_the_last_real_prompt_plus_the_rough_growth_with_
     engine = make(tmp_path)
     messages = history(40, output_chars=6000)
     shape(engine, messages)
-    saved = engine.state.view.stats.last["saved_tokens"]
+    saved = engine.state.view.stats.last_request.saved_tokens
     budget = engine.threshold_tokens
     rough = budget + saved + 5_000  # the rough figure of the whole history: over the budget by the old measure
     assert not engine.should_defer_preflight_to_real_usage(rough)  # asked before the request

@@ -73,7 +73,7 @@ def warm_up(scenario: Scenario, turns: int, prefix: str = "WARM", secret_turn: i
 
 # the running host's pre_api_request hook brings the live history (0.17+): a summary can be prepared during a turn
 MID_TURN = not any("prepared during a turn" in m for m in assess(installed_version()).missing)
-BIG_TURN_TOKENS = 112_000  # over 0.85 of the 128k window (ahead.decide.AWAIT_CEILING): the compaction runs at once
+BIG_TURN_TOKENS = 112_000  # over 0.85 of the 128k window (policy.rules.AWAIT_CEILING): the compaction runs at once
 
 
 def script_big_turn(fake_llm: FakeLLMServer, marker: str = "BIG", prompt_tokens: int = BIG_TURN_TOKENS) -> str:

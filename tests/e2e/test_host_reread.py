@@ -183,7 +183,7 @@ upcoming = list(history) + [{"role": "user", "content": "NEXT turn please"}]
 whole = estimate_request_tokens_rough(
     upcoming, system_prompt=agent._cached_system_prompt or "", tools=agent.tools or None
 )
-saved = int(engine.state.view.stats.last.get("saved_tokens") or 0)
+saved = engine.state.view.stats.last_request.saved_tokens if engine.state.view.stats.last_request else 0
 engine.threshold_tokens = whole - saved // 2
 result = {"whole": whole, "saved": saved, "threshold": engine.threshold_tokens}
 """

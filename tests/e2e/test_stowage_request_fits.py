@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from stowage.context_engine.ahead.decide import AWAIT_CEILING
 from stowage.context_engine.chat.tokenizer_loader import load_encoding
 from stowage.context_engine.config.schema import KEYS_BY_PATH
+from stowage.context_engine.policy.rules import AWAIT_CEILING
 from stowage_dev.fake_llm import FakeLLMServer, Match, RecordedRequest, Reply, ToolCall
 from stowage_dev.runner import DriverResult, Scenario, run_scenario
 

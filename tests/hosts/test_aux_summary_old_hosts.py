@@ -80,11 +80,10 @@ def test_a_host_without_the_auxiliary_client_gives_a_clear_failure(monkeypatch):
 
 
 def test_the_engine_passes_the_compactions_deadline_to_the_host_and_not_in_the_runtime(monkeypatch):
-    from stowage.context_engine.summary.deadline import TIMEOUT_KEY
-    from stowage.host.hermes_engine import _summarize_with_deadline
+    from stowage.host.hermes_engine import summarize
 
     calls = fake_aux_module(monkeypatch)
-    _summarize_with_deadline("prompt", {"model": "m", TIMEOUT_KEY: 1.5})
-    _summarize_with_deadline("prompt", {"model": "m", TIMEOUT_KEY: None})
+    summarize("prompt", {"model": "m"}, timeout=1.5)
+    summarize("prompt", {"model": "m"}, timeout=None)
     assert calls[0]["timeout"] == 1.5 and "timeout" not in calls[1]  # None keeps Hermes's own
     assert all(call["main_runtime"] == {"model": "m"} for call in calls)

@@ -51,7 +51,7 @@ def summary_prompts(lines: list[str], route: str) -> str:
     """The text every summary call of one forced compaction of the planted conversation sent."""
     prompts: list[str] = []
 
-    def model(prompt: str, runtime: dict) -> str:
+    def model(prompt: str, runtime: dict, timeout: float | None = None) -> str:
         prompts.append(prompt)
         return SUMMARY
 

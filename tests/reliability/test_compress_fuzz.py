@@ -149,7 +149,7 @@ def test_compress_output_is_strictly_valid_and_nothing_is_lost(
         load_settings(
             {"stowage": {"compaction": {"threshold": 0.3, "protect_last_n": 2}, "spill": {"threshold_tokens": 300}}}
         ),
-        summary_model=lambda prompt, runtime: SUMMARY,
+        summary_model=lambda prompt, runtime, timeout=None: SUMMARY,
     )
     engine.update_model("m", context_length)
     engine.on_session_start("fuzz", hermes_home=str(home))

@@ -237,7 +237,7 @@ def compaction(messages: list[dict], *, fails: bool, home, session: str = "s1", 
     """One forced compaction through the engine: the prompts sent, the history after, the summary log."""
     prompts: list[str] = []
 
-    def model(prompt: str, runtime: dict) -> str:
+    def model(prompt: str, runtime: dict, timeout: float | None = None) -> str:
         prompts.append(prompt)
         if fails:
             raise SummaryFailure("http", "HTTP 500")
@@ -328,7 +328,9 @@ def test_the_prompt_is_sealed_as_it_leaves_on_every_route(tmp_path):
     """The summary call every route makes (compaction, prepared ahead, replay) masks the exact prompt once more:
     a prompt built without masking still leaves masked."""
     received: list[str] = []
-    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: received.append(prompt) or "")
+    engine = StowageEngineCore(
+        load_settings({}), summary_model=lambda prompt, runtime, timeout=None: received.append(prompt) or ""
+    )
     engine.update_model("m", 200_000)
     pw = fake()
     engine.state.summarizer(engine.limits)(f"TRANSCRIPT\ndb:\n  password: {pw}\n\nconnect to {url(fake())}")

@@ -42,7 +42,7 @@ class GatewayError(Exception):
     status_code = 502
 
 
-def httpx_style(prompt: str, runtime: dict) -> str:
+def httpx_style(prompt: str, runtime: dict, timeout: float | None = None) -> str:
     raise HTTPStatusError(
         "Client error '400 Bad Request' for url 'https://generativelanguage.googleapis.com/v1beta/models/"
         f"gemini-2.0-flash:generateContent?key={GOOGLE_KEY}'\n"
@@ -50,11 +50,11 @@ def httpx_style(prompt: str, runtime: dict) -> str:
     )
 
 
-def gateway_echo(prompt: str, runtime: dict) -> str:
+def gateway_echo(prompt: str, runtime: dict, timeout: float | None = None) -> str:
     raise classify(GatewayError(f"upstream rejected the request headers: {{'Authorization': 'Bearer {OPENAI_KEY}'}}"))
 
 
-def long_gateway_echo(prompt: str, runtime: dict) -> str:
+def long_gateway_echo(prompt: str, runtime: dict, timeout: float | None = None) -> str:
     """The host keeps 300 characters of a provider's message: here the cut falls 24 characters into the key."""
     before_key = "upstream rejected the request; headers: {'Authorization': 'Bearer "
     padding = "x" * (300 - 24 - len(before_key))

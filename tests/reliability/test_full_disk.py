@@ -97,7 +97,9 @@ def test_full_disk_on_a_real_tmpfs(tmp_path, figures):
         settings = load_settings(
             {"stowage": {"spill": {"threshold_tokens": 300}, "store": {"path": str(mnt / "store")}}}
         )
-        engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG\n\n## Next Steps\n- n")
+        engine = StowageEngineCore(
+            settings, summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG\n\n## Next Steps\n- n"
+        )
         engine.update_model("m", 32_000)
         engine.on_session_start("s", hermes_home=str(tmp_path))
         store = engine.state.store.store

@@ -27,8 +27,8 @@ DEADLINE = 0.3  # seconds: the compaction's whole budget for its summary
 def test_a_hung_summary_model_costs_one_deadline_and_one_call(figures):
     release, calls = threading.Event(), []
 
-    def hung(prompt: str, runtime: dict) -> str:
-        calls.append(runtime.get("timeout"))
+    def hung(prompt: str, runtime: dict, timeout: float | None = None) -> str:
+        calls.append(timeout)
         release.wait(30)
         raise SummaryFailure("timeout", "the host gave up at last")
 

@@ -28,7 +28,9 @@ HANDLE = re.compile(r"stored under handle ([0-9a-f]{16,64})")
 
 
 def session(tmp_path) -> tuple[StowageEngineCore, list[dict]]:
-    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: "## Goal\nLook at the chart.")
+    engine = StowageEngineCore(
+        load_settings({}), summary_model=lambda prompt, runtime, timeout=None: "## Goal\nLook at the chart."
+    )
     engine.update_model("m", 128_000)
     engine.on_session_start("pictures", hermes_home=str(tmp_path))
     messages = make_transcript(30, seed=5)
@@ -101,7 +103,9 @@ WINDOW_IMAGES = re.compile(r"image\(s\) are stored on their own[^:]*: ([^.]+)\."
 
 def test_an_image_inside_the_summarized_window_is_its_own_blob_fetched_as_an_image(tmp_path, figures):
     """The attack: the image survived only as base64 inside the window's blob, which mode=full refused."""
-    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: "## Goal\nLook at the chart.")
+    engine = StowageEngineCore(
+        load_settings({}), summary_model=lambda prompt, runtime, timeout=None: "## Goal\nLook at the chart."
+    )
     engine.update_model("m", 128_000)
     engine.on_session_start("pictures", hermes_home=str(tmp_path))
     messages = make_transcript(30, seed=5)

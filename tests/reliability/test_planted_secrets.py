@@ -265,7 +265,7 @@ def compaction(items, placement: str, reply=None) -> tuple[list[str], str]:
     """
     prompts: list[str] = []
 
-    def model(prompt: str, runtime: dict) -> str:
+    def model(prompt: str, runtime: dict, timeout: float | None = None) -> str:
         prompts.append(prompt)
         return reply(prompt) if reply is not None else SUMMARY
 

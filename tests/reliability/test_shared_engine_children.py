@@ -105,7 +105,7 @@ def test_the_turn_preflight_never_compacts_a_request_sent_under_the_trigger(tmp_
             {"role": "tool", "tool_call_id": f"c{n}", "content": f"output {n}\n" * 300},
         ]
     assert eng.select_context(history, conversation_messages=history) is not None
-    saved = int(eng.state.view.stats.last["saved_tokens"])
+    saved = int(eng.state.view.stats.last_request.saved_tokens)
     eng.on_turn_complete(history, None, turn_id="t1", interrupted=False)
     early = late = tried = 0
     for over in range(-saved + 1, saved, max(1, saved // 50)):  # whole-history figures around the trigger

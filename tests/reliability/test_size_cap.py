@@ -59,7 +59,7 @@ def output(i: int) -> str:
 
 def test_a_live_session_spilling_in_one_turn_cannot_fill_the_disk(tmp_path, figures, caplog):
     settings = load_settings({"stowage": {"store": {"max_store_mb": 1}}})
-    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     engine.update_model("m", 200_000)
     engine.on_session_start("busy", hermes_home=str(tmp_path))
     messages: list[dict] = [{"role": "system", "content": "you are a test"}, {"role": "user", "content": "go"}]
@@ -149,7 +149,9 @@ def test_without_request_hooks_a_compaction_releases_what_the_history_no_longer_
     store spares only what the compacted history points to, and the next write brings the store back down.
     """
     settings = load_settings({"stowage": {"store": {"max_store_mb": 1}, "view": {"enabled": False}}})
-    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nRead the outputs.")
+    engine = StowageEngineCore(
+        settings, summary_model=lambda prompt, runtime, timeout=None: "## Goal\nRead the outputs."
+    )
     engine.update_model("m", 200_000)
     engine.on_session_start("old-host", hermes_home=str(tmp_path))
     messages: list[dict] = [{"role": "system", "content": "you are a test"}]
@@ -190,7 +192,7 @@ def test_without_request_hooks_the_cap_holds_within_the_two_newest_tool_batches(
     answering (the previous batch) and what it will see next (the current one) are never evicted.
     """
     settings = load_settings({"stowage": {"store": {"max_store_mb": 1}, "view": {"enabled": False}}})
-    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     engine.update_model("m", 200_000)
     engine.on_session_start("old-host", hermes_home=str(tmp_path))
     store = engine.state.store.store

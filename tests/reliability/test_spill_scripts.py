@@ -56,7 +56,7 @@ def test_a_page_under_the_threshold_in_characters_but_over_it_in_tokens_is_spill
     text = SCRIPTS[script]
     tokens = len(encoding.encode_ordinary(text))
     assert len(text) < THRESHOLD < tokens  # the case the character shortcut let through
-    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     engine.update_model("m", 128_000)
     engine.on_session_start("scripts", hermes_home=str(tmp_path))
     assert engine.settings.spill.threshold_tokens == THRESHOLD  # the shipped default
@@ -70,7 +70,7 @@ def test_a_page_under_the_threshold_in_characters_but_over_it_in_tokens_is_spill
 
 
 def test_short_ascii_and_short_non_latin_outputs_are_still_left_alone(tmp_path):
-    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine = StowageEngineCore(load_settings({}), summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     engine.update_model("m", 128_000)
     engine.on_session_start("scripts", hermes_home=str(tmp_path))
     assert engine.spill_tool_result("terminal", "{}", "x" * (THRESHOLD - 10)).text is None

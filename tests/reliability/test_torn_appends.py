@@ -141,7 +141,10 @@ def test_summary_log_survives_a_torn_append(tmp_path, figures):
         settings = load_settings({"stowage": {"store": {"path": str(mnt / "store")}}})
         count = iter(range(1, 100))
         engine = StowageEngineCore(
-            settings, summary_model=lambda prompt, runtime: f"## Goal\nCompaction {next(count)}\n\n## Next Steps\n- n"
+            settings,
+            summary_model=lambda prompt, runtime, timeout=None: (
+                f"## Goal\nCompaction {next(count)}\n\n## Next Steps\n- n"
+            ),
         )
         engine.update_model("m", 32_000)
         engine.on_session_start("s", hermes_home=str(tmp_path))

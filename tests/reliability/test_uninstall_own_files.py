@@ -74,7 +74,7 @@ def hermes_config(home: Path, store_path: Path | None = None, text: str | None =
 
 def engine_on(home: Path, store_path: Path) -> StowageEngineCore:
     settings = load_settings({"stowage": {"store": {"path": str(store_path)}, "view": {"enabled": False}}})
-    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime: "## Goal\nG")
+    engine = StowageEngineCore(settings, summary_model=lambda prompt, runtime, timeout=None: "## Goal\nG")
     engine.update_model("m", 200_000)
     engine.on_session_start("s-new", hermes_home=str(home))
     return engine

@@ -1,4 +1,7 @@
-"""When to start the next summary, when a compaction takes it before the trigger, and when it is awaited over it."""
+"""The small rules of "compact now?": near the trigger, taken before it, awaited over it, past the ceiling.
+
+Pure functions of plain figures; :func:`.decision.decide` puts them together into the one decision.
+"""
 
 from __future__ import annotations
 
@@ -53,7 +56,7 @@ AWAIT_REQUESTS = 2  # over the trigger with no summary being written, requests t
 
 @dataclass
 class OverTrigger:
-    """The requests a compaction lets go on over the trigger (``CompactionRun.awaits_summary``); new per compaction."""
+    """The requests a compaction lets go on over the trigger (``policy.decision``: await); new per compaction."""
 
     requests: int = 0  # sent over the trigger in a row since the last compaction
     started: bool = False  # one of them started the compaction's summary (once: a dropped one is not started again)
