@@ -14,7 +14,7 @@ from agent.context_engine import ContextEngine
 
 from ..context_engine.config.settings import Settings, StowageConfigError
 from ..context_engine.host_adapter.engine import StowageEngineCore
-from ..context_engine.summary.deadline import TIMEOUT_KEY
+from ..context_engine.host_adapter.summary_call import TIMEOUT_KEY
 from . import sessions
 from .aux_summary import summarize_with_aux
 from .calling_agent import calling_agent, calling_history

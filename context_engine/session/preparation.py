@@ -17,7 +17,7 @@ from ..ahead import build_job, likely_used, should_prepare
 from ..ahead.job import kept_size
 from ..ahead.pace import due
 from ..policy.thresholds import as_int
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from .limits import Limits
 from .parts import SessionParts
 

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
 from ..policy.thresholds import as_int, deep_view_at
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from ..records.session_status import RequestFigures
 from .limits import Limits
 from .parts import SessionParts

@@ -95,7 +95,7 @@ MODULES: dict[str, str] = {
     f"{CE}.summary_log": f"{CE}.records.summary_log",
     f"{CE}.session_files": f"{CE}.records.session_files",
     f"{CE}.plain_data": f"{CE}.records.plain_data",
-    f"{CE}.host_contract": f"{CE}.records.host_contract",
+    f"{CE}.host_contract": f"{CE}.host_adapter.host_contract",
     f"{CE}.part_status": f"{CE}.records.part_status",
     # session
     f"{CE}.session_state": f"{CE}.session.state",

@@ -2,7 +2,7 @@
 
 ``python3 run.py hosts`` runs this in every host venv of the matrix (0.13.0 to
 0.22.2); the full suite runs it on 0.19.0.  The contract is the one the code
-declares, ``context_engine/records/host_contract.py`` (``MEMBERS`` and the ``HostEngine``
+declares, ``context_engine/host_adapter/host_contract.py`` (``MEMBERS`` and the ``HostEngine``
 protocol): this file keeps no list of its own.  It fails when the engine lacks
 a member of the contract or its signature drifts from the contract's, when the
 installed host's ``ContextEngine`` declares a contract method with parameters
@@ -24,7 +24,7 @@ from typing import Any, Callable
 import pytest
 
 ce = pytest.importorskip("agent.context_engine")
-from stowage.context_engine.records import host_contract  # noqa: E402
+from stowage.context_engine.host_adapter import host_contract  # noqa: E402
 from stowage.host.hermes_engine import StowageContextEngine  # noqa: E402
 from stowage.host.host_support import installed_version, parse  # noqa: E402
 
