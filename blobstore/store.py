@@ -192,6 +192,7 @@ class BlobStore(ReadAccess):
         kind: str = "blob",
         content_type: str = "text",
         pin: bool = False,
+        source: str | None = None,
     ) -> PutResult:
         """Store ``data`` (bytes, str, binary file or iterable of bytes) and return its handle.
 
@@ -205,7 +206,11 @@ class BlobStore(ReadAccess):
         Retention runs afterwards and never evicts the blob just written.
         ``pin`` keeps it for ``session_id``'s next request as well (a spilled
         output's preview points to it), until that request's pins replace it.
+        ``source``: the sha-256 of the blob these bytes stand for (a spill preview's original), kept in the
+        provenance and the blob's records (:meth:`source_handle` reads it back).
         """
+        if source is not None:
+            source = require_sha(source)
         try:
             staged = stage(self.tmp_dir, data, self.chunk_size, sync=False)
         except OSError as exc:
@@ -241,18 +246,16 @@ class BlobStore(ReadAccess):
                     tx.touch_blob(sha, now)
                     if not had_side:
                         tx.set_sidecar_seal(off)
-                tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now)
-                self._append_record(
-                    self.record_path(sha),
-                    {
-                        "session_id": session_id,
-                        "tool_name": tool_name,
-                        "tool_args": tool_args,
-                        "kind": kind,
-                        "content_type": content_type,
-                        "at": now,
-                    },
-                )
+                tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now, source)
+                record = {
+                    "session_id": session_id,
+                    "tool_name": tool_name,
+                    "tool_args": tool_args,
+                    "kind": kind,
+                    "content_type": content_type,
+                    "at": now,
+                }
+                self._append_record(self.record_path(sha), record if source is None else {**record, "source": source})
                 if session_id is not None:
                     tx.touch_session(session_id, now, None)
                     if pin:
@@ -367,6 +370,13 @@ class BlobStore(ReadAccess):
     def _short_handle(tx: Tx, sha: str) -> str:
         longest = max((common_prefix_len(sha, other) for other in tx.neighbours(sha) if other != sha), default=0)
         return sha[: max(MIN_HANDLE_LEN, longest + 1)]
+
+    def source_handle(self, sha: str) -> str | None:
+        """The handle of the blob ``sha`` stands for, as a put recorded it (``source``); None when no put did."""
+        sha = require_sha(sha)
+        with self._index.read() as tx:
+            source = tx.source_of(sha)
+            return self._short_handle(tx, source) if source is not None else None
 
     def short_handle(self, sha: str) -> str:
         """Shortest prefix (>= 16 hex) that no other stored blob or tombstone shares."""
@@ -544,6 +554,7 @@ class BlobStore(ReadAccess):
                 _text_field(r, "tool_args"),
                 _text_field(r, "kind", "spill"),
                 at,
+                _sha_field(r, "source"),
             )
         self.forget(sha)
         return True
@@ -693,3 +704,9 @@ def _text_field(record: dict, key: str, default: str = "") -> str:
     """A string field of a provenance record read back from disk (anything else: the default)."""
     value = record.get(key)
     return value if isinstance(value, str) else default
+
+
+def _sha_field(record: dict, key: str) -> str | None:
+    """A full sha-256 field of a record read back from disk (a record written before the field, or garbage: None)."""
+    value = record.get(key)
+    return value if isinstance(value, str) and _SHA_NAME.fullmatch(value) else None
