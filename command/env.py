@@ -20,7 +20,7 @@ from ..blobstore import BlobStore, RetentionPolicy, StoreError
 from ..context_engine.chat.tokenizer_loader import load_encoding
 from ..context_engine.chat.tokens import TokenCounter
 from ..context_engine.config.settings import Settings, StowageConfigError, default_settings, load_settings
-from ..context_engine.store_session.settings import retention_policy, store_root
+from ..context_engine.store_session.store_config import retention_policy, store_root
 
 INDEX_NAME = "index.sqlite3"
 

@@ -24,7 +24,7 @@ from ...blobstore import BlobStore, StoreError
 from ..chat.markers import BlobKind
 from ..chat.messages import Message, is_image_part
 from ..chat.stubs import PrunedOutput, argument_gist
-from .parts import part_placeholder, stored_part
+from .message_parts import part_placeholder, stored_part
 from .stubs import SpillOrigin, StubService, encode_text, keep_bytes
 
 logger = logging.getLogger(__name__)

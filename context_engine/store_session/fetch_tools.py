@@ -27,7 +27,7 @@ from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, se
 from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
 from ..chat.markers import GREP_KINDS, HISTORY_KINDS, BlobKind
 from .grep_pages import CursorError, cursor_after, page, parse_cursor
-from .parts import data_url
+from .message_parts import data_url
 
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"

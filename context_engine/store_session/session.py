@@ -34,8 +34,8 @@ from ..records.session_files import STORE_COMPANIONS
 from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import spared_refs
-from .settings import retention_policy, store_root
 from .spill import KEPT, SpillOutcome, SpillPolicy, spill_result
+from .store_config import retention_policy, store_root
 from .stubs import PreviewStubbed, StubService, digest
 
 logger = logging.getLogger(__name__)

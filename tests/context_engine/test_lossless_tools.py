@@ -16,7 +16,7 @@ from stowage.context_engine.compaction.compactor import CompactionPlan, compact
 from stowage.context_engine.config.settings import load_settings
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import StoreArchive, decode_window, encode_window
-from stowage.context_engine.store_session.parts import data_url
+from stowage.context_engine.store_session.message_parts import data_url
 from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
 from stowage_dev.transcripts import make_transcript
 
