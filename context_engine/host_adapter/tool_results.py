@@ -19,7 +19,7 @@ from ..records.part_status import SpillRecord
 from ..store_session.session import StoreSession
 from ..view.reread import reread_answer
 
-logger = logging.getLogger("stowage.host.registration")  # where the re-read note was always logged
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)

@@ -239,6 +239,7 @@ def test_unwritable_root_raises_store_write_error(tmp_path):
 STORAGE_MODULES = [
     "store",
     "access",
+    "rebuild",
     "index",
     "offsets",
     "retention",
