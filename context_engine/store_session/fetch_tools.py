@@ -1,8 +1,8 @@
 """The agent's read-back tools: their schemas, one dispatch with its error replies, and ``stowage_fetch``.
 
 ``stowage_grep`` (the whole session's search) is ``history_grep``'s; both
-read their arguments through ``tool_args``.  Every reply is a JSON object, bounded in size, and says what was cut and how
-to read further.  Handles are checked by the store (malformed, path-like,
+read their arguments through ``tool_args``.  Every reply is a JSON object,
+bounded in size, and says what was cut and how to read further.  Handles are checked by the store (malformed, path-like,
 unknown, ambiguous, another session's, evicted: each a clear error); user
 regexes run through the safe-regex module (length caps, timeouts), so a
 hostile pattern is an error, never a hang.
