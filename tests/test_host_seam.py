@@ -46,3 +46,13 @@ def test_every_glue_call_is_the_engines():
 def test_a_reach_into_the_session_is_found():
     uses = engine_uses("x = engine.state.store.root\nengine.preview()\nother.state\n")
     assert (1, "state") in uses and (2, "preview") in uses and (3, "state") in uses
+
+
+def test_a_bridge_call_resolves_only_when_it_is_one_the_session_can_run():
+    engine = StowageEngineCore()
+    assert engine.bridged_call_target("terminal", '{"command": "ls"}') is None  # not a bridge call
+    assert engine.bridged_call_target("stowage_tool_call", "{not json") is None
+    # nothing is deferred in this session: refused here (left for the engine's answer), never counted
+    assert engine.bridged_call_target("stowage_tool_call", '{"name": "terminal", "arguments": {}}') is None
+    assert engine.state.tool_search.calls == 0 and engine.state.tool_search.refusals == 0
+    assert engine.scoped_tool_names() == []

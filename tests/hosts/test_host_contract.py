@@ -381,3 +381,16 @@ def _assignments(attribute: str) -> list[tuple[str, int]]:
                     ):
                         found.append((str(path), node.lineno))
     return found
+
+
+def test_the_public_toolset_names_exactly_the_hosts_core_tools() -> None:
+    """Tool search keeps the host's core tools undeferred, read through the public toolset table: the same names as
+    the host's private list on every host of the matrix (the glue no longer imports that list)."""
+    import toolsets
+
+    from stowage.host import tool_search_glue
+
+    private = getattr(toolsets, "_HERMES_CORE_TOOLS", None)
+    if private is None:
+        pytest.skip("this host has no private core list to compare with")
+    assert tool_search_glue.core_tool_names() == frozenset(private)
