@@ -24,7 +24,7 @@ from .handles import prefix_upper_bound
 from .offsets import Offsets
 from .records import Provenance, Tombstone
 
-SCHEMA_VERSION = 3  # 2: blobs.sidecar_seal; 3: pins
+SCHEMA_VERSION = 4  # 2: blobs.sidecar_seal; 3: pins; 4: provenance.source
 MAX_ARGS_CHARS = 1000
 MAX_TOMBSTONE_SESSIONS = 64
 
@@ -38,7 +38,7 @@ _SCHEMA = [
     """CREATE TABLE IF NOT EXISTS provenance(
         id INTEGER PRIMARY KEY, sha TEXT NOT NULL, session_id TEXT, tool_name TEXT NOT NULL,
         tool_args TEXT NOT NULL, kind TEXT NOT NULL, first_at REAL NOT NULL,
-        last_at REAL NOT NULL, count INTEGER NOT NULL DEFAULT 1)""",
+        last_at REAL NOT NULL, count INTEGER NOT NULL DEFAULT 1, source TEXT)""",
     "CREATE INDEX IF NOT EXISTS provenance_sha ON provenance(sha)",
     "CREATE INDEX IF NOT EXISTS provenance_session ON provenance(session_id, sha)",
     """CREATE TABLE IF NOT EXISTS grants(
@@ -159,20 +159,36 @@ class Tx:
 
     # -- provenance, grants, sessions --------------------------------------------
     def add_provenance(
-        self, sha: str, session_id: str | None, tool_name: str, tool_args: str, kind: str, now: float
+        self,
+        sha: str,
+        session_id: str | None,
+        tool_name: str,
+        tool_args: str,
+        kind: str,
+        now: float,
+        source: str | None = None,
     ) -> None:
+        """One production of ``sha``; ``source``: the sha of the blob it stands for (a preview's original)."""
         args = clip_args(tool_args)
         cur = self.execute(
             "UPDATE provenance SET count=count+1, last_at=? WHERE sha=? AND session_id IS ? "
-            "AND tool_name=? AND tool_args=? AND kind=?",
-            (now, sha, session_id, tool_name, args, kind),
+            "AND tool_name=? AND tool_args=? AND kind=? AND source IS ?",
+            (now, sha, session_id, tool_name, args, kind, source),
         )
         if cur.rowcount == 0:
             self.execute(
-                "INSERT INTO provenance(sha,session_id,tool_name,tool_args,kind,first_at,last_at)"
-                " VALUES(?,?,?,?,?,?,?)",
-                (sha, session_id, tool_name, args, kind, now, now),
+                "INSERT INTO provenance(sha,session_id,tool_name,tool_args,kind,first_at,last_at,source)"
+                " VALUES(?,?,?,?,?,?,?,?)",
+                (sha, session_id, tool_name, args, kind, now, now, source),
             )
+
+    def source_of(self, sha: str) -> str | None:
+        """The blob ``sha`` stands for, as its newest production that names one recorded it (None: none does)."""
+        row = self.execute(
+            "SELECT source FROM provenance WHERE sha=? AND source IS NOT NULL ORDER BY last_at DESC, id DESC LIMIT 1",
+            (sha,),
+        ).fetchone()
+        return row[0] if row else None
 
     def provenance(self, sha: str) -> list[Provenance]:
         rows = self.execute(
@@ -506,6 +522,9 @@ class Index:
                 columns = {row[1] for row in conn.execute("PRAGMA table_info(blobs)")}
                 if "sidecar_seal" not in columns:  # a version 1 index: sidecars get sealed as they are read
                     conn.execute("ALTER TABLE blobs ADD COLUMN sidecar_seal TEXT")
+                # before version 4 no production named the blob it stands for: those rows keep source NULL
+                if "source" not in {row[1] for row in conn.execute("PRAGMA table_info(provenance)")}:
+                    conn.execute("ALTER TABLE provenance ADD COLUMN source TEXT")
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
                 conn.execute("COMMIT")
             except BaseException:

@@ -23,7 +23,6 @@ import hashlib
 import json
 import logging
 import os
-import re
 import secrets
 import sqlite3
 import threading
@@ -34,8 +33,6 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Callable, Iterable
 
-from . import safe_json
-from .access import ReadAccess
 from .doctor import DoctorReport, run_doctor
 from .errors import (
     AmbiguousHandleError,
@@ -46,17 +43,17 @@ from .errors import (
     StoreWriteError,
     UnknownHandleError,
 )
-from .fsutil import FILE_MODE, append_line, ensure_dir, fsync_dir, remove_quietly, write_durable
+from .fsutil import FILE_MODE, ensure_dir, fsync_dir, remove_quietly, write_durable
 from .handles import MIN_HANDLE_LEN, common_prefix_len, normalize_handle, require_sha
 from .index import Index, Tx
 from .offsets import CHUNK_SIZE, Offsets
+from .rebuild import IndexRebuild
 from .records import BlobInfo, CatalogEntry, GcReport, PurgeReport, PutResult, Tombstone
 from .retention import REASON_CAP, REASON_MANUAL, RetentionPolicy, apply, evict, human_bytes, plan
 from .writer import PutData, stage
 
 log = logging.getLogger(__name__)
 CAP_LOG_INTERVAL_S = 60.0
-_SHA_NAME = re.compile(r"[0-9a-f]{64}")
 
 _ERRNO_TEXT = {
     errno.ENOSPC: "the disk is full",
@@ -85,7 +82,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_reset_after_fork)
 
 
-class BlobStore(ReadAccess):
+class BlobStore(IndexRebuild):
     """Content-addressed, multi-process blob store with scoped handles and retention.
 
     ``session_id=None`` on scoped calls means operator access (the CLI).  The
@@ -192,6 +189,7 @@ class BlobStore(ReadAccess):
         kind: str = "blob",
         content_type: str = "text",
         pin: bool = False,
+        source: str | None = None,
     ) -> PutResult:
         """Store ``data`` (bytes, str, binary file or iterable of bytes) and return its handle.
 
@@ -205,7 +203,11 @@ class BlobStore(ReadAccess):
         Retention runs afterwards and never evicts the blob just written.
         ``pin`` keeps it for ``session_id``'s next request as well (a spilled
         output's preview points to it), until that request's pins replace it.
+        ``source``: the sha-256 of the blob these bytes stand for (a spill preview's original), kept in the
+        provenance and the blob's records (:meth:`source_handle` reads it back).
         """
+        if source is not None:
+            source = require_sha(source)
         try:
             staged = stage(self.tmp_dir, data, self.chunk_size, sync=False)
         except OSError as exc:
@@ -241,18 +243,16 @@ class BlobStore(ReadAccess):
                     tx.touch_blob(sha, now)
                     if not had_side:
                         tx.set_sidecar_seal(off)
-                tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now)
-                self._append_record(
-                    self.record_path(sha),
-                    {
-                        "session_id": session_id,
-                        "tool_name": tool_name,
-                        "tool_args": tool_args,
-                        "kind": kind,
-                        "content_type": content_type,
-                        "at": now,
-                    },
-                )
+                tx.add_provenance(sha, session_id, tool_name, tool_args, kind, now, source)
+                record = {
+                    "session_id": session_id,
+                    "tool_name": tool_name,
+                    "tool_args": tool_args,
+                    "kind": kind,
+                    "content_type": content_type,
+                    "at": now,
+                }
+                self._append_record(self.record_path(sha), record if source is None else {**record, "source": source})
                 if session_id is not None:
                     tx.touch_session(session_id, now, None)
                     if pin:
@@ -367,6 +367,13 @@ class BlobStore(ReadAccess):
     def _short_handle(tx: Tx, sha: str) -> str:
         longest = max((common_prefix_len(sha, other) for other in tx.neighbours(sha) if other != sha), default=0)
         return sha[: max(MIN_HANDLE_LEN, longest + 1)]
+
+    def source_handle(self, sha: str) -> str | None:
+        """The handle of the blob ``sha`` stands for, as a put recorded it (``source``); None when no put did."""
+        sha = require_sha(sha)
+        with self._index.read() as tx:
+            source = tx.source_of(sha)
+            return self._short_handle(tx, source) if source is not None else None
 
     def short_handle(self, sha: str) -> str:
         """Shortest prefix (>= 16 hex) that no other stored blob or tombstone shares."""
@@ -497,96 +504,6 @@ class BlobStore(ReadAccess):
         out["policy"] = asdict(self.policy)
         return out
 
-    # -- records: what rebuilds a lost index ------------------------------------
-    @staticmethod
-    def _append_record(path: Path, record: dict) -> None:
-        """Best effort: a record that cannot be written costs only provenance after a rebuild."""
-        try:
-            append_line(path, json.dumps(record, ensure_ascii=False).encode("utf-8"))
-        except (OSError, ValueError) as exc:
-            log.warning("could not append to %s: %s", path.name, exc)
-
-    @staticmethod
-    def _read_records(path: Path) -> list[dict]:
-        try:
-            raw = path.read_bytes()
-        except OSError:
-            return []
-        out = []
-        for line in raw.split(b"\n"):
-            if not line.strip():
-                continue
-            record = safe_json.loads_or(line)  # None for a torn last line after a crash, garbage or a hostile line
-            if isinstance(record, dict):
-                out.append(record)
-        return out
-
-    def reindex(self, tx: Tx, sha: str, off: Offsets | None = None) -> bool:
-        """Index an unindexed blob file, with the provenance its records kept (inside a write)."""
-        path = self.blob_path(sha)
-        off = off or self.index_file(path)
-        if off.sha256 != sha or tx.get_blob(sha) is not None:
-            return False
-        records = self._read_records(self.record_path(sha))
-        times = [r["at"] for r in records if isinstance(r.get("at"), (int, float))]
-        created = min(times) if times else path.stat().st_mtime
-        types = [r["content_type"] for r in records if isinstance(r.get("content_type"), str)]
-        write_durable(self.sidecar_path(sha), off.to_bytes(), self.tmp_dir)
-        tx.insert_blob(off, types[0] if types else "unknown", created)
-        tx.delete_tombstone(sha)
-        for r in records:
-            session = r.get("session_id") if isinstance(r.get("session_id"), str) else None
-            at = r["at"] if isinstance(r.get("at"), (int, float)) else created
-            tx.add_provenance(
-                sha,
-                session,
-                _text_field(r, "tool_name"),
-                _text_field(r, "tool_args"),
-                _text_field(r, "kind", "spill"),
-                at,
-            )
-        self.forget(sha)
-        return True
-
-    def rebuild_index(self) -> int:
-        """Set an unreadable index aside (in quarantine/) and rebuild it from the blob files.
-
-        Provenance comes from each blob's records and grants from ``grants.jsonl``,
-        so every session reads what it produced; tombstones and fetch counts are lost.
-        Returns the number of blobs indexed.
-        """
-        self._index.close()
-        stamp = f"{int(time.time())}-{os.getpid()}"
-        for suffix in ("", "-wal", "-shm"):
-            old = Path(str(self.index_path) + suffix)
-            if old.exists():
-                os.replace(old, self.quarantine_dir / f"{self.index_path.name}{suffix}-{stamp}")
-        os.close(os.open(self.index_path, os.O_CREAT | os.O_WRONLY, FILE_MODE))
-        os.chmod(self.index_path, FILE_MODE)
-        self._index = Index(self.index_path, self.busy_timeout)
-        count = 0
-        with self._index.write() as tx:
-            for path in sorted(self.blobs_dir.glob("[0-9a-f][0-9a-f]/*")):
-                if _SHA_NAME.fullmatch(path.name) and path.name[:2] == path.parent.name and path.is_file():
-                    count += self.reindex(tx, path.name)
-            self.replay_grants(tx)
-        return count
-
-    def replay_grants(self, tx: Tx) -> None:
-        """Re-apply the logged grants to re-indexed blobs (idempotent)."""
-        now = self.clock()
-        for record in self._read_records(self.grants_log):
-            if isinstance(record.get("revoke"), str) and isinstance(record.get("sha"), str):
-                tx.revoke(record["sha"], record["revoke"])  # a purge took this session's claim away
-                continue
-            target = record.get("target")
-            if not isinstance(target, str):
-                continue
-            if isinstance(record.get("source"), str):
-                tx.grant_session(record["source"], target, now)
-            elif isinstance(record.get("sha"), str) and tx.get_blob(record["sha"]) is not None:
-                tx.grant(record["sha"], target, now)
-
     # -- retention and maintenance -----------------------------------------------
     def gc(self, dry_run: bool = False) -> GcReport:
         """Apply the retention policy now (or, with ``dry_run``, report what it would do)."""
@@ -687,9 +604,3 @@ def _intact_copy(path: Path, off: Offsets) -> int | None:
             return st.st_ino
     except OSError:
         return None
-
-
-def _text_field(record: dict, key: str, default: str = "") -> str:
-    """A string field of a provenance record read back from disk (anything else: the default)."""
-    value = record.get(key)
-    return value if isinstance(value, str) else default

@@ -16,11 +16,11 @@ from typing import Any, Mapping
 
 import yaml
 
-from ..blobstore import BlobStore, RetentionPolicy
+from ..blobstore import BlobStore, RetentionPolicy, StoreError
 from ..context_engine.chat.tokenizer_loader import load_encoding
 from ..context_engine.chat.tokens import TokenCounter
 from ..context_engine.config.settings import Settings, StowageConfigError, default_settings, load_settings
-from ..context_engine.store_session.settings import retention_policy, store_root
+from ..context_engine.store_session.store_config import retention_policy, store_root
 
 INDEX_NAME = "index.sqlite3"
 
@@ -54,6 +54,10 @@ class NoStoreError(CliError):
             code=1,
             kind="no_store",
         )
+
+
+# what an operator command (the CLI, /stowage) reports as its one-line message rather than a traceback
+OPERATOR_ERRORS: tuple[type[Exception], ...] = (CliError, StoreError)
 
 
 def default_hermes_home() -> Path:

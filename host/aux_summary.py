@@ -15,8 +15,7 @@ import json
 import logging
 from typing import Any
 
-from ..context_engine.redaction.shown import shown
-from ..context_engine.summary.reply import SummaryFailure
+from ..context_engine.host_adapter.summary_call import SummaryFailure, shown
 
 logger = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from ..context_engine.view.reread import reread_answer
+from ..context_engine.host_adapter.dispatch import host_call
 from . import sessions
 from .chat_note import say, spill_note
 from .hermes_engine import StowageContextEngine
@@ -34,26 +34,26 @@ def register_plugin(ctx: Any) -> None:
     if callable(register_hook):
         # Hermes fires the on_session_end *plugin hook* at the end of every
         # run_conversation, i.e. once per user turn: the governor's turn clock.
-        register_hook("on_session_end", _on_turn_end)
+        register_hook("on_session_end", host_call(_on_turn_end))
         # once per turn with the live history: where the next summary is prepared ahead
-        register_hook("post_llm_call", _prepare_ahead)
+        register_hook("post_llm_call", host_call(_prepare_ahead))
         # before each request with the live history: where a long turn's summary is prepared in time
-        register_hook("pre_api_request", _prepare_during_turn)
-        register_hook("transform_tool_result", _spill_large_result)
+        register_hook("pre_api_request", host_call(_prepare_during_turn))
+        register_hook("transform_tool_result", host_call(_spill_large_result))
         # the host never ends a delegate_task subagent's engine session; this hook says the subagent is done
-        register_hook("subagent_stop", _end_subagent)
+        register_hook("subagent_stop", host_call(_end_subagent))
     register_tool_search(ctx, engine)
     announce_if_not_selected()
     announce_if_degraded()
 
 
-def _on_turn_end(session_id: str | None = None, **_: Any) -> None:
+def _on_turn_end(session_id: str | None = None) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.end_turn_from_plugin_hook()
 
 
-def _end_subagent(parent_session_id: str | None = None, child_session_id: str | None = None, **_: Any) -> None:
+def _end_subagent(parent_session_id: str | None = None, child_session_id: str | None = None) -> None:
     """End a finished delegate_task subagent's session, which the host never ends: on a shared engine its guest,
     through the parent's engine, else its own engine copy.  0.17.0+ name the child; 0.13.0 fires this on the
     parent's thread once its subagents are done, naming none: those are the parent's delegated agents."""
@@ -80,14 +80,14 @@ def _delegated_by(agent: Any, parent_session_id: str | None) -> bool:
     return isinstance(depth, int) and depth > 0 and getattr(agent, "_parent_session_id", None) == parent_session_id
 
 
-def _prepare_ahead(session_id: str | None = None, conversation_history: Any = None, **_: Any) -> None:
+def _prepare_ahead(session_id: str | None = None, conversation_history: Any = None) -> None:
     engine = sessions.engine_for(session_id)
     if engine is not None:
         engine.prepare_ahead(conversation_history)
 
 
 def _prepare_during_turn(
-    session_id: str | None = None, conversation_history: Any = None, approx_input_tokens: Any = None, **_: Any
+    session_id: str | None = None, conversation_history: Any = None, approx_input_tokens: Any = None
 ) -> None:
     engine = sessions.engine_for(session_id)
     if engine is None:
@@ -99,27 +99,19 @@ def _prepare_during_turn(
 
 
 def _spill_large_result(
-    tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None, **_: Any
+    tool_name: str = "", args: Any = None, result: Any = None, session_id: str | None = None
 ) -> str | None:
-    """Replace an oversized tool result with a preview and a handle, or the host's answer to a
-    re-read whose earlier output the request did not show with that output (None: keep it)."""
+    """What the engine puts in place of a tool result: a preview and a handle for an oversized one, a re-read's
+    earlier output where the request showed it as a stub (None: keep the result)."""
     engine = sessions.engine_for(session_id)
     if engine is None:
         return None  # Stowage is not the engine of this session: nobody could fetch the handle
     try:
-        shaped = engine.state.last_request  # (history, as sent) of the request the model answered
-        if shaped is not None:
-            earlier = reread_answer(tool_name, args, result, shaped[0], shaped[1])
-            if earlier is not None:
-                logger.info(
-                    "stowage: re-read of %s answered with its earlier output (the request showed a stub)",
-                    (args or {}).get("path") if isinstance(args, dict) else "a file",
-                )
-                return earlier
-        outcome = engine.spill_tool_result(tool_name, args, result)
+        replacement = engine.tool_result_replacement(tool_name, args, result)
     except Exception:  # a spill bug must never lose a tool result
         logger.exception("stowage: spill failed for %s; passing the result through", tool_name)
         return None
-    if outcome.spilled is not None:
-        say(spill_note(tool_name, outcome.spilled.chars, outcome.spilled.tokens, outcome.spilled.handle))
-    return outcome.text
+    spilled = replacement.spilled
+    if spilled is not None:
+        say(spill_note(tool_name, spilled.chars, spilled.tokens, spilled.handle))
+    return replacement.text

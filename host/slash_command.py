@@ -115,7 +115,7 @@ def _summaries(env: "Env", show_all: bool) -> "Outcome | str":
     if not live:
         outcome = summary(env, None, show_all)
         return "no Stowage session is running in this process; the newest session in the store:\n" + outcome.text
-    return "\n\n".join(summaries_for(engine.state.store.root or env.store_root, sid, show_all) for sid, engine in live)
+    return "\n\n".join(summaries_for(engine.store_root or env.store_root, sid, show_all) for sid, engine in live)
 
 
 def _previews() -> str:
@@ -156,8 +156,7 @@ def _command_text(args: str, hermes_home: Callable[[], Path]) -> str:
     except ValueError as exc:
         return f"cannot parse /stowage arguments: {exc}\n{HELP}"
     try:
-        from ..blobstore import StoreError
-        from ..command.env import CliError, Env
+        from ..command.env import OPERATOR_ERRORS, Env
     except Exception as exc:  # noqa: BLE001 - a broken install must not crash the session
         return f"stowage: cannot load the operator tools: {exc}"
     # None first: Hermes 0.22's install scan reads the word env followed by a bar as a shell environment dump
@@ -165,7 +164,7 @@ def _command_text(args: str, hermes_home: Callable[[], Path]) -> str:
     try:
         env = Env.resolve(hermes_home(), None)
         result = _run(words, env)
-    except (CliError, StoreError) as exc:
+    except OPERATOR_ERRORS as exc:
         return f"stowage: {exc}"
     except Exception as exc:  # a broken install must not crash the session
         logger.exception("/stowage failed")

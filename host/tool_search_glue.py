@@ -25,12 +25,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..context_engine.session.tool_search_embeddings import set_auxiliary_resolver
-from ..tool_search import CALL_NAME, BridgeError
-from ..tool_search.session import HOST_BRIDGE_NAMES
+from ..context_engine.host_adapter.dispatch import host_call
+from ..context_engine.host_adapter.engine_tools import use_auxiliary_embeddings
+from ..context_engine.host_adapter.host_contract import CORE_TOOLSET, HERMES_CORE_TOOLS
 from . import sessions
+
+if TYPE_CHECKING:
+    from ..context_engine.host_adapter.engine import StowageEngineCore
 
 logger = logging.getLogger(__name__)
 
@@ -48,9 +51,9 @@ def register_tool_search(ctx: Any, engine: Any = None) -> None:
         if engine is not None:
             engine.disable_tool_search(TOOL_SEARCH_UNAVAILABLE)
         return
-    register("llm_request", shape_llm_request)
-    register("llm_execution", unwrap_bridge_calls)
-    set_auxiliary_resolver(auxiliary_embedding_endpoint)
+    register("llm_request", host_call(shape_llm_request))
+    register("llm_execution", host_call(unwrap_bridge_calls))
+    use_auxiliary_embeddings(auxiliary_embedding_endpoint)
 
 
 def auxiliary_embedding_endpoint() -> tuple[str, str | None]:
@@ -75,12 +78,34 @@ def auxiliary_embedding_endpoint() -> tuple[str, str | None]:
 def _host_tables() -> tuple[frozenset[str], Any, frozenset[str]]:
     """Hermes's core tool names, toolset lookup and registered names."""
     from tools.registry import registry
-    from toolsets import _HERMES_CORE_TOOLS
 
-    return frozenset(_HERMES_CORE_TOOLS), registry.get_toolset_for_tool, frozenset(registry.get_all_tool_names())
+    return core_tool_names(), registry.get_toolset_for_tool, frozenset(registry.get_all_tool_names())
 
 
-def shape_llm_request(request: Any = None, session_id: str | None = None, **_: Any) -> dict[str, Any] | None:
+_core_note: list[str] = []  # the note said once when the host's core toolset cannot be read
+
+
+def core_tool_names() -> frozenset[str]:
+    """The tools Hermes counts as core, which tool search never defers: its ``hermes-cli`` toolset, read through
+    the public ``toolsets.get_toolset`` (on 0.13.0 to 0.22.2 the same names as its private core list).  Where
+    that cannot be read, the contract's own copy (0.19.0's) stands in, with a note in the log once."""
+    try:
+        from toolsets import get_toolset
+
+        found = get_toolset(CORE_TOOLSET)
+        names = found.get("tools") if isinstance(found, dict) else None
+        if isinstance(names, (list, tuple, set, frozenset)) and names:
+            return frozenset(str(name) for name in names)
+        reason = f"toolsets.get_toolset({CORE_TOOLSET!r}) names no tools"
+    except Exception as exc:  # noqa: BLE001 - any failure to read the host's table degrades to our own copy
+        reason = f"cannot read Hermes's {CORE_TOOLSET} toolset: {type(exc).__name__}: {exc}"
+    if not _core_note:
+        _core_note.append(reason)
+        logger.warning("stowage: %s; tool search keeps Hermes 0.19.0's core tools undeferred instead", reason)
+    return HERMES_CORE_TOOLS
+
+
+def shape_llm_request(request: Any = None, session_id: str | None = None) -> dict[str, Any] | None:
     """One pass over each provider request: tool deferral, then the lean view of the history."""
     engine = sessions.engine_for(session_id)
     if engine is None or not isinstance(request, dict) or not isinstance(request.get("messages"), list):
@@ -108,7 +133,7 @@ def shape_llm_request(request: Any = None, session_id: str | None = None, **_: A
     return {"request": shaped_request}
 
 
-def unwrap_bridge_calls(request: Any = None, next_call: Any = None, session_id: str | None = None, **_: Any) -> Any:
+def unwrap_bridge_calls(request: Any = None, next_call: Any = None, session_id: str | None = None) -> Any:
     response = next_call(request)
     engine = sessions.engine_for(session_id)
     if engine is None:
@@ -129,26 +154,22 @@ def _tool_calls(response: Any) -> list[Any]:
     return list(calls or [])
 
 
-def _unwrap(engine: Any, call: Any) -> None:
+def _unwrap(engine: "StowageEngineCore", call: Any) -> None:
     function = getattr(call, "function", None)
-    if function is None or getattr(function, "name", None) != CALL_NAME:
+    if function is None:
         return
-    try:
-        args = json.loads(function.arguments or "{}")
-        name, arguments = engine.state.tool_search.resolve_call(args, count_refusal=False)
-    except (ValueError, BridgeError):
-        return  # left as a bridge call: the engine answers with the reason
-    function.name = name
+    target = engine.bridged_call_target(getattr(function, "name", None) or "", getattr(function, "arguments", None))
+    if target is None:
+        return  # left as it is: a bridge call the engine refuses is answered by the engine with the reason
+    function.name, arguments = target
     function.arguments = json.dumps(arguments, ensure_ascii=False)
-    engine.state.tool_search.record_bridged_call()
 
 
-def dispatch_with_hermes(engine: Any, name: str, arguments: dict[str, Any]) -> str:
-    """Run a tool through Hermes's normal dispatch (hooks, approvals, spill)."""
+def dispatch_with_hermes(engine: "StowageEngineCore", name: str, arguments: dict[str, Any]) -> str:
+    """Run a tool through Hermes's normal dispatch (hooks, approvals, spill), the session's scope enabled."""
     from model_tools import handle_function_call
 
-    if name in HOST_BRIDGE_NAMES:
-        return json.dumps({"error": f"'{name}' is Hermes's own bridge; call it directly"})
-    return handle_function_call(
-        name, arguments, session_id=engine.session_id, enabled_tools=sorted(engine.state.tool_search.scoped_names())
+    result: str = handle_function_call(
+        name, arguments, session_id=engine.session_id, enabled_tools=engine.scoped_tool_names()
     )
+    return result

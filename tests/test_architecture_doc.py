@@ -1,13 +1,17 @@
 """docs/modules.md's module tree names every module of the package folders, and only modules that exist;
-docs/architecture.md stays one page (at most about 1,500 words) that cites only what is in the repository."""
+docs/architecture.md stays one page (at most about 1,500 words) that cites only what is in the repository, and its
+layer block draws the floors the layer test holds (``tests/layers.py``), floor by floor."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
+from .layers import CE, LAYERS
+
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = ("host", "command", "context_engine", "blobstore", "tool_search")
+TOP_FOLDERS = {"host", "command", "dashboard", "blobstore", "tool_search"}  # stowage.<name>; the rest are CE rooms
 
 
 def documented_modules() -> set[str]:
@@ -82,3 +86,41 @@ def test_a_missing_path_is_found():
         "context_engine/gone/",
         "a.py",
     }
+
+
+def drawn_floors(text: str) -> dict[int, set[str]]:
+    """The floors docs/architecture.md's layer block draws: ``<floor>  <room>/ [<room>/ ...]  what it holds``."""
+    block = text.split("## Layers", 1)[1].split("```", 2)[1]
+    floors: dict[int, set[str]] = {}
+    for line in block.splitlines():
+        words = line.split()
+        if not words or not words[0].isdigit():
+            continue
+        rooms = []
+        for word in words[1:]:
+            if not word.endswith("/"):
+                break
+            rooms.append(room_name(word.rstrip("/")))
+        assert int(words[0]) not in floors, f"floor {words[0]} is drawn twice"
+        floors[int(words[0])] = set(rooms)
+    return floors
+
+
+def room_name(folder: str) -> str:
+    if folder == "stowage":
+        return "stowage"
+    if folder == "context_engine":
+        return CE
+    return f"stowage.{folder}" if folder in TOP_FOLDERS else f"{CE}.{folder}"
+
+
+def test_the_architecture_layer_block_draws_the_floors_the_layer_test_holds():
+    drawn = drawn_floors((ROOT / "docs" / "architecture.md").read_text())
+    held = dict(enumerate(LAYERS))
+    assert drawn == held, f"docs/architecture.md draws {drawn}, tests/layers.py holds {held}"
+
+
+def test_a_room_drawn_on_the_wrong_floor_is_found():
+    page = "## Layers\n```\n 1    records/   x\n 0    blobstore/  tool_search/   y\n```\n"
+    assert drawn_floors(page) == {1: {f"{CE}.records"}, 0: {"stowage.blobstore", "stowage.tool_search"}}
+    assert drawn_floors(page) != dict(enumerate(LAYERS))

@@ -4,10 +4,14 @@ The rooms are the package folders of the shipped package and, inside ``context_e
 ``LAYERS`` lists them from the ground up; a room may import any room of a LOWER layer and none of its own
 layer or above.  The import graph is the one the circle test builds (``tests/test_import_cycles.py``): every
 ``import`` of a module counts, a function-level one and one under ``if TYPE_CHECKING:`` included.  The one
-pair of rooms that know each other, the Hermes glue and the command line, share the top floor and are allowed
+pair of rooms that know each other, the Hermes glue and the command line, share a floor and are allowed
 each other by name (``MUTUAL``): the slash command runs the command line, the command line asks the glue for
-the host's version.  Hermes itself is imported only by the glue and the replay's engine builder; the replay's
-driver (``command/replay/offline/``) is host-agnostic: it imports the context engine, the two leaves and itself.
+the host's version.  The glue reaches the engine through one seam: of the rooms below it imports only the host
+adapter, the configuration and the records (``HOST_MAY_IMPORT``).  The dashboard's API (``dashboard/plugin_api.py``,
+not a package: Hermes loads the file alone) imports the package by name at run time (``_sub("command.live")``);
+those names count as its imports.  Hermes itself is imported only by the glue, the dashboard's API (the home it
+serves) and the replay's engine builder; the replay's driver (``command/replay/offline/``) is host-agnostic: it
+imports the context engine, the two leaves and itself.  The floors are data in ``tests/layers.py``.
 """
 
 from __future__ import annotations
@@ -17,42 +21,8 @@ import ast
 import pytest
 
 from .import_graph import graph, modules
+from .layers import CE, HERMES, HERMES_ALLOWED, HOST_MAY_IMPORT, LAYERS, MUTUAL
 
-CE = "stowage.context_engine"
-
-# from the ground up; a room is a package, its modules and subpackages
-LAYERS: list[set[str]] = [
-    {"stowage.blobstore", "stowage.tool_search"},
-    {f"{CE}.redaction", f"{CE}.config"},
-    {f"{CE}.chat"},
-    {f"{CE}.summary"},
-    {f"{CE}.compaction"},
-    {f"{CE}.records"},
-    {f"{CE}.view"},
-    {f"{CE}.store_session", f"{CE}.ahead", f"{CE}.policy"},
-    {f"{CE}.session"},
-    {f"{CE}.host_adapter"},
-    {CE},  # the package's own __init__ and any module not in a room yet
-    {"stowage.host", "stowage.command", "stowage.dashboard"},
-    {"stowage"},
-]
-MUTUAL = {("stowage.host", "stowage.command"), ("stowage.command", "stowage.host")}
-# the host's top-level modules (as tests/hosts/test_manifest.py names them for the core folders)
-HERMES = {
-    "agent",
-    "hermes_cli",
-    "tools",
-    "model_tools",
-    "toolsets",
-    "run_agent",
-    "gateway",
-    "cli",
-    "hermes_constants",
-    "hermes_state",
-    "hermes_logging",
-}
-# the glue, and the replay's two modules that build Hermes's own compressor (its engines, checked for at start)
-HERMES_ALLOWED = ("stowage.host", "stowage.command.replay.engines", "stowage.command.replay.hermes_engines")
 OFFLINE = "stowage.command.replay.offline"
 
 
@@ -96,6 +66,32 @@ def test_every_context_engine_subpackage_is_a_room():
 def test_rooms_import_only_lower_floors():
     found = violations(graph())
     assert not found, "imports against the layer order:\n" + "\n".join(found)
+
+
+def host_reaching_past_the_seam(graph: dict[str, set[str]]) -> list[str]:
+    """``a -> b`` for each import of the Hermes glue outside ``HOST_MAY_IMPORT``."""
+    return [
+        f"{module} -> {target}"
+        for module, targets in sorted(graph.items())
+        if room_of(module) == "stowage.host"
+        for target in sorted(targets)
+        if not any(target == room or target.startswith(room + ".") for room in HOST_MAY_IMPORT)
+    ]
+
+
+def test_the_glue_imports_only_the_adapter_config_and_records():
+    found = host_reaching_past_the_seam(graph())
+    assert not found, "the Hermes glue reaches past the host adapter:\n" + "\n".join(found)
+
+
+def test_a_glue_import_past_the_seam_is_found():
+    assert host_reaching_past_the_seam({"stowage.host.x": {f"{CE}.view.reread", f"{CE}.records.host_facts"}}) == [
+        f"stowage.host.x -> {CE}.view.reread"
+    ]
+
+
+def test_the_dashboard_api_is_in_the_graph_with_its_run_time_imports():
+    assert {"stowage.command.live", f"{CE}.records.status_file"} <= graph()["stowage.dashboard.plugin_api"]
 
 
 def test_only_the_glue_imports_hermes():

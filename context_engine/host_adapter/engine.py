@@ -16,7 +16,8 @@ from __future__ import annotations
 import copy
 import dataclasses
 import logging
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Collection
 
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
@@ -25,7 +26,7 @@ from ..compaction.preview import CompactionPreview
 from ..config.settings import Settings, default_settings
 from ..policy.thresholds import as_int, default_share, trigger_for
 from ..policy.trigger import trigger_key
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from ..records.session_status import SessionStatus
 from ..redaction.shown import mask_logs, shown_record
 from ..session.compaction_run import has_content
@@ -33,7 +34,9 @@ from ..session.limits import Limits, SummaryModel
 from ..session.state import InSession, SessionState
 from ..store_session.spill import SpillOutcome
 from . import engine_tools
-from .shared_engine import SharedEngine, routed
+from .dispatch import host_dispatch
+from .shared_engine import SharedEngine
+from .tool_results import ToolResultReplacement, replacement_for
 
 logger = logging.getLogger(__name__)
 _PACKAGE = __name__.rsplit(".context_engine.", 1)[0]  # stowage, or the name the host loaded it under
@@ -44,8 +47,42 @@ def no_history() -> list[Any] | None:
     return None
 
 
+@host_dispatch(
+    # reach the calling agent's guest engine where one object serves several agents (hosts before 0.18.0)
+    routed=(
+        "update_from_response",
+        "should_compress_info",
+        "should_defer_preflight_to_real_usage",
+        "compress",
+        "record_completed_compaction",
+        "prepare_ahead",
+        "prepare_during_turn",
+        "get_automatic_compaction_status_message",
+        "on_turn_complete",
+        "end_turn_from_plugin_hook",
+        "handle_tool_call",
+        "shape_request",
+        "on_session_reset",
+        "preview",
+    ),
+    # run on the object called (its own sharing decides, or the glue found the engine by session id)
+    local=(
+        "clone_for_agent",
+        "update_model",
+        "should_compress",
+        "has_content_to_compress",
+        "get_tool_schemas",
+        "select_context",
+        "on_session_start",
+        "on_session_end",
+        "get_status",
+    ),
+)
 class StowageEngineCore:
-    """One agent's engine as the host sees it: the contract's members, adapted onto its session (``state``)."""
+    """One agent's engine as the host sees it: the contract's members, adapted onto its session (``state``).
+
+    The methods name only the parameters they use; ``dispatch.host_dispatch`` matches the host's keywords to
+    them and routes the calls listed above to a guest engine."""
 
     # host-read figures of the session (the ABC's class attributes, kept in the session state)
     last_prompt_tokens = InSession[int]()
@@ -113,7 +150,7 @@ class StowageEngineCore:
         clone.sharing = SharedEngine(agent_copy=True)
         return clone
 
-    def clone_for_agent(self, **_: Any) -> "StowageEngineCore":
+    def clone_for_agent(self) -> "StowageEngineCore":
         """Newer hosts: the engine of one more agent (the default is this deep copy)."""
         return copy.deepcopy(self)
 
@@ -126,7 +163,6 @@ class StowageEngineCore:
         api_key: Any = "",
         provider: str = "",
         api_mode: str = "",
-        **_: Any,
     ) -> None:
         """Keep the runtime for the summary call and recompute the threshold."""
         old = self.runtime
@@ -167,23 +203,20 @@ class StowageEngineCore:
         )
 
     # -- usage and the decision -------------------------------------------------------
-    @routed
-    def update_from_response(self, usage: dict[str, Any], **_: Any) -> None:
+    def update_from_response(self, usage: dict[str, Any]) -> None:
         """Real usage after an API call (an empty dict keeps the host's sentinel)."""
         self.state.record_usage(usage, self.threshold_tokens, self.live_history())
 
-    def should_compress(self, prompt_tokens: int | None = None, **_: Any) -> bool:
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
         """Decide on the argument (the host's current estimate), not stale state."""
         return self.should_compress_info(prompt_tokens)[0]
 
-    @routed
-    def should_compress_info(self, prompt_tokens: int | None = None, **_: Any) -> tuple[bool, str | None]:
+    def should_compress_info(self, prompt_tokens: int | None = None) -> tuple[bool, str | None]:
         """Newer hosts: the decision and why compaction is blocked (the host shows a reason as a warning)."""
         tokens = self.last_prompt_tokens if prompt_tokens is None else as_int(prompt_tokens)
         return self.state.decide(tokens, self.limits, self.host, self.live_history()).host_answer()
 
-    @routed
-    def should_defer_preflight_to_real_usage(self, rough_tokens: int, **_: Any) -> bool:
+    def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
         """Skip the rough pre-turn estimate while the real count is pending (right after a compaction it can
         stay over the threshold although the real prompt fits) or the view leaves out what puts it over: on
         every host, the decision to compact follows what is sent (a turn's preflight on 0.20+ counts the whole
@@ -192,11 +225,10 @@ class StowageEngineCore:
             as_int(rough_tokens), self.threshold_tokens, self.host.selects_context, self.live_history()
         )
 
-    def has_content_to_compress(self, messages: list[Message], **_: Any) -> bool:
+    def has_content_to_compress(self, messages: list[Message]) -> bool:
         return has_content(self.settings, messages)
 
     # -- compaction ----------------------------------------------------------------------
-    @routed
     def compress(
         self,
         messages: list[Message],
@@ -206,24 +238,19 @@ class StowageEngineCore:
         memory_context: str = "",
         *,
         bypass_cooldown: bool = False,
-        **extra: Any,
     ) -> list[Message]:
         """One compaction (one at a time; the caller's list is never mutated); the input list itself when nothing
         changed.  ``bypass_cooldown`` (after a proven overflow) tries the summary model even while it cools down."""
-        if extra:
-            logger.debug("stowage: compress() ignores arguments this version does not know: %s", sorted(extra))
         return self.state.compact(
             self.limits, self.host, messages, current_tokens, focus_topic, force, memory_context, bypass_cooldown
         )
 
-    @routed
-    def record_completed_compaction(self, used_fallback: bool = False, **_: Any) -> None:
+    def record_completed_compaction(self, used_fallback: bool = False) -> None:
         """After a compaction boundary commits: arms the verdict.  0.20+ pass ``feasibility_skip`` (a TypeError
         here discards the compacted transcript on 0.20.1 and crashes the turn on 0.22.2)."""
         self.state.governor.verify_pending = True
 
-    @routed
-    def prepare_ahead(self, messages: Any, **_: Any) -> None:
+    def prepare_ahead(self, messages: Any) -> None:
         """At turn end: start the next compaction's summary once the request nears the trigger.
 
         ``messages`` is the live history (the ``post_llm_call`` hook's, or
@@ -232,8 +259,7 @@ class StowageEngineCore:
         """
         self.state.prepare_ahead(self.limits, self.host, messages)
 
-    @routed
-    def prepare_during_turn(self, messages: Any, approx_tokens: Any = None, **_: Any) -> None:
+    def prepare_during_turn(self, messages: Any, approx_tokens: Any = None) -> None:
         """Before each request: start the coming compaction's summary when the measured pace says it is time.
 
         ``messages`` is the live history (the ``pre_api_request`` hook's),
@@ -247,7 +273,6 @@ class StowageEngineCore:
         """Read time from ``clock`` (a replay's simulated clock): when summaries start, finish and are waited for."""
         self.state.ahead.use_clock(clock)
 
-    @routed
     def get_automatic_compaction_status_message(
         self, *, phase: str = "", default_message: str | None = None, **context: Any
     ) -> str | None:
@@ -255,8 +280,7 @@ class StowageEngineCore:
         return self.state.status_line(self.limits, context, default_message)
 
     # -- the turn clock ------------------------------------------------------------------
-    @routed
-    def on_turn_complete(self, messages: Any = None, usage: Any = None, **_: Any) -> None:
+    def on_turn_complete(self, messages: Any = None, usage: Any = None) -> None:
         """Newer hosts: once per user turn (interrupted and failed turns too): the governor's turn clock.
 
         Where the host calls it, the ``on_session_end`` plugin hook (the clock
@@ -267,7 +291,6 @@ class StowageEngineCore:
         self.prepare_ahead(messages)
         self.end_turn()
 
-    @routed
     def end_turn_from_plugin_hook(self) -> None:
         """The per-turn plugin hook: the turn clock unless the host calls :meth:`on_turn_complete`."""
         if self.host.turn_clock:
@@ -284,30 +307,67 @@ class StowageEngineCore:
         self.state.store.attach(hermes_home)
 
     def spill_tool_result(self, tool_name: str, arguments: Any, result: Any) -> SpillOutcome:
-        """What replaces a tool result in the history (``.text``: a preview, or None to keep it)."""
+        """The store's answer to a tool result (``.text``: a preview, or None to keep it); no re-read check."""
         return self.state.store.spill(tool_name, arguments, result, self.state.counter.count_text)
 
-    def get_tool_schemas(self, **_: Any) -> list[dict[str, Any]]:
+    def tool_result_replacement(self, tool_name: str, arguments: Any, result: Any) -> ToolResultReplacement:
+        """What replaces a tool result in the history: a re-read's earlier output the request showed as a stub,
+        else the spill's preview, else nothing (``.text`` None keeps the result)."""
+        return replacement_for(
+            tool_name,
+            arguments,
+            result,
+            last_request=self.state.last_request,
+            store=self.state.store,
+            count_tokens=self.state.counter.count_text,
+        )
+
+    @property
+    def store_root(self) -> Path | None:
+        """The folder of this session's store (None until it opened or where it cannot)."""
+        return self.state.store.root
+
+    def get_tool_schemas(self) -> list[dict[str, Any]]:
         return engine_tools.tool_schemas(self.state, self.settings, self.host)
 
-    @routed
-    def handle_tool_call(self, name: str, args: dict[str, Any], **_: Any) -> str:
+    def handle_tool_call(self, name: str, args: dict[str, Any]) -> str:
         return engine_tools.handle_tool_call(self.state, name, args, self.dispatch_underlying)
 
     def dispatch_underlying(self, name: str, arguments: dict[str, Any]) -> str:
         """Run a tool through the host's dispatch; the Hermes subclass provides it."""
         return engine_tools.cannot_dispatch(name, arguments)
 
+    def bridged_call_target(self, name: str, arguments: str | None) -> tuple[str, dict[str, Any]] | None:
+        """The tool a model's bridge call (``name``, its JSON ``arguments``) resolves to in this session's scope,
+        counted as a bridged call; None leaves the call as it is (not a bridge call, or refused: the engine's
+        own handling then answers with the reason)."""
+        return engine_tools.bridged_call_target(self.state, name, arguments)
+
+    def scoped_tool_names(self) -> list[str]:
+        """The tools this session's bridges may run (sorted): the host's dispatch enables exactly these."""
+        return sorted(self.state.tool_search.scoped_names())
+
     # -- the request: tool search and the lean view ------------------------------------------
     def disable_tool_search(self, reason: str) -> None:
         """This host cannot run tool search: no bridges, and ``reason`` in status and the log."""
         self.host.tool_search_unavailable = reason
 
-    @routed
-    def shape_request(self, tools: list[Any], messages: list[dict[str, Any]], **host: Any) -> ShapedRequest:
+    def shape_request(
+        self,
+        tools: list[Any],
+        messages: list[dict[str, Any]],
+        *,
+        core_names: Collection[str] = frozenset(),
+        toolset_of: Callable[[str], str | None] = lambda _name: None,
+        registered: Collection[str] = frozenset(),
+    ) -> ShapedRequest:
         """One provider request as it should be sent: tool deferral, then the lean view (history unchanged).
+        The host's tables (its core tool names, the toolset of a tool, the registered names) decide what may be
+        deferred; without tools none are needed.
         Routed: a review agent's requests name the parent's session, but are the review agent's."""
-        return self.state.shape_request(self.limits, self.host, tools, messages, **host)
+        return self.state.shape_request(
+            self.limits, self.host, tools, messages, core_names=core_names, toolset_of=toolset_of, registered=registered
+        )
 
     def select_context(
         self,
@@ -316,28 +376,34 @@ class StowageEngineCore:
         conversation_messages: Any = None,
         incoming_message: Any = None,
         budget_tokens: int = 0,
-        **_: Any,
     ) -> list[Message] | None:
         """Newer hosts (0.20+): the lean view through the engine hook, per provider request with a copy of its
         messages (None leaves them unchanged); the ``llm_request`` middleware then only defers tools."""
         return self.state.select_context(self.limits, self.host, request_messages)
 
     # -- sessions ---------------------------------------------------------------------------
-    def on_session_start(self, session_id: str, **kwargs: Any) -> None:
-        guest = self.sharing.guest_for_start(self.session_id, session_id, kwargs, lambda: copy.deepcopy(self))
+    def on_session_start(
+        self,
+        session_id: str,
+        *,
+        hermes_home: Any = None,
+        old_session_id: str | None = None,
+        boundary_reason: str | None = None,
+    ) -> None:
+        continuing = boundary_reason == "compression" or bool(old_session_id)
+        guest = self.sharing.guest_for_start(self.session_id, session_id, continuing, lambda: copy.deepcopy(self))
         if guest is not None:
-            guest.on_session_start(session_id, **kwargs)
+            guest.on_session_start(
+                session_id, hermes_home=hermes_home, old_session_id=old_session_id, boundary_reason=boundary_reason
+            )
             return
         self.host.log_limits_once(self.state.tool_search.mode)
         self.sharing.owner_started()
         self.state.start(
-            session_id,
-            hermes_home=kwargs.get("hermes_home"),
-            old_session_id=kwargs.get("old_session_id"),
-            boundary_reason=kwargs.get("boundary_reason"),
+            session_id, hermes_home=hermes_home, old_session_id=old_session_id, boundary_reason=boundary_reason
         )
 
-    def on_session_end(self, session_id: str, messages: list[Message] | None = None, **_: Any) -> None:
+    def on_session_end(self, session_id: str, messages: list[Message] | None = None) -> None:
         """The end of this agent's session, or of a guest's: on a shared engine a child agent may end under its
         parent's id (the review agent of 0.13.0-0.17.0), which ends the child, never the parent."""
         guest = self.sharing.end_guest(session_id)
@@ -352,12 +418,10 @@ class StowageEngineCore:
         self.sharing.owner_ended()
         self.state.end(self.limits, self.host, self.name)
 
-    @routed
-    def on_session_reset(self, **_: Any) -> None:
+    def on_session_reset(self) -> None:
         self.state.reset_by_host()
 
     # -- dry run and status -------------------------------------------------------------------
-    @routed
     def preview(self) -> CompactionPreview | None:
         """What a compaction of the last history seen would do now, without a model call or a write."""
         return self.state.preview(self.limits)
@@ -366,6 +430,6 @@ class StowageEngineCore:
         """What this session's engine did and will do; the one shape every reader gets."""
         return self.state.status(self.limits, self.host, self.name)
 
-    def get_status(self, **_: Any) -> dict[str, Any]:
+    def get_status(self) -> dict[str, Any]:
         """The host's ``get_status()``: :meth:`status` as a dict."""
         return shown_record(self.status().as_dict())  # error texts may quote a provider's echo of a key

@@ -13,7 +13,7 @@ built (0.13.0 ``run_agent.py``, 0.17.0 ``agent/background_review.py``), so its
 ``on_session_end`` (and a compaction continuing from it) names the *main*
 session.  So the calling agent tells them apart: the host adapter names it
 (``identify``: Hermes's ``AIAgent`` on the call stack, ``host/calling_agent.py``)
-and host calls of an agent with a guest reach that guest (:func:`routed`).
+and host calls of an agent with a guest reach that guest (``dispatch.host_call``'s routing).
 Threads cannot: a ``delegate_task`` subagent is built on its parent's turn
 thread (the very thread the parent started on, in ``hermes chat -q``) and
 runs on a worker thread.  Agents are held weakly.  Where no agent can be
@@ -26,7 +26,6 @@ every engine is a copy of its own (``agent_copy``) and none of this applies.
 
 from __future__ import annotations
 
-import functools
 import logging
 import threading
 import weakref
@@ -35,7 +34,6 @@ from typing import Any, Callable, Generic, TypeVar
 logger = logging.getLogger(__name__)
 
 E = TypeVar("E")
-F = TypeVar("F", bound=Callable[..., Any])
 
 
 class SharedEngine(Generic[E]):
@@ -64,15 +62,15 @@ class SharedEngine(Generic[E]):
             return [(agent, live[id(guest)]) for agent, guest in list(self._agents.items()) if id(guest) in live]
 
     def guest_for_start(
-        self, owner_session: str | None, session_id: str, kwargs: dict[str, Any], make_guest: Callable[[], E]
+        self, owner_session: str | None, session_id: str, continuing: bool, make_guest: Callable[[], E]
     ) -> E | None:
-        """The guest engine a starting session gets, or None when the owner itself takes the session."""
+        """The guest engine a starting session gets, or None when the owner itself takes the session.
+        ``continuing``: the session continues another (a compaction's new id, or the host names the old one)."""
         if self.agent_copy or not session_id:
             return None
         agent = self.identify()
         with self._lock:
             guest = self._guests.get(session_id)
-            continuing = kwargs.get("boundary_reason") == "compression" or bool(kwargs.get("old_session_id"))
             if guest is None and continuing:
                 # a compaction continuing a session: the guest's of this agent or thread (whose host-side id may be
                 # the parent's), else the owner's
@@ -142,16 +140,3 @@ class SharedEngine(Generic[E]):
 def _nobody() -> None:
     """No agent can be named: agents are told apart by thread."""
     return None
-
-
-def routed(method: F) -> F:
-    """A host-called method that reaches the calling agent's guest engine, if it has one."""
-
-    @functools.wraps(method)
-    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
-        target = self.sharing.engine_here(self)
-        if target is not self:
-            return getattr(target, method.__name__)(*args, **kwargs)
-        return method(self, *args, **kwargs)
-
-    return call  # type: ignore[return-value]

@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 
 from .formats import mask_flag_value
-from .match import Rule, at_lowered_words, at_words, command_rule, in_lowered, in_text, mask_group, prefiltered
+from .match import Rule, at_lowered_words, at_words, command_rule, in_lowered, in_text, prefiltered
+from .replacements import mask_group
 
 __all__ = ["COMMAND_RULES"]
 

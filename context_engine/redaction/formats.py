@@ -13,22 +13,8 @@ import binascii
 import re
 from re import Match
 
-from .match import (
-    MASK,
-    Rule,
-    at_lowered_words,
-    at_words,
-    before_mark,
-    fold_case,
-    in_lowered,
-    in_runs,
-    in_text,
-    mask_all,
-    mask_group,
-    mask_if_random,
-    runs_of,
-    secret_is_quoted,
-)
+from .match import MASK, Rule, at_lowered_words, at_words, before_mark, fold_case, in_lowered, in_runs, in_text, runs_of
+from .replacements import mask_all, mask_group, mask_if_random, secret_is_quoted
 from .values import is_plain_value
 
 __all__ = ["FORMAT_RULES", "mask_flag_value"]

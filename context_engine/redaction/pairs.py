@@ -16,7 +16,8 @@ import re
 from collections.abc import Callable, Iterable
 from re import Match
 
-from .match import MASK, Haystack, Rule, at_words, in_text, mask_group, matches_at, occurrences, secret_is_quoted
+from .match import MASK, Haystack, Rule, at_words, in_text, matches_at, occurrences
+from .replacements import mask_group, secret_is_quoted
 from .values import is_plain_value, looks_random, name_kind
 
 __all__ = ["PAIR_RULES", "at_pair_names", "line_end_after", "line_start_before", "pair_pattern"]

@@ -18,22 +18,9 @@ import re
 from collections.abc import Iterable
 from re import Match
 
-from .match import (
-    Finder,
-    Haystack,
-    Rule,
-    at_lowered_words,
-    at_words,
-    before_mark,
-    in_lowered,
-    in_text,
-    mask_all,
-    mask_group,
-    mask_if_random,
-    matches_at,
-    secret_is_quoted,
-)
+from .match import Finder, Haystack, Rule, at_lowered_words, at_words, before_mark, in_lowered, in_text, matches_at
 from .pairs import line_end_after, line_start_before, pair_pattern
+from .replacements import mask_all, mask_group, mask_if_random, secret_is_quoted
 from .values import PLAIN_AFTER, is_plain_value, looks_random
 
 __all__ = ["PROVIDER_RULES", "PROVIDER_WORDS"]

@@ -26,7 +26,7 @@ from ..policy.request_count import SentRequest
 from ..policy.rules import OverTrigger
 from ..policy.thresholds import as_int
 from ..records.compaction_record import LOG_LIMIT, CompactionRecord
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from ..records.summary_log import append_summary, window_handle
 from ..summary.deadline import SummaryDeadline
 from .limits import Limits

@@ -41,7 +41,7 @@ from ..policy.request_count import SentRequest, conversation_of, judged_request
 from ..policy.rules import OverTrigger, passes_ceiling
 from ..policy.thresholds import RoughBasis, ToolsTokens, as_int, defer_preflight, tail_budget_tokens
 from ..records.compaction_record import CompactionRecord
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from ..records.session_files import VECTOR_FOLDER
 from ..records.session_status import RequestFigures, SessionStatus
 from ..records.status_file import read_session_status

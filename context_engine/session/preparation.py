@@ -18,7 +18,7 @@ from ..ahead.job import kept_size
 from ..ahead.pace import due
 from ..policy.decision import OVER_TRIGGER, Action, Asked, decide
 from ..policy.thresholds import as_int
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from .limits import Limits
 from .parts import SessionParts
 

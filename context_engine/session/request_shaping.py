@@ -27,7 +27,7 @@ from ...tool_search.inline import insert_blocks, inserted
 from ...tool_search.session import ShapedRequest
 from ..chat.messages import Message
 from ..policy.thresholds import deep_view_at
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from ..records.session_status import LastRequest, RequestFigures
 from .limits import Limits
 from .parts import SessionParts

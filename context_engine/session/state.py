@@ -2,7 +2,7 @@
 
 :class:`SessionState` is the session: the engine (``engine.py``) only adapts
 the host's calls to it, handing over a :class:`.limits.Limits` snapshot (the
-model binding's numbers) and the :class:`..records.host_contract.HostFacts` where a
+model binding's numbers) and the :class:`..records.host_facts.HostFacts` where a
 call needs them.  Its behaviour comes from one base per job, each in its own
 module over the shared :class:`.parts.SessionParts` (the parts,
 the figures, what a copy for another agent gets):
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Generic, TypeVar
 
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from .compaction_run import CompactionRun
 from .limits import Limits
 from .parts import CompactionFlags

@@ -11,7 +11,7 @@ import logging
 
 from ..policy.fixed_part import below_fixed_part
 from ..policy.trigger import trigger_status
-from ..records.host_contract import HostFacts
+from ..records.host_facts import HostFacts
 from ..records.resumed_status import continued
 from ..records.session_status import COMPACTIONS_SHOWN, SessionStatus, SummaryState
 from ..records.status_file import write_session_status

@@ -24,7 +24,7 @@ from ...blobstore import BlobStore, StoreError
 from ..chat.markers import BlobKind
 from ..chat.messages import Message, is_image_part
 from ..chat.stubs import PrunedOutput, argument_gist
-from .parts import part_placeholder, stored_part
+from .message_parts import part_placeholder, stored_part
 from .stubs import SpillOrigin, StubService, encode_text, keep_bytes
 
 logger = logging.getLogger(__name__)
@@ -55,8 +55,10 @@ def record_output(
     session_id: str | None,
     pin: bool = False,
     kind: BlobKind = BlobKind.OUTPUT,
+    source: str | None = None,
 ) -> str:
-    """Store a tool output as it arrives (kind ``output``; ``preview`` for a spill preview); returns its handle."""
+    """Store a tool output as it arrives (kind ``output``; ``preview`` for a spill preview, with ``source``: the
+    sha-256 of the output it stands for); returns its handle."""
     return store.put(
         encode_text(text),
         session_id=session_id,
@@ -65,6 +67,7 @@ def record_output(
         kind=kind,
         content_type="text",
         pin=pin,
+        source=source,
     ).handle
 
 

@@ -1,7 +1,8 @@
-"""The agent's read-back tools: ``stowage_fetch`` and ``stowage_grep``.
+"""The agent's read-back tools: their schemas, one dispatch with its error replies, and ``stowage_fetch``.
 
-Every reply is a JSON object, bounded in size, and says what was cut and how
-to read further.  Handles are checked by the store (malformed, path-like,
+``stowage_grep`` (the whole session's search) is ``history_grep``'s; both
+read their arguments through ``tool_args``.  Every reply is a JSON object,
+bounded in size, and says what was cut and how to read further.  Handles are checked by the store (malformed, path-like,
 unknown, ambiguous, another session's, evicted: each a clear error); user
 regexes run through the safe-regex module (length caps, timeouts), so a
 hostile pattern is an error, never a hang.
@@ -12,9 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
-import math
 import time
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...blobstore import BlobStore, EvictedBlobError, StoreError
@@ -22,13 +21,13 @@ from ...blobstore.errors import describe_input
 from ...blobstore.presentation.bounded import bound_text
 from ...blobstore.retrieval.grep import grep_lines
 from ...blobstore.retrieval.grep_prefilter import PrefilterStats, batch_pattern, prefiltered_lines
-from ...blobstore.retrieval.grep_windows import REASON_MATCH_CAP
 from ...blobstore.retrieval.jsonpath import JsonPathError, resolve_json_path, serialize_bounded
-from ...blobstore.retrieval.safe_regex import PatternError, compile_user_pattern
-from ..chat.markers import GREP_KINDS, HISTORY_KINDS, BlobKind
-from .grep_pages import CursorError, cursor_after, page, parse_cursor
+from ...blobstore.retrieval.safe_regex import PatternError
+from ..chat.markers import GREP_KINDS
+from .history_grep import grep_history
 from .line_views import line_views_note, stored_line_views
-from .parts import data_url
+from .message_parts import data_url
+from .tool_args import FetchLimits, ToolError, int_arg, pattern_arg
 
 FETCH = "stowage_fetch"
 GREP = "stowage_grep"
@@ -36,7 +35,6 @@ MODES = ("stat", "range", "grep", "json", "full")
 MAX_LINES = 2000
 MAX_JSON_BYTES = 32 * 1024 * 1024
 MAX_LINE_BYTES = 1 << 20
-MAX_NUMBER = 1 << 53  # larger numbers are clamped: no blob has that many lines or characters
 log = logging.getLogger(__name__)
 
 FETCH_SCHEMA: dict[str, Any] = {
@@ -102,17 +100,6 @@ GREP_SCHEMA: dict[str, Any] = {
         "required": ["pattern"],
     },
 }
-
-
-@dataclass(frozen=True)
-class FetchLimits:
-    fetch_max_chars: int = 8000
-    full_fetch_max_chars: int = 50_000
-    grep_time_budget_s: float = 2.0
-
-
-class ToolError(Exception):
-    """A bad request from the model; becomes ``{"error": ...}``."""
 
 
 class FetchTools:
@@ -207,8 +194,8 @@ class FetchTools:
             return self._base64_range(sha, info, media_type, args)
         if unit == "chars":
             total = info.char_count if info.char_count is not None else info.size
-            start = _int(args, "start", 0, minimum=0)
-            count = min(_int(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
+            start = int_arg(args, "start", 0, minimum=0)
+            count = min(int_arg(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
             text = self.store.read_chars(sha, start, count)
             end = start + len(text)
             return {
@@ -221,8 +208,8 @@ class FetchTools:
             }
         if unit != "lines":
             raise ToolError(f"unknown unit {describe_input(unit)}; use lines or chars")
-        start = _int(args, "start", 1, minimum=1)
-        count = min(_int(args, "count", 100, minimum=1), MAX_LINES)
+        start = int_arg(args, "start", 1, minimum=1)
+        count = min(int_arg(args, "count", 100, minimum=1), MAX_LINES)
         if start > max(info.line_count, 1):
             raise ToolError(f"start={start} is past the end: the content has {info.line_count} lines")
         lines = self.store.read_lines(sha, start, count)
@@ -248,7 +235,7 @@ class FetchTools:
 
     def _grep(self, sha: str, args: dict[str, Any], *, context: int, max_matches: int, budget_s: float) -> Any:
         """Grep one blob, skipping line batches the pattern cannot match."""
-        pattern = _pattern(args)
+        pattern = pattern_arg(args)
         prefilter = batch_pattern(
             args["pattern"], ignore_case=bool(args.get("ignore_case")), literal=bool(args.get("literal"))
         )
@@ -267,8 +254,8 @@ class FetchTools:
         result, scanned = self._grep(
             sha,
             args,
-            context=min(_int(args, "context", 2, minimum=0), 20),
-            max_matches=min(_int(args, "max_matches", 50, minimum=1), 500),
+            context=min(int_arg(args, "context", 2, minimum=0), 20),
+            max_matches=min(int_arg(args, "max_matches", 50, minimum=1), 500),
             budget_s=self.limits.grep_time_budget_s,
         )
         bounded = bound_text(result.render(), self.limits.fetch_max_chars, more_hint="narrow the pattern")
@@ -309,8 +296,8 @@ class FetchTools:
     def _base64_range(self, sha: str, info: Any, media_type: str, args: dict[str, Any]) -> dict[str, Any]:
         """Characters ``start``.. of a media blob's base64 text (a data URL is ``data:<type>;base64,`` + it)."""
         total = base64_length(info.size)
-        start = _int(args, "start", 0, minimum=0)
-        count = min(_int(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
+        start = int_arg(args, "start", 0, minimum=0)
+        count = min(int_arg(args, "count", 4000, minimum=1), self.limits.fetch_max_chars)
         first = start // 4 * 3  # each 4 base64 characters are 3 bytes
         data = self.store.read_bytes(sha, first, (start + count + 3) // 4 * 3 - first) if start < total else b""
         text = base64.b64encode(data).decode("ascii")[start % 4 : start % 4 + count]
@@ -352,110 +339,7 @@ class FetchTools:
 
     # -- stowage_grep -----------------------------------------------------------
     def _grep_history(self, args: dict[str, Any]) -> dict[str, Any]:
-        """Search the session's stored items newest first, within the time budget; say exactly what is left."""
-        _pattern(args)  # validate once, before touching the store
-        kind = args.get("kind") or "any"
-        if kind != "any" and kind not in GREP_KINDS:
-            raise ToolError(f"unknown kind {describe_input(kind)}; use any, spill, pruned or window")
-        try:
-            cursor = parse_cursor(args.get("cursor"))
-        except CursorError as exc:
-            raise ToolError(str(exc)) from None
-        limit = min(_int(args, "max_results", 20, minimum=1), 200)
-        context = min(_int(args, "context", 1, minimum=0), 10)
-        session = self._session_id()
-        if session is None:
-            raise ToolError("no session is active; nothing to search")
-        if kind == "any":
-            stored = [e for e in self.store.catalog(session) if e.kind in HISTORY_KINDS]
-        else:  # a prefix: spill takes spill-view too, pruned the outputs and previews recorded before a prune
-            wanted = (BlobKind.PRUNED, BlobKind.OUTPUT, BlobKind.PREVIEW) if kind == BlobKind.PRUNED else (str(kind),)
-            stored = [e for e in self.store.catalog(session) if e.kind.startswith(wanted)]
-        entries = [e for e in stored if e.is_utf8]  # binary items (images) have no lines to match
-        todo = page(entries, cursor)
-        deadline = time.monotonic() + self.limits.grep_time_budget_s
-        results: list[dict[str, Any]] = []
-        positions: list[int] = []  # each result's item, as a count of items searched before it
-        searched, stopped, incomplete = 0, None, None
-        for entry in todo.todo:
-            remaining = deadline - time.monotonic()
-            if len(results) >= limit:
-                stopped = "max_results"
-                break
-            if remaining <= 0 and searched:  # each call searches at least one item: a cursor always moves
-                stopped = "time_budget"
-                break
-            found, scanned = self._grep(
-                entry.sha256, args, context=context, max_matches=limit - len(results), budget_s=max(remaining, 0.05)
-            )
-            if found.truncated and found.reason != REASON_MATCH_CAP:
-                if searched:  # the next call searches it whole, with a budget of its own
-                    stopped = "time_budget"
-                    break
-                incomplete = {
-                    "handle": self.store.short_handle(entry.sha256),
-                    "scanned_lines": scanned,
-                    "reason": found.reason,
-                }
-            searched += 1
-            if found.match_count:
-                positions.append(searched - 1)
-                results.append(
-                    {
-                        "handle": self.store.short_handle(entry.sha256),
-                        "kind": entry.kind,
-                        "tool": entry.tool_name,
-                        "matches": found.match_count,
-                        "text": found.render(),
-                    }
-                )
-            if incomplete is not None:
-                stopped = "time_budget"
-                break
-        shrunk = len(json.dumps(results, ensure_ascii=False)) > self.limits.fetch_max_chars
-        if shrunk:
-            kept = _shrink(results, self.limits.fetch_max_chars)
-            if len(kept) < len(results):
-                # The items whose results do not fit are not reported as searched: the cursor stops before
-                # the first of them, so the next call finds them again (the first result always fits).
-                searched, stopped = positions[len(kept)], "reply_size"
-                if incomplete is not None and not any(r["handle"] == incomplete["handle"] for r in kept):
-                    incomplete = None
-            results = kept
-        left = len(todo.todo) - searched
-        reply: dict[str, Any] = {"pattern": args.get("pattern"), "searched": searched}
-        if todo.done:
-            reply["searched_before"] = todo.done
-        reply.update(of=len(entries), remaining=left, results=results)
-        if len(stored) > len(entries):
-            reply["binary_not_searched"] = len(stored) - len(entries)
-        notes = []
-        if shrunk:
-            notes.append("results cut to stay bounded; fetch a handle with mode=grep for all its matches")
-        if incomplete is not None:
-            reply["incomplete"] = incomplete
-            notes.append(
-                f"the search of item {incomplete['handle']} stopped ({incomplete['reason']}) "
-                f"after {incomplete['scanned_lines']:,} lines; search the rest of it with "
-                f'stowage_fetch(handle="{incomplete["handle"]}", mode="grep") or mode="range"'
-            )
-        if left:
-            last = todo.todo[searched - 1] if searched else None
-            next_cursor = str(cursor_after(last)) if last is not None else str(cursor) if cursor else ""
-            reply["stopped"] = stopped
-            reply["next_cursor"] = next_cursor
-            why = {
-                "time_budget": f"the {self.limits.grep_time_budget_s:g} s time bound",
-                "reply_size": f"the reply's size bound ({self.limits.fetch_max_chars:,} characters of results)",
-            }.get(str(stopped), f"max_results={limit}")
-            notes.append(
-                f"stopped by {why} after {todo.done + searched:,} of {len(entries):,} stored items; "
-                f"{left:,} older items are not searched yet: call stowage_grep again with the same pattern and "
-                f'cursor="{next_cursor}" to search them'
-            )
-        if notes:
-            reply["note"] = "; ".join(notes)
-        return reply
+        return grep_history(args, store=self.store, session_id=self._session_id, limits=self.limits, grep=self._grep)
 
 
 def _media_type(info: Any) -> str | None:
@@ -493,42 +377,3 @@ def _describe(info: Any) -> dict[str, Any]:
         "stored_at": info.created_at,
         "fetch_count": info.fetch_count,
     }
-
-
-def _pattern(args: dict[str, Any]) -> Any:
-    pattern = args.get("pattern")
-    if not isinstance(pattern, str) or not pattern:
-        raise ToolError("pattern is required (a regular expression, or plain text with literal=true)")
-    return compile_user_pattern(pattern, ignore_case=bool(args.get("ignore_case")), literal=bool(args.get("literal")))
-
-
-def _int(args: dict[str, Any], key: str, default: int, *, minimum: int) -> int:
-    """A whole number from the model: finite, at least ``minimum``, clamped to ``MAX_NUMBER``."""
-    value = args.get(key, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ToolError(f"{key} must be a whole number, got {type(value).__name__}")
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ToolError(f"{key} must be a finite whole number, got {value!r}")
-    if isinstance(value, str) and len(value.strip()) > 30:
-        raise ToolError(f"{key} must be a whole number, got {describe_input(value)}")
-    try:
-        number = int(value)
-    except (ValueError, OverflowError):
-        raise ToolError(f"{key} must be a whole number, got {describe_input(value)}") from None
-    if number < minimum:
-        raise ToolError(f"{key} must be at least {minimum}, got {describe_input(number)}")
-    return min(number, MAX_NUMBER)
-
-
-def _shrink(results: list[dict[str, Any]], budget: int) -> list[dict[str, Any]]:
-    out, spent = [], 0
-    per_item = max(200, budget // max(len(results), 1))
-    for item in results:
-        text = item["text"] if len(item["text"]) <= per_item else item["text"][:per_item] + "…"
-        spent += len(text) + 120
-        if spent > budget:
-            break
-        out.append({**item, "text": text})
-    return out

@@ -34,8 +34,8 @@ from ..records.session_files import STORE_COMPANIONS
 from .archive import StoreArchive, record_output
 from .fetch_tools import FetchLimits, FetchTools
 from .pins import spared_refs
-from .settings import retention_policy, store_root
 from .spill import KEPT, SpillOutcome, SpillPolicy, spill_result
+from .store_config import retention_policy, store_root
 from .stubs import PreviewStubbed, StubService, digest
 
 logger = logging.getLogger(__name__)
@@ -296,7 +296,8 @@ class StoreSession:
             self._spilled_tokens.pop(oldest, None)
         self._spilled[digest(spilled.message)] = spilled.handle
         self._spilled_tokens[digest(spilled.message)] = spilled.tokens
-        # The preview stays in the history; recorded as a preview, a later process still knows what it stands for.
+        # The preview stays in the history; recorded as a preview with the output it stands for (the spill's first
+        # stored blob), a later process still knows what it stands for.
         writer_for(store.root).submit(
             self._record,
             store,
@@ -305,6 +306,7 @@ class StoreSession:
             arguments=args_text,
             session_id=self.session_id,
             kind=BlobKind.PREVIEW,
+            source=spilled.stored[0] if spilled.stored else None,
         )
         return SpillOutcome(spilled.message, record)
 

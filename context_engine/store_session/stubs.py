@@ -36,7 +36,9 @@ from ..chat.stubs import PrunedOutput, StubHandle, argument_gist, cut_arguments,
 SpillOrigin = Callable[[str], "str | None"]
 # Told each time a stub names a spilled original for a preview: (original's handle, preview's sha-256).
 PreviewStubbed = Callable[[str, str], None]
-_FIRST_HANDLE = re.compile(r"^handle: ([0-9a-f]{16,64})$", re.MULTILINE)  # a preview's first one is the original's
+# Only for previews recorded before the store kept a preview's original (provenance ``source``, issue 44): the
+# first ``handle:`` line of such a preview is the original's.
+_FIRST_HANDLE = re.compile(r"^handle: ([0-9a-f]{16,64})$", re.MULTILINE)
 
 
 def encode_text(text: str) -> bytes:
@@ -165,17 +167,24 @@ class StubService:
 
 
 def recorded_preview_origin(store: BlobStore, text: str) -> str | None:
-    """The original's handle a preview names, when the store holds ``text`` as a preview the spill path wrote.
+    """The original's handle, when the store holds ``text`` as a preview the spill path wrote.
 
-    Only Stowage's spill path records kind ``preview`` (bytes it rendered
-    itself), so the first ``handle:`` line of such bytes is the spilled
-    output's; a look-alike text was recorded as an ``output`` and is not read.
+    Only Stowage's spill path records kind ``preview``, and it records the
+    output the preview stands for with it (the put's ``source``), so the
+    link is read from the store's records, never from the text; a look-alike
+    text was recorded as an ``output`` and is not read.
     """
+    sha = digest(text)
     try:
-        info = store.stat(digest(text))
+        info = store.stat(sha)
+        if not any(origin.kind == BlobKind.PREVIEW for origin in info.provenance):
+            return None
+        source = store.source_handle(sha)
     except (StoreError, OSError):
         return None
-    if not any(origin.kind == BlobKind.PREVIEW for origin in info.provenance):
-        return None
+    if source is not None:
+        return source
+    # Lenient with stores written before the link was recorded: such a preview (Stowage's own rendering, kind
+    # preview) names its original in its first ``handle:`` line.  No preview written since lacks the link.
     found = _FIRST_HANDLE.search(text)
     return found.group(1) if found else None

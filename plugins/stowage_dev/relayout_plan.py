@@ -95,8 +95,12 @@ MODULES: dict[str, str] = {
     f"{CE}.summary_log": f"{CE}.records.summary_log",
     f"{CE}.session_files": f"{CE}.records.session_files",
     f"{CE}.plain_data": f"{CE}.records.plain_data",
-    f"{CE}.host_contract": f"{CE}.records.host_contract",
+    f"{CE}.host_contract": f"{CE}.host_adapter.host_contract",
     f"{CE}.part_status": f"{CE}.records.part_status",
+    # names that say which settings or parts they are (issue 44): the store's keys in the blob store's terms, and
+    # the message parts (images) compaction takes out
+    f"{CE}.store_session.settings": f"{CE}.store_session.store_config",
+    f"{CE}.store_session.parts": f"{CE}.store_session.message_parts",
     # session
     f"{CE}.session_state": f"{CE}.session.state",
     f"{CE}.compaction_run": f"{CE}.session.compaction_run",

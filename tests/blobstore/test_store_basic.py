@@ -12,7 +12,14 @@ import stat
 
 import pytest
 
-from stowage.blobstore import BlobStore, EvictedBlobError, RetentionPolicy, StoreWriteError, UnknownHandleError
+from stowage.blobstore import (
+    BlobStore,
+    EvictedBlobError,
+    MalformedHandleError,
+    RetentionPolicy,
+    StoreWriteError,
+    UnknownHandleError,
+)
 from stowage_dev.clock import ManualClock
 
 
@@ -232,6 +239,7 @@ def test_unwritable_root_raises_store_write_error(tmp_path):
 STORAGE_MODULES = [
     "store",
     "access",
+    "rebuild",
     "index",
     "offsets",
     "retention",
@@ -293,3 +301,36 @@ def test_all_sql_of_the_store_is_in_the_index_module():
                 ):
                     offenders.append(f"{path.relative_to(root)}:{node.lineno}")
     assert not offenders, offenders
+
+
+def test_a_put_records_the_blob_it_stands_for_and_hands_back_its_handle(store):
+    original = store.put(b"the whole output\n" * 100, session_id="s1", kind="spill")
+    preview = store.put(b"an excerpt of it\n", session_id="s1", kind="preview", source=original.sha256)
+    plain = store.put(b"just an output\n", session_id="s1", kind="output")
+    assert store.source_handle(preview.sha256) == original.handle
+    assert store.source_handle(plain.sha256) is None and store.source_handle(original.sha256) is None
+    records = [json.loads(line) for line in store.record_path(preview.sha256).read_text().splitlines()]
+    assert records[-1]["source"] == original.sha256  # the link travels in the blob's records too
+    assert "source" not in json.loads(store.record_path(plain.sha256).read_text().splitlines()[-1])
+    with pytest.raises(MalformedHandleError):
+        store.put(b"a preview of nothing\n", kind="preview", source="not a sha")
+
+
+def test_an_index_written_before_the_source_column_gains_it_and_keeps_its_rows(tmp_path):
+    import sqlite3
+
+    root = tmp_path / "store"
+    old = BlobStore(root)
+    earlier = old.put(b"an excerpt written by an older Stowage\n", session_id="s1", kind="preview")
+    old.close()
+    conn = sqlite3.connect(root / "index.sqlite3")
+    conn.execute("ALTER TABLE provenance DROP COLUMN source")
+    conn.execute("PRAGMA user_version=3")
+    conn.commit()
+    conn.close()
+    store = BlobStore(root)
+    assert store.source_handle(earlier.sha256) is None  # written before: no link, and nothing fails
+    original = store.put(b"the whole output\n", session_id="s1", kind="spill")
+    preview = store.put(b"an excerpt\n", session_id="s1", kind="preview", source=original.sha256)
+    assert store.source_handle(preview.sha256) == original.handle
+    assert [p.kind for p in store.stat(earlier.sha256).provenance] == ["preview"]

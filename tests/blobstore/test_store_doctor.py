@@ -179,3 +179,12 @@ def test_dangling_rows(store):
 def test_quick_mode_skips_hashing(store):
     report = store.doctor(verify=False)
     assert report.clean and report.bytes_checked == 0 and not report.verified
+
+
+def test_an_orphan_preview_is_reindexed_with_the_blob_it_stands_for(store):
+    original = store.put(b"the whole output\n" * 50, session_id="s1", kind="spill")
+    preview = store.put(b"an excerpt\n", session_id="s1", kind="preview", source=original.sha256)
+    with store.index.write() as tx:
+        tx.delete_blob(preview.sha256)
+    check(store, "orphan-blob", "warning", True)
+    assert store.source_handle(preview.sha256) == original.handle  # read back from the blob's records

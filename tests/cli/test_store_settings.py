@@ -8,7 +8,7 @@ import pytest
 
 from stowage.blobstore import RetentionPolicy
 from stowage.context_engine.config.settings import default_settings, load_settings
-from stowage.context_engine.store_session.settings import retention_policy, store_root
+from stowage.context_engine.store_session.store_config import retention_policy, store_root
 
 
 def settings(**store):
@@ -50,7 +50,7 @@ def test_store_root(tmp_path, monkeypatch, raw, expected):
 def test_store_settings_imports_nothing_from_hermes():
     import ast
 
-    import stowage.context_engine.store_session.settings as mod
+    import stowage.context_engine.store_session.store_config as mod
 
     tree = ast.parse(Path(mod.__file__).read_text())
     modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}

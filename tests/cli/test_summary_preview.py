@@ -166,7 +166,7 @@ def test_slash_summary_and_preview_without_a_live_session(home):
 
 class _Engine:
     def __init__(self, root, preview):
-        self.state = type("S", (), {"store": type("L", (), {"root": root})()})()
+        self.store_root = root  # the engine's seam: the glue never reads its session (tests/test_host_seam.py)
         self._preview = preview
 
     def preview(self):

@@ -1,11 +1,11 @@
-"""The typed host contract (context_engine/records/host_contract.py) matches the engine and itself."""
+"""The typed host contract (context_engine/host_adapter/host_contract.py) matches the engine and itself."""
 
 from __future__ import annotations
 
 import inspect
 
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
-from stowage.context_engine.records.host_contract import LEFT_TO_THE_HOST, MEMBERS, HostEngine, member_names
+from stowage.context_engine.host_adapter.host_contract import LEFT_TO_THE_HOST, MEMBERS, HostEngine, member_names
 
 
 def _protocol_members() -> set[str]:

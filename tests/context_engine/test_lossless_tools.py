@@ -17,7 +17,7 @@ from stowage.context_engine.compaction.inputs import CompactionInputs, Compactio
 from stowage.context_engine.config.settings import load_settings
 from stowage.context_engine.host_adapter.engine import StowageEngineCore
 from stowage.context_engine.store_session.archive import StoreArchive, decode_window, encode_window
-from stowage.context_engine.store_session.parts import data_url
+from stowage.context_engine.store_session.message_parts import data_url
 from stowage.context_engine.store_session.spill import SPILL_HEADER, SpillPolicy, spill_result
 from stowage_dev.transcripts import make_transcript
 
@@ -524,6 +524,36 @@ def test_a_view_stub_of_a_preview_names_the_original_in_this_process_and_the_nex
     found = session.handle_for(preview, **ask)
     assert found is not None and found.original_evicted  # one lookup: the handle and why it is the preview's
     assert found.handle != original_handle and store.read_bytes(store.resolve(found.handle, "s")).decode() == preview
+
+
+def test_a_later_process_reads_a_previews_original_from_the_stores_records_not_its_text(store):
+    from stowage.context_engine.chat.markers import BlobKind
+    from stowage.context_engine.store_session.session import StoreSession
+    from stowage.context_engine.store_session.stubs import recorded_preview_origin
+
+    session, original, preview, original_handle = _spilled_session(store)
+    assert recorded_preview_origin(store, preview) == original_handle
+    # A preview whose text names another blob first: the store's record decides, the text is never parsed.
+    decoy = store.put(b"another output\n" * 400, session_id="s", kind="spill")
+    misleading = f"{SPILL_HEADER}\nhandle: {decoy.handle}\n" + "y" * 5000
+    store.put(misleading.encode(), session_id="s", kind="preview", source=store.resolve(original_handle, "s"))
+    assert recorded_preview_origin(store, misleading) == original_handle
+    later = StoreSession(load_settings({}), store=store)
+    later.start("s")
+    found = later.handle_for(misleading, kind=BlobKind.OUTPUT, tool_name="terminal", arguments="{}")
+    assert found is not None and found.handle == original_handle
+
+
+def test_a_preview_recorded_before_the_link_was_kept_is_still_read(store):
+    """Stores written before previews recorded their original (no provenance source): the old reading of the
+    preview's first handle line, for those records only."""
+    from stowage.context_engine.store_session.stubs import digest, recorded_preview_origin
+
+    original = store.put(b"the whole output\n" * 400, session_id="s", kind="spill")
+    old_preview = f"{SPILL_HEADER}\nhandle: {original.handle}\n" + "z" * 5000
+    store.put(old_preview.encode(), session_id="s", kind="preview")  # as an older Stowage recorded it
+    assert store.source_handle(digest(old_preview)) is None
+    assert recorded_preview_origin(store, old_preview) == original.handle
 
 
 def _lane():

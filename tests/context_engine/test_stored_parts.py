@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from stowage.context_engine.store_session.parts import PART_JSON, data_url, part_placeholder, stored_part
+from stowage.context_engine.store_session.message_parts import PART_JSON, data_url, part_placeholder, stored_part
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(200))
 B64 = base64.b64encode(PNG).decode()

@@ -2,7 +2,7 @@
 
 ``python3 run.py hosts`` runs this in every host venv of the matrix (0.13.0 to
 0.22.2); the full suite runs it on 0.19.0.  The contract is the one the code
-declares, ``context_engine/records/host_contract.py`` (``MEMBERS`` and the ``HostEngine``
+declares, ``context_engine/host_adapter/host_contract.py`` (``MEMBERS`` and the ``HostEngine``
 protocol): this file keeps no list of its own.  It fails when the engine lacks
 a member of the contract or its signature drifts from the contract's, when the
 installed host's ``ContextEngine`` declares a contract method with parameters
@@ -24,7 +24,7 @@ from typing import Any, Callable
 import pytest
 
 ce = pytest.importorskip("agent.context_engine")
-from stowage.context_engine.records import host_contract  # noqa: E402
+from stowage.context_engine.host_adapter import host_contract  # noqa: E402
 from stowage.host.hermes_engine import StowageContextEngine  # noqa: E402
 from stowage.host.host_support import installed_version, parse  # noqa: E402
 
@@ -381,3 +381,16 @@ def _assignments(attribute: str) -> list[tuple[str, int]]:
                     ):
                         found.append((str(path), node.lineno))
     return found
+
+
+def test_the_public_toolset_names_exactly_the_hosts_core_tools() -> None:
+    """Tool search keeps the host's core tools undeferred, read through the public toolset table: the same names as
+    the host's private list on every host of the matrix (the glue no longer imports that list)."""
+    import toolsets
+
+    from stowage.host import tool_search_glue
+
+    private = getattr(toolsets, "_HERMES_CORE_TOOLS", None)
+    if private is None:
+        pytest.skip("this host has no private core list to compare with")
+    assert tool_search_glue.core_tool_names() == frozenset(private)

@@ -11,44 +11,23 @@ neither table is news.  Sources:
 
 Every method takes ``**kwargs``: hosts add keywords over time (0.20 passes
 ``feasibility_skip`` to ``record_completed_compaction``), and an override
-without them raises TypeError inside the host's loop.
+without them raises TypeError inside the host's loop.  The engine's methods
+name only what they use; ``dispatch`` (one wrapper) matches the host's
+keywords to them, so what the host sees is open-ended.
+
+This is the specification, the engine (``engine``) the implementation and
+``dispatch`` the call between them.  :data:`GLUE_CALLS` is the other half:
+what Stowage's own Hermes glue (``host/``) calls on the engine beside the
+contract, so the glue never reaches into the session.  The mutable facts
+the engine learns about its host are ``records/host_facts.py``'s.
 """
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
-from .session_status import HostStatus
-
-logger = logging.getLogger("stowage.context_engine.host_adapter.engine")  # where these notes were always logged
-
 Message = dict[str, Any]
-
-
-@dataclass
-class HostFacts:
-    """What this engine learnt about its host; a copy starts with the same facts."""
-
-    support: HostStatus | None = None  # the running Hermes version and what it allows (set by the plugin)
-    tool_search_unavailable: str | None = None  # why this host cannot run tool search
-    selects_context: bool = False  # the host calls select_context (0.20+): the middleware only defers tools
-    turn_clock: bool = False  # the host calls on_turn_complete (newer hosts)
-    compress_gets_memory: bool = False  # a prompt prepared ahead without the memory context never matches
-    # the pre_api_request hook brought the live history (0.17+; 0.13.0's carries none): a request can start a summary
-    history_before_requests: bool = False
-    unavailable_logged: bool = False
-
-    def log_limits_once(self, tool_search_mode: str) -> None:
-        """What this host cannot do, said at the first session start, once the host's own log is set up."""
-        if self.unavailable_logged:
-            return
-        self.unavailable_logged = True
-        if self.tool_search_unavailable and tool_search_mode != "off":
-            logger.warning("stowage: %s", self.tool_search_unavailable)
-        if self.support is not None and (self.support.unavailable or not self.support.supported):
-            logger.warning("stowage: %s", self.support.note)
 
 
 @dataclass(frozen=True)
@@ -117,9 +96,51 @@ LEFT_TO_THE_HOST: tuple[HostMember, ...] = (
 )
 
 
+# The toolset whose tools Hermes counts as core (never deferred by tool search); read through the public
+# ``toolsets.get_toolset`` (host/tool_search_glue.py).  On 0.13.0 to 0.22.2 its tools are exactly the private
+# ``toolsets._HERMES_CORE_TOOLS``.
+CORE_TOOLSET = "hermes-cli"
+# Our own copy of 0.19.0's core tools: what stands in where the host's toolset cannot be read.
+HERMES_CORE_TOOLS: frozenset[str] = frozenset(
+    {
+        "browser_back", "browser_cdp", "browser_click", "browser_console", "browser_dialog", "browser_get_images",
+        "browser_navigate", "browser_press", "browser_scroll", "browser_snapshot", "browser_type", "browser_vision",
+        "clarify", "close_terminal", "computer_use", "cronjob", "delegate_task", "execute_code", "ha_call_service",
+        "ha_get_state", "ha_list_entities", "ha_list_services", "image_generate", "kanban_attach", "kanban_attach_url",
+        "kanban_attachments", "kanban_block", "kanban_comment", "kanban_complete", "kanban_create", "kanban_heartbeat",
+        "kanban_link", "kanban_list", "kanban_show", "kanban_unblock", "memory", "patch", "process", "read_file",
+        "read_terminal", "search_files", "session_search", "skill_manage", "skill_view", "skills_list", "terminal",
+        "text_to_speech", "todo", "vision_analyze", "web_extract", "web_search", "write_file",
+    }
+)  # fmt: skip
+
+
 def member_names(kind: str | None = None) -> list[str]:
     """The contract's member names (of one ``kind``)."""
     return [m.name for m in MEMBERS if kind is None or m.kind == kind]
+
+
+# What the glue calls on the engine beside the contract (``host/registration.py``, ``tool_search_glue.py``,
+# ``slash_command.py``, ``hermes_engine.py``); each is typed on the engine.
+GLUE_CALLS: tuple[str, ...] = (
+    "tool_result_replacement",  # transform_tool_result: a re-read's earlier output, else a spill preview, else None
+    "bridged_call_target",  # llm_execution middleware: a bridge call resolved to its tool
+    "scoped_tool_names",  # the tools a bridge may run through the host's dispatch
+    "store_root",  # /stowage summary: the session's store folder
+    "shape_request",  # llm_request middleware: tools deferred, then the lean view
+    "prepare_ahead",  # post_llm_call hook
+    "prepare_during_turn",  # pre_api_request hook
+    "end_turn_from_plugin_hook",  # on_session_end plugin hook: the turn clock
+    "disable_tool_search",  # a host without middleware
+    "attach_store_home",  # the Hermes home's store
+    "dispatch_underlying",  # overridden: run a bridged tool through Hermes
+    "preview",  # /stowage preview
+    "status",  # /stowage status
+    "sharing",  # subagent_stop: the guests of a shared engine
+    "on_session_end",  # subagent_stop: a child ends
+    "session_id",
+    "host",  # the host's version support, set at registration
+)
 
 
 @runtime_checkable
