@@ -27,7 +27,7 @@ the summary calls wasted (prepared, never used) with their input tokens.
 after waiting, stale or nothing prepared, and why) and why each wasted call
 was dropped: the rows the policy in ``context_engine/ahead/`` was tuned on.
 
-    python bench/bench_economy.py [--dataset agent|swe404] [--limit N] [--chain K] [--half A|B]
+    python bench/bench_economy.py [--suite | --dataset agent|swe404] [--limit N] [--chain K] [--half A|B]
                                   [--set stowage.key=value ...] [--curve view.compact_at=0.35,0.5 ...]
                                   [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
@@ -40,7 +40,11 @@ summary calls, compactions, peak request size, requests over the window;
 hidden and which signal would have kept it (``economy_signals.py``); the
 curve (Stowage with one setting changed at a time, so defaults are chosen
 from data; ``--half A`` to choose, ``--half B`` to check on the held-out half);
-and issue 22's targets, met or not.  Not a timed test.
+and issue 42's targets, met or not.  ``--suite`` runs the three datasets the
+defaults are judged on, one after the other with the same options: half A
+(where defaults are chosen), half B and the 404 set (held out), each report
+in full, then one table of Stowage against the newest built-in on each.
+Not a timed test.
 """
 
 from __future__ import annotations
@@ -290,7 +294,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
+    parser.add_argument(
+        "--suite",
+        action="store_true",
+        help="half A, half B and the 404 set in turn (the other options apply to each), then one table of all three",
+    )
     args = parser.parse_args(argv)
+    if args.suite:
+        return economy_report.run_suite(main, [a for a in (sys.argv[1:] if argv is None else argv) if a != "--suite"])
 
     data = Path(args.data) if args.data else dataset_path(args.dataset)
     args.data = str(data)

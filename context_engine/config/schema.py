@@ -338,6 +338,18 @@ KEYS: tuple[Key, ...] = (
         0,
         1_000,
     ),
+    Key(
+        "view.step_payback",
+        NUMBER,
+        0,
+        "The prompt-cache arithmetic of the view's steps (0: off): a step waits for sqrt(2 x this x pace x "
+        "view.hot_tokens) cold tokens when that is more than view.step_tokens (pace: cold tokens a model turn adds). "
+        "A step rewrites the hot zone and what it stubs (a cache write costs this many reads more than a read: 11.5 "
+        "at reads 0.1x, writes 1.25x) while a cold output still verbatim costs a read per request; that size makes "
+        "the two least: fewer, larger steps.",
+        0,
+        1_000,
+    ),
     # -- tokenizer ------------------------------------------------------------
     Key(
         "tokenizer.encoding",

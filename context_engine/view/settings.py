@@ -27,6 +27,7 @@ class ViewSettings:
     compact_tail_tokens: int = 16_000
     working_set: bool = False
     release_reach: float = 0.0
+    step_payback: float = 0.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -50,4 +51,5 @@ class ViewSettings:
             view.compact_tail_tokens,
             view.working_set,
             view.release_reach,
+            view.step_payback,
         )

@@ -7,7 +7,9 @@ assistant message superseded it and with what, from the calls alone (never
 the disk), so the plan stays a pure function of the history:
 
 * the same call again (the same tool with the same arguments, whitespace aside);
-* a read of the whole file (``cat f``, ``read_file`` without a range) after any read of that file.
+* a read of the whole file (``cat f``, ``read_file`` without a range) after any read of that file;
+* with ``disposable``, a listing (``ls``, ``find``, ``tree``) or an install log (``pip install``, ``apt-get
+  install``, ...) by the next call after it: the agent acted on it, and its stub says what it was.
 
 A read of another region of the file (``sed -n 50,80p f`` after ``sed -n 1,40p f``) supersedes nothing: the
 older output is still the only copy of its lines.
@@ -16,6 +18,7 @@ older output is still the only copy of its lines.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -23,6 +26,11 @@ from ..chat.messages import call_arguments_text, call_id, call_name, tool_calls_
 from .edit_pins import read_path_of
 
 _WHOLE_FILE_READERS = frozenset({"cat", "bat", "less", "more"})
+_LISTERS = frozenset({"ls", "find", "tree", "fd"})
+_INSTALL = re.compile(
+    r"\b(?:pip3?|uv\s+pip|poetry|conda|mamba|apt(?:-get)?|npm|yarn|pnpm|gem|cargo)\s+(?:-\S+\s+)*(?:install|add)\b"
+    r"|\bsetup\.py\s+(?:install|develop)\b"
+)
 
 
 @dataclass(frozen=True)
@@ -31,11 +39,13 @@ class Superseded:
     by: str  # what superseded it, as a stub says it
 
 
-def superseded(messages: Sequence[Any]) -> dict[int, Superseded]:
+def superseded(messages: Sequence[Any], disposable: bool = False) -> dict[int, Superseded]:
     """Output index -> the first later call that superseded it (outputs never superseded are absent)."""
     newest_run: dict[str, int] = {}  # call key -> the newest output of that call
     reads: dict[str, list[int]] = {}  # path -> outputs that read (part of) it, not superseded yet
     pending: dict[str, tuple[str, str | None]] = {}  # call id -> (call key, path it read)
+    kinds: dict[str, str] = {}  # call id -> "a listing" / "an install log"
+    spent: list[tuple[int, str]] = []  # listings and install logs no call has followed yet
     found: dict[int, Superseded] = {}
     for index, message in enumerate(messages):
         if message.__class__ is not dict:
@@ -43,6 +53,9 @@ def superseded(messages: Sequence[Any]) -> dict[int, Superseded]:
         role = message.get("role")
         if role == "tool":
             key_path = pending.pop(tool_result_id(message), None)
+            kind = kinds.pop(tool_result_id(message), None)
+            if kind is not None:
+                spent.append((index, kind))
             if key_path is not None:
                 key, path = key_path
                 newest_run[key] = index
@@ -51,6 +64,10 @@ def superseded(messages: Sequence[Any]) -> dict[int, Superseded]:
             continue
         if role != "assistant":
             continue
+        if spent and tool_calls_of(message):
+            for output, kind in spent:
+                found.setdefault(output, Superseded(index, f"the calls after it ({kind})"))
+            spent = []
         for call in tool_calls_of(message):
             name, arguments = call_name(call), call_arguments_text(call)
             key = _call_key(name, arguments)
@@ -63,7 +80,29 @@ def superseded(messages: Sequence[Any]) -> dict[int, Superseded]:
                     found.setdefault(read, Superseded(index, f"a later read of the whole of {path}"))
             if call_id(call):
                 pending[call_id(call)] = (key, path)
+                kind = _disposable_kind(name, arguments) if disposable else None
+                if kind is not None:
+                    kinds[call_id(call)] = kind
     return found
+
+
+def _disposable_kind(name: str, arguments: str) -> str | None:
+    """``a listing`` or ``an install log`` for a call whose output the agent uses once; None otherwise."""
+    if name in ("list_files", "list_directory"):
+        return "a listing"
+    try:
+        value: Any = json.loads(arguments) if arguments else {}
+    except ValueError:
+        return None
+    command = value.get("command") if isinstance(value, dict) else None
+    if not isinstance(command, str) or any(sep in command.strip() for sep in ("\n", ";", "&&", "||", "|")):
+        return None
+    if _INSTALL.search(command):
+        return "an install log"
+    words = command.split()
+    if words and words[0].rsplit("/", 1)[-1] in _LISTERS and "-exec" not in words and "-delete" not in words:
+        return "a listing"
+    return None
 
 
 def _call_key(name: str, arguments: str) -> str:
