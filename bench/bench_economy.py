@@ -106,12 +106,23 @@ def configurations(overrides: dict[str, Any], curve: list[tuple[str, Any]]) -> l
     """(label, stowage settings or None for the built-in), in run order; ``curve`` is (key, value) pairs."""
     configs: list[tuple[str, dict[str, Any] | None]] = [(BUILTIN, None), (STOWAGE, dict(overrides))]
     for key, value in curve:
-        configs.append((curve_label(key, value), {**overrides, key: value}))
+        changed = value if isinstance(value, dict) else {key: value}  # a --point: several settings
+        configs.append((curve_label(key, value), {**overrides, **changed}))
     return configs
 
 
 def curve_label(key: str, value: Any) -> str:
+    if isinstance(value, dict):
+        return key
     return f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+
+
+def parse_point(spec: str) -> tuple[str, Any]:
+    """``"view.a=1,view.b=x"`` -> ``("view.a=1,view.b=x", {"view.a": 1, "view.b": "x"})``: several settings at once."""
+    pairs = [parse_setting(part.strip()) for part in spec.split(",") if part.strip()]
+    if not pairs:
+        raise ValueError(f"expected KEY=V,KEY=V, got {spec!r}")
+    return spec, dict(pairs)
 
 
 def parse_curve(specs: list[str]) -> list[tuple[str, Any]]:
@@ -257,6 +268,14 @@ def main(argv: list[str] | None = None) -> int:
         help="more curve points: Stowage with KEY set to each value (repeatable)",
     )
     parser.add_argument(
+        "--point",
+        action="append",
+        default=[],
+        metavar="KEY=V,KEY=V",
+        help="a curve point that changes several settings at once (repeatable), e.g. "
+        "view.working_set=true,view.hot_tokens=2000",
+    )
+    parser.add_argument(
         "--set",
         dest="settings",
         action="append",
@@ -315,7 +334,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         overrides = dict(parse_setting(item) for item in args.settings)
-        extra_curve = parse_curve(args.curve)
+        extra_curve = parse_curve(args.curve) + [parse_point(spec) for spec in args.point]
         timing = Timing(parse_latency(args.summary_latency), max(0.0, args.main_latency))
     except ValueError as exc:
         print(f"bench_economy: {exc}", file=sys.stderr)
