@@ -55,12 +55,12 @@ def superseded(messages: Sequence[Any], disposable: bool = False) -> dict[int, S
             continue
         role = message.get("role")
         if role == "tool":
-            call = pending.pop(tool_result_id(message), None)
+            made = pending.pop(tool_result_id(message), None)
             kind = kinds.pop(tool_result_id(message), None)
             if kind is not None:
                 spent.append((index, kind))
-            if call is not None:
-                key, path, whole = call
+            if made is not None:
+                key, path, whole = made
                 if _complete(message.get("content")):  # an output cut short carries only part of what it read
                     earlier = newest_run.get(key)
                     if earlier is not None:
