@@ -203,7 +203,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.hot_tokens",
         INTEGER,
-        4000,
+        2000,
         "Newest part of the history sent verbatim, in tokens (never less than the newest tool batch); a compaction "
         "keeps at least this much verbatim (view.compact_tail_tokens; compaction.target_ratio with the view off).",
         1000,
@@ -323,7 +323,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.working_set",
         BOOLEAN,
-        False,
+        True,
         "Pins on what the agent works with (quoted outputs, reads of files it edits or names) last to the end of "
         "the user turn, at least view.pin_turns, and end when a later call supersedes the output (the same call "
         "again, a read of the whole file); a superseded output's stub says what superseded it.",

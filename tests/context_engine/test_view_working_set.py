@@ -15,7 +15,9 @@ def test_an_output_quoted_once_stays_verbatim_for_the_rest_of_the_user_turn(tmp_
     kept = output_index(messages, 1)
     assert sent[kept]["content"] == messages[kept]["content"]
     assert sent[output_index(messages, 3)]["content"].startswith(VIEW_STUB_PREFIX)  # the rest still goes
-    before = shape(make(tmp_path / "b", collapse_steps=False), messages)  # today's pins end after pin_turns
+    before = shape(
+        make(tmp_path / "b", working_set=False, collapse_steps=False), messages
+    )  # without it, pins end after pin_turns
     assert before[kept]["content"].startswith(VIEW_STUB_PREFIX)
     # a new user turn (the next task) ends the pin: the next step stubs it
     later = [*messages, {"role": "user", "content": "Next task."}, *session(12, {})[2:]]
@@ -50,5 +52,7 @@ def test_a_listing_goes_with_the_next_step_from_inside_the_hot_zone_and_its_stub
     listing = sent[output_index(messages, 3)]["content"]
     assert listing.startswith(VIEW_STUB_PREFIX) and "superseded by the calls after it (a listing)" in listing
     assert sent[output_index(messages, 4)]["content"] == messages[output_index(messages, 4)]["content"]  # hot
-    before = shape(make(tmp_path / "b", **wide), messages)  # without the working set the hot zone keeps it
+    before = shape(
+        make(tmp_path / "b", working_set=False, **wide), messages
+    )  # without the working set the hot zone keeps it
     assert before[output_index(messages, 3)]["content"] == messages[output_index(messages, 3)]["content"]
