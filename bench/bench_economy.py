@@ -541,7 +541,8 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
     engines = report["engines"]
     baselines = [e for e in engines if e != STOWAGE]
     economy_report.print_engines(engines, totals, STOWAGE, baselines)
-    economy_report.print_waits(engines, totals, report["timing"])
+    points = [label for label in curve_labels if label in totals and label not in report["curve_default"]]
+    economy_report.print_waits([*engines, *points], totals, report["timing"])  # each curve point's wait too
     economy_report.print_hidden(engines, hidden)
     economy_report.print_why_hidden(STOWAGE, hidden[STOWAGE])
     newest = baselines[-1]
