@@ -29,6 +29,7 @@ was dropped: the rows the policy in ``context_engine/ahead/`` was tuned on.
 
     python bench/bench_economy.py [--suite | --dataset agent|swe404] [--limit N] [--chain K] [--half A|B]
                                   [--set stowage.key=value ...] [--curve view.compact_at=0.35,0.5 ...]
+                                  [--point view.a=1,view.b=2 ...]
                                   [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
                                   [--summary-latency 10|2+0.025/1k] [--main-latency 2] [--diagnose]
