@@ -7,8 +7,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 
-import bench_economy  # noqa: E402
-import economy_report  # noqa: E402
+import bench_economy
+import economy_report
 
 
 def test_a_point_changes_several_settings_on_top_of_the_overrides() -> None:
