@@ -27,8 +27,9 @@ the summary calls wasted (prepared, never used) with their input tokens.
 after waiting, stale or nothing prepared, and why) and why each wasted call
 was dropped: the rows the policy in ``context_engine/ahead/`` was tuned on.
 
-    python bench/bench_economy.py [--dataset agent|swe404] [--limit N] [--chain K] [--half A|B]
+    python bench/bench_economy.py [--suite | --dataset agent|swe404] [--limit N] [--chain K] [--half A|B]
                                   [--set stowage.key=value ...] [--curve view.compact_at=0.35,0.5 ...]
+                                  [--point view.a=1,view.b=2 ...]
                                   [--thresholds ...]
                                   [--request-tools hermes|bash] [--no-newer-hosts] [--jobs N] [--json]
                                   [--summary-latency 10|2+0.025/1k] [--main-latency 2] [--diagnose]
@@ -40,7 +41,11 @@ summary calls, compactions, peak request size, requests over the window;
 hidden and which signal would have kept it (``economy_signals.py``); the
 curve (Stowage with one setting changed at a time, so defaults are chosen
 from data; ``--half A`` to choose, ``--half B`` to check on the held-out half);
-and issue 22's targets, met or not.  Not a timed test.
+and issue 42's targets, met or not.  ``--suite`` runs the three datasets the
+defaults are judged on, one after the other with the same options: half A
+(where defaults are chosen), half B and the 404 set (held out), each report
+in full, then one table of Stowage against the newest built-in on each.
+Not a timed test.
 """
 
 from __future__ import annotations
@@ -102,12 +107,23 @@ def configurations(overrides: dict[str, Any], curve: list[tuple[str, Any]]) -> l
     """(label, stowage settings or None for the built-in), in run order; ``curve`` is (key, value) pairs."""
     configs: list[tuple[str, dict[str, Any] | None]] = [(BUILTIN, None), (STOWAGE, dict(overrides))]
     for key, value in curve:
-        configs.append((curve_label(key, value), {**overrides, key: value}))
+        changed = value if isinstance(value, dict) else {key: value}  # a --point: several settings
+        configs.append((curve_label(key, value), {**overrides, **changed}))
     return configs
 
 
 def curve_label(key: str, value: Any) -> str:
+    if isinstance(value, dict):
+        return key
     return f"{key}={value:g}" if isinstance(value, float) else f"{key}={value}"
+
+
+def parse_point(spec: str) -> tuple[str, Any]:
+    """``"view.a=1,view.b=x"`` -> ``("view.a=1,view.b=x", {"view.a": 1, "view.b": "x"})``: several settings at once."""
+    pairs = [parse_setting(part.strip()) for part in spec.split(",") if part.strip()]
+    if not pairs:
+        raise ValueError(f"expected KEY=V,KEY=V, got {spec!r}")
+    return spec, dict(pairs)
 
 
 def parse_curve(specs: list[str]) -> list[tuple[str, Any]]:
@@ -253,6 +269,14 @@ def main(argv: list[str] | None = None) -> int:
         help="more curve points: Stowage with KEY set to each value (repeatable)",
     )
     parser.add_argument(
+        "--point",
+        action="append",
+        default=[],
+        metavar="KEY=V,KEY=V",
+        help="a curve point that changes several settings at once (repeatable), e.g. "
+        "view.working_set=true,view.hot_tokens=2000",
+    )
+    parser.add_argument(
         "--set",
         dest="settings",
         action="append",
@@ -290,7 +314,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=min(2, os.cpu_count() or 1), help="worker processes")
     parser.add_argument("--json", action="store_true", help="print machine-readable results")
     parser.add_argument("--per-session", action="store_true", help="with --json: include every session's rows")
+    parser.add_argument(
+        "--suite",
+        action="store_true",
+        help="half A, half B and the 404 set in turn (the other options apply to each), then one table of all three",
+    )
     args = parser.parse_args(argv)
+    if args.suite:
+        return economy_report.run_suite(main, [a for a in (sys.argv[1:] if argv is None else argv) if a != "--suite"])
 
     data = Path(args.data) if args.data else dataset_path(args.dataset)
     args.data = str(data)
@@ -304,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         overrides = dict(parse_setting(item) for item in args.settings)
-        extra_curve = parse_curve(args.curve)
+        extra_curve = parse_curve(args.curve) + [parse_point(spec) for spec in args.point]
         timing = Timing(parse_latency(args.summary_latency), max(0.0, args.main_latency))
     except ValueError as exc:
         print(f"bench_economy: {exc}", file=sys.stderr)
@@ -511,7 +542,8 @@ def print_report(report: dict[str, Any], curve_labels: list[str], checks: list[A
     engines = report["engines"]
     baselines = [e for e in engines if e != STOWAGE]
     economy_report.print_engines(engines, totals, STOWAGE, baselines)
-    economy_report.print_waits(engines, totals, report["timing"])
+    points = [label for label in curve_labels if label in totals and label not in report["curve_default"]]
+    economy_report.print_waits([*engines, *points], totals, report["timing"])  # each curve point's wait too
     economy_report.print_hidden(engines, hidden)
     economy_report.print_why_hidden(STOWAGE, hidden[STOWAGE])
     newest = baselines[-1]

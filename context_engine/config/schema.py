@@ -203,7 +203,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.hot_tokens",
         INTEGER,
-        4000,
+        2000,
         "Newest part of the history sent verbatim, in tokens (never less than the newest tool batch); a compaction "
         "keeps at least this much verbatim (view.compact_tail_tokens; compaction.target_ratio with the view off).",
         1000,
@@ -323,7 +323,7 @@ KEYS: tuple[Key, ...] = (
     Key(
         "view.working_set",
         BOOLEAN,
-        False,
+        True,
         "Pins on what the agent works with (quoted outputs, reads of files it edits or names) last to the end of "
         "the user turn, at least view.pin_turns, and end when a later call supersedes the output (the same call "
         "again, a read of the whole file); a superseded output's stub says what superseded it.",
@@ -335,6 +335,18 @@ KEYS: tuple[Key, ...] = (
         "The prompt-cache arithmetic of a view step (0: off): outputs released long ago go with a step only when "
         "their tokens times this are at least the prefix the step would then rewrite down to them; otherwise they "
         "wait for a compaction or a later step.",
+        0,
+        1_000,
+    ),
+    Key(
+        "view.step_payback",
+        NUMBER,
+        0,
+        "The prompt-cache arithmetic of the view's steps (0: off): a step waits for sqrt(2 x this x pace x "
+        "view.hot_tokens) cold tokens when that is more than view.step_tokens (pace: cold tokens a model turn adds). "
+        "A step rewrites the hot zone and what it stubs (a cache write costs this many reads more than a read: 11.5 "
+        "at reads 0.1x, writes 1.25x) while a cold output still verbatim costs a read per request; that size makes "
+        "the two least: fewer, larger steps.",
         0,
         1_000,
     ),

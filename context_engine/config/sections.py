@@ -54,6 +54,7 @@ class ViewSection:
     collapse_steps: bool
     working_set: bool
     release_reach: float
+    step_payback: float
 
 
 @dataclass(frozen=True)

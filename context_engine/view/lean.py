@@ -114,6 +114,7 @@ class LeanView:
             deep_at=deep_at if self.settings.deep_step else 0,
             deep_min=DEEP_MIN_TOKENS,
             release_reach=self.settings.release_reach,
+            payback=self.settings.step_payback,
         )
         outcome = ViewOutcome(
             list(messages),

@@ -73,7 +73,7 @@ class ViewMeasure:
         pin_end = lambda at: _after_turns(model_turns, at, pin_span)  # noqa: E731 - one rule for both pins
         stale: dict[int, Superseded] = {}
         if self.settings.working_set:
-            stale = superseded(messages)
+            stale = superseded(messages, disposable=True)
             pin_end = _working_set_end(messages, model_turns, pin_span)
         if pin_span > 0 and self.settings.pin_quoted:
             quoted = self._quotes.pins(
@@ -156,7 +156,12 @@ class ViewMeasure:
                 ]
         if stale is not None:
             return ViewItem(
-                tokens, tokens - STUB_TOKENS, pins=tuple(pins), superseded_at=stale.at, superseded_by=stale.by
+                tokens,
+                tokens - STUB_TOKENS,
+                pins=tuple(pins),
+                superseded_at=stale.at,
+                superseded_by=stale.by,
+                early=True,
             )
         return ViewItem(tokens, cold_tokens=tokens - STUB_TOKENS, pins=tuple(pins))
 

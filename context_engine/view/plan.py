@@ -19,7 +19,21 @@ session grew, and moves a stub boundary forward in steps:
 * a *deep step* (``deep_at``): when the request as this plan sends it grows
   past ``deep_at`` tokens (just under the compaction trigger), the cold
   items still verbatim are stubbed at once even below ``step_tokens``, if
-  they are worth ``deep_min`` tokens: a cache break instead of a summary.
+  they are worth ``deep_min`` tokens: a cache break instead of a summary;
+* with ``payback`` (the cache arithmetic of a step), a regular step waits
+  for ``sqrt(2 x payback x pace x hot_tokens)`` cold tokens when that is
+  more than ``step_tokens``.  A step rewrites the hot zone and the items it
+  stubs (a cache write each, ``payback`` reads more than reading them: 11.5
+  at reads 0.1x, writes 1.25x), while each cold token still verbatim costs
+  a read per request; ``pace`` is the cold tokens a model turn adds (the
+  history's own, so the plan stays a pure function of it).  That size
+  (the economic order quantity of the two) makes the rewrites per request
+  least for the reads the waiting outputs cost: the boundary moves in few,
+  large steps and most requests extend the cached prefix;
+* an item marked ``early`` (the working set moved on from it: a later call
+  superseded it, or it is a listing or an install log) joins the pending
+  items when it is superseded, even from inside the hot zone: stale
+  outputs go first, with the next step.
 
 Because the plan depends only on the messages (their sizes and pins), the
 same history gives the same plan in every process and after a resume, and
@@ -29,6 +43,7 @@ Once stubbed, an item stays stubbed for every longer history.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Sequence
 
@@ -54,6 +69,7 @@ class ViewItem:
     pins: tuple[tuple[int, int], ...] = ()
     superseded_at: int = -1  # the message that superseded this output (``supersede.py``), -1: never
     superseded_by: str = ""
+    early: bool = False  # leaves the hot zone at ``superseded_at`` (``view.working_set``)
 
     def pinned_at(self, position: int) -> bool:
         return any(start <= position < end for start, end in self.pins)
@@ -82,32 +98,49 @@ def plan_view(
     deep_at: int = 0,
     deep_min: int = 0,
     release_reach: float = 0.0,
+    payback: float = 0.0,
 ) -> ViewPlan:
     """Replay the history's growth and return what the newest request stubs."""
     plan = ViewPlan()
     reach = _Reach(release_reach, items, plan)
+    early_at: dict[int, list[int]] = {}
+    for index, entry in enumerate(items):
+        if entry.early and entry.cold_tokens > 0 and index < entry.superseded_at:
+            early_at.setdefault(entry.superseded_at, []).append(index)
+    went_early: set[int] = set()
     hot = 0  # tokens of items[hot_start:position + 1]
     sent = 0  # tokens of items[:position + 1] as this plan sends them (about: see STUB_SLACK_TOKENS)
     newest_batch = -1
     pending: list[int] = []  # cold items not stubbed yet, oldest first
     pending_tokens = 0
+    cold_seen = turns = 0  # the pace (``payback``): cold tokens a model turn adds
     for position, item in enumerate(items):
         hot += item.tokens
         sent += item.tokens
+        cold_seen += item.cold_tokens
+        turns += item.batch
         if item.batch:
             newest_batch = position
         floor = newest_batch if newest_batch >= 0 else position
         while hot > hot_tokens and plan.hot_start < floor:
             leaving = items[plan.hot_start]
             hot -= leaving.tokens
-            if leaving.cold_tokens > 0:
+            if leaving.cold_tokens > 0 and plan.hot_start not in went_early:
                 pending.append(plan.hot_start)
                 pending_tokens += leaving.cold_tokens
             plan.hot_start += 1
-        regular = pending_tokens >= step_tokens
+        for stale in early_at.get(position, ()):
+            if stale >= plan.hot_start:  # still in the hot zone: the working set moved on, it goes with the next step
+                went_early.add(stale)
+                pending.append(stale)
+                pending_tokens += items[stale].cold_tokens
+        size = step_tokens
+        if payback > 0 and turns:
+            size = max(step_tokens, int(math.sqrt(2 * payback * cold_seen / turns * hot_tokens)))
+        regular = pending_tokens >= size
         if regular:
             before = plan.steps
-            pending, pending_tokens, sent = _step(plan, items, pending, position, step_tokens, sent, reach)
+            pending, pending_tokens, sent = _step(plan, items, pending, position, size, sent, reach)
             # items held back by the cache arithmetic do not hold back a deep step
             regular = plan.steps > before or release_reach <= 0
         if not regular and deep_at > 0 and sent > deep_at and pending_tokens >= max(1, deep_min):
@@ -172,7 +205,7 @@ def _step(
         free = [i for i in free if i not in held_set]
         kept = sorted([*kept, *held])
     freed = sum(items[i].cold_tokens for i in free)
-    if kept and freed < step_tokens:
+    if kept and freed < step_tokens or not free:
         return pending, sum(items[i].cold_tokens for i in pending), sent
     plan.stubbed.extend(free)
     plan.stubbed_at.update(dict.fromkeys(free, position))

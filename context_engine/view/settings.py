@@ -10,7 +10,7 @@ from ..config.settings import Settings
 @dataclass(frozen=True)
 class ViewSettings:
     enabled: bool = True
-    hot_tokens: int = 4000
+    hot_tokens: int = 2000
     step_tokens: int = 4000
     pin_turns: int = 20
     min_chars: int = 800
@@ -25,8 +25,9 @@ class ViewSettings:
     collapse_steps: bool = True
     condense_answers: bool = True
     compact_tail_tokens: int = 16_000
-    working_set: bool = False
+    working_set: bool = True
     release_reach: float = 0.0
+    step_payback: float = 0.0
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -50,4 +51,5 @@ class ViewSettings:
             view.compact_tail_tokens,
             view.working_set,
             view.release_reach,
+            view.step_payback,
         )

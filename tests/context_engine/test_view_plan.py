@@ -141,3 +141,50 @@ def test_with_release_reach_stubs_stay_monotonic_and_stable_between_steps(spec, 
                 assert plan.stubbed == previous.stubbed
             assert all(previous.stubbed_at[i] == plan.stubbed_at[i] for i in previous.stubbed)
         previous = plan
+
+
+def test_an_early_item_leaves_the_hot_zone_when_superseded_and_goes_with_the_next_step():
+    items = session(6, out_tokens=600)
+    stale = 2  # the first output, superseded by the assistant message at 5
+    items[stale] = ViewItem(600, cold_tokens=560, superseded_at=5, early=True)
+    kept = plan_view(items, hot_tokens=20_000, step_tokens=500)
+    assert kept.stubbed == [stale] and kept.steps == 1  # from inside the hot zone, nothing else cold
+    assert kept.stubbed_at[stale] == 5 and plan_view(items[:5], hot_tokens=20_000, step_tokens=500).stubbed == []
+    plain = [ViewItem(i.tokens, i.cold_tokens, i.batch) for i in items]
+    assert plan_view(plain, hot_tokens=20_000, step_tokens=500).stubbed == []  # not early: the hot zone keeps it
+
+
+def test_with_payback_steps_are_fewer_and_larger_by_the_cache_arithmetic():
+    items = session(80, out_tokens=700)
+    plain = plan_view(items, hot_tokens=3000, step_tokens=1500)
+    cached = plan_view(items, hot_tokens=3000, step_tokens=1500, payback=11.5)
+    # pace 660 cold tokens a turn: a step waits for sqrt(2 x 11.5 x 660 x 3000), about 6,700 tokens, not 1,500
+    assert 0 < cached.steps < plain.steps / 3
+    assert abs(len(cached.stubbed) - len(plain.stubbed)) <= 12  # the same outputs go, in fewer steps
+    assert (
+        plan_view(items, hot_tokens=3000, step_tokens=10_000, payback=11.5).steps
+        == plan_view(items, hot_tokens=3000, step_tokens=10_000).steps
+    )  # never below step_tokens
+
+
+@settings(max_examples=100, deadline=None)
+@given(sizes, st.integers(500, 6000), st.integers(200, 6000), st.sampled_from([0, 3000]), st.sampled_from([2, 11.5]))
+def test_with_payback_and_early_items_stubs_stay_monotonic_and_stable_between_steps(spec, hot, step, deep_at, payback):
+    items = [
+        ViewItem(i.tokens, i.cold_tokens, i.batch, superseded_at=n + 3, early=True)
+        if i.cold_tokens and n % 3 == 0
+        else i
+        for n, i in enumerate(_items(spec))
+    ]
+    previous = None
+    for end in range(1, len(items) + 1):
+        plan = plan_view(items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300, payback=payback)
+        assert plan == plan_view(
+            items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300, payback=payback
+        )
+        if previous is not None:
+            assert set(previous.stubbed) <= set(plan.stubbed)
+            if plan.steps == previous.steps:
+                assert plan.stubbed == previous.stubbed
+            assert all(previous.stubbed_at[i] == plan.stubbed_at[i] for i in previous.stubbed)
+        previous = plan

@@ -15,7 +15,9 @@ def test_an_output_quoted_once_stays_verbatim_for_the_rest_of_the_user_turn(tmp_
     kept = output_index(messages, 1)
     assert sent[kept]["content"] == messages[kept]["content"]
     assert sent[output_index(messages, 3)]["content"].startswith(VIEW_STUB_PREFIX)  # the rest still goes
-    before = shape(make(tmp_path / "b", collapse_steps=False), messages)  # today's pins end after pin_turns
+    before = shape(
+        make(tmp_path / "b", working_set=False, collapse_steps=False), messages
+    )  # without it, pins end after pin_turns
     assert before[kept]["content"].startswith(VIEW_STUB_PREFIX)
     # a new user turn (the next task) ends the pin: the next step stubs it
     later = [*messages, {"role": "user", "content": "Next task."}, *session(12, {})[2:]]
@@ -38,3 +40,19 @@ def test_a_superseded_output_loses_its_pin_and_its_stub_says_what_superseded_it(
     assert stub.startswith(VIEW_STUB_PREFIX)
     assert "superseded by the same call, run again later" in stub
     assert "superseded" not in sent[output_index(messages, 3)]["content"]  # never superseded: the plain stub
+
+
+def test_a_listing_goes_with_the_next_step_from_inside_the_hot_zone_and_its_stub_says_what_it_was(tmp_path):
+    """Round 3 lists the tree: the next call acted on it, so the next step stubs it though it is still hot."""
+    messages = session(6, {})
+    at = next(i for i, m in enumerate(messages) if any(c["id"] == "c3" for c in m.get("tool_calls") or []))
+    messages[at]["tool_calls"][0]["function"]["arguments"] = json.dumps({"command": "find src -name '*.py'"})
+    wide = {"hot_tokens": 20_000, "collapse_steps": False, "step_tokens": 500}
+    sent = shape(make(tmp_path / "a", working_set=True, **wide), messages)
+    listing = sent[output_index(messages, 3)]["content"]
+    assert listing.startswith(VIEW_STUB_PREFIX) and "superseded by the calls after it (a listing)" in listing
+    assert sent[output_index(messages, 4)]["content"] == messages[output_index(messages, 4)]["content"]  # hot
+    before = shape(
+        make(tmp_path / "b", working_set=False, **wide), messages
+    )  # without the working set the hot zone keeps it
+    assert before[output_index(messages, 3)]["content"] == messages[output_index(messages, 3)]["content"]
