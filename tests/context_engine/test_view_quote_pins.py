@@ -27,7 +27,9 @@ def test_an_output_the_agent_keeps_quoting_stays_verbatim_while_older_ones_becom
 
 def test_the_pin_ends_and_the_next_step_stubs_the_output(tmp_path):
     messages = session(20, {2: 1})  # quoted once, early; pin_turns 3
-    sent = shape(make(tmp_path), messages)
+    # the quote pin alone: the working set (on by default) keeps a named output in sight by its own rule
+    # (tests/context_engine/test_view_working_set.py)
+    sent = shape(make(tmp_path, working_set=False), messages)
     assert sent[output_index(messages, 1)]["content"].startswith(VIEW_STUB_PREFIX)
 
 
