@@ -101,6 +101,9 @@ MODULES: dict[str, str] = {
     # the message parts (images) compaction takes out
     f"{CE}.store_session.settings": f"{CE}.store_session.store_config",
     f"{CE}.store_session.parts": f"{CE}.store_session.message_parts",
+    # and the view's settings and tool search's, beside the one config/settings.py (every `stowage:` key)
+    f"{CE}.view.settings": f"{CE}.view.view_settings",
+    "stowage.tool_search.settings": "stowage.tool_search.search_settings",
     # session
     f"{CE}.session_state": f"{CE}.session.state",
     f"{CE}.compaction_run": f"{CE}.session.compaction_run",
