@@ -41,8 +41,8 @@ from .dense_leg import DenseLeg
 from .inline_picks import PickStore, blocks_for, store_for
 from .listing import count_in_pieces, session_listing
 from .messages import call_id, call_name, last_index, message_text, role_of, tool_calls_of
+from .search_settings import ToolSearchSection
 from .semantic import semantic_leg
-from .settings import ToolSearchSection
 from .status import ToolSearchStatus
 
 logger = logging.getLogger(__name__)

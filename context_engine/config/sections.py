@@ -13,7 +13,9 @@ from dataclasses import dataclass, fields
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from ...tool_search.settings import ToolSearchSection  # tool search owns its section (it imports nothing of ours)
+from ...tool_search.search_settings import (
+    ToolSearchSection,  # tool search owns its section (it imports nothing of ours)
+)
 
 
 @dataclass(frozen=True)

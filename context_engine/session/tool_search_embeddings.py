@@ -27,7 +27,7 @@ from typing import Callable
 from ...tool_search.dense_leg import DenseLeg
 from ...tool_search.embeddings import load_default_embedder
 from ...tool_search.http_embedder import HttpEmbedder
-from ...tool_search.settings import ToolSearchSection
+from ...tool_search.search_settings import ToolSearchSection
 from ..records.session_files import VECTOR_FOLDER
 
 logger = logging.getLogger(__name__)

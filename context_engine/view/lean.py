@@ -27,8 +27,8 @@ from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, 
 from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
 from .plan import ViewItem, ViewPlan, plan_view
 from .render import condensed_reasoning
-from .settings import ViewSettings
 from .stub_digest import digest
+from .view_settings import ViewSettings
 
 logger = logging.getLogger(__name__)
 

@@ -31,8 +31,8 @@ from .plan import ViewItem
 from .quote_pins import QuoteIndex
 from .render import REASONING_HEAD_CHARS
 from .reread import READ_TOOL, read_key
-from .settings import ViewSettings
 from .supersede import Superseded, superseded
+from .view_settings import ViewSettings
 
 READ_BACK_TOOLS = frozenset({"stowage_fetch", "stowage_grep"})
 STUB_TOKENS = 40  # about what a view stub costs; an output must be worth more than that to be stubbed
