@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,20 +97,26 @@ def _items(spec: list[tuple[int, int, bool]]) -> list[ViewItem]:
     return items
 
 
+def assert_grows_in_steps(items: list[ViewItem], **knobs: Any) -> None:
+    """The plans of every prefix of ``items``: deterministic, once stubbed always stubbed, and between steps
+    the stubs unchanged (the view only grows at its end) with each stub's step kept."""
+    previous = None
+    for end in range(1, len(items) + 1):
+        plan = plan_view(items[:end], **knobs)
+        assert plan == plan_view(items[:end], **knobs)
+        assert all(items[i].cold_tokens > 0 for i in plan.stubbed)
+        if previous is not None:
+            assert set(previous.stubbed) <= set(plan.stubbed)
+            if plan.steps == previous.steps:
+                assert plan.stubbed == previous.stubbed
+            assert all(previous.stubbed_at[i] == plan.stubbed_at[i] for i in previous.stubbed)
+        previous = plan
+
+
 @settings(max_examples=150, deadline=None)
 @given(sizes, st.integers(500, 6000), st.integers(200, 6000), st.sampled_from([0, 3000, 20_000]))
 def test_stubs_are_monotonic_and_stable_between_steps(spec, hot, step, deep_at):
-    items = _items(spec)
-    previous = None
-    for end in range(1, len(items) + 1):
-        plan = plan_view(items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300)
-        assert plan == plan_view(items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300)
-        assert all(items[i].cold_tokens > 0 for i in plan.stubbed)
-        if previous is not None:
-            assert set(previous.stubbed) <= set(plan.stubbed)  # once stubbed, always stubbed
-            if plan.steps == previous.steps:
-                assert plan.stubbed == previous.stubbed  # between steps the view only grows at its end
-        previous = plan
+    assert_grows_in_steps(_items(spec), hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300)
 
 
 def test_with_release_reach_an_output_released_long_ago_waits_unless_worth_the_prefix_a_step_rewrites():
@@ -129,18 +137,8 @@ def test_with_release_reach_an_output_released_long_ago_waits_unless_worth_the_p
 @settings(max_examples=100, deadline=None)
 @given(sizes, st.integers(500, 6000), st.integers(200, 6000), st.sampled_from([0, 3000]), st.sampled_from([1, 4]))
 def test_with_release_reach_stubs_stay_monotonic_and_stable_between_steps(spec, hot, step, deep_at, reach):
-    items = _items(spec)
-    previous = None
-    for end in range(1, len(items) + 1):
-        plan = plan_view(
-            items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300, release_reach=reach
-        )
-        if previous is not None:
-            assert set(previous.stubbed) <= set(plan.stubbed)
-            if plan.steps == previous.steps:
-                assert plan.stubbed == previous.stubbed
-            assert all(previous.stubbed_at[i] == plan.stubbed_at[i] for i in previous.stubbed)
-        previous = plan
+    knobs = {"hot_tokens": hot, "step_tokens": step, "deep_at": deep_at, "deep_min": 300, "release_reach": reach}
+    assert_grows_in_steps(_items(spec), **knobs)
 
 
 def test_an_early_item_leaves_the_hot_zone_when_superseded_and_goes_with_the_next_step():
@@ -176,15 +174,5 @@ def test_with_payback_and_early_items_stubs_stay_monotonic_and_stable_between_st
         else i
         for n, i in enumerate(_items(spec))
     ]
-    previous = None
-    for end in range(1, len(items) + 1):
-        plan = plan_view(items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300, payback=payback)
-        assert plan == plan_view(
-            items[:end], hot_tokens=hot, step_tokens=step, deep_at=deep_at, deep_min=300, payback=payback
-        )
-        if previous is not None:
-            assert set(previous.stubbed) <= set(plan.stubbed)
-            if plan.steps == previous.steps:
-                assert plan.stubbed == previous.stubbed
-            assert all(previous.stubbed_at[i] == plan.stubbed_at[i] for i in previous.stubbed)
-        previous = plan
+    knobs = {"hot_tokens": hot, "step_tokens": step, "deep_at": deep_at, "deep_min": 300, "payback": payback}
+    assert_grows_in_steps(items, **knobs)
