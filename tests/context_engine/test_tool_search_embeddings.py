@@ -13,6 +13,8 @@ from stowage.tool_search.activation import estimate_tokens
 from stowage.tool_search.session import ToolSearchSession
 from stowage_dev.embedding_server import ConceptEmbedder, EmbeddingServer
 
+from .five_tools import FIVE_TOOLS
+
 FAKE_KEY = "sk-test-synthetic-0000"
 
 
@@ -23,13 +25,7 @@ def schema(name: str, description: str) -> dict[str, Any]:
     }
 
 
-TOOLS = [
-    schema("proc_ls", "Show processes on the host."),
-    schema("fs_read", "Read a file's contents."),
-    schema("gh_new_issue", "Open a bug ticket on GitHub."),
-    schema("chat_post", "Send a chat message to a channel."),
-    schema("maps_route", "Directions between two places."),
-]
+TOOLS = [schema(name, description) for name, description in FIVE_TOOLS]
 NAMES = {t["function"]["name"] for t in TOOLS}
 
 

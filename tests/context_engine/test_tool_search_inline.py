@@ -24,19 +24,15 @@ from stowage.tool_search.inline_picks import reset_stores
 from stowage.tool_search.session import ToolSearchSession
 from stowage_dev.embedding_server import ConceptEmbedder, EmbeddingServer
 
+from .five_tools import FIVE_TOOLS
+
 
 def schema(name: str, description: str) -> dict[str, Any]:
     params = {"type": "object", "properties": {"target": {"type": "string", "description": f"what {name} acts on"}}}
     return {"type": "function", "function": {"name": name, "description": description, "parameters": params}}
 
 
-TOOLS = [
-    schema("proc_ls", "Show processes on the host."),
-    schema("fs_read", "Read a file's contents."),
-    schema("gh_new_issue", "Open a bug ticket on GitHub."),
-    schema("chat_post", "Send a chat message to a channel."),
-    schema("maps_route", "Directions between two places."),
-]
+TOOLS = [schema(name, description) for name, description in FIVE_TOOLS]
 NAMES = {t["function"]["name"] for t in TOOLS}
 HOST = {"core_names": (), "toolset_of": lambda _: "x", "registered": NAMES}
 
