@@ -168,6 +168,7 @@ def _init_worker(
     tools: list[dict[str, Any]],
     common: frozenset[str] = frozenset(),
     timing: Timing | None = None,
+    cache_markers: bool = True,
 ) -> None:
     home = Path(base_home) / f"worker-{os.getpid()}"
     prepare_hermes_home(home)
@@ -177,7 +178,16 @@ def _init_worker(
         if settings is not None
     }
     meter = TokenMeter()
-    _WORKER.update(configs=configs, hosts=hosts, meter=meter, tools=tools, window=window, common=common, timing=timing)
+    _WORKER.update(
+        configs=configs,
+        hosts=hosts,
+        meter=meter,
+        tools=tools,
+        window=window,
+        common=common,
+        timing=timing,
+        cache_markers=cache_markers,
+    )
 
 
 def _replay_session(session: Any) -> dict[str, Any]:
@@ -192,7 +202,13 @@ def _replay_session(session: Any) -> dict[str, Any]:
             target = _WORKER["hosts"][label].target(summarizer, session.id)
         tracker = HiddenUseTracker(session.messages, starts=session.starts, common=_WORKER["common"])
         started = time.perf_counter()
-        driver = HostDriver(meter, window=_WORKER["window"], observer=tracker, timing=_WORKER["timing"])
+        driver = HostDriver(
+            meter,
+            window=_WORKER["window"],
+            observer=tracker,
+            timing=_WORKER["timing"],
+            cache_markers=_WORKER.get("cache_markers", True),
+        )
         result = driver.replay(session.messages, target)
         row = result.as_dict()  # the driver closed the target
         row["wall_s"] = time.perf_counter() - started
@@ -306,6 +322,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--main-latency", type=float, default=2.0, help="simulated main model seconds a call")
     parser.add_argument(
+        "--no-cache-markers",
+        action="store_true",
+        help="do not lay Claude's cache markers as Hermes does on Claude routes (then no claude_breakpoints cost)",
+    )
+    parser.add_argument(
         "--diagnose",
         action="store_true",
         help="print how each Stowage compaction was served: why one used no prepared summary or waited, why "
@@ -389,7 +410,7 @@ def main(argv: list[str] | None = None) -> int:
             per_session = []
             transcripts = 0
             rows_of_sessions = []
-            init_args = (str(base_home), configs, args.window, tools, common, timing)
+            init_args = (str(base_home), configs, args.window, tools, common, timing, not args.no_cache_markers)
             for session in run_sessions(sessions, args.jobs, init_args):
                 transcripts += len(session["parts"])
                 rows_of_sessions.append(session)
@@ -501,6 +522,8 @@ def _start_newer_hosts(
         worker_args += ["--half", args.half]
     if args.no_builtin_prune:
         worker_args.append("--no-prune")
+    if not args.no_cache_markers:
+        worker_args.append("--cache-markers")
     running, notes = [], []
     for host in economy_hosts.NEWER_HOSTS:
         problem = economy_hosts.ensure_venv(host)

@@ -204,6 +204,7 @@ def _worker(argv: list[str]) -> int:
     parser.add_argument("--half", default="")
     parser.add_argument("--tools", required=True)
     parser.add_argument("--no-prune", action="store_true", help="never call prune_tool_results_only (diagnostic)")
+    parser.add_argument("--cache-markers", action="store_true", help="lay Claude's cache markers as Hermes does")
     parser.add_argument("--summary-latency", default="10")
     parser.add_argument("--main-latency", type=float, default=2.0)
     args = parser.parse_args(argv)
@@ -255,7 +256,10 @@ def _worker(argv: list[str]) -> int:
         )
         tracker = HiddenUseTracker(session.messages, starts=session.starts, common=common)
         started = time.perf_counter()
-        result = HostDriver(meter, window=args.window, observer=tracker, timing=timing).replay(session.messages, target)
+        driver = HostDriver(
+            meter, window=args.window, observer=tracker, timing=timing, cache_markers=args.cache_markers
+        )
+        result = driver.replay(session.messages, target)
         row = result.as_dict()
         row["wall_s"] = time.perf_counter() - started
         row.update(tracker.figures().as_dict())

@@ -9,11 +9,13 @@ from typing import Any, Mapping, Sequence
 from economy_signals import table
 
 from stowage.command.replay.offline import PRICE_MODELS
+from stowage.command.replay.offline.cache_markers import BREAKPOINTS_MODEL
 from stowage.command.replay.offline.totals import ratio
 
 HIDDEN_SUM_KEYS = ("outputs", "outputs_hidden", "outputs_hidden_stubbed", "outputs_used_later", "needed_while_hidden")
 EXAMPLES_PER_ENGINE = 4
 COST = f"cost_{PRICE_MODELS[0].name}"  # reads 0.1x, writes 1.25x
+CLAUDE_COST = f"cost_{BREAKPOINTS_MODEL}"  # the same prices, read only at the markers Hermes lays on Claude routes
 
 
 def add_hidden(totals: dict[str, dict[str, Any]], session_id: str, rows: Mapping[str, Mapping[str, Any]]) -> None:
@@ -45,7 +47,7 @@ def share(hidden: Mapping[str, Any]) -> float:
 def figure(total: Mapping[str, Any], key: str) -> float:
     if key == WRITES_PER_REQUEST:  # main-request prompt tokens not read from the cache, per request
         return (float(total["prompt_tokens"]) - float(total["cached_tokens"])) / max(1.0, float(total["requests"]))
-    return float(total["cost"][key[5:]]) if key.startswith("cost_") else float(total[key])
+    return float(total["cost"].get(key[5:], 0.0)) if key.startswith("cost_") else float(total[key])
 
 
 WRITES_PER_REQUEST = "cache_writes_per_request"
@@ -60,6 +62,7 @@ ROWS = (
     ("  main request prompt tokens", "prompt_tokens", "{:,.0f}"),
     ("  summary request input tokens", "summary_input_tokens", "{:,.0f}"),
     *((f"cache-aware cost, {m.name}", f"cost_{m.name}", "{:,.0f}") for m in PRICE_MODELS),
+    (f"cache-aware cost, {BREAKPOINTS_MODEL}", CLAUDE_COST, "{:,.0f}"),
     ("summary calls", "summary_calls", "{:,.0f}"),
     ("compactions (boundaries)", "compactions", "{:,.0f}"),
     ("compaction CPU seconds (inside compress)", "compaction_cpu_s", "{:,.2f}"),
@@ -349,7 +352,7 @@ def print_suite(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
     print("Stowage against the newest built-in of each run (targets: billed <= 0.50x, cost <= 0.60x, summary calls")
     print("<= 1.0x, needed while hidden <= the built-in's share, wait p90 0 s)")
     print(
-        f"  {'dataset':48} {'billed':>7} {'cost':>7} {'summ.':>7} {'writes/req':>11} "
+        f"  {'dataset':48} {'billed':>7} {'cost':>7} {'claude':>7} {'summ.':>7} {'writes/req':>11} "
         f"{'hidden':>15} {'built-in hidden':>15} {'wait p90':>9}"
     )
     for title, report in reports:
@@ -361,9 +364,11 @@ def print_suite(reports: Sequence[tuple[str, Mapping[str, Any]]]) -> None:
         print(
             f"  {title:48} {_ratio_text(ratio(mine['billed_tokens'], theirs['billed_tokens'])):>7} "
             f"{_ratio_text(ratio(figure(mine, COST), figure(theirs, COST))):>7} "
+            f"{_ratio_text(ratio(figure(mine, CLAUDE_COST), figure(theirs, CLAUDE_COST))):>7} "
             f"{_ratio_text(ratio(mine['summary_calls'], theirs['summary_calls'])):>7} {_ratio_text(writes):>11} "
             f"{hidden[stowage]['needed_while_hidden']:>6} {share(hidden[stowage]):>7.2%} "
             f"{hidden[newest]['needed_while_hidden']:>6} {share(hidden[newest]):>7.2%} "
             f"{waits.get('p90', 0.0):>7.1f} s"
         )
-    print(f"  (the newest built-in: {reports[0][1]['engines'][-2] if reports else '-'})")
+    print(f"  (the newest built-in: {reports[0][1]['engines'][-2] if reports else '-'}; claude: the same prices read")
+    print("   only at the cache markers Hermes lays on Claude routes, found within 20 blocks back)")

@@ -350,6 +350,15 @@ KEYS: tuple[Key, ...] = (
         0,
         1_000,
     ),
+    Key(
+        "view.cache_anchor",
+        BOOLEAN,
+        True,
+        "On requests that carry prompt-cache markers (Claude routes: Hermes marks the system prompt and the newest "
+        "messages), move the oldest rolling marker to the last message the view's previous step settled, so that "
+        "its next step reads the prefix up to there from the cache instead of writing the whole conversation "
+        "again. Markers are moved, never added.",
+    ),
     # -- tokenizer ------------------------------------------------------------
     Key(
         "tokenizer.encoding",

@@ -57,6 +57,7 @@ class ViewSection:
     working_set: bool
     release_reach: float
     step_payback: float
+    cache_anchor: bool
 
 
 @dataclass(frozen=True)

@@ -94,6 +94,8 @@ class SessionParts:
     last_seen: SeenMessages | None = None  # the newest history the session saw, for /stowage preview
     # (history, as sent) of the newest request the view shaped: answers re-reads (reread.py)
     last_request: tuple[list[Message], list[Message]] | None = None
+    # the view's cache anchors in the newest lean request: (messages from its end, the message there)
+    anchors_from_end: tuple[tuple[int, Message], ...] = ()
     last_outcome: CompactionOutcome | None = None
     rough_basis: RoughBasis = field(default_factory=RoughBasis)  # the host's rough figure at the last real usage
     tools_tokens: ToolsTokens = field(default_factory=ToolsTokens)  # of the request's tool list (the view's room)

@@ -29,6 +29,7 @@ from ..chat.messages import Message
 from ..policy.thresholds import deep_view_at
 from ..records.host_facts import HostFacts
 from ..records.session_status import LastRequest, RequestFigures
+from ..view.cache_anchor import anchored, without_marker
 from .limits import Limits
 from .parts import SessionParts
 
@@ -58,13 +59,14 @@ class RequestShaping(SessionParts):
             sent, inlined = self.with_inline_schemas(shaped.messages)
             if inlined:
                 self.sent_request = dataclasses.replace(self.sent_request, tokens=self.sent_request.tokens + inlined)
-            return dataclasses.replace(shaped, messages=sent) if inlined else shaped
+            anchored_ = self.with_cache_anchor(sent)  # the host planned its markers on what select_context returned
+            return dataclasses.replace(shaped, messages=anchored_) if inlined or anchored_ is not sent else shaped
         if self.view.settings.enabled:
             deep_at = deep_view_at(limits.threshold_tokens, tools_tokens)
             lean = self.lean(shaped.messages, deep_at)
             sent, inlined = self.with_inline_schemas(lean)
             self.note_sent(shaped.messages, limits.threshold_tokens, inlined)
-            return dataclasses.replace(shaped, messages=sent)
+            return dataclasses.replace(shaped, messages=self.with_cache_anchor(sent))
         self.send_unshaped(shaped.messages)
         sent, inlined = self.with_inline_schemas(shaped.messages)
         self.note_sent(shaped.messages, limits.threshold_tokens, inlined)
@@ -81,6 +83,26 @@ class RequestShaping(SessionParts):
             return messages, 0
         sent = insert_blocks(messages, blocks)
         return sent, sum(self.counter.count_text(b) for b in inserted(messages, sent, blocks))
+
+    def with_cache_anchor(self, messages: list[Message]) -> list[Message]:
+        """The request with rolling cache markers moved to the view's anchors (``view/cache_anchor.py``), if it has one.
+
+        Each anchor is found from the end (the messages after it are the same in number on every route) and
+        checked against the message the view put there; anything else, and the request goes as it is.
+        """
+        if not self.view.settings.cache_anchor:
+            return messages
+        found = []
+        for from_end, expected in self.anchors_from_end:
+            at = len(messages) - from_end
+            if not 0 < at < len(messages) or not isinstance(messages[at], dict):
+                continue
+            if messages[at].get("role") != expected.get("role"):
+                continue
+            if without_marker(messages[at]).get("content") == without_marker(expected).get("content"):
+                found.append(at)
+        moved = anchored(messages, found) if found else None
+        return moved if moved is not None else messages
 
     def select_context(self, limits: Limits, host: HostFacts, request_messages: Any) -> list[Message] | None:
         """The host's ``select_context`` (0.20+): the lean messages, or None to send the request unchanged."""
@@ -118,6 +140,8 @@ class RequestShaping(SessionParts):
             self.store.pin_request(outcome.messages)
         self.view.record(outcome)
         self.last_request = (messages, outcome.messages)
+        sent = outcome.messages
+        self.anchors_from_end = tuple((len(sent) - at, sent[at]) for at in outcome.anchors if 0 < at < len(sent))
         if store is None and outcome.unstored:
             self.view.stats.last_error = self.store.error or "the Stowage store is not available"
         self._log_request()

@@ -28,6 +28,7 @@ class ViewSettings:
     working_set: bool = True
     release_reach: float = 0.0
     step_payback: float = 0.0
+    cache_anchor: bool = True
 
     @classmethod
     def from_settings(cls, settings: Settings) -> "ViewSettings":
@@ -52,4 +53,5 @@ class ViewSettings:
             view.working_set,
             view.release_reach,
             view.step_payback,
+            view.cache_anchor,
         )

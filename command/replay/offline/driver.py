@@ -75,6 +75,7 @@ from typing import Any, Mapping, Sequence
 
 from ....context_engine.records.part_status import PreparedUse
 from .billing import PRICE_MODELS, PriceModel, RequestBiller, SessionBill, TokenMeter, message_key
+from .cache_markers import BREAKPOINTS_MODEL, WRITE, BreakpointCache, mark_like_hermes, strip_markers
 from .clock import SimClock, Timing
 from .compaction import after_boundary, compress_kwargs, ensure_user_turn, supported_kwargs, version_tuple
 from .hooks import apply_llm_request_middleware, transform_tool_result
@@ -97,8 +98,10 @@ class HostDriver:
         price_models: Sequence[PriceModel] = PRICE_MODELS,
         observer: Observer | None = None,
         timing: Timing | None = None,
+        cache_markers: bool = False,
     ) -> None:
         self.meter = meter
+        self.cache_markers = cache_markers  # lay Claude's cache markers as Hermes does and bill them too
         self.timing = timing
         self.window = window
         self.price_models = tuple(price_models)
@@ -128,6 +131,9 @@ class _Run:
         self.rough = RoughEstimator()
         self.biller = RequestBiller(driver.meter)
         self.result = SessionResult(target.session_id, target.label, driver.window, SessionBill(driver.price_models))
+        self.breakpoints = BreakpointCache(driver.meter) if driver.cache_markers else None
+        if self.breakpoints is not None:
+            self.result.bill.cost[BREAKPOINTS_MODEL] = 0.0
         self.history: list[dict[str, Any]] = []
         self.system_prompt = ""
         self.compression_attempts = 0
@@ -319,6 +325,8 @@ class _Run:
                 continue
             break
         self.api_calls += 1
+        if self.breakpoints is not None:
+            api_messages = mark_like_hermes(api_messages)
         request: dict[str, Any] = {"model": target.model, "messages": api_messages}
         if target.tools:
             request["tools"] = target.tools
@@ -332,7 +340,11 @@ class _Run:
                 model=self.target.model,
                 platform="cli",
             )
-        bill = self.biller.bill(sent)
+        if self.breakpoints is not None:
+            self.result.bill.cost[BREAKPOINTS_MODEL] += self.breakpoints.bill(sent).cost
+            bill = self.biller.bill(strip_markers(sent))
+        else:
+            bill = self.biller.bill(sent)
         self.result.bill.add_request(bill)
         if self._previous_request_tokens and bill.cached < self._previous_request_tokens:
             if self._compacted_since_request:
@@ -525,6 +537,8 @@ class _Run:
         self._summaries_billed += len(fresh)
         for tokens in fresh:
             self.result.bill.add_summary(tokens)
+            if self.breakpoints is not None:
+                self.result.bill.cost[BREAKPOINTS_MODEL] += WRITE * tokens
             self.result.summary_prompt_tokens.append(tokens)
             self.emit("summary", prompt_tokens=tokens)
 
