@@ -20,9 +20,11 @@ over message dicts.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
-from ..chat.messages import Message
+from ..chat.messages import Message, role_of
+from .plan import ViewItem, ViewPlan
 
 MARKER_KEY = "cache_control"
 
@@ -121,3 +123,50 @@ def anchored(messages: Sequence[Message], anchors: Sequence[int]) -> list[Messag
         moved[source] = without_marker(moved[source])
         moved[target] = with_marker(moved[target], marker)
     return moved
+
+
+@dataclass(frozen=True)
+class AnchorMemory:
+    """What a request's anchors depend on from the request before it (same session, same view)."""
+
+    settled_end: int = -1  # its newest step boundary
+    boundary: int = -1  # where its next step's fresh stubs would begin
+    length: int = 0  # its history's length (shorter now: a compaction came, the boundary is void)
+
+
+def anchor_points(
+    plan: ViewPlan,
+    history: Sequence[Message],
+    items: Sequence[ViewItem],
+    collapsed_runs: Sequence[tuple[int, int, int]],
+    before: AnchorMemory,
+) -> tuple[tuple[int, ...], AnchorMemory]:
+    """Where the prefixes the next step may leave whole end, in the request's indices; and the memory for the next.
+
+    First where the next step's fresh stubs begin: the latest step's boundary, or before any step the oldest
+    cold item (in the request that makes a step, the boundary the requests before it carried: that prefix
+    is the cached one).  Then, when a pin keeps an older output verbatim, that output: the step releasing
+    the pin breaks there.  Each goes back to the start of its tool step (a collapse line replaces the step's
+    call message); the anchor is the message before it, counted in the request (``collapsed_runs``: (start,
+    end, messages sent) of each run of steps sent as one line).
+    """
+    newest = plan.step_ends[-1] if plan.step_ends else -1
+    cold = next((i for i, item in enumerate(items[: plan.hot_start]) if item.cold_tokens > 0), -1)
+    current = newest if newest >= 0 else cold
+    memory = AnchorMemory(newest, current, len(history))
+    if current < 0:
+        return (), memory
+    boundary = current
+    stepped = newest >= 0 and newest != before.settled_end
+    if stepped and 0 < before.boundary <= current and len(history) >= before.length:
+        boundary = before.boundary
+    found = [boundary]
+    if plan.pinned and min(plan.pinned) < boundary:
+        found.append(min(plan.pinned))
+    anchors = []
+    for at in found:
+        while at > 0 and role_of(history[at]) == "tool":
+            at -= 1
+        folded = sum((end - start) - sent for start, end, sent in collapsed_runs if end <= at)
+        anchors.append(at - 1 - folded)
+    return tuple(anchors), memory

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from ..chat.markers import SPILL_HEADER, BlobKind
-from ..chat.messages import Message, call_arguments_text, call_name, role_of, tool_result_id, with_call_arguments
+from ..chat.messages import Message, call_arguments_text, call_name, tool_result_id, with_call_arguments
 from ..chat.stubs import StubHandle, cut_arguments, view_stub
 from ..records.part_status import LastRequest, ViewStatus
-from .cache_anchor import unmarked
+from .cache_anchor import AnchorMemory, anchor_points, unmarked
 from .collapse import REPEAT_THE_CALL, collapse_run, collapsible_message, runs, settled_steps
 from .measure import READ_BACK_TOOLS, ViewMeasure, condensable, plain_text
 from .plan import ViewItem, ViewPlan, plan_view
@@ -71,7 +71,7 @@ class ViewOutcome:
     collapsed_steps: int = 0  # settled steps sent as one line each
     collapsed_runs: list[tuple[int, int, int]] = field(default_factory=list)  # (start, end, messages sent for it)
     anchors: tuple[int, ...] = ()  # indices in ``messages`` where the next step's break may start (newest first)
-    settled_boundary: int = -1  # history index where the next step's fresh stubs begin (-1: nothing cold yet)
+    anchoring: AnchorMemory = AnchorMemory()  # what the next request needs to place its anchors
 
     @property
     def saved_tokens(self) -> int:
@@ -99,9 +99,7 @@ class LeanView:
         self._memo: dict[tuple[str, str, str], str] = {}
         self._measurer = ViewMeasure(settings, count)
         self._last_steps = 0
-        self._settled_end = -1  # the newest step boundary of the last request sent (the cache anchor's)
-        self._last_boundary = -1  # where that request's fresh stubs would begin (its anchor)
-        self._last_length = 0  # that request's history length (shorter now: a compaction, the anchor is void)
+        self._anchoring = AnchorMemory()  # of the last request sent
 
     def apply(
         self, messages: list[Message], store_session: StoreHandles | None, deep_at: int = 0, record: bool = True
@@ -137,7 +135,9 @@ class LeanView:
             outcome.unstored = len(plan.stubbed)
         if self.settings.collapse_steps and plan.step_ends and store_session is not None:
             self._collapse(outcome, messages, items, store_session)
-        outcome.anchors = self._anchors(outcome, messages, items)
+        outcome.anchors, outcome.anchoring = anchor_points(
+            plan, messages, items, outcome.collapsed_runs, self._anchoring
+        )
         if record:
             self._record(outcome)
         return outcome
@@ -302,34 +302,6 @@ class LeanView:
             outcome.collapsed_steps += len(run) - 1
             outcome.collapsed_runs.append((start, end, len(sent)))
 
-    def _anchors(self, outcome: ViewOutcome, history: list[Message], items: list[ViewItem]) -> tuple[int, ...]:
-        """Where the prefixes the next step may leave whole end (``cache_anchor.py``), in the request's indices.
-
-        First where the next step's fresh stubs begin: the latest step's boundary, or before any step the
-        oldest cold item (in the request that makes a step, the boundary the requests before it carried:
-        that prefix is the cached one).  Then, when a pin keeps an older output verbatim, the step that made
-        it: the step releasing the pin breaks there.  Each is moved back to the start of its tool step (a
-        collapse line replaces the step's call message) and the anchor is the message before it.
-        """
-        plan = outcome.plan
-        newest = plan.step_ends[-1] if plan.step_ends else -1
-        cold = next((i for i, item in enumerate(items[: plan.hot_start]) if item.cold_tokens > 0), -1)
-        current = newest if newest >= 0 else cold
-        outcome.settled_boundary = current
-        if current < 0:
-            return ()
-        boundary = current
-        stepped = newest >= 0 and newest != self._settled_end
-        if stepped and 0 < self._last_boundary <= current and len(history) >= self._last_length:
-            boundary = self._last_boundary
-        found = [boundary]
-        if plan.pinned and min(plan.pinned) < boundary:
-            found.append(min(plan.pinned))
-        return tuple(
-            start - 1 - sum((end - first) - kept for first, end, kept in outcome.collapsed_runs if end <= start)
-            for start in (_step_start(history, at) for at in found)
-        )
-
     def _keep(
         self, store_session: StoreHandles, text: str, *, kind: BlobKind, tool_name: str, arguments: str
     ) -> StubHandle | None:
@@ -359,11 +331,7 @@ class LeanView:
         if outcome.plan.steps > self._last_steps and stats.requests > 1:
             stats.steps += outcome.plan.steps - self._last_steps  # the first request caches nothing yet
         self._last_steps = outcome.plan.steps  # fewer after a compaction rewrote the history
-        self._settled_end = outcome.plan.step_ends[-1] if outcome.plan.step_ends else -1
-        self._last_boundary = outcome.settled_boundary
-        self._last_length = len(outcome.messages) + sum(
-            end - start - kept for start, end, kept in outcome.collapsed_runs
-        )
+        self._anchoring = outcome.anchoring
         stats.last_request = LastRequest(
             full_tokens=outcome.full_tokens,
             sent_tokens=outcome.lean_tokens,
@@ -418,10 +386,3 @@ def _same_shape(content: Any, stub: str) -> Any:
         return stub
     first = {k: v for k, v in content[0].items() if k != "text"}
     return [{**first, "type": first.get("type") or "text", "text": stub}]
-
-
-def _step_start(history: list[Message], at: int) -> int:
-    """The assistant message whose calls ``at`` answers (``at`` itself when it is no tool result)."""
-    while at > 0 and role_of(history[at]) == "tool":
-        at -= 1
-    return at
