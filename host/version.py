@@ -6,4 +6,4 @@ imports the root (which registers with Hermes and imports the command line: an i
 
 from __future__ import annotations
 
-__version__ = "0.4.0"
+__version__ = "0.4.1"
