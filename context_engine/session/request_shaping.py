@@ -59,8 +59,8 @@ class RequestShaping(SessionParts):
             sent, inlined = self.with_inline_schemas(shaped.messages)
             if inlined:
                 self.sent_request = dataclasses.replace(self.sent_request, tokens=self.sent_request.tokens + inlined)
-            anchored_ = self.with_cache_anchor(sent)  # the host planned its markers on what select_context returned
-            return dataclasses.replace(shaped, messages=anchored_) if inlined or anchored_ is not sent else shaped
+            marked = self.with_cache_anchor(sent)  # the host planned its markers on what select_context returned
+            return dataclasses.replace(shaped, messages=marked) if inlined or marked is not sent else shaped
         if self.view.settings.enabled:
             deep_at = deep_view_at(limits.threshold_tokens, tools_tokens)
             lean = self.lean(shaped.messages, deep_at)
@@ -85,7 +85,7 @@ class RequestShaping(SessionParts):
         return sent, sum(self.counter.count_text(b) for b in inserted(messages, sent, blocks))
 
     def with_cache_anchor(self, messages: list[Message]) -> list[Message]:
-        """The request with rolling cache markers moved to the view's anchors (``view/cache_anchor.py``), if it has one.
+        """The request with rolling cache markers moved to the view's anchors (``view/cache_anchor.py``), if any.
 
         Each anchor is found from the end (the messages after it are the same in number on every route) and
         checked against the message the view put there; anything else, and the request goes as it is.
