@@ -26,11 +26,8 @@ def conversation(turns: int) -> list[dict[str, Any]]:
     return messages
 
 
-def hermes_markers(messages: list[dict[str, Any]], marker: dict[str, Any] = HOUR) -> list[dict[str, Any]]:
-    marked = [with_marker(messages[0], marker), *messages[1:]]
-    for index in [i for i, m in enumerate(marked) if i and m.get("content")][-3:]:
-        marked[index] = with_marker(marked[index], marker)
-    return marked
+def hermes_markers(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return mark_like_hermes(messages, HOUR)
 
 
 def test_the_oldest_rolling_marker_moves_to_the_anchor_and_one_stays_rolling() -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
 
-from ....context_engine.view.cache_anchor import has_marker, with_marker, without_marker
+from ....context_engine.view.cache_anchor import has_marker, unmarked, with_marker, without_marker
 from .billing import TokenMeter, message_key, tools_text
 
 LOOKBACK_BLOCKS = 20  # Claude checks about this many block boundaries back from each marker
@@ -36,14 +36,16 @@ def can_carry(message: Mapping[str, Any]) -> bool:
     return isinstance(content, list) and bool(content) and isinstance(content[-1], dict)
 
 
-def mark_like_hermes(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def mark_like_hermes(
+    messages: Sequence[Mapping[str, Any]], marker: Mapping[str, Any] = EPHEMERAL
+) -> list[dict[str, Any]]:
     """The request's messages with markers where Hermes puts them: the system prompt and the newest carriers."""
     marked = [dict(m) for m in messages]
     if marked and marked[0].get("role") == "system":
-        marked[0] = with_marker(marked[0], EPHEMERAL)
+        marked[0] = with_marker(marked[0], marker)
     rolling = [i for i, m in enumerate(marked) if m.get("role") != "system" and can_carry(m)]
     for index in rolling[-HERMES_ROLLING:]:
-        marked[index] = with_marker(marked[index], EPHEMERAL)
+        marked[index] = with_marker(marked[index], marker)
     return marked
 
 
@@ -121,7 +123,5 @@ class BreakpointCache:
 def strip_markers(request: Mapping[str, Any]) -> dict[str, Any]:
     """The request as the ideal model bills it (markers do not change a message's tokens or identity there)."""
     plain = dict(request)
-    plain["messages"] = [
-        without_marker(m) if isinstance(m, Mapping) and has_marker(m) else m for m in request.get("messages") or []
-    ]
+    plain["messages"] = unmarked(request.get("messages") or [])
     return plain
